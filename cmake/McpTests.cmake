@@ -1,0 +1,147 @@
+# Registers every test with CTest. Included from the root CMakeLists.txt when
+# MCP_BUILD_TESTS is on, after the library and the programs exist.
+#
+#   tests/unit/test_<name>.c         -> bin/unit_<name>, test unit_<name>
+#   tests/integration/test_<name>.c  -> bin/integration_<name>, test integration_<name>
+#   tests/integration/server_<x>.c   -> bin/server_<x> (a helper program, not a test)
+#   tests/<kind>/<other>.c           -> shared helpers linked into that kind's executables
+#   tests/interop/<name>.test.mjs    -> test interop_<name>, run with node
+#
+# Every test has a TIMEOUT: a hung test fails, it never stalls CI.
+
+set(MCP_TEST_TIMEOUT_UNIT 60 CACHE STRING "Seconds a unit test may run")
+set(MCP_TEST_TIMEOUT_INTEGRATION 120 CACHE STRING "Seconds an integration test may run")
+set(MCP_TEST_TIMEOUT_INTEROP 180 CACHE STRING "Seconds an interop test may run")
+# Sanitized code runs several times slower; the limits are there to catch
+# hangs, not to measure speed.
+if(MCP_SANITIZE)
+    set(_mcp_timeout_scale 3)
+else()
+    set(_mcp_timeout_scale 1)
+endif()
+
+set(MCP_BIN_DIR "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
+set(_tests_dir "${PROJECT_SOURCE_DIR}/tests")
+
+# ---- C tests (cmocka) ----------------------------------------------------
+
+file(GLOB _unit_c CONFIGURE_DEPENDS "${_tests_dir}/unit/*.c")
+file(GLOB _integration_c CONFIGURE_DEPENDS "${_tests_dir}/integration/*.c")
+if(_unit_c OR _integration_c)
+    pkg_check_modules(LIBMCP_CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+endif()
+
+# mcp_add_c_tests(<kind> <timeout> [ENV <var=value>...])
+#
+# Builds tests/<kind>/test_*.c into one executable each and registers them as
+# <kind>_<name>; server_*.c become helper programs; any other .c file is a
+# helper linked into all of them.
+function(mcp_add_c_tests kind timeout)
+    cmake_parse_arguments(ARG "" "" "ENV" ${ARGN})
+    set(dir "${_tests_dir}/${kind}")
+    file(GLOB sources CONFIGURE_DEPENDS "${dir}/*.c")
+    set(tests "")
+    set(servers "")
+    set(helpers "")
+    foreach(src IN LISTS sources)
+        get_filename_component(base "${src}" NAME_WE)
+        if(base MATCHES "^test_(.+)$")
+            list(APPEND tests "${src}")
+        elseif(base MATCHES "^server_" AND kind STREQUAL "integration")
+            list(APPEND servers "${src}")
+        else()
+            list(APPEND helpers "${src}")
+        endif()
+    endforeach()
+
+    # What every executable of this kind builds and links with: the static
+    # library (internal symbols included), private headers, cmocka, and this
+    # kind's helpers.
+    set(deps mcp_${kind}_deps)
+    add_library(${deps} INTERFACE)
+    target_include_directories(${deps} INTERFACE "${PROJECT_SOURCE_DIR}/src" "${dir}")
+    target_link_libraries(${deps} INTERFACE
+        mcp_static PkgConfig::LIBMCP_CMOCKA PkgConfig::LIBMCP_UV PkgConfig::LIBMCP_CURL
+        PkgConfig::LIBMCP_JANSSON Threads::Threads m)
+    set(common ${deps})
+    if(helpers)
+        add_library(mcp_${kind}_helpers STATIC ${helpers})
+        target_link_libraries(mcp_${kind}_helpers PUBLIC ${deps})
+        set(common mcp_${kind}_helpers)
+    endif()
+
+    foreach(src IN LISTS servers)
+        get_filename_component(name "${src}" NAME_WE)
+        add_executable(${name} "${src}")
+        target_link_libraries(${name} PRIVATE ${common})
+    endforeach()
+
+    math(EXPR timeout "${timeout} * ${_mcp_timeout_scale}")
+    foreach(src IN LISTS tests)
+        get_filename_component(base "${src}" NAME_WE)
+        string(REGEX REPLACE "^test_" "" name "${base}")
+        set(target ${kind}_${name})
+        add_executable(${target} "${src}")
+        target_link_libraries(${target} PRIVATE ${common})
+        add_test(NAME ${target} COMMAND ${target})
+        set_tests_properties(${target} PROPERTIES TIMEOUT ${timeout} LABELS ${kind})
+        if(ARG_ENV)
+            set_tests_properties(${target} PROPERTIES ENVIRONMENT "${ARG_ENV}")
+        endif()
+    endforeach()
+endfunction()
+
+if(_unit_c)
+    mcp_add_c_tests(unit ${MCP_TEST_TIMEOUT_UNIT})
+endif()
+if(_integration_c)
+    mcp_add_c_tests(integration ${MCP_TEST_TIMEOUT_INTEGRATION} ENV "MCP_BIN_DIR=${MCP_BIN_DIR}")
+endif()
+
+# ---- Interop tests (node) ------------------------------------------------
+
+file(GLOB _interop_tests CONFIGURE_DEPENDS "${_tests_dir}/interop/*.test.mjs")
+if(_interop_tests)
+    find_program(MCP_NODE_EXECUTABLE node)
+    set(_node "${MCP_NODE_EXECUTABLE}")
+    if(NOT _node)
+        # Still register the tests: a missing node must fail them, not hide them.
+        set(_node node)
+    endif()
+
+    # node_modules is installed by scripts/deps (npm ci), after configuring
+    # perhaps, so it is checked when the tests run. A missing one fails this
+    # test, and CTest then refuses to run the tests that need it: both count
+    # as failures, never as skips.
+    add_test(NAME interop_node_modules
+        COMMAND "${CMAKE_COMMAND}" "-DINTEROP_DIR=${_tests_dir}/interop" "-DNODE=${_node}"
+                -P "${PROJECT_SOURCE_DIR}/cmake/CheckInteropDeps.cmake")
+    set_tests_properties(interop_node_modules PROPERTIES
+        FIXTURES_SETUP mcp_interop_deps TIMEOUT 60 LABELS interop)
+
+    math(EXPR _timeout "${MCP_TEST_TIMEOUT_INTEROP} * ${_mcp_timeout_scale}")
+    foreach(_src IN LISTS _interop_tests)
+        get_filename_component(_file "${_src}" NAME)
+        string(REGEX REPLACE "\\.test\\.mjs$" "" _name "${_file}")
+        add_test(NAME interop_${_name} COMMAND "${_node}" "${_src}"
+                 WORKING_DIRECTORY "${_tests_dir}/interop")
+        set_tests_properties(interop_${_name} PROPERTIES
+            ENVIRONMENT "MCP_BIN_DIR=${MCP_BIN_DIR}"
+            FIXTURES_REQUIRED mcp_interop_deps
+            TIMEOUT ${_timeout}
+            LABELS interop)
+    endforeach()
+endif()
+
+# ---- Documentation -------------------------------------------------------
+
+# The README's server example must be the code of examples/echo_server.c,
+# which is built (examples_echo_server): so the README never shows code that
+# does not compile.
+if(EXISTS "${PROJECT_SOURCE_DIR}/README.md" AND EXISTS "${PROJECT_SOURCE_DIR}/examples/echo_server.c")
+    add_test(NAME docs_readme_example
+        COMMAND "${CMAKE_COMMAND}" "-DREADME=${PROJECT_SOURCE_DIR}/README.md"
+                "-DEXAMPLE=${PROJECT_SOURCE_DIR}/examples/echo_server.c"
+                -P "${PROJECT_SOURCE_DIR}/cmake/CheckReadmeExample.cmake")
+    set_tests_properties(docs_readme_example PROPERTIES TIMEOUT 30 LABELS docs)
+endif()

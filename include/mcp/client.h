@@ -1,0 +1,143 @@
+/*
+ * libmcp client API.
+ *
+ * An mcp_client talks to one server. It runs its own loop on a thread of its
+ * own; the blocking calls below may be made from any thread except from
+ * inside the client's own callbacks (they return MCP_ESTATE there). Handlers
+ * for server->client requests run on a worker thread and may block.
+ */
+#ifndef MCP_CLIENT_H
+#define MCP_CLIENT_H
+
+#include <mcp/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mcp_client mcp_client;
+
+/*
+ * Answers a server->client request (sampling/createMessage,
+ * elicitation/create). Returns a new reference to the result, or NULL after
+ * filling err (code and message) to answer with a JSON-RPC error. Runs on a
+ * worker thread.
+ */
+typedef json_t *(*mcp_client_request_fn)(mcp_client *c, const json_t *params,
+                                         mcp_rpc_error *err, void *user);
+/* A server notification. Runs on the client's loop thread: do not block. */
+typedef void (*mcp_client_notification_fn)(mcp_client *c, const char *method,
+                                           const json_t *params, void *user);
+/* notifications/progress for a request made with mcp_call_opts.on_progress. */
+typedef void (*mcp_progress_fn)(double progress, double total, const char *message,
+                                void *user);
+/* Completion of an asynchronous request. result and err are borrowed. */
+typedef void (*mcp_response_fn)(mcp_client *c, int status, const json_t *result,
+                                const mcp_rpc_error *err, void *user);
+
+typedef struct mcp_call_opts {
+    int timeout_ms;              /* <= 0: the client's default (60 s) */
+    mcp_progress_fn on_progress; /* sets params._meta.progressToken when not NULL */
+    void *user;
+} mcp_call_opts;
+
+/* Returns a new client, or NULL on ENOMEM. name and version are copied. */
+MCP_EXTERN mcp_client *mcp_client_new(const char *name, const char *version);
+/*
+ * Closes the connection (for stdio: closes the child's stdin, waits up to 2 s,
+ * then SIGTERM, then SIGKILL; the child is always reaped), fails pending
+ * requests with MCP_ECLOSED and frees the client.
+ */
+MCP_EXTERN void mcp_client_free(mcp_client *c);
+
+/* Settings, before connecting. */
+MCP_EXTERN int mcp_client_set_timeout(mcp_client *c, int timeout_ms);
+/* Largest message accepted from the server in bytes (default 64 MiB). */
+MCP_EXTERN int mcp_client_set_max_message_size(mcp_client *c, size_t bytes);
+/* Declares the sampling capability and answers sampling/createMessage. */
+MCP_EXTERN int mcp_client_on_sampling(mcp_client *c, mcp_client_request_fn fn, void *user);
+/*
+ * Declares the elicitation capability and answers elicitation/create. When the
+ * handler accepts, properties of the requested schema that it left out are
+ * filled in from the schema's defaults.
+ */
+MCP_EXTERN int mcp_client_on_elicitation(mcp_client *c, mcp_client_request_fn fn, void *user);
+/*
+ * Declares the roots capability (listChanged) and answers roots/list with
+ * `roots` (a JSON array of {"uri","name"?}, copied). Calling it again once
+ * connected sends notifications/roots/list_changed.
+ */
+MCP_EXTERN int mcp_client_set_roots(mcp_client *c, const json_t *roots);
+MCP_EXTERN int mcp_client_on_notification(mcp_client *c, mcp_client_notification_fn fn,
+                                          void *user);
+
+/*
+ * Spawns argv[0] (searched in PATH) with argv, speaks newline-delimited JSON
+ * over its stdin and stdout, and runs initialize. The child's stderr is
+ * inherited. Blocks until initialized or timeout_ms (<= 0: default).
+ */
+MCP_EXTERN int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeout_ms);
+
+/* After connecting: what the server said in its initialize result (borrowed). */
+MCP_EXTERN const char *mcp_client_protocol_version(const mcp_client *c);
+MCP_EXTERN const json_t *mcp_client_server_info(const mcp_client *c);
+MCP_EXTERN const json_t *mcp_client_server_capabilities(const mcp_client *c);
+MCP_EXTERN const char *mcp_client_instructions(const mcp_client *c);
+
+/*
+ * Sends a request and waits. params is stolen (may be NULL). On MCP_OK,
+ * *result is a new reference the caller releases. On MCP_ERPC, err is filled.
+ * On timeout notifications/cancelled is sent and MCP_ETIMEDOUT returned.
+ */
+MCP_EXTERN int mcp_client_request(mcp_client *c, const char *method, json_t *params,
+                                  const mcp_call_opts *opts, json_t **result,
+                                  mcp_rpc_error *err);
+/*
+ * Sends a request without waiting; cb runs on the client's loop thread. The
+ * request id is stored in *request_id when not NULL.
+ */
+MCP_EXTERN int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
+                                        const mcp_call_opts *opts, mcp_response_fn cb,
+                                        void *user, long long *request_id);
+/* Cancels a pending request: notifications/cancelled, and its cb gets MCP_ECANCELED. */
+MCP_EXTERN int mcp_client_cancel(mcp_client *c, long long request_id, const char *reason);
+/* Sends a notification; params stolen (may be NULL). */
+MCP_EXTERN int mcp_client_notify(mcp_client *c, const char *method, json_t *params);
+
+/* Shorthands; result conventions as mcp_client_request. cursor may be NULL. */
+MCP_EXTERN int mcp_client_ping(mcp_client *c, int timeout_ms);
+MCP_EXTERN int mcp_client_list_tools(mcp_client *c, const char *cursor, json_t **result,
+                                     mcp_rpc_error *err);
+MCP_EXTERN int mcp_client_call_tool(mcp_client *c, const char *name, json_t *args,
+                                    const mcp_call_opts *opts, json_t **result,
+                                    mcp_rpc_error *err);
+MCP_EXTERN int mcp_client_list_resources(mcp_client *c, const char *cursor, json_t **result,
+                                         mcp_rpc_error *err);
+MCP_EXTERN int mcp_client_list_resource_templates(mcp_client *c, const char *cursor,
+                                                  json_t **result, mcp_rpc_error *err);
+MCP_EXTERN int mcp_client_read_resource(mcp_client *c, const char *uri, json_t **result,
+                                        mcp_rpc_error *err);
+MCP_EXTERN int mcp_client_subscribe(mcp_client *c, const char *uri, mcp_rpc_error *err);
+MCP_EXTERN int mcp_client_unsubscribe(mcp_client *c, const char *uri, mcp_rpc_error *err);
+MCP_EXTERN int mcp_client_list_prompts(mcp_client *c, const char *cursor, json_t **result,
+                                       mcp_rpc_error *err);
+/* args: object of strings (stolen, may be NULL). */
+MCP_EXTERN int mcp_client_get_prompt(mcp_client *c, const char *name, json_t *args,
+                                     json_t **result, mcp_rpc_error *err);
+/* ref: {"type":"ref/prompt","name":..} or {"type":"ref/resource","uri":..} (stolen). */
+MCP_EXTERN int mcp_client_complete(mcp_client *c, json_t *ref, const char *arg_name,
+                                   const char *arg_value, json_t **result, mcp_rpc_error *err);
+MCP_EXTERN int mcp_client_set_logging_level(mcp_client *c, mcp_log_level level,
+                                            mcp_rpc_error *err);
+/*
+ * Follows nextCursor through every page of a list method ("tools/list",
+ * "resources/list", "resources/templates/list", "prompts/list") and returns
+ * the concatenated array under `key` ("tools", ...) as *items.
+ */
+MCP_EXTERN int mcp_client_list_all(mcp_client *c, const char *method, const char *key,
+                                   json_t **items, mcp_rpc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,148 @@
+/*
+ * libmcp - the Model Context Protocol in C.
+ *
+ * Definitions shared by the server and the client: error codes, JSON-RPC
+ * error codes, protocol versions and logging levels.
+ */
+#ifndef MCP_COMMON_H
+#define MCP_COMMON_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define MCP_EXTERN __attribute__((visibility("default")))
+#define MCP_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define MCP_EXTERN
+#define MCP_PRINTF(a, b)
+#endif
+
+#define MCP_VERSION_MAJOR 0
+#define MCP_VERSION_MINOR 1
+#define MCP_VERSION_PATCH 0
+#define MCP_VERSION_STRING "0.1.0"
+
+/*
+ * Library error codes. Every function that can fail returns one of these
+ * (negative) or MCP_OK. mcp_strerror() gives a sentence for each.
+ */
+typedef enum mcp_error {
+    MCP_OK = 0,
+    MCP_EINVAL = -1,    /* an argument is invalid */
+    MCP_ENOMEM = -2,    /* out of memory */
+    MCP_ETIMEDOUT = -3, /* the peer did not answer in time */
+    MCP_ECANCELED = -4, /* the request was cancelled */
+    MCP_ENOTSUP = -5,   /* the peer did not declare the needed capability */
+    MCP_ECLOSED = -6,   /* the connection or session is closed */
+    MCP_ERPC = -7,      /* the peer answered with a JSON-RPC error */
+    MCP_EIO = -8,       /* an operating system call failed */
+    MCP_EEXIST = -9,    /* an item with that name is already registered */
+    MCP_ENOENT = -10,   /* no such item */
+    MCP_EPROTO = -11,   /* the peer broke the protocol */
+    MCP_ESTATE = -12,   /* not allowed in the current state or on this thread */
+    MCP_ELIMIT = -13    /* a configured limit was reached */
+} mcp_error;
+
+/* Returns a static, human-readable sentence for an mcp_error value. */
+MCP_EXTERN const char *mcp_strerror(int err);
+
+/* JSON-RPC 2.0 error codes, and the ones MCP defines. */
+#define MCP_RPC_PARSE_ERROR (-32700)
+#define MCP_RPC_INVALID_REQUEST (-32600)
+#define MCP_RPC_METHOD_NOT_FOUND (-32601)
+#define MCP_RPC_INVALID_PARAMS (-32602)
+#define MCP_RPC_INTERNAL_ERROR (-32603)
+#define MCP_RPC_SERVER_ERROR (-32000)
+#define MCP_RPC_REQUEST_TIMEOUT (-32001)
+#define MCP_RPC_RESOURCE_NOT_FOUND (-32002)
+
+/*
+ * A JSON-RPC error as received from a peer (MCP_ERPC). `data` is owned by the
+ * struct; release it with mcp_rpc_error_clear(). A zeroed struct is valid and
+ * empty.
+ */
+typedef struct mcp_rpc_error {
+    int code;
+    char message[256];
+    json_t *data;
+} mcp_rpc_error;
+
+/* Releases err->data and zeroes the struct. NULL is allowed. */
+MCP_EXTERN void mcp_rpc_error_clear(mcp_rpc_error *err);
+
+/* Protocol versions, newest first. */
+#define MCP_PROTOCOL_LATEST "2025-11-25"
+#define MCP_PROTOCOL_2025_11_25 "2025-11-25"
+#define MCP_PROTOCOL_2025_06_18 "2025-06-18"
+#define MCP_PROTOCOL_2025_03_26 "2025-03-26"
+#define MCP_PROTOCOL_2024_11_05 "2024-11-05"
+
+/*
+ * Returns the supported version equal to `version` (a static string), or NULL
+ * when `version` is not one we speak.
+ */
+MCP_EXTERN const char *mcp_protocol_version_supported(const char *version);
+
+/* Logging levels of notifications/message (RFC 5424 severities). */
+typedef enum mcp_log_level {
+    MCP_LOG_DEBUG = 0,
+    MCP_LOG_INFO,
+    MCP_LOG_NOTICE,
+    MCP_LOG_WARNING,
+    MCP_LOG_ERROR,
+    MCP_LOG_CRITICAL,
+    MCP_LOG_ALERT,
+    MCP_LOG_EMERGENCY
+} mcp_log_level;
+
+/* "debug", "info", ... ; NULL for a value out of range. */
+MCP_EXTERN const char *mcp_log_level_name(mcp_log_level level);
+/* Parses a level name; returns the level or MCP_EINVAL. */
+MCP_EXTERN int mcp_log_level_parse(const char *name);
+
+/* ---- Content and result builders (return new references, NULL on ENOMEM) ---- */
+
+/* {"type":"text","text":text} */
+MCP_EXTERN json_t *mcp_text_content(const char *text);
+/* {"type":"image","data":base64,"mimeType":mime} */
+MCP_EXTERN json_t *mcp_image_content(const char *base64, const char *mime);
+/* {"type":"audio","data":base64,"mimeType":mime} */
+MCP_EXTERN json_t *mcp_audio_content(const char *base64, const char *mime);
+/* {"type":"resource","resource":{"uri":uri,"mimeType":mime,"text":text}} */
+MCP_EXTERN json_t *mcp_embedded_text_content(const char *uri, const char *mime, const char *text);
+
+/* A CallToolResult {"content":[{"type":"text","text":text}]}. */
+MCP_EXTERN json_t *mcp_text_result(const char *text);
+/* A CallToolResult with the given content array (stolen). */
+MCP_EXTERN json_t *mcp_content_result(json_t *content);
+/*
+ * A CallToolResult with structuredContent (stolen) and, for older clients, the
+ * same object serialised as a text content block.
+ */
+MCP_EXTERN json_t *mcp_structured_result(json_t *structured);
+/* A CallToolResult with "isError":true and one text block (printf format). */
+MCP_EXTERN json_t *mcp_tool_error(const char *fmt, ...) MCP_PRINTF(1, 2);
+
+/* ReadResourceResult {"contents":[{"uri","mimeType","text"}]}; mime may be NULL. */
+MCP_EXTERN json_t *mcp_resource_text(const char *uri, const char *mime, const char *text);
+/* ReadResourceResult with a base64 "blob" made from `len` bytes of `data`. */
+MCP_EXTERN json_t *mcp_resource_blob(const char *uri, const char *mime, const void *data,
+                                     size_t len);
+
+/* {"role":role,"content":content} (content stolen), for prompts and sampling. */
+MCP_EXTERN json_t *mcp_message(const char *role, json_t *content);
+/* GetPromptResult {"description"?, "messages": messages (stolen)}. */
+MCP_EXTERN json_t *mcp_prompt_result(const char *description, json_t *messages);
+
+/* Base64 (RFC 4648, padded). Returns a malloc'd NUL-terminated string. */
+MCP_EXTERN char *mcp_base64_encode(const void *data, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,245 @@
+/*
+ * libmcp server API.
+ *
+ * An mcp_server holds what the server offers (tools, resources, resource
+ * templates, prompts, completion, logging) and serves any number of sessions
+ * over one or more transports. Threading: the transport's loop thread owns all
+ * sessions; tool, resource and prompt handlers run on a worker pool unless
+ * marked MCP_HANDLER_INLINE. Registration functions are thread-safe.
+ */
+#ifndef MCP_SERVER_H
+#define MCP_SERVER_H
+
+#include <mcp/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mcp_server mcp_server;
+
+/*
+ * The context of one incoming request, given to its handler. It is valid
+ * until the handler returns; every mcp_ctx_* function may be called from the
+ * handler's own thread (a worker, or the loop for inline handlers).
+ */
+typedef struct mcp_ctx mcp_ctx;
+
+/* Run the handler on the loop thread (it must be fast and never block). */
+#define MCP_HANDLER_INLINE 0x1u
+
+/*
+ * Handlers return a new reference to the method's result object. To answer
+ * with a JSON-RPC error instead, call mcp_ctx_set_error() and return NULL; a
+ * NULL without an error set is answered with -32603. When the request was
+ * cancelled the result is dropped (and released by the library).
+ */
+typedef json_t *(*mcp_tool_fn)(mcp_ctx *ctx, const json_t *args, void *user);
+typedef json_t *(*mcp_resource_fn)(mcp_ctx *ctx, const char *uri, const json_t *vars,
+                                   void *user);
+typedef json_t *(*mcp_prompt_fn)(mcp_ctx *ctx, const json_t *args, void *user);
+/*
+ * Completion: returns a JSON array of candidate strings (new reference); the
+ * library truncates it to 100 and fills in total and hasMore. `ref` is the
+ * request's ref object, `context_args` its context.arguments or NULL.
+ */
+typedef json_t *(*mcp_complete_fn)(mcp_ctx *ctx, const json_t *ref, const char *arg_name,
+                                   const char *arg_value, const json_t *context_args,
+                                   void *user);
+/* A client notification the library does not handle itself. Loop thread. */
+typedef void (*mcp_server_notification_fn)(mcp_server *srv, const char *session_id,
+                                            const char *method, const json_t *params,
+                                            void *user);
+
+/*
+ * Definitions are copied by the add functions: strings and JSON texts need
+ * only live for the call. Zero or NULL fields mean "absent". New fields are
+ * only ever appended, so designated initialisers stay valid.
+ */
+typedef struct mcp_tool_def {
+    const char *name;          /* required */
+    const char *title;
+    const char *description;
+    const char *input_schema;  /* JSON text; NULL means {"type":"object","properties":{}} */
+    const char *output_schema; /* JSON text; results must then carry structuredContent */
+    const char *annotations;   /* JSON object text, e.g. {"readOnlyHint":true} */
+    mcp_tool_fn fn;            /* required */
+    void *user;
+    unsigned flags; /* MCP_HANDLER_INLINE */
+} mcp_tool_def;
+
+typedef struct mcp_resource_def {
+    const char *uri;  /* required */
+    const char *name; /* required */
+    const char *title;
+    const char *description;
+    const char *mime_type;
+    const char *annotations; /* JSON object text */
+    long long size;          /* bytes, or 0 for unknown */
+    mcp_resource_fn fn;      /* required; vars is NULL */
+    void *user;
+    unsigned flags;
+} mcp_resource_def;
+
+/*
+ * A resource template (RFC 6570 level 1: "{name}" expands to one path segment
+ * or less, without '/'). The handler gets the variables as a JSON object of
+ * strings.
+ */
+typedef struct mcp_resource_template_def {
+    const char *uri_template; /* required */
+    const char *name;         /* required */
+    const char *title;
+    const char *description;
+    const char *mime_type;
+    const char *annotations;
+    mcp_resource_fn fn; /* required */
+    void *user;
+    unsigned flags;
+} mcp_resource_template_def;
+
+typedef struct mcp_prompt_arg {
+    const char *name; /* NULL ends an argument array */
+    const char *title;
+    const char *description;
+    int required;
+} mcp_prompt_arg;
+
+typedef struct mcp_prompt_def {
+    const char *name; /* required */
+    const char *title;
+    const char *description;
+    const mcp_prompt_arg *args; /* array ended by an entry with name NULL, or NULL */
+    mcp_prompt_fn fn;           /* required; args is an object of strings */
+    void *user;
+    unsigned flags;
+} mcp_prompt_def;
+
+/* ---- Lifetime and settings ---- */
+
+/* Returns a new server, or NULL on ENOMEM. name and version are copied. */
+MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version);
+/*
+ * Frees the server. Call it only after every transport serving it has
+ * returned; handlers still running are waited for.
+ */
+MCP_EXTERN void mcp_server_free(mcp_server *srv);
+
+/* Optional serverInfo.title and the initialize result's instructions (copied). */
+MCP_EXTERN int mcp_server_set_title(mcp_server *srv, const char *title);
+MCP_EXTERN int mcp_server_set_instructions(mcp_server *srv, const char *instructions);
+/* Items per page of every list method (default 100, 1..10000). */
+MCP_EXTERN int mcp_server_set_page_size(mcp_server *srv, int page_size);
+/* Worker threads for handlers (default 8, 1..256); only before serving. */
+MCP_EXTERN int mcp_server_set_workers(mcp_server *srv, int workers);
+/* Largest message accepted from a client in bytes (default 4 MiB). */
+MCP_EXTERN int mcp_server_set_max_message_size(mcp_server *srv, size_t bytes);
+/* Completion handler; declares the "completions" capability. */
+MCP_EXTERN int mcp_server_set_completion(mcp_server *srv, mcp_complete_fn fn, void *user);
+/* Hook for client notifications the library does not handle. */
+MCP_EXTERN int mcp_server_on_notification(mcp_server *srv, mcp_server_notification_fn fn,
+                                          void *user);
+
+/* ---- Registry (thread-safe; changes send list_changed to live sessions) ---- */
+
+/* MCP_EEXIST when the name is taken, MCP_EINVAL for a missing field or bad JSON. */
+MCP_EXTERN int mcp_server_add_tool_def(mcp_server *srv, const mcp_tool_def *def);
+/* Shorthand for a tool with a name, a description and an input schema. */
+MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const char *name, const char *description,
+                                   const char *input_schema, mcp_tool_fn fn, void *user);
+MCP_EXTERN int mcp_server_remove_tool(mcp_server *srv, const char *name);
+MCP_EXTERN int mcp_server_add_resource(mcp_server *srv, const mcp_resource_def *def);
+MCP_EXTERN int mcp_server_remove_resource(mcp_server *srv, const char *uri);
+MCP_EXTERN int mcp_server_add_resource_template(mcp_server *srv,
+                                                const mcp_resource_template_def *def);
+MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt_def *def);
+MCP_EXTERN int mcp_server_remove_prompt(mcp_server *srv, const char *name);
+
+/* ---- Messages to every session (thread-safe) ---- */
+
+/* notifications/resources/updated to the sessions subscribed to uri. */
+MCP_EXTERN int mcp_server_notify_resource_updated(mcp_server *srv, const char *uri);
+/* notifications/message to every session whose level lets it through; data stolen. */
+MCP_EXTERN int mcp_server_log(mcp_server *srv, mcp_log_level level, const char *logger,
+                              json_t *data);
+/* Any notification to every initialized session; params stolen (may be NULL). */
+MCP_EXTERN int mcp_server_notify(mcp_server *srv, const char *method, json_t *params);
+
+/* ---- The request context ---- */
+
+/* The request's id (integer or string), method, params and params._meta (or NULL). */
+MCP_EXTERN const json_t *mcp_ctx_request_id(const mcp_ctx *ctx);
+MCP_EXTERN const char *mcp_ctx_method(const mcp_ctx *ctx);
+MCP_EXTERN const json_t *mcp_ctx_params(const mcp_ctx *ctx);
+MCP_EXTERN const json_t *mcp_ctx_meta(const mcp_ctx *ctx);
+/* The session's negotiated version, client capabilities and clientInfo. */
+MCP_EXTERN const char *mcp_ctx_protocol_version(const mcp_ctx *ctx);
+MCP_EXTERN const json_t *mcp_ctx_client_capabilities(const mcp_ctx *ctx);
+MCP_EXTERN const json_t *mcp_ctx_client_info(const mcp_ctx *ctx);
+/* The session id, or NULL when the transport has none (stdio). */
+MCP_EXTERN const char *mcp_ctx_session_id(const mcp_ctx *ctx);
+MCP_EXTERN mcp_server *mcp_ctx_server(const mcp_ctx *ctx);
+
+/* Non-zero once the client cancelled the request or the session ended. */
+MCP_EXTERN int mcp_ctx_is_cancelled(const mcp_ctx *ctx);
+/*
+ * Sleeps up to ms milliseconds. Returns MCP_OK, or MCP_ECANCELED as soon as
+ * the request is cancelled. On the loop thread (inline handlers) MCP_ESTATE.
+ */
+MCP_EXTERN int mcp_ctx_sleep(mcp_ctx *ctx, int ms);
+
+/* Sets the JSON-RPC error the handler's NULL return is answered with. */
+MCP_EXTERN int mcp_ctx_set_error(mcp_ctx *ctx, int code, const char *fmt, ...)
+    MCP_PRINTF(3, 4);
+
+/*
+ * notifications/progress for the request's progressToken; MCP_OK without
+ * sending anything when the client gave no token. total < 0 means unknown;
+ * message may be NULL. Progress must increase (MCP_EINVAL otherwise).
+ */
+MCP_EXTERN int mcp_ctx_progress(mcp_ctx *ctx, double progress, double total,
+                                const char *message);
+/*
+ * notifications/message related to this request, if the session's level lets
+ * it through. data is stolen; logger may be NULL.
+ */
+MCP_EXTERN int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger, json_t *data);
+MCP_EXTERN int mcp_ctx_logf(mcp_ctx *ctx, mcp_log_level level, const char *fmt, ...)
+    MCP_PRINTF(3, 4);
+/* Any notification related to this request; params stolen (may be NULL). */
+MCP_EXTERN int mcp_ctx_notify(mcp_ctx *ctx, const char *method, json_t *params);
+
+/*
+ * Sends a request to the client, related to this request, and waits for the
+ * answer up to timeout_ms (<= 0: 60 s). params is stolen. On MCP_OK *result
+ * is a new reference. On MCP_ERPC *err is filled (if err is not NULL). On
+ * timeout the library sends notifications/cancelled and returns
+ * MCP_ETIMEDOUT. From an inline handler: MCP_ESTATE (it would block the loop).
+ */
+MCP_EXTERN int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params,
+                               int timeout_ms, json_t **result, mcp_rpc_error *err);
+/* sampling/createMessage; MCP_ENOTSUP unless the client declared sampling. */
+MCP_EXTERN int mcp_ctx_create_message(mcp_ctx *ctx, json_t *params, int timeout_ms,
+                                      json_t **result, mcp_rpc_error *err);
+/* elicitation/create; MCP_ENOTSUP unless the client declared elicitation. */
+MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
+                              mcp_rpc_error *err);
+/* roots/list; MCP_ENOTSUP unless the client declared roots. */
+MCP_EXTERN int mcp_ctx_list_roots(mcp_ctx *ctx, int timeout_ms, json_t **result,
+                                  mcp_rpc_error *err);
+
+/* ---- stdio transport ---- */
+
+/*
+ * Serves one session over stdin and stdout (newline-delimited JSON), on the
+ * calling thread, until stdin reaches EOF or SIGTERM/SIGINT arrives. Logs go
+ * to stderr only. Returns MCP_OK on a clean end.
+ */
+MCP_EXTERN int mcp_serve_stdio(mcp_server *srv);
+/* The same over any pair of file descriptors (pipes, sockets, files). */
+MCP_EXTERN int mcp_serve_fds(mcp_server *srv, int in_fd, int out_fd);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,235 @@
+/*
+ * mcp-everything: the command line.
+ *
+ * Parses the flags, builds the server with everything_server_new() and serves
+ * it on the chosen transport. Exit status: 0 after a clean end, 1 when
+ * serving fails, 2 for a usage error.
+ */
+#include "everything.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_LISTEN "127.0.0.1:8080"
+
+enum { EXIT_USAGE = 2 };
+
+enum transport { TRANSPORT_HTTP, TRANSPORT_STDIO };
+
+struct options {
+    enum transport transport;
+    int transport_given;
+    const char *listen; /* HOST:PORT for --http */
+    int page_size;      /* 0: the library's default */
+    int workers;        /* 0: the library's default */
+};
+
+static void print_help(FILE *out)
+{
+    fprintf(out,
+            "Usage: %s [OPTION]...\n"
+            "Serve every feature of the Model Context Protocol: tools, resources, resource\n"
+            "templates, prompts, completion and logging. This is the server the official\n"
+            "conformance suite tests, and a peer for trying out MCP clients.\n"
+            "\n"
+            "Transport (one of):\n"
+            "      --http HOST:PORT  serve Streamable HTTP at http://HOST:PORT/mcp\n"
+            "                        (the default, on " DEFAULT_LISTEN ");\n"
+            "                        write an IPv6 host in brackets: [::1]:8080\n"
+            "      --stdio           serve one session over standard input and output\n"
+            "                        (newline-delimited JSON-RPC; logs go to stderr)\n"
+            "\n"
+            "Options:\n"
+            "      --page-size N     items per page of tools/list, resources/list and the\n"
+            "                        other list methods, 1 to 10000 (default 100)\n"
+            "      --workers N       threads that run tool, resource and prompt handlers,\n"
+            "                        1 to 256 (default 8)\n"
+            "  -h, --help            print this help and exit\n"
+            "      --version         print the version and exit\n"
+            "\n"
+            "Tools for the conformance suite: test_simple_text, test_image_content,\n"
+            "test_audio_content, test_embedded_resource, test_multiple_content_types,\n"
+            "test_tool_with_logging, test_tool_with_progress, test_error_handling,\n"
+            "test_reconnection, test_sampling, test_elicitation,\n"
+            "test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums,\n"
+            "json_schema_2020_12_tool. Tools for tests and demos: echo, add, long_running,\n"
+            "notify, list_roots, trigger_resource_update, log_all_levels, slow_echo.\n"
+            "Resources: test://static-text, test://static-binary, test://watched-resource\n"
+            "and the template test://template/{id}/data.\n"
+            "\n"
+            "Examples:\n"
+            "  %s --http 127.0.0.1:3000\n"
+            "  %s --stdio < requests.jsonl\n"
+            "\n"
+            "Exit status: 0 after a clean end, 1 when serving fails, 2 for a usage error.\n",
+            EVERYTHING_NAME, EVERYTHING_NAME, EVERYTHING_NAME);
+}
+
+static void usage_error(const char *fmt, ...) MCP_PRINTF(1, 2);
+
+/* Prints "mcp-everything: <message>" and the hint to --help, GNU style. */
+static void usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", EVERYTHING_NAME);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry '%s --help' for more information.\n", EVERYTHING_NAME);
+}
+
+/* Parses a decimal integer in [min, max]; returns 0, or -1 for anything else. */
+static int parse_int(const char *s, long min, long max, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/*
+ * Checks HOST:PORT: a non-empty host (an IPv6 address in brackets) and a port
+ * from 1 to 65535. Returns 0 or -1.
+ */
+static int check_listen(const char *listen)
+{
+    const char *colon = strrchr(listen, ':');
+    if (!colon || colon == listen)
+        return -1;
+    size_t host_len = (size_t)(colon - listen);
+    if (listen[0] == '[') {
+        if (host_len < 3 || listen[host_len - 1] != ']')
+            return -1;
+    } else if (memchr(listen, ':', host_len) != NULL) {
+        return -1; /* an IPv6 address without brackets: the port is ambiguous */
+    }
+    int port;
+    return parse_int(colon + 1, 1, 65535, &port);
+}
+
+/* Returns 0 and fills opt, -1 to exit with success (help, version), or EXIT_USAGE. */
+static int parse_args(int argc, char **argv, struct options *opt)
+{
+    enum { OPT_STDIO = 256, OPT_HTTP, OPT_PAGE_SIZE, OPT_WORKERS, OPT_VERSION };
+    static const struct option longopts[] = {
+        {"stdio", no_argument, NULL, OPT_STDIO},
+        {"http", required_argument, NULL, OPT_HTTP},
+        {"page-size", required_argument, NULL, OPT_PAGE_SIZE},
+        {"workers", required_argument, NULL, OPT_WORKERS},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0},
+    };
+
+    *opt = (struct options){.transport = TRANSPORT_HTTP, .listen = DEFAULT_LISTEN};
+    int c;
+    /* Our own messages, so that every error starts with the program's name. */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_STDIO:
+        case OPT_HTTP: {
+            enum transport t = c == OPT_STDIO ? TRANSPORT_STDIO : TRANSPORT_HTTP;
+            if (opt->transport_given && opt->transport != t) {
+                usage_error("--stdio and --http exclude each other");
+                return EXIT_USAGE;
+            }
+            opt->transport = t;
+            opt->transport_given = 1;
+            if (c == OPT_HTTP) {
+                if (check_listen(optarg) != 0) {
+                    usage_error("--http needs HOST:PORT with a port from 1 to 65535 (an IPv6 "
+                                "host in brackets), not '%s'",
+                                optarg);
+                    return EXIT_USAGE;
+                }
+                opt->listen = optarg;
+            }
+            break;
+        }
+        case OPT_PAGE_SIZE:
+            if (parse_int(optarg, 1, 10000, &opt->page_size) != 0) {
+                usage_error("--page-size needs an integer from 1 to 10000, not '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case OPT_WORKERS:
+            if (parse_int(optarg, 1, 256, &opt->workers) != 0) {
+                usage_error("--workers needs an integer from 1 to 256, not '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'h':
+            print_help(stdout);
+            return -1;
+        case OPT_VERSION:
+            printf("%s %s (libmcp %s, MCP protocol %s)\n", EVERYTHING_NAME, MCP_VERSION_STRING,
+                   MCP_VERSION_STRING, MCP_PROTOCOL_LATEST);
+            return -1;
+        case ':':
+            usage_error("option '%s' needs an argument", argv[optind - 1]);
+            return EXIT_USAGE;
+        default:
+            if (optopt > 0 && optopt < 256)
+                usage_error("unknown option '-%c'", optopt);
+            else
+                usage_error("unknown option '%s'", argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        usage_error("unexpected argument '%s'", argv[optind]);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Applies the numeric settings; returns 0, or EXIT_USAGE after printing why. */
+static int apply_settings(mcp_server *srv, const struct options *opt)
+{
+    int rc;
+    if (opt->page_size > 0 && (rc = mcp_server_set_page_size(srv, opt->page_size)) != MCP_OK) {
+        fprintf(stderr, "%s: --page-size: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
+        return EXIT_USAGE;
+    }
+    if (opt->workers > 0 && (rc = mcp_server_set_workers(srv, opt->workers)) != MCP_OK) {
+        fprintf(stderr, "%s: --workers: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct options opt;
+    int status = parse_args(argc, argv, &opt);
+    if (status != 0)
+        return status < 0 ? EXIT_SUCCESS : status;
+
+    if (opt.transport == TRANSPORT_HTTP) {
+        /* The Streamable HTTP transport arrives in the next issue; opt.listen is checked. */
+        fprintf(stderr, "%s: the HTTP transport is not built yet; use --stdio\n", EVERYTHING_NAME);
+        return EXIT_USAGE;
+    }
+
+    mcp_server *srv = everything_server_new();
+    if (!srv)
+        return EXIT_FAILURE;
+    status = apply_settings(srv, &opt);
+    if (status == 0) {
+        int rc = mcp_serve_stdio(srv);
+        if (rc != MCP_OK) {
+            fprintf(stderr, "%s: serving stdio failed: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
+            status = EXIT_FAILURE;
+        }
+    }
+    mcp_server_free(srv);
+    return status;
+}

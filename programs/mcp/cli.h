@@ -1,0 +1,108 @@
+/*
+ * The mcp command-line client: declarations shared by its source files.
+ *
+ *   main.c    options, the command line grammar, connecting, dispatch, exit codes
+ *   args.c    key=value arguments of `tools call` and `prompts get`
+ *   output.c  the readable text renderer (everything printed without --json)
+ *   status.c  progress bar and server log lines on stderr
+ *
+ * The program uses the public libmcp API only.
+ */
+#ifndef MCP_PROGRAMS_CLI_H
+#define MCP_PROGRAMS_CLI_H
+
+#include <mcp/mcp.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Exit codes, as documented in --help. */
+enum {
+    CLI_EXIT_OK = 0,     /* success */
+    CLI_EXIT_ERROR = 1,  /* the tool reported isError, or a JSON-RPC error */
+    CLI_EXIT_USAGE = 2,  /* bad command line */
+    CLI_EXIT_CONNECT = 3 /* could not connect, timed out, or the connection failed */
+};
+
+/* ---- args.c ---- */
+
+/*
+ * One argument word of `tools call` or `prompts get`: key=value, or key:=JSON
+ * which forces the value to be parsed as JSON.
+ */
+typedef struct cli_kv {
+    char *key;         /* owned, NUL-terminated */
+    const char *value; /* borrowed: points into the argv word, after the '=' */
+    json_t *json;      /* owned: the parsed value of key:=JSON, else NULL */
+} cli_kv;
+
+/*
+ * Parses one argument word into kv. Returns 0, or -1 after writing a sentence
+ * saying what is wrong into err (the word has no '=', the key is empty, the
+ * JSON of key:=JSON is invalid, or memory ran out).
+ */
+int cli_kv_parse(const char *word, cli_kv *kv, char *err, size_t errlen);
+/* Releases what kv owns and zeroes it. */
+void cli_kv_clear(cli_kv *kv);
+
+/*
+ * Builds the "arguments" object of tools/call. input_schema is the tool's
+ * inputSchema from tools/list, or NULL when it is unknown. A plain value is
+ * parsed as JSON when it is valid JSON, else taken as a string; but when the
+ * schema says the property is a string, the raw text is kept (so text=123
+ * stays "123"). Returns a new reference, or NULL on ENOMEM.
+ */
+json_t *cli_tool_arguments(const cli_kv *kvs, size_t n, const json_t *input_schema);
+/*
+ * Builds the "arguments" object of prompts/get: every value is a string. A
+ * key:=JSON value that is a JSON string gives that string; any other JSON
+ * value gives its compact serialisation. Returns a new reference, or NULL on
+ * ENOMEM.
+ */
+json_t *cli_prompt_arguments(const cli_kv *kvs, size_t n);
+
+/* ---- output.c ---- */
+
+/* Prints v as JSON indented by 2 spaces, plus a newline. Returns 0 or -1 on ENOMEM. */
+int cli_print_json(FILE *f, const json_t *v);
+/* The number of bytes that the base64 text b64 decodes to. */
+size_t cli_base64_decoded_len(const char *b64);
+
+/* tools list: one block per tool (name, title, description, arguments). */
+void cli_print_tools(FILE *f, const json_t *tools);
+/*
+ * tools call: the content blocks and structuredContent. When the result has
+ * isError, everything goes to `err` behind an "error: " prefix and the
+ * function returns CLI_EXIT_ERROR; otherwise it prints to `out` and returns
+ * CLI_EXIT_OK.
+ */
+int cli_print_tool_result(FILE *out, FILE *err, const json_t *result);
+/* resources list / resources templates: one aligned line per item. */
+void cli_print_resources(FILE *f, const json_t *resources, bool templates);
+/* resources read: text contents as is, blobs summarised. */
+void cli_print_resource_contents(FILE *f, const json_t *result);
+/* prompts list: one block per prompt with its arguments. */
+void cli_print_prompts(FILE *f, const json_t *prompts);
+/* prompts get: the description, then each message under its role. */
+void cli_print_prompt(FILE *f, const json_t *result);
+/* complete: one value per line. */
+void cli_print_completion(FILE *f, const json_t *result);
+
+/* ---- status.c ---- */
+
+/*
+ * Sets up stderr reporting. quiet drops progress and log lines. Call once,
+ * before connecting.
+ */
+void cli_status_init(bool quiet);
+/* mcp_progress_fn: draws the progress bar (terminal) or prints one line. */
+void cli_status_progress(double progress, double total, const char *message, void *user);
+/* mcp_client_notification_fn: prints notifications/message as "[level] data". */
+void cli_status_notification(mcp_client *c, const char *method, const json_t *params, void *user);
+/* Clears the progress bar if one is drawn. Safe to call at any time. */
+void cli_status_done(void);
+/* Clears the progress bar, then prints the formatted message to stderr. */
+void cli_errorf(const char *fmt, ...) MCP_PRINTF(1, 2);
+
+#endif

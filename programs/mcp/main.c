@@ -1,0 +1,652 @@
+/*
+ * mcp - a command-line MCP client.
+ *
+ *   mcp [OPTIONS] -- CMD ARGS... COMMAND...
+ *   mcp [OPTIONS] -- CMD ARGS... -- COMMAND...
+ *
+ * Spawns the server command, speaks MCP to it over stdio, runs one COMMAND
+ * and prints the result. See usage() for the whole grammar.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_TIMEOUT_MS 60000
+
+typedef enum cli_command {
+    CMD_TOOLS_LIST,
+    CMD_TOOLS_CALL,
+    CMD_RESOURCES_LIST,
+    CMD_RESOURCES_TEMPLATES,
+    CMD_RESOURCES_READ,
+    CMD_PROMPTS_LIST,
+    CMD_PROMPTS_GET,
+    CMD_PING,
+    CMD_COMPLETE,
+    CMD_LOGGING_SET
+} cli_command;
+
+typedef struct cli {
+    bool json;
+    bool quiet;
+    int timeout_ms;
+    int log_level;            /* --log-level, or -1 */
+    const char **server_argv; /* NULL-terminated; the strings are borrowed from argv */
+    cli_command command;
+    const char *target;        /* tool or prompt name, resource URI, level name */
+    const char *complete_kind; /* "prompt" or "resource" */
+    const char *complete_arg;
+    const char *complete_value;
+    int set_level; /* logging set LEVEL */
+    cli_kv *kvs;
+    size_t nkvs;
+} cli;
+
+/* The words that begin a COMMAND, and so end the server command. */
+static const char *const command_words[] = {"tools", "resources", "prompts",
+                                            "ping",  "complete",  "logging"};
+
+static void usage(FILE *f)
+{
+    fputs("Usage: mcp [OPTIONS] -- CMD [ARGS...] COMMAND...\n"
+          "       mcp [OPTIONS] -- CMD [ARGS...] -- COMMAND...\n"
+          "\n"
+          "Starts the MCP server CMD with ARGS, talks to it over its stdin and stdout,\n"
+          "runs one COMMAND and prints the result. Without the second '--', the server\n"
+          "command ends at the first word that begins a COMMAND (tools, resources,\n"
+          "prompts, ping, complete, logging); put a second '--' right before COMMAND\n"
+          "when the server's own arguments contain such a word.\n"
+          "\n"
+          "Commands:\n"
+          "  tools list                         list the tools and their arguments\n"
+          "  tools call NAME [KEY=VALUE...]     call a tool\n"
+          "  resources list                     list the resources\n"
+          "  resources templates                list the resource templates\n"
+          "  resources read URI                 read a resource\n"
+          "  prompts list                       list the prompts and their arguments\n"
+          "  prompts get NAME [KEY=VALUE...]    get a prompt\n"
+          "  ping                               ping the server and print the round trip\n"
+          "  complete prompt NAME ARG VALUE     complete a prompt argument\n"
+          "  complete resource URI ARG VALUE    complete a resource template argument\n"
+          "  logging set LEVEL                  set the server's logging level\n"
+          "\n"
+          "Arguments of tools call:\n"
+          "  KEY=VALUE    VALUE is parsed as JSON when it is valid JSON (numbers, true,\n"
+          "               false, null, objects, arrays, quoted strings), else taken as a\n"
+          "               string; when the tool's input schema declares KEY a string,\n"
+          "               VALUE is always the raw string (text=123 sends \"123\").\n"
+          "  KEY:=JSON    VALUE must be JSON and is sent as such.\n"
+          "Arguments of prompts get are always strings.\n"
+          "\n"
+          "Options:\n"
+          "  --json              print the raw JSON result (indented by 2 spaces)\n"
+          "  --timeout MS        timeout of connecting and of each request, in\n"
+          "                      milliseconds (default 60000)\n"
+          "  --quiet, -q         print no progress and no server log messages\n"
+          "  --log-level LEVEL   ask the server to log at LEVEL after connecting\n"
+          "                      (debug, info, notice, warning, error, critical,\n"
+          "                      alert, emergency)\n"
+          "  --help, -h          print this help and exit\n"
+          "  --version, -V       print the version and exit\n"
+          "\n"
+          "Progress of tools call and the server's log messages go to stderr.\n"
+          "\n"
+          "Exit status:\n"
+          "  0  success\n"
+          "  1  the tool reported an error (isError), or the server answered with a\n"
+          "     JSON-RPC error (printed as \"error: CODE MESSAGE\")\n"
+          "  2  usage error\n"
+          "  3  connecting failed, a request timed out, or the connection broke\n"
+          "\n"
+          "Example:\n"
+          "  mcp -- npx -y @modelcontextprotocol/server-everything tools call echo message=hi\n",
+          f);
+}
+
+/* Reports a usage error and returns the usage exit code. */
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("mcp: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs("\nTry 'mcp --help' for more information.\n", stderr);
+    return CLI_EXIT_USAGE;
+}
+
+static bool is_command_word(const char *word)
+{
+    for (size_t i = 0; i < sizeof command_words / sizeof command_words[0]; i++) {
+        if (strcmp(word, command_words[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Parses a positive millisecond count that fits in an int. */
+static bool parse_timeout(const char *text, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v <= 0 || v > INT_MAX)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+/*
+ * The value of an option that takes one: "--name=value" or "--name value".
+ * Returns NULL when the option is not `name`; sets *missing when it is but
+ * has no value.
+ */
+static const char *option_value(int argc, char **argv, int *i, const char *name, bool *missing)
+{
+    size_t n = strlen(name);
+    const char *arg = argv[*i];
+    if (strncmp(arg, name, n) != 0)
+        return NULL;
+    if (arg[n] == '=')
+        return arg + n + 1;
+    if (arg[n] != '\0')
+        return NULL;
+    if (*i + 1 >= argc) {
+        *missing = true;
+        return NULL;
+    }
+    (*i)++;
+    return argv[*i];
+}
+
+/* Parses the key=value words of tools call / prompts get. */
+static int parse_kvs(cli *o, char **words, int n)
+{
+    if (n == 0)
+        return CLI_EXIT_OK;
+    o->kvs = calloc((size_t)n, sizeof *o->kvs);
+    if (o->kvs == NULL)
+        return usage_error("%s", "out of memory");
+    for (int i = 0; i < n; i++) {
+        char err[512];
+        if (cli_kv_parse(words[i], &o->kvs[i], err, sizeof err) != 0)
+            return usage_error("%s", err);
+        o->nkvs++;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Parses COMMAND... (n words). Returns CLI_EXIT_OK or CLI_EXIT_USAGE. */
+static int parse_command(cli *o, char **w, int n)
+{
+    if (n == 0)
+        return usage_error("%s", "no command given after the server command");
+    const char *group = w[0];
+    const char *verb = n > 1 ? w[1] : "";
+
+    if (strcmp(group, "ping") == 0) {
+        o->command = CMD_PING;
+        if (n != 1)
+            return usage_error("unexpected argument '%s' after ping", w[1]);
+        return CLI_EXIT_OK;
+    }
+    if (strcmp(group, "tools") == 0) {
+        if (strcmp(verb, "list") == 0 && n == 2) {
+            o->command = CMD_TOOLS_LIST;
+            return CLI_EXIT_OK;
+        }
+        if (strcmp(verb, "call") == 0 && n >= 3) {
+            o->command = CMD_TOOLS_CALL;
+            o->target = w[2];
+            return parse_kvs(o, w + 3, n - 3);
+        }
+        return usage_error("%s", "expected 'tools list' or 'tools call NAME [KEY=VALUE...]'");
+    }
+    if (strcmp(group, "resources") == 0) {
+        if (strcmp(verb, "list") == 0 && n == 2) {
+            o->command = CMD_RESOURCES_LIST;
+            return CLI_EXIT_OK;
+        }
+        if (strcmp(verb, "templates") == 0 && n == 2) {
+            o->command = CMD_RESOURCES_TEMPLATES;
+            return CLI_EXIT_OK;
+        }
+        if (strcmp(verb, "read") == 0 && n == 3) {
+            o->command = CMD_RESOURCES_READ;
+            o->target = w[2];
+            return CLI_EXIT_OK;
+        }
+        return usage_error("%s", "expected 'resources list', 'resources templates' or "
+                                 "'resources read URI'");
+    }
+    if (strcmp(group, "prompts") == 0) {
+        if (strcmp(verb, "list") == 0 && n == 2) {
+            o->command = CMD_PROMPTS_LIST;
+            return CLI_EXIT_OK;
+        }
+        if (strcmp(verb, "get") == 0 && n >= 3) {
+            o->command = CMD_PROMPTS_GET;
+            o->target = w[2];
+            return parse_kvs(o, w + 3, n - 3);
+        }
+        return usage_error("%s", "expected 'prompts list' or 'prompts get NAME [KEY=VALUE...]'");
+    }
+    if (strcmp(group, "complete") == 0) {
+        if ((strcmp(verb, "prompt") == 0 || strcmp(verb, "resource") == 0) && n == 5) {
+            o->command = CMD_COMPLETE;
+            o->complete_kind = verb;
+            o->target = w[2];
+            o->complete_arg = w[3];
+            o->complete_value = w[4];
+            return CLI_EXIT_OK;
+        }
+        return usage_error("%s", "expected 'complete prompt NAME ARG VALUE' or "
+                                 "'complete resource URI ARG VALUE'");
+    }
+    if (strcmp(group, "logging") == 0) {
+        if (strcmp(verb, "set") == 0 && n == 3) {
+            o->command = CMD_LOGGING_SET;
+            o->target = w[2];
+            o->set_level = mcp_log_level_parse(w[2]);
+            if (o->set_level < 0)
+                return usage_error("unknown logging level '%s'", w[2]);
+            return CLI_EXIT_OK;
+        }
+        return usage_error("%s", "expected 'logging set LEVEL'");
+    }
+    return usage_error("unknown command '%s'", group);
+}
+
+/*
+ * Parses the whole command line into o. Returns -1 to go on, or an exit code
+ * (0 after --help or --version).
+ */
+static int parse_args(cli *o, int argc, char **argv)
+{
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *val;
+        bool missing = false;
+        if (strcmp(arg, "--") == 0) {
+            i++;
+            break;
+        }
+        /* The first word that is not an option starts the server command. */
+        if (arg[0] != '-' || arg[1] == '\0')
+            break;
+        if (strcmp(arg, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
+            o->quiet = true;
+        } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            usage(stdout);
+            return CLI_EXIT_OK;
+        } else if (strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0) {
+            printf("mcp %s\n", MCP_VERSION_STRING);
+            return CLI_EXIT_OK;
+        } else if ((val = option_value(argc, argv, &i, "--timeout", &missing)) != NULL) {
+            if (!parse_timeout(val, &o->timeout_ms))
+                return usage_error("invalid --timeout '%s' (a positive number of milliseconds)",
+                                   val);
+        } else if ((val = option_value(argc, argv, &i, "--log-level", &missing)) != NULL) {
+            o->log_level = mcp_log_level_parse(val);
+            if (o->log_level < 0)
+                return usage_error("unknown logging level '%s'", val);
+        } else if (missing) {
+            return usage_error("option '%s' needs a value", arg);
+        } else {
+            return usage_error("unknown option '%s'", arg);
+        }
+    }
+
+    char **rest = argv + i;
+    int nrest = argc - i;
+    int end = -1;    /* index in rest where the server command ends */
+    int cmd_at = -1; /* index in rest where COMMAND begins */
+    /*
+     * An explicit end is a '--' followed by a COMMAND word; a '--' followed by
+     * anything else belongs to the server command (npx -- package ...).
+     */
+    for (int j = 0; j + 1 < nrest; j++) {
+        if (strcmp(rest[j], "--") == 0 && is_command_word(rest[j + 1])) {
+            end = j;
+            cmd_at = j + 1;
+            break;
+        }
+    }
+    if (end < 0) {
+        /* rest[0] is the program to run, never a COMMAND, whatever its name. */
+        for (int j = 1; j < nrest; j++) {
+            if (is_command_word(rest[j])) {
+                end = j;
+                cmd_at = j;
+                break;
+            }
+        }
+    }
+    if (nrest == 0 || end == 0)
+        return usage_error("%s", "no server command given (mcp [OPTIONS] -- CMD ARGS... COMMAND)");
+    if (end < 0)
+        return usage_error("%s", "no command given after the server command "
+                                 "(tools, resources, prompts, ping, complete, logging)");
+
+    o->server_argv = calloc((size_t)end + 1, sizeof *o->server_argv);
+    if (o->server_argv == NULL)
+        return usage_error("%s", "out of memory");
+    for (int j = 0; j < end; j++)
+        o->server_argv[j] = rest[j];
+    o->server_argv[end] = NULL;
+
+    int rc = parse_command(o, rest + cmd_at, nrest - cmd_at);
+    return rc == CLI_EXIT_OK ? -1 : rc;
+}
+
+/*
+ * Reports a failed request and returns the exit code: JSON-RPC errors and
+ * missing capabilities are the server's answer (1); anything else means the
+ * connection failed or timed out (3).
+ */
+static int report_failure(const char *what, int rc, mcp_rpc_error *err)
+{
+    if (rc == MCP_ERPC) {
+        cli_errorf("error: %d %s\n", err->code, err->message);
+        if (err->data != NULL) {
+            char *data = json_dumps(err->data, JSON_COMPACT | JSON_ENCODE_ANY);
+            if (data != NULL)
+                cli_errorf("  data: %s\n", data);
+            free(data);
+        }
+        mcp_rpc_error_clear(err);
+        return CLI_EXIT_ERROR;
+    }
+    if (rc == MCP_ENOTSUP) {
+        cli_errorf("error: %s: %s\n", what, mcp_strerror(rc));
+        return CLI_EXIT_ERROR;
+    }
+    cli_errorf("mcp: %s: %s\n", what, mcp_strerror(rc));
+    return CLI_EXIT_CONNECT;
+}
+
+/* Prints a result as --json asks, or reports that it could not be serialised. */
+static int print_json_result(const json_t *result)
+{
+    if (cli_print_json(stdout, result) != 0) {
+        cli_errorf("mcp: %s\n", mcp_strerror(MCP_ENOMEM));
+        return CLI_EXIT_CONNECT;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* tools list, resources list/templates, prompts list: every page. */
+static int run_list(mcp_client *c, const cli *o, const char *method, const char *key)
+{
+    json_t *items = NULL;
+    mcp_rpc_error err = {0};
+    int rc = mcp_client_list_all(c, method, key, &items, &err);
+    if (rc != MCP_OK)
+        return report_failure(method, rc, &err);
+    int code = CLI_EXIT_OK;
+    if (o->json) {
+        /* The shape of one page of the result, without nextCursor. */
+        json_t *wrapped = json_pack("{s:O}", key, items);
+        code =
+            wrapped != NULL ? print_json_result(wrapped) : report_failure(method, MCP_ENOMEM, NULL);
+        json_decref(wrapped);
+    } else if (o->command == CMD_TOOLS_LIST) {
+        cli_print_tools(stdout, items);
+    } else if (o->command == CMD_PROMPTS_LIST) {
+        cli_print_prompts(stdout, items);
+    } else {
+        cli_print_resources(stdout, items, o->command == CMD_RESOURCES_TEMPLATES);
+    }
+    json_decref(items);
+    return code;
+}
+
+static int run_tools_call(mcp_client *c, const cli *o)
+{
+    mcp_rpc_error err = {0};
+    json_t *tools = NULL;
+    const json_t *schema = NULL;
+
+    /*
+     * The input schema decides whether text=123 is a string or a number, so
+     * look the tool up first. A server that fails tools/list may still serve
+     * tools/call; then every value is guessed from its text alone.
+     */
+    int rc = mcp_client_list_all(c, "tools/list", "tools", &tools, &err);
+    if (rc == MCP_ERPC || rc == MCP_ENOTSUP) {
+        mcp_rpc_error_clear(&err);
+    } else if (rc != MCP_OK) {
+        return report_failure("tools/list", rc, &err);
+    } else {
+        size_t i;
+        const json_t *tool;
+        json_array_foreach(tools, i, tool)
+        {
+            const char *name = json_string_value(json_object_get(tool, "name"));
+            if (name != NULL && strcmp(name, o->target) == 0) {
+                schema = json_object_get(tool, "inputSchema");
+                break;
+            }
+        }
+    }
+
+    json_t *args = cli_tool_arguments(o->kvs, o->nkvs, schema);
+    json_decref(tools); /* schema pointed into tools; args no longer needs it */
+    if (args == NULL)
+        return report_failure("tools/call", MCP_ENOMEM, NULL);
+
+    mcp_call_opts opts = {.timeout_ms = o->timeout_ms,
+                          .on_progress = o->quiet ? NULL : cli_status_progress,
+                          .user = NULL};
+    json_t *result = NULL;
+    rc = mcp_client_call_tool(c, o->target, args, &opts, &result, &err);
+    cli_status_done();
+    if (rc != MCP_OK)
+        return report_failure("tools/call", rc, &err);
+
+    int code;
+    if (o->json) {
+        code = print_json_result(result);
+        if (code == CLI_EXIT_OK && json_is_true(json_object_get(result, "isError")))
+            code = CLI_EXIT_ERROR;
+    } else {
+        fflush(stdout);
+        code = cli_print_tool_result(stdout, stderr, result);
+    }
+    json_decref(result);
+    return code;
+}
+
+static int run_ping(mcp_client *c, const cli *o)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = mcp_client_ping(c, o->timeout_ms);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (rc != MCP_OK) {
+        mcp_rpc_error none = {0};
+        /* ping has no error out-parameter, so a JSON-RPC error has no code to show. */
+        if (rc == MCP_ERPC) {
+            cli_errorf("error: ping: %s\n", mcp_strerror(rc));
+            return CLI_EXIT_ERROR;
+        }
+        return report_failure("ping", rc, &none);
+    }
+    long long ms =
+        (long long)(t1.tv_sec - t0.tv_sec) * 1000 + (long long)(t1.tv_nsec - t0.tv_nsec) / 1000000;
+    if (o->json)
+        puts("{}");
+    else
+        printf("pong (%lld ms)\n", ms);
+    return CLI_EXIT_OK;
+}
+
+/* resources read, prompts get, complete: one request, one result. */
+static int run_single(mcp_client *c, const cli *o)
+{
+    mcp_rpc_error err = {0};
+    json_t *result = NULL;
+    const char *what;
+    int rc;
+
+    switch (o->command) {
+    case CMD_RESOURCES_READ:
+        what = "resources/read";
+        rc = mcp_client_read_resource(c, o->target, &result, &err);
+        break;
+    case CMD_PROMPTS_GET: {
+        what = "prompts/get";
+        json_t *args = cli_prompt_arguments(o->kvs, o->nkvs);
+        if (args == NULL)
+            return report_failure(what, MCP_ENOMEM, NULL);
+        rc = mcp_client_get_prompt(c, o->target, args, &result, &err);
+        break;
+    }
+    case CMD_COMPLETE: {
+        what = "completion/complete";
+        bool prompt = strcmp(o->complete_kind, "prompt") == 0;
+        json_t *ref = json_pack("{s:s,s:s}", "type", prompt ? "ref/prompt" : "ref/resource",
+                                prompt ? "name" : "uri", o->target);
+        if (ref == NULL)
+            return report_failure(what, MCP_ENOMEM, NULL);
+        rc = mcp_client_complete(c, ref, o->complete_arg, o->complete_value, &result, &err);
+        break;
+    }
+    default:
+        return CLI_EXIT_USAGE;
+    }
+    if (rc != MCP_OK)
+        return report_failure(what, rc, &err);
+
+    int code = CLI_EXIT_OK;
+    if (o->json) {
+        code = print_json_result(result);
+    } else if (o->command == CMD_RESOURCES_READ) {
+        cli_print_resource_contents(stdout, result);
+    } else if (o->command == CMD_PROMPTS_GET) {
+        cli_print_prompt(stdout, result);
+    } else {
+        cli_print_completion(stdout, result);
+        const json_t *completion = json_object_get(result, "completion");
+        const json_t *total = json_object_get(completion, "total");
+        size_t shown = json_array_size(json_object_get(completion, "values"));
+        if (!o->quiet && json_is_integer(total) && json_integer_value(total) > (json_int_t)shown)
+            cli_errorf("(%zu of %lld values shown)\n", shown, (long long)json_integer_value(total));
+        else if (!o->quiet && json_is_true(json_object_get(completion, "hasMore")))
+            cli_errorf("(more values exist)\n");
+    }
+    json_decref(result);
+    return code;
+}
+
+static int run_logging_set(mcp_client *c, const cli *o)
+{
+    mcp_rpc_error err = {0};
+    int rc = mcp_client_set_logging_level(c, (mcp_log_level)o->set_level, &err);
+    if (rc != MCP_OK)
+        return report_failure("logging/setLevel", rc, &err);
+    if (o->json)
+        puts("{}");
+    else
+        printf("logging level set to %s\n", mcp_log_level_name((mcp_log_level)o->set_level));
+    return CLI_EXIT_OK;
+}
+
+static int run(const cli *o)
+{
+    mcp_client *c = mcp_client_new("mcp", MCP_VERSION_STRING);
+    if (c == NULL) {
+        cli_errorf("mcp: %s\n", mcp_strerror(MCP_ENOMEM));
+        return CLI_EXIT_CONNECT;
+    }
+    int code;
+    int rc = mcp_client_set_timeout(c, o->timeout_ms);
+    if (rc == MCP_OK && !o->quiet)
+        rc = mcp_client_on_notification(c, cli_status_notification, NULL);
+    if (rc != MCP_OK) {
+        cli_errorf("mcp: %s\n", mcp_strerror(rc));
+        code = CLI_EXIT_CONNECT;
+        goto done;
+    }
+
+    rc = mcp_client_connect_stdio(c, o->server_argv, o->timeout_ms);
+    if (rc != MCP_OK) {
+        cli_errorf("mcp: cannot connect to '%s': %s\n", o->server_argv[0], mcp_strerror(rc));
+        code = CLI_EXIT_CONNECT;
+        goto done;
+    }
+
+    if (o->log_level >= 0) {
+        mcp_rpc_error err = {0};
+        rc = mcp_client_set_logging_level(c, (mcp_log_level)o->log_level, &err);
+        if (rc == MCP_ERPC || rc == MCP_ENOTSUP) {
+            /* The command can still run; the user only gets fewer log lines. */
+            if (!o->quiet)
+                cli_errorf("mcp: warning: --log-level: %s%s%s\n", mcp_strerror(rc),
+                           rc == MCP_ERPC ? ": " : "", rc == MCP_ERPC ? err.message : "");
+            mcp_rpc_error_clear(&err);
+        } else if (rc != MCP_OK) {
+            code = report_failure("logging/setLevel", rc, &err);
+            goto done;
+        }
+    }
+
+    switch (o->command) {
+    case CMD_TOOLS_LIST:
+        code = run_list(c, o, "tools/list", "tools");
+        break;
+    case CMD_RESOURCES_LIST:
+        code = run_list(c, o, "resources/list", "resources");
+        break;
+    case CMD_RESOURCES_TEMPLATES:
+        code = run_list(c, o, "resources/templates/list", "resourceTemplates");
+        break;
+    case CMD_PROMPTS_LIST:
+        code = run_list(c, o, "prompts/list", "prompts");
+        break;
+    case CMD_TOOLS_CALL:
+        code = run_tools_call(c, o);
+        break;
+    case CMD_PING:
+        code = run_ping(c, o);
+        break;
+    case CMD_LOGGING_SET:
+        code = run_logging_set(c, o);
+        break;
+    default:
+        code = run_single(c, o);
+        break;
+    }
+
+done:
+    cli_status_done();
+    /* Frees the client and reaps the server process. */
+    mcp_client_free(c);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    cli o = {.timeout_ms = DEFAULT_TIMEOUT_MS, .log_level = -1, .set_level = -1};
+    int code = parse_args(&o, argc, argv);
+    if (code < 0) {
+        cli_status_init(o.quiet);
+        code = run(&o);
+    }
+    if (fflush(stdout) != 0 && errno != EPIPE) {
+        fprintf(stderr, "mcp: error writing output: %s\n", strerror(errno));
+        if (code == CLI_EXIT_OK)
+            code = CLI_EXIT_ERROR;
+    }
+    for (size_t i = 0; i < o.nkvs; i++)
+        cli_kv_clear(&o.kvs[i]);
+    free(o.kvs);
+    free(o.server_argv);
+    return code;
+}

@@ -1,0 +1,1059 @@
+/*
+ * The MCP client: one connection to one server, run by a loop on a thread of
+ * the client's own. Public calls from other threads post their work to that
+ * loop through the mailbox and, for the blocking ones, wait on a condition
+ * variable; the loop owns the JSON-RPC engine, the child process and its pipes.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mcp/client.h>
+
+#include "protocol/rpc.h"
+#include "transport/lines.h"
+#include "util/util.h"
+
+#define MCP__CLIENT_DEFAULT_TIMEOUT_MS 60000
+#define MCP__CLIENT_MAX_MESSAGE (64u << 20)
+/* The spec's stdio shutdown: close stdin, wait, SIGTERM, wait, SIGKILL. */
+#define MCP__CHILD_GRACE_MS 2000
+
+struct mcp_client {
+    char *name, *version;
+    int timeout_ms;
+    size_t max_message;
+    mcp_client_request_fn sampling_fn, elicit_fn;
+    void *sampling_user, *elicit_user;
+    json_t *roots; /* guarded by lock */
+    mcp_client_notification_fn notify_fn;
+    void *notify_user;
+
+    uv_mutex_t lock;
+    uv_loop_t loop;
+    uv_thread_t thread;
+    int thread_started;
+    mcp__mailbox mb;
+    mcp__pool *pool;
+
+    /* loop thread only */
+    mcp__rpc *rpc;
+    mcp__lstream ls;
+    int ls_open;
+    uv_process_t proc;
+    int proc_alive, proc_handle_open;
+    uv_timer_t kill_timer;
+    int kill_timer_open;
+    int kill_stage;
+    int want_final;
+
+    /* set once by the connect, read-only afterwards */
+    int connected;
+    char *protocol_version;
+    json_t *server_info, *server_caps;
+    char *instructions;
+};
+
+/* ---- Waiting for the loop ---- */
+
+typedef struct waiter {
+    uv_mutex_t lock;
+    uv_cond_t cond;
+    int done;
+    int status;
+    json_t *result;
+    mcp_rpc_error err;
+    long long id;
+    int id_set;
+} waiter;
+
+static int waiter_init(waiter *w)
+{
+    memset(w, 0, sizeof(*w));
+    if (uv_mutex_init(&w->lock) != 0)
+        return MCP_EIO;
+    if (uv_cond_init(&w->cond) != 0) {
+        uv_mutex_destroy(&w->lock);
+        return MCP_EIO;
+    }
+    return MCP_OK;
+}
+
+static void waiter_destroy(waiter *w)
+{
+    uv_cond_destroy(&w->cond);
+    uv_mutex_destroy(&w->lock);
+}
+
+static void waiter_finish(waiter *w, int status, const json_t *result, const mcp_rpc_error *err)
+{
+    uv_mutex_lock(&w->lock);
+    w->status = status;
+    w->result = json_incref((json_t *)result);
+    if (err != NULL) {
+        w->err.code = err->code;
+        memcpy(w->err.message, err->message, sizeof(err->message));
+        w->err.data = json_incref(err->data);
+    }
+    w->done = 1;
+    uv_cond_broadcast(&w->cond);
+    uv_mutex_unlock(&w->lock);
+}
+
+static void waiter_set_id(waiter *w, long long id)
+{
+    uv_mutex_lock(&w->lock);
+    w->id = id;
+    w->id_set = 1;
+    uv_cond_broadcast(&w->cond);
+    uv_mutex_unlock(&w->lock);
+}
+
+static void waiter_wait(waiter *w)
+{
+    uv_mutex_lock(&w->lock);
+    while (!w->done)
+        uv_cond_wait(&w->cond, &w->lock);
+    uv_mutex_unlock(&w->lock);
+}
+
+static int on_loop_thread(mcp_client *c)
+{
+    if (!c->thread_started)
+        return 0;
+    uv_thread_t self = uv_thread_self();
+    return uv_thread_equal(&self, &c->thread);
+}
+
+/* ---- Lifetime and settings ---- */
+
+mcp_client *mcp_client_new(const char *name, const char *version)
+{
+    if (name == NULL || version == NULL)
+        return NULL;
+    mcp_client *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return NULL;
+    c->name = mcp__strdup(name);
+    c->version = mcp__strdup(version);
+    c->timeout_ms = MCP__CLIENT_DEFAULT_TIMEOUT_MS;
+    c->max_message = MCP__CLIENT_MAX_MESSAGE;
+    if (c->name == NULL || c->version == NULL || uv_mutex_init(&c->lock) != 0) {
+        free(c->name);
+        free(c->version);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+int mcp_client_set_timeout(mcp_client *c, int timeout_ms)
+{
+    if (c == NULL || timeout_ms <= 0)
+        return MCP_EINVAL;
+    c->timeout_ms = timeout_ms;
+    return MCP_OK;
+}
+
+int mcp_client_set_max_message_size(mcp_client *c, size_t bytes)
+{
+    if (c == NULL || bytes < 1024 || c->thread_started)
+        return MCP_EINVAL;
+    c->max_message = bytes;
+    return MCP_OK;
+}
+
+int mcp_client_on_sampling(mcp_client *c, mcp_client_request_fn fn, void *user)
+{
+    if (c == NULL || c->connected)
+        return c == NULL ? MCP_EINVAL : MCP_ESTATE;
+    c->sampling_fn = fn;
+    c->sampling_user = user;
+    return MCP_OK;
+}
+
+int mcp_client_on_elicitation(mcp_client *c, mcp_client_request_fn fn, void *user)
+{
+    if (c == NULL || c->connected)
+        return c == NULL ? MCP_EINVAL : MCP_ESTATE;
+    c->elicit_fn = fn;
+    c->elicit_user = user;
+    return MCP_OK;
+}
+
+int mcp_client_on_notification(mcp_client *c, mcp_client_notification_fn fn, void *user)
+{
+    if (c == NULL || c->connected)
+        return c == NULL ? MCP_EINVAL : MCP_ESTATE;
+    c->notify_fn = fn;
+    c->notify_user = user;
+    return MCP_OK;
+}
+
+const char *mcp_client_protocol_version(const mcp_client *c)
+{
+    return c->protocol_version;
+}
+
+const json_t *mcp_client_server_info(const mcp_client *c)
+{
+    return c->server_info;
+}
+
+const json_t *mcp_client_server_capabilities(const mcp_client *c)
+{
+    return c->server_caps;
+}
+
+const char *mcp_client_instructions(const mcp_client *c)
+{
+    return c->instructions;
+}
+
+/* ---- Server -> client requests ---- */
+
+typedef struct incoming_job {
+    mcp__mail mail;
+    mcp_client *c;
+    mcp__inreq *req;
+    mcp_client_request_fn fn;
+    void *user;
+    json_t *params;
+    json_t *result;
+    mcp_rpc_error err;
+    int elicitation;
+} incoming_job;
+
+/* When the user accepted an elicitation, fill in what they left out from the
+ * schema's defaults (SEP-1034), so servers get complete answers. */
+static void fill_elicitation_defaults(const json_t *params, json_t *result)
+{
+    json_t *action = json_object_get(result, "action");
+    if (!json_is_string(action) || strcmp(json_string_value(action), "accept") != 0)
+        return;
+    json_t *props = json_object_get(json_object_get(params, "requestedSchema"), "properties");
+    if (!json_is_object(props))
+        return;
+    json_t *content = json_object_get(result, "content");
+    if (!json_is_object(content)) {
+        content = json_object();
+        if (content == NULL || json_object_set_new(result, "content", content) != 0)
+            return;
+    }
+    const char *key;
+    json_t *prop;
+    json_object_foreach(props, key, prop)
+    {
+        json_t *def = json_object_get(prop, "default");
+        if (def != NULL && json_object_get(content, key) == NULL)
+            json_object_set(content, key, def);
+    }
+}
+
+static void incoming_done(mcp__mail *m)
+{
+    incoming_job *j = (incoming_job *)m;
+    if (j->result != NULL)
+        mcp__rpc_respond(j->req, j->result);
+    else
+        mcp__rpc_respond_error(j->req, j->err.code ? j->err.code : MCP_RPC_INTERNAL_ERROR,
+                               j->err.message[0] ? j->err.message : "The client refused",
+                               j->err.data);
+    json_decref(j->params);
+    free(j);
+}
+
+static void incoming_run(void *arg)
+{
+    incoming_job *j = arg;
+    j->result = j->fn(j->c, j->params, &j->err, j->user);
+    if (j->result != NULL && j->elicitation)
+        fill_elicitation_defaults(j->params, j->result);
+    j->mail.fn = incoming_done;
+    if (mcp__mailbox_post(&j->c->mb, &j->mail) != MCP_OK)
+        mcp__error("a client handler finished after the client closed");
+}
+
+static void client_on_request(void *user, mcp__inreq *req)
+{
+    mcp_client *c = user;
+    const char *m = req->method;
+    if (strcmp(m, "ping") == 0) {
+        mcp__rpc_respond(req, json_object());
+        return;
+    }
+    if (strcmp(m, "roots/list") == 0) {
+        uv_mutex_lock(&c->lock);
+        json_t *roots = c->roots ? json_deep_copy(c->roots) : NULL;
+        uv_mutex_unlock(&c->lock);
+        if (roots == NULL) {
+            mcp__rpc_respond_error(req, MCP_RPC_METHOD_NOT_FOUND, "Method not found: roots/list",
+                                   NULL);
+            return;
+        }
+        mcp__rpc_respond(req, json_pack("{s:o}", "roots", roots));
+        return;
+    }
+    mcp_client_request_fn fn = NULL;
+    void *fn_user = NULL;
+    int elicitation = 0;
+    if (strcmp(m, "sampling/createMessage") == 0) {
+        fn = c->sampling_fn;
+        fn_user = c->sampling_user;
+    } else if (strcmp(m, "elicitation/create") == 0) {
+        fn = c->elicit_fn;
+        fn_user = c->elicit_user;
+        elicitation = 1;
+    }
+    if (fn == NULL) {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "Method not found: %s", m);
+        mcp__rpc_respond_error(req, MCP_RPC_METHOD_NOT_FOUND, msg, NULL);
+        return;
+    }
+    incoming_job *j = calloc(1, sizeof(*j));
+    if (j == NULL || c->pool == NULL) {
+        free(j);
+        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory",
+                               NULL);
+        return;
+    }
+    j->c = c;
+    j->req = req;
+    j->fn = fn;
+    j->user = fn_user;
+    j->params = req->params ? json_incref(req->params) : json_object();
+    j->elicitation = elicitation;
+    if (mcp__pool_submit(c->pool, incoming_run, j) != MCP_OK) {
+        json_decref(j->params);
+        free(j);
+        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: no worker", NULL);
+    }
+}
+
+static void client_on_notification(void *user, const char *method, const json_t *params,
+                                   uint64_t stream)
+{
+    mcp_client *c = user;
+    (void)stream;
+    if (c->notify_fn != NULL)
+        c->notify_fn(c, method, params, c->notify_user);
+}
+
+static int client_send(void *user, uint64_t stream, const char *text, size_t len, unsigned flags)
+{
+    mcp_client *c = user;
+    (void)stream;
+    (void)flags;
+    if (!c->ls_open)
+        return MCP_ECLOSED;
+    return mcp__lstream_write(&c->ls, text, len);
+}
+
+static const mcp__rpc_cbs client_cbs = {
+    .send = client_send,
+    .on_request = client_on_request,
+    .on_notification = client_on_notification,
+    .on_cancelled = NULL, /* the handler finishes; its answer is dropped */
+};
+
+/* ---- The child process and its pipes (loop thread) ---- */
+
+static void maybe_finish(mcp_client *c);
+
+static void connection_lost(mcp_client *c)
+{
+    if (c->rpc != NULL)
+        mcp__rpc_close(c->rpc);
+}
+
+static void ls_on_line(void *user, char *line, size_t len)
+{
+    mcp_client *c = user;
+    if (c->rpc != NULL)
+        mcp__rpc_feed(c->rpc, line, len, 0);
+}
+
+static void ls_on_overflow(void *user, size_t seen)
+{
+    mcp_client *c = user;
+    mcp__warn("dropped a message from the server of at least %zu bytes (limit %zu)", seen,
+              c->max_message);
+}
+
+static void ls_on_eof(void *user, int err)
+{
+    mcp_client *c = user;
+    if (err != 0)
+        mcp__warn("reading from the server failed: %s", uv_strerror(err));
+    connection_lost(c);
+    mcp__lstream_close(&c->ls);
+}
+
+static void ls_on_write_error(void *user, int err)
+{
+    mcp_client *c = user;
+    mcp__warn("writing to the server failed: %s", uv_strerror(err));
+    connection_lost(c);
+    mcp__lstream_close(&c->ls);
+}
+
+static void ls_on_closed(void *user)
+{
+    mcp_client *c = user;
+    c->ls_open = 0;
+    maybe_finish(c);
+}
+
+static const mcp__lstream_cbs client_ls_cbs = {
+    .on_line = ls_on_line,
+    .on_overflow = ls_on_overflow,
+    .on_eof = ls_on_eof,
+    .on_write_error = ls_on_write_error,
+    .on_closed = ls_on_closed,
+};
+
+static void proc_closed(uv_handle_t *h)
+{
+    mcp_client *c = h->data;
+    c->proc_handle_open = 0;
+    maybe_finish(c);
+}
+
+static void kill_timer_closed(uv_handle_t *h)
+{
+    mcp_client *c = h->data;
+    c->kill_timer_open = 0;
+    maybe_finish(c);
+}
+
+static void on_child_exit(uv_process_t *p, int64_t status, int signum)
+{
+    mcp_client *c = p->data;
+    mcp__debug("server process exited (status %lld, signal %d)", (long long)status, signum);
+    c->proc_alive = 0;
+    connection_lost(c);
+    uv_close((uv_handle_t *)p, proc_closed);
+    if (c->kill_timer_open && !uv_is_closing((uv_handle_t *)&c->kill_timer)) {
+        uv_timer_stop(&c->kill_timer);
+        uv_close((uv_handle_t *)&c->kill_timer, kill_timer_closed);
+    }
+}
+
+static void on_kill_timer(uv_timer_t *t)
+{
+    mcp_client *c = t->data;
+    if (!c->proc_alive)
+        return;
+    c->kill_stage++;
+    int sig = c->kill_stage == 1 ? SIGTERM : SIGKILL;
+    mcp__debug("server did not exit; sending signal %d", sig);
+    uv_process_kill(&c->proc, sig);
+    if (c->kill_stage == 1)
+        uv_timer_start(&c->kill_timer, on_kill_timer, MCP__CHILD_GRACE_MS, 0);
+}
+
+static void mailbox_closed(mcp__mailbox *mb)
+{
+    (void)mb; /* the loop now has no handles and uv_run returns */
+}
+
+/* After mcp_client_free asked for it: once the child is reaped and every handle
+ * closed, close the mailbox, which lets the loop end. */
+static void maybe_finish(mcp_client *c)
+{
+    if (!c->want_final || c->ls_open || c->proc_handle_open || c->kill_timer_open)
+        return;
+    c->want_final = 0;
+    mcp__mailbox_close(&c->mb, mailbox_closed);
+}
+
+/* ---- Connecting ---- */
+
+typedef struct connect_mail {
+    mcp__mail mail;
+    mcp_client *c;
+    char **argv;
+    int timeout_ms;
+    waiter *w;
+} connect_mail;
+
+typedef struct init_state {
+    mcp_client *c;
+    waiter *w;
+} init_state;
+
+static void init_reply(void *arg, int status, const json_t *result, const mcp_rpc_error *err)
+{
+    init_state *st = arg;
+    mcp_client *c = st->c;
+    waiter *w = st->w;
+    free(st);
+    if (status != MCP_OK) {
+        waiter_finish(w, status, NULL, err);
+        return;
+    }
+    const char *version = json_string_value(json_object_get(result, "protocolVersion"));
+    const char *ours = version ? mcp_protocol_version_supported(version) : NULL;
+    if (ours == NULL) {
+        /* The spec: a client that does not speak the server's version disconnects. */
+        mcp__warn("the server answered with protocol version %s, which we do not speak",
+                  version ? version : "(none)");
+        connection_lost(c);
+        waiter_finish(w, MCP_EPROTO, NULL, NULL);
+        return;
+    }
+    json_t *caps = json_object_get(result, "capabilities");
+    json_t *info = json_object_get(result, "serverInfo");
+    const char *instructions = json_string_value(json_object_get(result, "instructions"));
+    c->protocol_version = mcp__strdup(ours);
+    c->server_caps = json_is_object(caps) ? json_incref(caps) : json_object();
+    c->server_info = json_is_object(info) ? json_incref(info) : json_object();
+    c->instructions = mcp__strdup(instructions);
+    mcp__rpc_allow_batch(c->rpc, 0); /* we never batch, and accept none */
+    mcp__rpc_notify(c->rpc, "notifications/initialized", NULL, 0);
+    c->connected = 1;
+    waiter_finish(w, MCP_OK, NULL, NULL);
+}
+
+static json_t *client_capabilities(mcp_client *c)
+{
+    json_t *caps = json_object();
+    if (caps == NULL)
+        return NULL;
+    if (c->sampling_fn != NULL)
+        json_object_set_new(caps, "sampling", json_object());
+    if (c->elicit_fn != NULL)
+        json_object_set_new(caps, "elicitation", json_pack("{s:{}}", "form"));
+    uv_mutex_lock(&c->lock);
+    int roots = c->roots != NULL;
+    uv_mutex_unlock(&c->lock);
+    if (roots)
+        json_object_set_new(caps, "roots", json_pack("{s:b}", "listChanged", 1));
+    return caps;
+}
+
+static void connect_run(mcp__mail *m)
+{
+    connect_mail *cm = (connect_mail *)m;
+    mcp_client *c = cm->c;
+    waiter *w = cm->w;
+    int rc;
+    if (c->rpc != NULL || c->ls_open) {
+        waiter_finish(w, MCP_ESTATE, NULL, NULL);
+        goto out;
+    }
+    if (mcp__lstream_init_pipes(&c->ls, &c->loop, c->max_message, &client_ls_cbs, c) != MCP_OK) {
+        waiter_finish(w, MCP_EIO, NULL, NULL);
+        goto out;
+    }
+    c->ls_open = 1;
+    uv_stdio_container_t stdio[3];
+    stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
+    stdio[0].data.stream = &c->ls.hout.stream;
+    stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+    stdio[1].data.stream = &c->ls.hin.stream;
+    stdio[2].flags = UV_INHERIT_FD;
+    stdio[2].data.fd = 2;
+    uv_process_options_t opts;
+    memset(&opts, 0, sizeof(opts));
+    opts.file = cm->argv[0];
+    opts.args = cm->argv;
+    opts.exit_cb = on_child_exit;
+    opts.stdio_count = 3;
+    opts.stdio = stdio;
+    c->proc.data = c;
+    rc = uv_spawn(&c->loop, &c->proc, &opts);
+    if (rc != 0) {
+        mcp__error("cannot start %s: %s", cm->argv[0], uv_strerror(rc));
+        /* libuv requires the process handle to be closed even when spawn fails. */
+        c->proc_handle_open = 1;
+        uv_close((uv_handle_t *)&c->proc, proc_closed);
+        mcp__lstream_close(&c->ls);
+        waiter_finish(w, MCP_EIO, NULL, NULL);
+        goto out;
+    }
+    c->proc_alive = 1;
+    c->proc_handle_open = 1;
+    c->rpc = mcp__rpc_new(&c->loop, &client_cbs, c);
+    init_state *st = calloc(1, sizeof(*st));
+    if (c->rpc == NULL || st == NULL || mcp__lstream_start(&c->ls) != MCP_OK) {
+        free(st);
+        waiter_finish(w, MCP_ENOMEM, NULL, NULL);
+        goto out;
+    }
+    st->c = c;
+    st->w = w;
+    json_t *params = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion",
+                               MCP_PROTOCOL_LATEST, "capabilities", client_capabilities(c),
+                               "clientInfo", "name", c->name, "version", c->version);
+    rc = mcp__rpc_request(c->rpc, "initialize", params, 0, cm->timeout_ms, init_reply, NULL, st,
+                          NULL);
+    if (rc != MCP_OK) {
+        free(st);
+        waiter_finish(w, rc, NULL, NULL);
+    }
+out:
+    for (char **a = cm->argv; a != NULL && *a != NULL; a++)
+        free(*a);
+    free(cm->argv);
+    free(cm);
+}
+
+static void client_thread_main(void *arg)
+{
+    mcp_client *c = arg;
+    uv_run(&c->loop, UV_RUN_DEFAULT);
+}
+
+/* Starts the loop thread (caller's thread, once). */
+static int start_loop(mcp_client *c)
+{
+    if (c->thread_started)
+        return MCP_OK;
+    if (uv_loop_init(&c->loop) != 0)
+        return MCP_EIO;
+    if (mcp__mailbox_init(&c->mb, &c->loop) != MCP_OK) {
+        uv_loop_close(&c->loop);
+        return MCP_EIO;
+    }
+    c->mb.async.data = c;
+    c->pool = mcp__pool_new(2);
+    uv_timer_init(&c->loop, &c->kill_timer);
+    c->kill_timer.data = c;
+    c->kill_timer_open = 1;
+    if (c->pool == NULL || uv_thread_create(&c->thread, client_thread_main, c) != 0) {
+        mcp__pool_free(c->pool);
+        c->pool = NULL;
+        uv_close((uv_handle_t *)&c->kill_timer, NULL);
+        mcp__mailbox_close(&c->mb, NULL);
+        uv_run(&c->loop, UV_RUN_DEFAULT);
+        uv_loop_close(&c->loop);
+        return MCP_EIO;
+    }
+    c->thread_started = 1;
+    return MCP_OK;
+}
+
+int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeout_ms)
+{
+    if (c == NULL || argv == NULL || argv[0] == NULL)
+        return MCP_EINVAL;
+    if (c->connected || on_loop_thread(c))
+        return MCP_ESTATE;
+    /* A server that dies must not take us with it through SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
+    int rc = start_loop(c);
+    if (rc != MCP_OK)
+        return rc;
+    size_t n = 0;
+    while (argv[n] != NULL)
+        n++;
+    connect_mail *cm = calloc(1, sizeof(*cm));
+    char **copy = calloc(n + 1, sizeof(*copy));
+    if (cm == NULL || copy == NULL) {
+        free(cm);
+        free(copy);
+        return MCP_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if ((copy[i] = mcp__strdup(argv[i])) == NULL) {
+            for (size_t k = 0; k < i; k++)
+                free(copy[k]);
+            free(copy);
+            free(cm);
+            return MCP_ENOMEM;
+        }
+    }
+    waiter w;
+    if (waiter_init(&w) != MCP_OK) {
+        for (size_t k = 0; k < n; k++)
+            free(copy[k]);
+        free(copy);
+        free(cm);
+        return MCP_EIO;
+    }
+    cm->mail.fn = connect_run;
+    cm->c = c;
+    cm->argv = copy;
+    cm->timeout_ms = timeout_ms > 0 ? timeout_ms : c->timeout_ms;
+    cm->w = &w;
+    rc = mcp__mailbox_post(&c->mb, &cm->mail);
+    if (rc != MCP_OK) {
+        waiter_destroy(&w);
+        return rc;
+    }
+    waiter_wait(&w);
+    rc = w.status;
+    json_decref(w.result);
+    mcp_rpc_error_clear(&w.err);
+    waiter_destroy(&w);
+    return rc;
+}
+
+/* ---- Requests ---- */
+
+typedef struct call {
+    mcp__mail mail;
+    mcp_client *c;
+    char *method;
+    json_t *params;
+    mcp_call_opts opts;
+    mcp_response_fn cb; /* async */
+    void *user;
+    waiter *w; /* sync, and async until the id is known */
+    int sync;
+} call;
+
+static void call_free(call *k)
+{
+    free(k->method);
+    json_decref(k->params);
+    free(k);
+}
+
+static void call_reply(void *arg, int status, const json_t *result, const mcp_rpc_error *err)
+{
+    call *k = arg;
+    if (k->sync)
+        waiter_finish(k->w, status, result, err);
+    else if (k->cb != NULL)
+        k->cb(k->c, status, result, err, k->user);
+    call_free(k);
+}
+
+static void call_progress(void *arg, const json_t *params)
+{
+    call *k = arg;
+    json_t *total = json_object_get(params, "total");
+    k->opts.on_progress(json_number_value(json_object_get(params, "progress")),
+                        json_is_number(total) ? json_number_value(total) : -1,
+                        json_string_value(json_object_get(params, "message")), k->opts.user);
+}
+
+/* Loop thread: sends the request of k; k is freed by call_reply. */
+static void call_start(call *k)
+{
+    mcp_client *c = k->c;
+    json_int_t id = 0;
+    int rc = MCP_ECLOSED;
+    int timeout = k->opts.timeout_ms > 0 ? k->opts.timeout_ms : c->timeout_ms;
+    json_t *params = k->params;
+    k->params = NULL;
+    if (c->rpc != NULL && c->connected) {
+        rc = mcp__rpc_request(c->rpc, k->method, params, 0, timeout, call_reply,
+                              k->opts.on_progress ? call_progress : NULL, k, &id);
+    } else {
+        json_decref(params);
+    }
+    if (rc != MCP_OK) {
+        /* mcp__rpc_request did not take k: complete it here. */
+        if (k->sync)
+            waiter_finish(k->w, rc, NULL, NULL);
+        else {
+            if (k->w != NULL)
+                waiter_set_id(k->w, -1);
+            if (k->cb != NULL)
+                k->cb(c, rc, NULL, NULL, k->user);
+        }
+        call_free(k);
+        return;
+    }
+    if (!k->sync && k->w != NULL) {
+        waiter *w = k->w;
+        k->w = NULL;
+        waiter_set_id(w, id);
+    }
+}
+
+static void call_mail(mcp__mail *m)
+{
+    call_start((call *)m);
+}
+
+static call *call_new(mcp_client *c, const char *method, json_t *params, const mcp_call_opts *opts)
+{
+    call *k = calloc(1, sizeof(*k));
+    if (k == NULL || (k->method = mcp__strdup(method)) == NULL) {
+        free(k);
+        json_decref(params);
+        return NULL;
+    }
+    k->c = c;
+    k->params = params;
+    if (opts != NULL)
+        k->opts = *opts;
+    k->mail.fn = call_mail;
+    return k;
+}
+
+int mcp_client_request(mcp_client *c, const char *method, json_t *params,
+                       const mcp_call_opts *opts, json_t **result, mcp_rpc_error *err)
+{
+    if (result != NULL)
+        *result = NULL;
+    if (err != NULL)
+        memset(err, 0, sizeof(*err));
+    if (c == NULL || method == NULL || (params != NULL && !json_is_object(params))) {
+        json_decref(params);
+        return MCP_EINVAL;
+    }
+    if (on_loop_thread(c)) {
+        json_decref(params);
+        return MCP_ESTATE; /* waiting here would stop the loop that must bring the answer */
+    }
+    if (!c->connected) {
+        json_decref(params);
+        return MCP_ECLOSED;
+    }
+    waiter w;
+    if (waiter_init(&w) != MCP_OK) {
+        json_decref(params);
+        return MCP_EIO;
+    }
+    call *k = call_new(c, method, params, opts);
+    if (k == NULL) {
+        waiter_destroy(&w);
+        return MCP_ENOMEM;
+    }
+    k->sync = 1;
+    k->w = &w;
+    int rc = mcp__mailbox_post(&c->mb, &k->mail);
+    if (rc != MCP_OK) {
+        call_free(k);
+        waiter_destroy(&w);
+        return rc;
+    }
+    waiter_wait(&w);
+    rc = w.status;
+    if (rc == MCP_OK && result != NULL)
+        *result = w.result;
+    else
+        json_decref(w.result);
+    if (err != NULL)
+        *err = w.err;
+    else
+        mcp_rpc_error_clear(&w.err);
+    waiter_destroy(&w);
+    return rc;
+}
+
+int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
+                             const mcp_call_opts *opts, mcp_response_fn cb, void *user,
+                             long long *request_id)
+{
+    if (c == NULL || method == NULL || (params != NULL && !json_is_object(params))) {
+        json_decref(params);
+        return MCP_EINVAL;
+    }
+    if (!c->connected) {
+        json_decref(params);
+        return MCP_ECLOSED;
+    }
+    call *k = call_new(c, method, params, opts);
+    if (k == NULL)
+        return MCP_ENOMEM;
+    k->cb = cb;
+    k->user = user;
+    if (on_loop_thread(c)) {
+        /* Already on the loop: send now; the id is known at once. */
+        waiter w;
+        if (waiter_init(&w) != MCP_OK) {
+            call_free(k);
+            return MCP_EIO;
+        }
+        k->w = &w;
+        call_start(k);
+        if (request_id != NULL)
+            *request_id = w.id;
+        waiter_destroy(&w);
+        return w.id < 0 ? MCP_ECLOSED : MCP_OK;
+    }
+    waiter w;
+    if (waiter_init(&w) != MCP_OK) {
+        call_free(k);
+        return MCP_EIO;
+    }
+    k->w = &w;
+    int rc = mcp__mailbox_post(&c->mb, &k->mail);
+    if (rc != MCP_OK) {
+        call_free(k);
+        waiter_destroy(&w);
+        return rc;
+    }
+    /* Wait only until the request is sent and has its id, not for the answer. */
+    uv_mutex_lock(&w.lock);
+    while (!w.id_set)
+        uv_cond_wait(&w.cond, &w.lock);
+    uv_mutex_unlock(&w.lock);
+    long long id = w.id;
+    waiter_destroy(&w);
+    if (request_id != NULL)
+        *request_id = id;
+    return id < 0 ? MCP_ECLOSED : MCP_OK;
+}
+
+typedef struct cancel_mail {
+    mcp__mail mail;
+    mcp_client *c;
+    long long id;
+    char *reason;
+} cancel_mail;
+
+static void cancel_run(mcp__mail *m)
+{
+    cancel_mail *cm = (cancel_mail *)m;
+    if (cm->c->rpc != NULL)
+        mcp__rpc_cancel(cm->c->rpc, (json_int_t)cm->id, cm->reason);
+    free(cm->reason);
+    free(cm);
+}
+
+int mcp_client_cancel(mcp_client *c, long long request_id, const char *reason)
+{
+    if (c == NULL || !c->thread_started)
+        return MCP_EINVAL;
+    cancel_mail *cm = calloc(1, sizeof(*cm));
+    if (cm == NULL)
+        return MCP_ENOMEM;
+    cm->mail.fn = cancel_run;
+    cm->c = c;
+    cm->id = request_id;
+    cm->reason = mcp__strdup(reason);
+    if (on_loop_thread(c)) {
+        cancel_run(&cm->mail);
+        return MCP_OK;
+    }
+    int rc = mcp__mailbox_post(&c->mb, &cm->mail);
+    if (rc != MCP_OK) {
+        free(cm->reason);
+        free(cm);
+    }
+    return rc;
+}
+
+typedef struct notify_mail {
+    mcp__mail mail;
+    mcp_client *c;
+    char *method;
+    json_t *params;
+} notify_mail;
+
+static void notify_run(mcp__mail *m)
+{
+    notify_mail *nm = (notify_mail *)m;
+    if (nm->c->rpc != NULL)
+        mcp__rpc_notify(nm->c->rpc, nm->method, nm->params, 0);
+    else
+        json_decref(nm->params);
+    free(nm->method);
+    free(nm);
+}
+
+int mcp_client_notify(mcp_client *c, const char *method, json_t *params)
+{
+    if (c == NULL || method == NULL || !c->thread_started) {
+        json_decref(params);
+        return MCP_EINVAL;
+    }
+    notify_mail *nm = calloc(1, sizeof(*nm));
+    if (nm == NULL || (nm->method = mcp__strdup(method)) == NULL) {
+        free(nm);
+        json_decref(params);
+        return MCP_ENOMEM;
+    }
+    nm->mail.fn = notify_run;
+    nm->c = c;
+    nm->params = params;
+    if (on_loop_thread(c)) {
+        notify_run(&nm->mail);
+        return MCP_OK;
+    }
+    int rc = mcp__mailbox_post(&c->mb, &nm->mail);
+    if (rc != MCP_OK) {
+        free(nm->method);
+        json_decref(nm->params);
+        free(nm);
+    }
+    return rc;
+}
+
+int mcp_client_set_roots(mcp_client *c, const json_t *roots)
+{
+    if (c == NULL || !json_is_array(roots))
+        return MCP_EINVAL;
+    json_t *copy = json_deep_copy(roots);
+    if (copy == NULL)
+        return MCP_ENOMEM;
+    uv_mutex_lock(&c->lock);
+    json_t *old = c->roots;
+    c->roots = copy;
+    uv_mutex_unlock(&c->lock);
+    json_decref(old);
+    if (c->connected)
+        return mcp_client_notify(c, "notifications/roots/list_changed", NULL);
+    return MCP_OK;
+}
+
+/* ---- Closing ---- */
+
+static void close_run(mcp__mail *m)
+{
+    mcp_client *c = *(mcp_client **)(m + 1);
+    free(m);
+    connection_lost(c);
+    if (c->ls_open)
+        mcp__lstream_close(&c->ls); /* flushes, then closes the child's stdin */
+    if (c->proc_alive)
+        uv_timer_start(&c->kill_timer, on_kill_timer, MCP__CHILD_GRACE_MS, 0);
+    else if (c->kill_timer_open && !uv_is_closing((uv_handle_t *)&c->kill_timer))
+        uv_close((uv_handle_t *)&c->kill_timer, kill_timer_closed);
+}
+
+static void final_run(mcp__mail *m)
+{
+    mcp_client *c = *(mcp_client **)(m + 1);
+    free(m);
+    c->want_final = 1;
+    maybe_finish(c);
+}
+
+static int post_simple(mcp_client *c, void (*fn)(mcp__mail *))
+{
+    mcp__mail *m = calloc(1, sizeof(*m) + sizeof(mcp_client *));
+    if (m == NULL)
+        return MCP_ENOMEM;
+    m->fn = fn;
+    *(mcp_client **)(m + 1) = c;
+    int rc = mcp__mailbox_post(&c->mb, m);
+    if (rc != MCP_OK)
+        free(m);
+    return rc;
+}
+
+void mcp_client_free(mcp_client *c)
+{
+    if (c == NULL)
+        return;
+    if (c->thread_started) {
+        /* Stop the connection; then wait for handlers still running on workers (they
+         * post their answers, which are dropped); then let the loop end. */
+        post_simple(c, close_run);
+        mcp__pool_free(c->pool);
+        c->pool = NULL;
+        post_simple(c, final_run);
+        uv_thread_join(&c->thread);
+        if (uv_loop_close(&c->loop) != 0)
+            mcp__warn("the client loop closed with handles still open");
+    }
+    mcp__rpc_free(c->rpc);
+    json_decref(c->roots);
+    json_decref(c->server_info);
+    json_decref(c->server_caps);
+    free(c->protocol_version);
+    free(c->instructions);
+    free(c->name);
+    free(c->version);
+    uv_mutex_destroy(&c->lock);
+    free(c);
+}

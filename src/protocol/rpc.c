@@ -1,0 +1,557 @@
+/*
+ * The JSON-RPC 2.0 peer engine: see rpc.h.
+ */
+#include "protocol/rpc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/util.h"
+
+/* Largest batch we take apart; more is refused whole (-32600). */
+#define MCP__MAX_BATCH 100
+
+typedef struct outreq {
+    json_int_t id;
+    uint64_t stream;
+    mcp__reply_fn cb;
+    mcp__progress_fn progress_cb;
+    void *arg;
+    uv_timer_t timer; /* only started when a timeout was given */
+    int has_timer;
+    mcp__rpc *rpc;
+    struct outreq *prev, *next;
+} outreq;
+
+struct mcp__batch {
+    json_t *responses; /* array */
+    size_t pending;    /* requests not answered yet, plus one while feeding */
+    uint64_t stream;
+};
+
+struct mcp__rpc {
+    uv_loop_t *loop;
+    mcp__rpc_cbs cbs;
+    void *user;
+    int allow_batch;
+    int closed;
+    int input_closed;
+    int freed;
+    json_int_t next_id;
+    outreq *out_head;
+    mcp__inreq *in_head;
+    size_t inflight;
+};
+
+mcp__rpc *mcp__rpc_new(uv_loop_t *loop, const mcp__rpc_cbs *cbs, void *user)
+{
+    mcp__rpc *rpc = calloc(1, sizeof(*rpc));
+    if (rpc == NULL)
+        return NULL;
+    rpc->loop = loop;
+    rpc->cbs = *cbs;
+    rpc->user = user;
+    return rpc;
+}
+
+void mcp__rpc_allow_batch(mcp__rpc *rpc, int allow)
+{
+    rpc->allow_batch = allow;
+}
+
+int mcp__rpc_closed(const mcp__rpc *rpc)
+{
+    return rpc->closed;
+}
+
+size_t mcp__rpc_inflight(const mcp__rpc *rpc)
+{
+    return rpc->inflight;
+}
+
+int mcp__id_valid(const json_t *id)
+{
+    return id != NULL && (json_is_integer(id) || json_is_string(id));
+}
+
+json_t *mcp__error_message(const json_t *id, int code, const char *message, json_t *data)
+{
+    json_t *err = json_pack("{s:i, s:s}", "code", code, "message", message);
+    if (err == NULL) {
+        json_decref(data);
+        return NULL;
+    }
+    if (data != NULL)
+        json_object_set_new(err, "data", data);
+    return json_pack("{s:s, s:O?, s:o}", "jsonrpc", "2.0", "id", id, "error", err);
+}
+
+/* Serialises msg (stolen) and hands it to the transport. */
+static int send_msg(mcp__rpc *rpc, json_t *msg, uint64_t stream, unsigned flags)
+{
+    if (msg == NULL)
+        return MCP_ENOMEM;
+    if (rpc->closed) {
+        json_decref(msg);
+        return MCP_ECLOSED;
+    }
+    size_t len = json_dumpb(msg, NULL, 0, JSON_COMPACT);
+    char *text = malloc(len + 1);
+    if (text == NULL) {
+        json_decref(msg);
+        return MCP_ENOMEM;
+    }
+    json_dumpb(msg, text, len, JSON_COMPACT);
+    text[len] = '\0';
+    json_decref(msg);
+    int rc = rpc->cbs.send(rpc->user, stream, text, len, flags);
+    free(text);
+    return rc;
+}
+
+static void batch_flush(mcp__rpc *rpc, mcp__batch *b)
+{
+    if (json_array_size(b->responses) > 0)
+        send_msg(rpc, json_incref(b->responses), b->stream, MCP__SEND_RESPONSE);
+    json_decref(b->responses);
+    free(b);
+}
+
+static void batch_done_one(mcp__rpc *rpc, mcp__batch *b)
+{
+    if (--b->pending == 0)
+        batch_flush(rpc, b);
+}
+
+/* Sends an answer (stolen) that has no inreq (an invalid message), in its batch if any. */
+static void answer(mcp__rpc *rpc, mcp__batch *b, json_t *msg, uint64_t stream)
+{
+    if (msg == NULL)
+        return;
+    if (b != NULL)
+        json_array_append_new(b->responses, msg);
+    else
+        send_msg(rpc, msg, stream, 0);
+}
+
+static void answer_error(mcp__rpc *rpc, mcp__batch *b, const json_t *id, int code,
+                         const char *message, uint64_t stream)
+{
+    answer(rpc, b, mcp__error_message(id, code, message, NULL), stream);
+}
+
+static void maybe_release(mcp__rpc *rpc)
+{
+    if (rpc->freed && rpc->inflight == 0)
+        free(rpc);
+}
+
+/* ---- Outgoing requests ---- */
+
+static outreq *out_find(mcp__rpc *rpc, json_int_t id)
+{
+    for (outreq *o = rpc->out_head; o != NULL; o = o->next)
+        if (o->id == id)
+            return o;
+    return NULL;
+}
+
+static void out_timer_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+/* Unlinks o and completes it exactly once. */
+static void out_complete(outreq *o, int status, const json_t *result, const mcp_rpc_error *err)
+{
+    mcp__rpc *rpc = o->rpc;
+    if (o->prev != NULL)
+        o->prev->next = o->next;
+    else
+        rpc->out_head = o->next;
+    if (o->next != NULL)
+        o->next->prev = o->prev;
+    o->prev = o->next = NULL;
+    if (o->cb != NULL)
+        o->cb(o->arg, status, result, err);
+    if (o->has_timer) {
+        uv_timer_stop(&o->timer);
+        uv_close((uv_handle_t *)&o->timer, out_timer_closed);
+    } else {
+        free(o);
+    }
+}
+
+static void out_timeout(uv_timer_t *t)
+{
+    outreq *o = t->data;
+    mcp__rpc *rpc = o->rpc;
+    json_t *params = json_pack("{s:I, s:s}", "requestId", (json_int_t)o->id, "reason",
+                               "Request timed out");
+    send_msg(rpc, json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method",
+                            "notifications/cancelled", "params", params),
+             o->stream, 0);
+    out_complete(o, MCP_ETIMEDOUT, NULL, NULL);
+}
+
+int mcp__rpc_request(mcp__rpc *rpc, const char *method, json_t *params, uint64_t stream,
+                     int timeout_ms, mcp__reply_fn cb, mcp__progress_fn progress_cb, void *arg,
+                     json_int_t *id_out)
+{
+    if (rpc->closed || rpc->input_closed) {
+        json_decref(params);
+        return MCP_ECLOSED;
+    }
+    if (params != NULL && !json_is_object(params)) {
+        json_decref(params);
+        return MCP_EINVAL;
+    }
+    outreq *o = calloc(1, sizeof(*o));
+    if (o == NULL) {
+        json_decref(params);
+        return MCP_ENOMEM;
+    }
+    o->id = rpc->next_id++;
+    o->stream = stream;
+    o->cb = cb;
+    o->progress_cb = progress_cb;
+    o->arg = arg;
+    o->rpc = rpc;
+    if (progress_cb != NULL) {
+        if (params == NULL)
+            params = json_object();
+        json_t *meta = json_object_get(params, "_meta");
+        if (!json_is_object(meta)) {
+            meta = json_object();
+            json_object_set_new(params, "_meta", meta);
+        }
+        json_object_set_new(meta, "progressToken", json_integer(o->id));
+    }
+    json_t *msg = json_pack("{s:s, s:I, s:s}", "jsonrpc", "2.0", "id", (json_int_t)o->id,
+                            "method", method);
+    if (msg == NULL) {
+        json_decref(params);
+        free(o);
+        return MCP_ENOMEM;
+    }
+    if (params != NULL)
+        json_object_set_new(msg, "params", params);
+    if (timeout_ms > 0) {
+        uv_timer_init(rpc->loop, &o->timer);
+        o->timer.data = o;
+        o->has_timer = 1;
+        uv_timer_start(&o->timer, out_timeout, (uint64_t)timeout_ms, 0);
+    }
+    o->next = rpc->out_head;
+    if (o->next != NULL)
+        o->next->prev = o;
+    rpc->out_head = o;
+    if (id_out != NULL)
+        *id_out = o->id;
+    int rc = send_msg(rpc, msg, stream, 0);
+    if (rc != MCP_OK) {
+        o->cb = NULL; /* the caller learns of the failure from rc */
+        out_complete(o, rc, NULL, NULL);
+    }
+    return rc;
+}
+
+int mcp__rpc_cancel(mcp__rpc *rpc, json_int_t id, const char *reason)
+{
+    outreq *o = out_find(rpc, id);
+    if (o == NULL)
+        return MCP_ENOENT;
+    json_t *params = json_pack("{s:I}", "requestId", id);
+    if (params != NULL && reason != NULL)
+        json_object_set_new(params, "reason", json_string(reason));
+    mcp__rpc_notify(rpc, "notifications/cancelled", params, o->stream);
+    out_complete(o, MCP_ECANCELED, NULL, NULL);
+    return MCP_OK;
+}
+
+int mcp__rpc_notify(mcp__rpc *rpc, const char *method, json_t *params, uint64_t stream)
+{
+    json_t *msg = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", method);
+    if (msg == NULL) {
+        json_decref(params);
+        return MCP_ENOMEM;
+    }
+    if (params != NULL)
+        json_object_set_new(msg, "params", params);
+    return send_msg(rpc, msg, stream, 0);
+}
+
+static void handle_response(mcp__rpc *rpc, json_t *msg)
+{
+    json_t *id = json_object_get(msg, "id");
+    outreq *o = json_is_integer(id) ? out_find(rpc, json_integer_value(id)) : NULL;
+    if (o == NULL) {
+        mcp__debug("response to an unknown request id dropped");
+        return;
+    }
+    json_t *error = json_object_get(msg, "error");
+    if (error != NULL) {
+        mcp_rpc_error err = {0};
+        json_t *code = json_object_get(error, "code");
+        json_t *message = json_object_get(error, "message");
+        err.code = json_is_integer(code) ? (int)json_integer_value(code) : MCP_RPC_INTERNAL_ERROR;
+        snprintf(err.message, sizeof(err.message), "%s",
+                 json_is_string(message) ? json_string_value(message) : "");
+        err.data = json_object_get(error, "data");
+        out_complete(o, MCP_ERPC, NULL, &err);
+        return;
+    }
+    out_complete(o, MCP_OK, json_object_get(msg, "result"), NULL);
+}
+
+/* ---- Incoming requests ---- */
+
+static void in_unlink_free(mcp__inreq *req)
+{
+    mcp__rpc *rpc = req->rpc;
+    if (req->prev != NULL)
+        req->prev->next = req->next;
+    else
+        rpc->in_head = req->next;
+    if (req->next != NULL)
+        req->next->prev = req->prev;
+    json_decref(req->msg);
+    free(req);
+    rpc->inflight--;
+}
+
+static mcp__inreq *in_find(mcp__rpc *rpc, const json_t *id)
+{
+    for (mcp__inreq *r = rpc->in_head; r != NULL; r = r->next)
+        if (json_equal(r->id, id))
+            return r;
+    return NULL;
+}
+
+/* Sends or batches the answer msg (stolen) for req, then frees req. */
+static int finish(mcp__inreq *req, json_t *msg)
+{
+    mcp__rpc *rpc = req->rpc;
+    int rc = MCP_OK;
+    mcp__batch *b = req->batch;
+    if (msg == NULL) {
+        rc = MCP_ENOMEM;
+    } else if (req->cancelled || rpc->closed) {
+        /* The spec: a cancelled request's response is not sent. */
+        json_decref(msg);
+    } else if (b != NULL) {
+        json_array_append_new(b->responses, msg);
+    } else {
+        rc = send_msg(rpc, msg, req->stream, MCP__SEND_RESPONSE);
+    }
+    in_unlink_free(req);
+    if (b != NULL)
+        batch_done_one(rpc, b);
+    maybe_release(rpc);
+    return rc;
+}
+
+int mcp__rpc_respond(mcp__inreq *req, json_t *result)
+{
+    if (result == NULL)
+        result = json_object();
+    return finish(req, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", req->id, "result",
+                                 result));
+}
+
+int mcp__rpc_respond_error(mcp__inreq *req, int code, const char *message, json_t *data)
+{
+    return finish(req, mcp__error_message(req->id, code, message, data));
+}
+
+static void handle_notification(mcp__rpc *rpc, const char *method, json_t *params,
+                                uint64_t stream)
+{
+    if (strcmp(method, "notifications/cancelled") == 0) {
+        json_t *id = json_object_get(params, "requestId");
+        mcp__inreq *req = mcp__id_valid(id) ? in_find(rpc, id) : NULL;
+        if (req == NULL)
+            return; /* already answered, or never seen: the spec says ignore it */
+        if (strcmp(req->method, "initialize") == 0)
+            return; /* the spec: initialize cannot be cancelled */
+        req->cancelled = 1;
+        if (rpc->cbs.on_cancelled != NULL)
+            rpc->cbs.on_cancelled(rpc->user, req);
+        return;
+    }
+    if (strcmp(method, "notifications/progress") == 0) {
+        json_t *token = json_object_get(params, "progressToken");
+        outreq *o = json_is_integer(token) ? out_find(rpc, json_integer_value(token)) : NULL;
+        if (o != NULL && o->progress_cb != NULL) {
+            o->progress_cb(o->arg, params);
+            return;
+        }
+    }
+    if (rpc->cbs.on_notification != NULL)
+        rpc->cbs.on_notification(rpc->user, method, params, stream);
+}
+
+/* Handles one message of a feed; b is its batch or NULL. */
+static void handle_one(mcp__rpc *rpc, json_t *msg, mcp__batch *b, uint64_t stream)
+{
+    if (!json_is_object(msg)) {
+        answer_error(rpc, b, NULL, MCP_RPC_INVALID_REQUEST,
+                     "Invalid Request: a message must be a JSON object", stream);
+        return;
+    }
+    json_t *id = json_object_get(msg, "id");
+    json_t *method = json_object_get(msg, "method");
+    json_t *echo_id = mcp__id_valid(id) ? id : NULL;
+    json_t *version = json_object_get(msg, "jsonrpc");
+    if (!json_is_string(version) || strcmp(json_string_value(version), "2.0") != 0) {
+        answer_error(rpc, b, echo_id, MCP_RPC_INVALID_REQUEST,
+                     "Invalid Request: \"jsonrpc\" must be \"2.0\"", stream);
+        return;
+    }
+    if (method == NULL) {
+        if (json_object_get(msg, "result") != NULL || json_object_get(msg, "error") != NULL) {
+            handle_response(rpc, msg);
+            return;
+        }
+        answer_error(rpc, b, echo_id, MCP_RPC_INVALID_REQUEST,
+                     "Invalid Request: missing \"method\"", stream);
+        return;
+    }
+    if (!json_is_string(method)) {
+        answer_error(rpc, b, echo_id, MCP_RPC_INVALID_REQUEST,
+                     "Invalid Request: \"method\" must be a string", stream);
+        return;
+    }
+    json_t *params = json_object_get(msg, "params");
+    if (id == NULL) {
+        /* A notification can never be answered, not even with an error. */
+        if (params == NULL || json_is_object(params))
+            handle_notification(rpc, json_string_value(method), params, stream);
+        return;
+    }
+    if (echo_id == NULL) {
+        answer_error(rpc, b, NULL, MCP_RPC_INVALID_REQUEST,
+                     "Invalid Request: \"id\" must be a string or an integer", stream);
+        return;
+    }
+    if (params != NULL && !json_is_object(params)) {
+        answer_error(rpc, b, id, MCP_RPC_INVALID_PARAMS,
+                     "Invalid params: \"params\" must be an object", stream);
+        return;
+    }
+    if (in_find(rpc, id) != NULL) {
+        answer_error(rpc, b, id, MCP_RPC_INVALID_REQUEST,
+                     "Invalid Request: a request with this id is still in progress", stream);
+        return;
+    }
+    mcp__inreq *req = calloc(1, sizeof(*req));
+    if (req == NULL) {
+        answer_error(rpc, b, id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory",
+                     stream);
+        return;
+    }
+    req->rpc = rpc;
+    req->msg = json_incref(msg);
+    req->id = id;
+    req->method = json_string_value(method);
+    req->params = params;
+    req->stream = stream;
+    req->batch = b;
+    if (b != NULL)
+        b->pending++;
+    req->next = rpc->in_head;
+    if (req->next != NULL)
+        req->next->prev = req;
+    rpc->in_head = req;
+    rpc->inflight++;
+    rpc->cbs.on_request(rpc->user, req);
+}
+
+void mcp__rpc_reject_oversized(mcp__rpc *rpc, size_t seen, size_t limit, uint64_t stream)
+{
+    char msg[160];
+    snprintf(msg, sizeof(msg),
+             "Invalid Request: message of at least %zu bytes exceeds the limit of %zu bytes",
+             seen, limit);
+    answer_error(rpc, NULL, NULL, MCP_RPC_INVALID_REQUEST, msg, stream);
+}
+
+void mcp__rpc_feed(mcp__rpc *rpc, const char *text, size_t len, uint64_t stream)
+{
+    if (rpc->closed)
+        return;
+    json_error_t jerr;
+    json_t *v = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+    if (v == NULL) {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "Parse error: %s at line %d, column %d", jerr.text,
+                 jerr.line, jerr.column);
+        json_t *data = json_pack("{s:i, s:i, s:i}", "line", jerr.line, "column", jerr.column,
+                                 "position", jerr.position);
+        answer(rpc, NULL, mcp__error_message(NULL, MCP_RPC_PARSE_ERROR, msg, data), stream);
+        return;
+    }
+    if (!json_is_array(v)) {
+        handle_one(rpc, v, NULL, stream);
+        json_decref(v);
+        return;
+    }
+    const char *why = NULL;
+    if (json_array_size(v) == 0)
+        why = "Invalid Request: an empty batch";
+    else if (!rpc->allow_batch)
+        why = "Invalid Request: JSON-RPC batches are only allowed with protocol version "
+              "2025-03-26";
+    else if (json_array_size(v) > MCP__MAX_BATCH)
+        why = "Invalid Request: a batch may hold at most 100 messages";
+    if (why != NULL) {
+        answer_error(rpc, NULL, NULL, MCP_RPC_INVALID_REQUEST, why, stream);
+        json_decref(v);
+        return;
+    }
+    mcp__batch *b = calloc(1, sizeof(*b));
+    if (b == NULL || (b->responses = json_array()) == NULL) {
+        free(b);
+        json_decref(v);
+        return;
+    }
+    b->pending = 1; /* held while feeding, so inline answers cannot flush early */
+    b->stream = stream;
+    size_t i;
+    json_t *el;
+    json_array_foreach(v, i, el)
+    {
+        if (rpc->closed)
+            break;
+        handle_one(rpc, el, b, stream);
+    }
+    batch_done_one(rpc, b);
+    json_decref(v);
+}
+
+void mcp__rpc_input_closed(mcp__rpc *rpc)
+{
+    rpc->input_closed = 1;
+    while (rpc->out_head != NULL)
+        out_complete(rpc->out_head, MCP_ECLOSED, NULL, NULL);
+}
+
+void mcp__rpc_close(mcp__rpc *rpc)
+{
+    if (rpc->closed)
+        return;
+    rpc->closed = 1;
+    while (rpc->out_head != NULL)
+        out_complete(rpc->out_head, MCP_ECLOSED, NULL, NULL);
+    for (mcp__inreq *r = rpc->in_head; r != NULL; r = r->next)
+        r->cancelled = 1;
+}
+
+void mcp__rpc_free(mcp__rpc *rpc)
+{
+    if (rpc == NULL)
+        return;
+    mcp__rpc_close(rpc);
+    rpc->freed = 1;
+    maybe_release(rpc);
+}

@@ -1,0 +1,517 @@
+/*
+ * The request context: how a handler, on a worker thread or inline on the
+ * loop, sends progress, logs and notifications, asks the client something,
+ * and learns that it was cancelled. Everything that touches the session is
+ * done on the loop thread: a worker posts it through the runtime's mailbox,
+ * in order, so its notifications always precede its result.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server_int.h"
+
+#define MCP__DEFAULT_REQUEST_TIMEOUT_MS 60000
+
+mcp_ctx *mcp__ctx_new(mcp__session *s, mcp__inreq *req)
+{
+    mcp_ctx *ctx = calloc(1, sizeof(*ctx));
+    if (ctx == NULL)
+        return NULL;
+    if (uv_mutex_init(&ctx->lock) != 0) {
+        free(ctx);
+        return NULL;
+    }
+    if (uv_cond_init(&ctx->cond) != 0) {
+        uv_mutex_destroy(&ctx->lock);
+        free(ctx);
+        return NULL;
+    }
+    ctx->sess = s;
+    ctx->rt = s->rt;
+    ctx->req = req;
+    ctx->stream = req->stream;
+    /* The context may outlive the request record, so it keeps its own references. */
+    ctx->id = json_incref(req->id);
+    ctx->params = json_incref(req->params);
+    ctx->method = json_string_value(json_object_get(req->msg, "method"));
+    ctx->msg = json_incref(req->msg);
+    ctx->meta = json_object_get(req->params, "_meta");
+    if (!json_is_object(ctx->meta))
+        ctx->meta = NULL;
+    json_t *token = json_object_get(ctx->meta, "progressToken");
+    if (json_is_string(token) || json_is_integer(token))
+        ctx->progress_token = token;
+    req->data = ctx;
+    s->refs++;
+    ctx->next = s->ctxs;
+    if (ctx->next != NULL)
+        ctx->next->prev = ctx;
+    s->ctxs = ctx;
+    return ctx;
+}
+
+static void ctx_destroy(mcp_ctx *ctx)
+{
+    mcp__session *s = ctx->sess;
+    if (ctx->prev != NULL)
+        ctx->prev->next = ctx->next;
+    else
+        s->ctxs = ctx->next;
+    if (ctx->next != NULL)
+        ctx->next->prev = ctx->prev;
+    json_decref(ctx->id);
+    json_decref(ctx->params);
+    json_decref(ctx->msg);
+    json_decref(ctx->args);
+    json_decref(ctx->schema);
+    json_decref(ctx->error_data);
+    free(ctx->error_message);
+    free(ctx->uri);
+    uv_cond_destroy(&ctx->cond);
+    uv_mutex_destroy(&ctx->lock);
+    free(ctx);
+    int idle = !s->closed && mcp__rpc_inflight(s->rpc) == 0 && s->io != NULL &&
+               s->io->idle != NULL;
+    if (idle)
+        s->io->idle(s->io_user);
+    mcp__session_unref(s);
+}
+
+/* Loop thread: answers the request with what the handler produced. */
+static void ctx_finish(mcp_ctx *ctx, json_t *result)
+{
+    mcp__inreq *req = ctx->req;
+    ctx->req = NULL;
+    if (req != NULL) {
+        req->data = NULL;
+        if (result != NULL) {
+            mcp__rpc_respond(req, result);
+            result = NULL;
+        } else if (ctx->error_code != 0) {
+            mcp__rpc_respond_error(req, ctx->error_code,
+                                   ctx->error_message ? ctx->error_message : "Error",
+                                   json_incref(ctx->error_data));
+        } else {
+            mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR,
+                                   "Internal error: the handler returned no result", NULL);
+        }
+    }
+    json_decref(result);
+    ctx_destroy(ctx);
+}
+
+static void ctx_done_mail(mcp__mail *m)
+{
+    mcp_ctx *ctx = (mcp_ctx *)((char *)m - offsetof(mcp_ctx, done_mail));
+    ctx_finish(ctx, ctx->result);
+}
+
+static void ctx_job(void *arg)
+{
+    mcp_ctx *ctx = arg;
+    ctx->result = ctx->invoke(ctx);
+    ctx->done_mail.fn = ctx_done_mail;
+    if (mcp__mailbox_post(&ctx->rt->mb, &ctx->done_mail) != MCP_OK)
+        mcp__error("a handler finished after its runtime closed; its result is lost");
+}
+
+static mcp__pool *server_pool(mcp_server *srv)
+{
+    uv_mutex_lock(&srv->lock);
+    if (srv->pool == NULL)
+        srv->pool = mcp__pool_new(srv->workers);
+    mcp__pool *p = srv->pool;
+    uv_mutex_unlock(&srv->lock);
+    return p;
+}
+
+void mcp__ctx_run(mcp_ctx *ctx, int inline_handler)
+{
+    if (ctx->invoke == NULL) {
+        ctx_finish(ctx, NULL); /* the dispatcher set the error */
+        return;
+    }
+    if (inline_handler) {
+        ctx->on_loop = 1;
+        ctx_finish(ctx, ctx->invoke(ctx));
+        return;
+    }
+    mcp__pool *pool = server_pool(ctx->rt->srv);
+    if (pool == NULL || mcp__pool_submit(pool, ctx_job, ctx) != MCP_OK) {
+        mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR, "Internal error: no worker available");
+        ctx_finish(ctx, NULL);
+    }
+}
+
+void mcp__ctx_cancel(mcp_ctx *ctx)
+{
+    atomic_store(&ctx->cancelled, 1);
+    uv_mutex_lock(&ctx->lock);
+    uv_cond_broadcast(&ctx->cond);
+    uv_mutex_unlock(&ctx->lock);
+    if (ctx->out_pending)
+        mcp__rpc_cancel(ctx->sess->rpc, ctx->out_id, "The request that asked was cancelled");
+}
+
+/* ---- Accessors ---- */
+
+const json_t *mcp_ctx_request_id(const mcp_ctx *ctx)
+{
+    return ctx->id;
+}
+
+const char *mcp_ctx_method(const mcp_ctx *ctx)
+{
+    return ctx->method;
+}
+
+const json_t *mcp_ctx_params(const mcp_ctx *ctx)
+{
+    return ctx->params;
+}
+
+const json_t *mcp_ctx_meta(const mcp_ctx *ctx)
+{
+    return ctx->meta;
+}
+
+/* The fields below are set by initialize, before any context exists, and never change. */
+const char *mcp_ctx_protocol_version(const mcp_ctx *ctx)
+{
+    return ctx->sess->version;
+}
+
+const json_t *mcp_ctx_client_capabilities(const mcp_ctx *ctx)
+{
+    return ctx->sess->client_caps;
+}
+
+const json_t *mcp_ctx_client_info(const mcp_ctx *ctx)
+{
+    return ctx->sess->client_info;
+}
+
+const char *mcp_ctx_session_id(const mcp_ctx *ctx)
+{
+    return ctx->sess->id;
+}
+
+mcp_server *mcp_ctx_server(const mcp_ctx *ctx)
+{
+    return ctx->rt->srv;
+}
+
+int mcp_ctx_is_cancelled(const mcp_ctx *ctx)
+{
+    return atomic_load(&((mcp_ctx *)ctx)->cancelled);
+}
+
+int mcp_ctx_sleep(mcp_ctx *ctx, int ms)
+{
+    if (ctx->on_loop)
+        return MCP_ESTATE;
+    uint64_t deadline = mcp__now_ms() + (uint64_t)(ms > 0 ? ms : 0);
+    uv_mutex_lock(&ctx->lock);
+    while (!atomic_load(&ctx->cancelled)) {
+        uint64_t now = mcp__now_ms();
+        if (now >= deadline)
+            break;
+        uv_cond_timedwait(&ctx->cond, &ctx->lock, (deadline - now) * 1000000u);
+    }
+    uv_mutex_unlock(&ctx->lock);
+    return atomic_load(&ctx->cancelled) ? MCP_ECANCELED : MCP_OK;
+}
+
+int mcp_ctx_set_error(mcp_ctx *ctx, int code, const char *fmt, ...)
+{
+    va_list ap;
+    mcp__buf b = {0};
+    va_start(ap, fmt);
+    int rc = mcp__buf_vappendf(&b, fmt, ap);
+    va_end(ap);
+    if (rc != MCP_OK) {
+        mcp__buf_free(&b);
+        return rc;
+    }
+    free(ctx->error_message);
+    ctx->error_message = mcp__buf_steal(&b);
+    ctx->error_code = code;
+    return MCP_OK;
+}
+
+/* ---- Operations posted to the loop ---- */
+
+enum op_kind { OP_NOTIFY, OP_LOG, OP_REQUEST };
+
+typedef struct ctx_op {
+    mcp__mail mail;
+    mcp_ctx *ctx;
+    enum op_kind kind;
+    int level;
+    int timeout_ms;
+    char *method;
+    json_t *params;
+} ctx_op;
+
+static void op_free(ctx_op *op)
+{
+    free(op->method);
+    json_decref(op->params);
+    free(op);
+}
+
+static void wake(mcp_ctx *ctx, int status, const json_t *result, const mcp_rpc_error *err)
+{
+    uv_mutex_lock(&ctx->lock);
+    ctx->wait_status = status;
+    ctx->wait_result = json_incref((json_t *)result);
+    if (err != NULL) {
+        ctx->wait_err.code = err->code;
+        memcpy(ctx->wait_err.message, err->message, sizeof(err->message));
+        ctx->wait_err.data = json_incref(err->data);
+    }
+    ctx->wait_done = 1;
+    uv_cond_broadcast(&ctx->cond);
+    uv_mutex_unlock(&ctx->lock);
+}
+
+static void request_reply(void *arg, int status, const json_t *result, const mcp_rpc_error *err)
+{
+    mcp_ctx *ctx = arg;
+    ctx->out_pending = 0;
+    wake(ctx, status, result, err);
+}
+
+/* Loop thread. */
+static void op_run(ctx_op *op)
+{
+    mcp_ctx *ctx = op->ctx;
+    mcp__session *s = ctx->sess;
+    int live = !s->closed && ctx->req != NULL && !atomic_load(&ctx->cancelled);
+    switch (op->kind) {
+    case OP_LOG:
+        if (live && op->level >= (int)s->level)
+            mcp__rpc_notify(s->rpc, op->method, json_incref(op->params), ctx->stream);
+        break;
+    case OP_NOTIFY:
+        if (live)
+            mcp__rpc_notify(s->rpc, op->method, json_incref(op->params), ctx->stream);
+        break;
+    case OP_REQUEST: {
+        if (!live) {
+            wake(ctx, atomic_load(&ctx->cancelled) ? MCP_ECANCELED : MCP_ECLOSED, NULL, NULL);
+            break;
+        }
+        json_int_t id;
+        ctx->out_pending = 1;
+        int rc = mcp__rpc_request(s->rpc, op->method, json_incref(op->params), ctx->stream,
+                                  op->timeout_ms, request_reply, NULL, ctx, &id);
+        if (rc != MCP_OK) {
+            ctx->out_pending = 0;
+            wake(ctx, rc, NULL, NULL);
+        } else if (ctx->out_pending) {
+            ctx->out_id = id;
+        }
+        break;
+    }
+    }
+    op_free(op);
+}
+
+static void op_mail(mcp__mail *m)
+{
+    op_run((ctx_op *)m);
+}
+
+/* Runs op now on the loop thread, or posts it there. Takes op. */
+static int op_submit(ctx_op *op)
+{
+    mcp_ctx *ctx = op->ctx;
+    if (ctx->on_loop || mcp__srt_on_loop(ctx->rt)) {
+        op_run(op);
+        return MCP_OK;
+    }
+    op->mail.fn = op_mail;
+    int rc = mcp__mailbox_post(&ctx->rt->mb, &op->mail);
+    if (rc != MCP_OK)
+        op_free(op);
+    return rc;
+}
+
+static int op_new(mcp_ctx *ctx, enum op_kind kind, const char *method, json_t *params)
+{
+    ctx_op *op = calloc(1, sizeof(*op));
+    if (op == NULL || params == NULL || (op->method = mcp__strdup(method)) == NULL) {
+        json_decref(params);
+        free(op);
+        return MCP_ENOMEM;
+    }
+    op->ctx = ctx;
+    op->kind = kind;
+    op->params = params;
+    return op_submit(op);
+}
+
+/* Whole numbers go out as JSON integers ("50", not "50.0"), as other SDKs send them. */
+static json_t *number(double v)
+{
+    if (v == floor(v) && fabs(v) < 9007199254740992.0)
+        return json_integer((json_int_t)v);
+    return json_real(v);
+}
+
+int mcp_ctx_progress(mcp_ctx *ctx, double progress, double total, const char *message)
+{
+    if (ctx->progress_token == NULL)
+        return MCP_OK;
+    if (!isfinite(progress) || (ctx->sent_progress && progress <= ctx->last_progress))
+        return MCP_EINVAL; /* the spec: progress must increase with each notification */
+    ctx->sent_progress = 1;
+    ctx->last_progress = progress;
+    json_t *params = json_pack("{s:O, s:o}", "progressToken", ctx->progress_token, "progress",
+                               number(progress));
+    if (params != NULL && total >= 0)
+        json_object_set_new(params, "total", number(total));
+    if (params != NULL && message != NULL)
+        json_object_set_new(params, "message", json_string(message));
+    return op_new(ctx, OP_NOTIFY, "notifications/progress", params);
+}
+
+int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger, json_t *data)
+{
+    const char *name = mcp_log_level_name(level);
+    if (name == NULL) {
+        json_decref(data);
+        return MCP_EINVAL;
+    }
+    json_t *params = json_pack("{s:s, s:o}", "level", name, "data", data ? data : json_null());
+    if (params != NULL && logger != NULL)
+        json_object_set_new(params, "logger", json_string(logger));
+    ctx_op *op = calloc(1, sizeof(*op));
+    if (op == NULL || params == NULL) {
+        json_decref(params);
+        free(op);
+        return MCP_ENOMEM;
+    }
+    op->ctx = ctx;
+    op->kind = OP_LOG;
+    op->level = (int)level;
+    op->params = params;
+    op->method = mcp__strdup("notifications/message");
+    if (op->method == NULL) {
+        op_free(op);
+        return MCP_ENOMEM;
+    }
+    return op_submit(op);
+}
+
+int mcp_ctx_logf(mcp_ctx *ctx, mcp_log_level level, const char *fmt, ...)
+{
+    va_list ap;
+    mcp__buf b = {0};
+    va_start(ap, fmt);
+    int rc = mcp__buf_vappendf(&b, fmt, ap);
+    va_end(ap);
+    if (rc != MCP_OK) {
+        mcp__buf_free(&b);
+        return rc;
+    }
+    json_t *data = json_string(b.data ? b.data : "");
+    mcp__buf_free(&b);
+    return mcp_ctx_log(ctx, level, NULL, data);
+}
+
+int mcp_ctx_notify(mcp_ctx *ctx, const char *method, json_t *params)
+{
+    if (method == NULL) {
+        json_decref(params);
+        return MCP_EINVAL;
+    }
+    return op_new(ctx, OP_NOTIFY, method, params ? params : json_object());
+}
+
+int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params, int timeout_ms,
+                    json_t **result, mcp_rpc_error *err)
+{
+    if (result != NULL)
+        *result = NULL;
+    if (ctx->on_loop || mcp__srt_on_loop(ctx->rt)) {
+        json_decref(params);
+        return MCP_ESTATE; /* waiting here would stall the loop that must carry the answer */
+    }
+    if (method == NULL) {
+        json_decref(params);
+        return MCP_EINVAL;
+    }
+    if (atomic_load(&ctx->cancelled)) {
+        json_decref(params);
+        return MCP_ECANCELED;
+    }
+    ctx_op *op = calloc(1, sizeof(*op));
+    if (op == NULL || (op->method = mcp__strdup(method)) == NULL) {
+        free(op);
+        json_decref(params);
+        return MCP_ENOMEM;
+    }
+    op->ctx = ctx;
+    op->kind = OP_REQUEST;
+    op->params = params;
+    op->timeout_ms = timeout_ms > 0 ? timeout_ms : MCP__DEFAULT_REQUEST_TIMEOUT_MS;
+    uv_mutex_lock(&ctx->lock);
+    ctx->wait_done = 0;
+    uv_mutex_unlock(&ctx->lock);
+    int rc = op_submit(op);
+    if (rc != MCP_OK)
+        return rc;
+    uv_mutex_lock(&ctx->lock);
+    while (!ctx->wait_done)
+        uv_cond_wait(&ctx->cond, &ctx->lock);
+    rc = ctx->wait_status;
+    json_t *res = ctx->wait_result;
+    ctx->wait_result = NULL;
+    mcp_rpc_error e = ctx->wait_err;
+    memset(&ctx->wait_err, 0, sizeof(ctx->wait_err));
+    uv_mutex_unlock(&ctx->lock);
+    if (rc == MCP_OK && result != NULL)
+        *result = res;
+    else
+        json_decref(res);
+    if (err != NULL)
+        *err = e;
+    else
+        json_decref(e.data);
+    return rc;
+}
+
+static int client_has(const mcp_ctx *ctx, const char *capability)
+{
+    return json_object_get(ctx->sess->client_caps, capability) != NULL;
+}
+
+int mcp_ctx_create_message(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
+                           mcp_rpc_error *err)
+{
+    if (!client_has(ctx, "sampling")) {
+        json_decref(params);
+        return MCP_ENOTSUP;
+    }
+    return mcp_ctx_request(ctx, "sampling/createMessage", params, timeout_ms, result, err);
+}
+
+int mcp_ctx_elicit(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
+                   mcp_rpc_error *err)
+{
+    if (!client_has(ctx, "elicitation")) {
+        json_decref(params);
+        return MCP_ENOTSUP;
+    }
+    return mcp_ctx_request(ctx, "elicitation/create", params, timeout_ms, result, err);
+}
+
+int mcp_ctx_list_roots(mcp_ctx *ctx, int timeout_ms, json_t **result, mcp_rpc_error *err)
+{
+    if (!client_has(ctx, "roots"))
+        return MCP_ENOTSUP;
+    return mcp_ctx_request(ctx, "roots/list", json_object(), timeout_ms, result, err);
+}

@@ -1,0 +1,497 @@
+/*
+ * The server's methods: lifecycle, lists with pagination, and the calls that
+ * run user handlers through an mcp_ctx.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server_int.h"
+
+static void invalid_params(mcp__inreq *req, const char *fmt, const char *field)
+{
+    char msg[300];
+    snprintf(msg, sizeof(msg), fmt, field);
+    mcp__rpc_respond_error(req, MCP_RPC_INVALID_PARAMS, msg, NULL);
+}
+
+/* A string member of params, or NULL after answering -32602 naming it. */
+static const char *require_string(mcp__inreq *req, const char *field)
+{
+    json_t *v = json_object_get(req->params, field);
+    if (!json_is_string(v)) {
+        invalid_params(req, "Invalid params: \"%s\" must be a string", field);
+        return NULL;
+    }
+    return json_string_value(v);
+}
+
+/* ---- initialize ---- */
+
+static json_t *server_capabilities(mcp_server *srv)
+{
+    json_t *caps = json_pack("{s:{}}", "logging");
+    if (caps == NULL)
+        return NULL;
+    uv_mutex_lock(&srv->lock);
+    if (srv->tools.len > 0)
+        json_object_set_new(caps, "tools", json_pack("{s:b}", "listChanged", 1));
+    if (srv->resources.len > 0 || srv->templates.len > 0)
+        json_object_set_new(caps, "resources",
+                            json_pack("{s:b, s:b}", "subscribe", 1, "listChanged", 1));
+    if (srv->prompts.len > 0)
+        json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 1));
+    uv_mutex_unlock(&srv->lock);
+    if (srv->complete_fn != NULL)
+        json_object_set_new(caps, "completions", json_object());
+    return caps;
+}
+
+static void do_initialize(mcp__session *s, mcp__inreq *req)
+{
+    mcp_server *srv = s->rt->srv;
+    if (s->initialized) {
+        mcp__rpc_respond_error(req, MCP_RPC_INVALID_REQUEST,
+                               "Invalid Request: the session is already initialized", NULL);
+        return;
+    }
+    const char *asked = require_string(req, "protocolVersion");
+    if (asked == NULL)
+        return;
+    json_t *caps = json_object_get(req->params, "capabilities");
+    json_t *info = json_object_get(req->params, "clientInfo");
+    if (caps != NULL && !json_is_object(caps)) {
+        invalid_params(req, "Invalid params: \"%s\" must be an object", "capabilities");
+        return;
+    }
+    if (info != NULL && !json_is_object(info)) {
+        invalid_params(req, "Invalid params: \"%s\" must be an object", "clientInfo");
+        return;
+    }
+    /* The spec: answer with the client's version if we speak it, else our latest. */
+    const char *version = mcp_protocol_version_supported(asked);
+    if (version == NULL)
+        version = MCP_PROTOCOL_LATEST;
+
+    json_t *server_info = json_pack("{s:s, s:s}", "name", srv->name, "version", srv->version);
+    if (server_info != NULL && srv->title != NULL)
+        json_object_set_new(server_info, "title", json_string(srv->title));
+    json_t *result = json_pack("{s:s, s:o, s:o}", "protocolVersion", version, "capabilities",
+                               server_capabilities(srv), "serverInfo", server_info);
+    if (result == NULL) {
+        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory",
+                               NULL);
+        return;
+    }
+    if (srv->instructions != NULL)
+        json_object_set_new(result, "instructions", json_string(srv->instructions));
+    s->version = version;
+    s->client_caps = caps ? json_incref(caps) : json_object();
+    s->client_info = info ? json_incref(info) : json_object();
+    s->initialized = 1;
+    /* JSON-RPC batches exist only in protocol 2025-03-26. */
+    mcp__rpc_allow_batch(s->rpc, strcmp(version, MCP_PROTOCOL_2025_03_26) == 0);
+    mcp__rpc_respond(req, result);
+}
+
+/* ---- Pagination ---- */
+
+/* Cursors are opaque to clients: base64 of "o:<offset>". */
+static json_t *make_cursor(size_t offset)
+{
+    char raw[32];
+    int n = snprintf(raw, sizeof(raw), "o:%zu", offset);
+    char *enc = mcp__base64_encode(raw, (size_t)n);
+    json_t *c = enc ? json_string(enc) : NULL;
+    free(enc);
+    return c;
+}
+
+static int parse_cursor(mcp__inreq *req, size_t *offset)
+{
+    *offset = 0;
+    json_t *c = json_object_get(req->params, "cursor");
+    if (c == NULL || json_is_null(c))
+        return 0;
+    size_t len = 0;
+    unsigned char *raw = NULL;
+    if (json_is_string(c))
+        raw = mcp__base64_decode(json_string_value(c), json_string_length(c), &len);
+    int ok = raw != NULL && len > 2 && len < 24 && raw[0] == 'o' && raw[1] == ':';
+    size_t v = 0;
+    for (size_t i = 2; ok && i < len; i++) {
+        if (raw[i] < '0' || raw[i] > '9')
+            ok = 0;
+        else
+            v = v * 10 + (size_t)(raw[i] - '0');
+    }
+    free(raw);
+    if (!ok) {
+        invalid_params(req, "Invalid params: \"%s\" is not a cursor this server gave", "cursor");
+        return -1;
+    }
+    *offset = v;
+    return 0;
+}
+
+/* Offsets of the listing member in each registry item type. */
+static json_t *listing_of(void *item, size_t listing_offset)
+{
+    return *(json_t **)((char *)item + listing_offset);
+}
+
+static void respond_page(mcp__session *s, mcp__inreq *req, mcp__vec *v, size_t listing_offset,
+                         const char *key)
+{
+    mcp_server *srv = s->rt->srv;
+    size_t offset;
+    if (parse_cursor(req, &offset) != 0)
+        return;
+    json_t *items = json_array();
+    json_t *result = json_pack("{s:o}", key, items);
+    if (result == NULL) {
+        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory",
+                               NULL);
+        return;
+    }
+    uv_mutex_lock(&srv->lock);
+    if (offset > v->len) {
+        uv_mutex_unlock(&srv->lock);
+        json_decref(result);
+        invalid_params(req, "Invalid params: \"%s\" is past the end of the list", "cursor");
+        return;
+    }
+    size_t end = offset + (size_t)srv->page_size;
+    if (end > v->len)
+        end = v->len;
+    for (size_t i = offset; i < end; i++)
+        json_array_append(items, listing_of(v->items[i], listing_offset));
+    int more = end < v->len;
+    uv_mutex_unlock(&srv->lock);
+    if (more)
+        json_object_set_new(result, "nextCursor", make_cursor(end));
+    mcp__rpc_respond(req, result);
+}
+
+/* ---- Handler invocations (on the handler's thread) ---- */
+
+static json_t *invoke_tool(mcp_ctx *ctx)
+{
+    json_t *result = ((mcp_tool_fn)ctx->fn)(ctx, ctx->args, ctx->user);
+    if (result == NULL || ctx->schema == NULL || json_is_true(json_object_get(result, "isError")))
+        return result;
+    /* The spec: a tool with an outputSchema must give structuredContent that conforms. */
+    json_t *structured = json_object_get(result, "structuredContent");
+    char why[256];
+    if (structured == NULL) {
+        mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR,
+                          "Internal error: the tool declares an outputSchema but gave no "
+                          "structuredContent");
+    } else if (mcp__schema_check(ctx->schema, structured, why, sizeof(why)) != 0) {
+        mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR,
+                          "Internal error: structuredContent does not match the outputSchema: %s",
+                          why);
+    } else {
+        return result;
+    }
+    json_decref(result);
+    return NULL;
+}
+
+static json_t *invoke_resource(mcp_ctx *ctx)
+{
+    return ((mcp_resource_fn)ctx->fn)(ctx, ctx->uri, ctx->args, ctx->user);
+}
+
+static json_t *invoke_prompt(mcp_ctx *ctx)
+{
+    return ((mcp_prompt_fn)ctx->fn)(ctx, ctx->args, ctx->user);
+}
+
+static json_t *invoke_complete(mcp_ctx *ctx)
+{
+    json_t *ref = json_object_get(ctx->params, "ref");
+    json_t *arg = json_object_get(ctx->params, "argument");
+    json_t *context_args = json_object_get(json_object_get(ctx->params, "context"), "arguments");
+    json_t *values = ((mcp_complete_fn)ctx->fn)(
+        ctx, ref, json_string_value(json_object_get(arg, "name")),
+        json_string_value(json_object_get(arg, "value")),
+        json_is_object(context_args) ? context_args : NULL, ctx->user);
+    if (!json_is_array(values)) {
+        json_decref(values);
+        if (ctx->error_code == 0)
+            mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR,
+                              "Internal error: the completion handler gave no array");
+        return NULL;
+    }
+    size_t total = json_array_size(values);
+    /* The spec: at most 100 values per response. */
+    while (json_array_size(values) > 100)
+        json_array_remove(values, json_array_size(values) - 1);
+    return json_pack("{s:{s:o, s:I, s:b}}", "completion", "values", values, "total",
+                     (json_int_t)total, "hasMore", total > 100);
+}
+
+/* Starts ctx with the handler (fn, user, flags); takes args. */
+static void start(mcp__session *s, mcp__inreq *req, mcp__invoke_fn invoke, void *fn, void *user,
+                  unsigned flags, json_t *args, json_t *schema, const char *uri)
+{
+    mcp_ctx *ctx = mcp__ctx_new(s, req);
+    if (ctx == NULL) {
+        json_decref(args);
+        json_decref(schema);
+        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory",
+                               NULL);
+        return;
+    }
+    ctx->invoke = invoke;
+    ctx->fn = fn;
+    ctx->user = user;
+    ctx->args = args;
+    ctx->schema = schema;
+    if (uri != NULL && (ctx->uri = mcp__strdup(uri)) == NULL) {
+        mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        ctx->invoke = NULL;
+    }
+    mcp__ctx_run(ctx, (flags & MCP_HANDLER_INLINE) != 0);
+}
+
+/* ---- Methods ---- */
+
+static void do_tools_call(mcp__session *s, mcp__inreq *req)
+{
+    mcp_server *srv = s->rt->srv;
+    const char *name = require_string(req, "name");
+    if (name == NULL)
+        return;
+    json_t *args = json_object_get(req->params, "arguments");
+    if (args != NULL && !json_is_object(args)) {
+        invalid_params(req, "Invalid params: \"%s\" must be an object", "arguments");
+        return;
+    }
+    args = args ? json_incref(args) : json_object();
+    uv_mutex_lock(&srv->lock);
+    mcp__tool *t = mcp__find_tool(srv, name);
+    mcp_tool_fn fn = t ? t->fn : NULL;
+    void *user = t ? t->user : NULL;
+    unsigned flags = t ? t->flags : 0;
+    json_t *in_schema = t ? json_incref(t->input_schema) : NULL;
+    json_t *out_schema = t ? json_incref(t->output_schema) : NULL;
+    uv_mutex_unlock(&srv->lock);
+    if (fn == NULL) {
+        json_decref(args);
+        char msg[300];
+        snprintf(msg, sizeof(msg), "Unknown tool: %s", name);
+        mcp__rpc_respond_error(req, MCP_RPC_INVALID_PARAMS, msg, NULL);
+        return;
+    }
+    /* The spec (2025-11-25): arguments that fail the input schema are a tool execution
+     * error, so the model can read it and correct itself. */
+    char why[256];
+    int bad = mcp__schema_check(in_schema, args, why, sizeof(why));
+    json_decref(in_schema);
+    if (bad) {
+        json_decref(args);
+        json_decref(out_schema);
+        mcp__rpc_respond(req, mcp_tool_error("Invalid arguments for tool %s: %s", name, why));
+        return;
+    }
+    start(s, req, invoke_tool, (void *)fn, user, flags, args, out_schema, NULL);
+}
+
+static void do_resources_read(mcp__session *s, mcp__inreq *req)
+{
+    mcp_server *srv = s->rt->srv;
+    const char *uri = require_string(req, "uri");
+    if (uri == NULL)
+        return;
+    json_t *vars = NULL;
+    mcp_resource_fn fn = NULL;
+    void *user = NULL;
+    unsigned flags = 0;
+    uv_mutex_lock(&srv->lock);
+    mcp__resource *r = mcp__find_resource(srv, uri);
+    if (r != NULL) {
+        fn = r->fn;
+        user = r->user;
+        flags = r->flags;
+    } else {
+        mcp__template *t = mcp__match_template(srv, uri, &vars);
+        if (t != NULL) {
+            fn = t->fn;
+            user = t->user;
+            flags = t->flags;
+        }
+    }
+    uv_mutex_unlock(&srv->lock);
+    if (fn == NULL) {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "Resource not found: %s", uri);
+        mcp__rpc_respond_error(req, MCP_RPC_RESOURCE_NOT_FOUND, msg,
+                               json_pack("{s:s}", "uri", uri));
+        return;
+    }
+    start(s, req, invoke_resource, (void *)fn, user, flags, vars, NULL, uri);
+}
+
+static void do_subscribe(mcp__session *s, mcp__inreq *req, int subscribe)
+{
+    mcp_server *srv = s->rt->srv;
+    const char *uri = require_string(req, "uri");
+    if (uri == NULL)
+        return;
+    if (!subscribe) {
+        json_object_del(s->subscriptions, uri);
+        mcp__rpc_respond(req, json_object());
+        return;
+    }
+    json_t *vars = NULL;
+    uv_mutex_lock(&srv->lock);
+    int known = mcp__find_resource(srv, uri) != NULL || mcp__match_template(srv, uri, &vars);
+    uv_mutex_unlock(&srv->lock);
+    json_decref(vars);
+    if (!known) {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "Resource not found: %s", uri);
+        mcp__rpc_respond_error(req, MCP_RPC_RESOURCE_NOT_FOUND, msg,
+                               json_pack("{s:s}", "uri", uri));
+        return;
+    }
+    json_object_set_new(s->subscriptions, uri, json_true());
+    mcp__rpc_respond(req, json_object());
+}
+
+static void do_prompts_get(mcp__session *s, mcp__inreq *req)
+{
+    mcp_server *srv = s->rt->srv;
+    const char *name = require_string(req, "name");
+    if (name == NULL)
+        return;
+    json_t *args = json_object_get(req->params, "arguments");
+    if (args != NULL && !json_is_object(args) && !json_is_null(args)) {
+        invalid_params(req, "Invalid params: \"%s\" must be an object", "arguments");
+        return;
+    }
+    const char *key;
+    json_t *value;
+    json_object_foreach(args, key, value)
+    {
+        if (!json_is_string(value)) {
+            invalid_params(req, "Invalid params: argument \"%s\" must be a string", key);
+            return;
+        }
+    }
+    uv_mutex_lock(&srv->lock);
+    mcp__prompt *p = mcp__find_prompt(srv, name);
+    mcp_prompt_fn fn = p ? p->fn : NULL;
+    void *user = p ? p->user : NULL;
+    unsigned flags = p ? p->flags : 0;
+    json_t *required = p ? json_incref(p->required) : NULL;
+    uv_mutex_unlock(&srv->lock);
+    if (fn == NULL) {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "Unknown prompt: %s", name);
+        mcp__rpc_respond_error(req, MCP_RPC_INVALID_PARAMS, msg, NULL);
+        return;
+    }
+    size_t i;
+    json_array_foreach(required, i, value)
+    {
+        if (json_object_get(args, json_string_value(value)) == NULL) {
+            invalid_params(req, "Invalid params: missing required argument \"%s\"",
+                           json_string_value(value));
+            json_decref(required);
+            return;
+        }
+    }
+    json_decref(required);
+    args = json_is_object(args) ? json_incref(args) : json_object();
+    start(s, req, invoke_prompt, (void *)fn, user, flags, args, NULL, NULL);
+}
+
+static void do_complete(mcp__session *s, mcp__inreq *req)
+{
+    mcp_server *srv = s->rt->srv;
+    if (srv->complete_fn == NULL) {
+        mcp__rpc_respond_error(req, MCP_RPC_METHOD_NOT_FOUND,
+                               "Method not found: completion/complete", NULL);
+        return;
+    }
+    json_t *ref = json_object_get(req->params, "ref");
+    json_t *arg = json_object_get(req->params, "argument");
+    if (!json_is_object(ref) || !json_is_string(json_object_get(ref, "type"))) {
+        invalid_params(req, "Invalid params: \"%s\" must be an object with a type", "ref");
+        return;
+    }
+    if (!json_is_object(arg) || !json_is_string(json_object_get(arg, "name")) ||
+        !json_is_string(json_object_get(arg, "value"))) {
+        invalid_params(req, "Invalid params: \"%s\" must have a string name and value",
+                       "argument");
+        return;
+    }
+    start(s, req, invoke_complete, (void *)srv->complete_fn, srv->complete_user, 0, NULL, NULL,
+          NULL);
+}
+
+static void do_set_level(mcp__session *s, mcp__inreq *req)
+{
+    const char *name = require_string(req, "level");
+    if (name == NULL)
+        return;
+    int level = mcp_log_level_parse(name);
+    if (level < 0) {
+        invalid_params(req, "Invalid params: \"%s\" is not a logging level", "level");
+        return;
+    }
+    s->level = (mcp_log_level)level;
+    mcp__rpc_respond(req, json_object());
+}
+
+void mcp__dispatch(mcp__session *s, mcp__inreq *req)
+{
+    mcp_server *srv = s->rt->srv;
+    const char *m = req->method;
+    if (strcmp(m, "initialize") == 0) {
+        do_initialize(s, req);
+        return;
+    }
+    if (strcmp(m, "ping") == 0) {
+        mcp__rpc_respond(req, json_object());
+        return;
+    }
+    if (!s->initialized) {
+        /* The spec: only ping may come before initialize. */
+        mcp__rpc_respond_error(req, MCP_RPC_INVALID_REQUEST,
+                               "Invalid Request: the server is not initialized; send "
+                               "initialize first",
+                               NULL);
+        return;
+    }
+    if (strcmp(m, "tools/list") == 0)
+        respond_page(s, req, &srv->tools, offsetof(mcp__tool, listing), "tools");
+    else if (strcmp(m, "tools/call") == 0)
+        do_tools_call(s, req);
+    else if (strcmp(m, "resources/list") == 0)
+        respond_page(s, req, &srv->resources, offsetof(mcp__resource, listing), "resources");
+    else if (strcmp(m, "resources/templates/list") == 0)
+        respond_page(s, req, &srv->templates, offsetof(mcp__template, listing),
+                     "resourceTemplates");
+    else if (strcmp(m, "resources/read") == 0)
+        do_resources_read(s, req);
+    else if (strcmp(m, "resources/subscribe") == 0)
+        do_subscribe(s, req, 1);
+    else if (strcmp(m, "resources/unsubscribe") == 0)
+        do_subscribe(s, req, 0);
+    else if (strcmp(m, "prompts/list") == 0)
+        respond_page(s, req, &srv->prompts, offsetof(mcp__prompt, listing), "prompts");
+    else if (strcmp(m, "prompts/get") == 0)
+        do_prompts_get(s, req);
+    else if (strcmp(m, "completion/complete") == 0)
+        do_complete(s, req);
+    else if (strcmp(m, "logging/setLevel") == 0)
+        do_set_level(s, req);
+    else {
+        char msg[300];
+        snprintf(msg, sizeof(msg), "Method not found: %s", m);
+        mcp__rpc_respond_error(req, MCP_RPC_METHOD_NOT_FOUND, msg, NULL);
+    }
+}

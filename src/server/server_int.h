@@ -1,0 +1,236 @@
+/*
+ * Server internals shared by the server modules and the transports.
+ *
+ * Ownership: an mcp_server owns its registry and worker pool. A runtime
+ * (mcp__srt) is the server attached to one libuv loop; it owns the sessions
+ * made by the transports on that loop. A session owns its JSON-RPC engine and
+ * the contexts of its requests in flight; each context holds a reference on
+ * its session, so a session closed by its transport lives on, silent, until
+ * its last handler returns.
+ */
+#ifndef MCP_SERVER_INT_H
+#define MCP_SERVER_INT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include <mcp/server.h>
+
+#include "protocol/rpc.h"
+#include "util/util.h"
+
+typedef struct mcp__srt mcp__srt;
+typedef struct mcp__session mcp__session;
+
+/* The stream that carries messages not tied to a request (stdio has only this one). */
+#define MCP__STREAM_STANDALONE 0
+
+/* What a transport gives a session. */
+typedef struct mcp__session_io {
+    /* Sends one serialised message on a stream (see mcp__rpc_cbs.send). */
+    int (*send)(void *io, uint64_t stream, const char *text, size_t len, unsigned flags);
+    /* The session has no more requests in flight (may be NULL). */
+    void (*idle)(void *io);
+} mcp__session_io;
+
+/* ---- Registry (registry.c) ---- */
+
+typedef struct mcp__tool {
+    char *name;
+    json_t *listing; /* the tools/list entry */
+    json_t *input_schema;
+    json_t *output_schema; /* or NULL */
+    mcp_tool_fn fn;
+    void *user;
+    unsigned flags;
+} mcp__tool;
+
+typedef struct mcp__resource {
+    char *uri;
+    json_t *listing;
+    mcp_resource_fn fn;
+    void *user;
+    unsigned flags;
+} mcp__resource;
+
+typedef struct mcp__template {
+    char *uri_template;
+    json_t *listing;
+    mcp_resource_fn fn;
+    void *user;
+    unsigned flags;
+} mcp__template;
+
+typedef struct mcp__prompt {
+    char *name;
+    json_t *listing;
+    json_t *required; /* array of required argument names */
+    mcp_prompt_fn fn;
+    void *user;
+    unsigned flags;
+} mcp__prompt;
+
+typedef struct mcp__vec {
+    void **items;
+    size_t len, cap;
+} mcp__vec;
+
+struct mcp_server {
+    char *name, *version, *title, *instructions;
+    int page_size;
+    int workers;
+    size_t max_message;
+    mcp_complete_fn complete_fn;
+    void *complete_user;
+    mcp_server_notification_fn notify_fn;
+    void *notify_user;
+
+    uv_mutex_t lock; /* guards the registry and the runtime list */
+    mcp__vec tools, resources, templates, prompts;
+    mcp__srt *runtimes;
+
+    uv_once_t pool_once;
+    mcp__pool *pool;
+};
+
+/* ---- Runtime: the server on one loop ---- */
+
+struct mcp__srt {
+    mcp_server *srv;
+    uv_loop_t *loop;
+    uv_thread_t loop_thread;
+    mcp__mailbox mb;
+    mcp__session *sessions;
+    size_t nsessions;
+    /* Called on the loop when the last session is freed (may be NULL). */
+    void (*empty_cb)(void *arg);
+    void *empty_arg;
+    mcp__srt *next;
+};
+
+/* Attaches srv to loop (called on the loop's thread). NULL on failure. */
+mcp__srt *mcp__srt_new(mcp_server *srv, uv_loop_t *loop);
+/* Detaches; the mailbox is closed and rt freed from its close callback. All sessions
+ * must be gone (mcp__srt_busy() false). */
+void mcp__srt_close(mcp__srt *rt);
+/* True while a session or a handler still exists. */
+int mcp__srt_busy(const mcp__srt *rt);
+/* True on the runtime's loop thread. */
+int mcp__srt_on_loop(const mcp__srt *rt);
+
+/* ---- Sessions (session.c) ---- */
+
+struct mcp__session {
+    mcp__srt *rt;
+    mcp__rpc *rpc;
+    const mcp__session_io *io;
+    void *io_user;
+    char *id; /* NULL for stdio */
+    const char *version; /* negotiated (static string), NULL before initialize */
+    json_t *client_caps, *client_info;
+    int initialized; /* initialize answered */
+    mcp_log_level level;
+    json_t *subscriptions; /* object used as a set of URIs */
+    struct mcp_ctx *ctxs;  /* requests in flight */
+    int refs;
+    int closed;
+    mcp__session *prev, *next;
+};
+
+/* Creates a session on rt. id is copied (may be NULL). NULL on ENOMEM. */
+mcp__session *mcp__session_new(mcp__srt *rt, const mcp__session_io *io, void *io_user,
+                               const char *id);
+/* Feeds one message text received on stream. */
+void mcp__session_feed(mcp__session *s, const char *text, size_t len, uint64_t stream);
+/* A message was too large; answers with the error (id null). */
+void mcp__session_reject_oversized(mcp__session *s, size_t seen, uint64_t stream);
+/* Ends the session: cancels its handlers, sends nothing more, detaches the transport
+ * (io->send is never called again) and drops the transport's reference. */
+void mcp__session_close(mcp__session *s);
+void mcp__session_unref(mcp__session *s);
+/* Sends a notification not tied to a request (stream 0). */
+int mcp__session_notify(mcp__session *s, const char *method, json_t *params);
+
+/* ---- Request context (ctx.c) ---- */
+
+typedef json_t *(*mcp__invoke_fn)(struct mcp_ctx *ctx);
+
+struct mcp_ctx {
+    mcp__session *sess;
+    mcp__inreq *req;
+    mcp__srt *rt;
+    json_t *id, *params, *meta, *progress_token;
+    json_t *msg; /* the whole request, which the borrowed fields point into */
+    const char *method;
+    uint64_t stream;
+    atomic_int cancelled;
+    int on_loop; /* inline handler */
+    double last_progress;
+    int sent_progress;
+    int error_code;
+    char *error_message;
+    json_t *error_data;
+
+    /* what to run: the dispatcher fills these */
+    mcp__invoke_fn invoke;
+    void *fn;
+    void *user;
+    json_t *args;   /* tool or prompt arguments, template vars */
+    char *uri;      /* resources/read */
+    json_t *schema; /* output schema to check the tool result against */
+    json_t *result;
+
+    /* waits of the handler's thread (sleep, requests to the client) */
+    uv_mutex_t lock;
+    uv_cond_t cond;
+    int wait_done;
+    int wait_status;
+    json_t *wait_result;
+    mcp_rpc_error wait_err;
+    int out_pending; /* loop thread: a request to the client is outstanding */
+    json_int_t out_id;
+
+    mcp__mail done_mail;
+    struct mcp_ctx *prev, *next;
+};
+
+/* Creates the context of req on session s (takes a session reference). */
+struct mcp_ctx *mcp__ctx_new(mcp__session *s, mcp__inreq *req);
+/* Runs ctx->invoke inline or on the pool, then answers the request. */
+void mcp__ctx_run(struct mcp_ctx *ctx, int inline_handler);
+/* The client cancelled, or the session ended: wakes the handler's waits. */
+void mcp__ctx_cancel(struct mcp_ctx *ctx);
+
+/* ---- Dispatch (dispatch.c) ---- */
+
+/* Answers or starts answering one request of session s. */
+void mcp__dispatch(mcp__session *s, mcp__inreq *req);
+
+/* ---- Registry helpers (registry.c) ---- */
+
+int mcp__vec_push(mcp__vec *v, void *item);
+void mcp__registry_free(mcp_server *srv);
+/* Under srv->lock: */
+mcp__tool *mcp__find_tool(mcp_server *srv, const char *name);
+mcp__resource *mcp__find_resource(mcp_server *srv, const char *uri);
+/* Finds a template matching uri; *vars gets the variables (new object). */
+mcp__template *mcp__match_template(mcp_server *srv, const char *uri, json_t **vars);
+mcp__prompt *mcp__find_prompt(mcp_server *srv, const char *name);
+/* Sends a notification to every initialized session on every runtime (any thread).
+ * params stolen. filter_uri: only sessions subscribed to it (NULL: all). level >= 0:
+ * only sessions whose logging level lets it through. */
+int mcp__broadcast(mcp_server *srv, const char *method, json_t *params, const char *filter_uri,
+                   int level);
+
+/* ---- JSON Schema subset (schema.c) ---- */
+
+/*
+ * Checks value against the subset of JSON Schema that tool schemas use: type,
+ * properties, required, additionalProperties:false, items, enum, const,
+ * minimum/maximum, minLength/maxLength, minItems/maxItems. Other keywords are
+ * accepted as satisfied. Returns 0, or -1 with a sentence naming the field in why.
+ */
+int mcp__schema_check(const json_t *schema, const json_t *value, char *why, size_t why_len);
+
+#endif

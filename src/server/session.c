@@ -1,0 +1,131 @@
+/*
+ * Server sessions: one per stdio connection or Streamable HTTP session. A
+ * session owns its JSON-RPC engine and knows its negotiated version, the
+ * client's capabilities, its logging level and its subscriptions.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server_int.h"
+
+static int sess_send(void *user, uint64_t stream, const char *text, size_t len, unsigned flags)
+{
+    mcp__session *s = user;
+    if (s->closed || s->io == NULL)
+        return MCP_ECLOSED;
+    return s->io->send(s->io_user, stream, text, len, flags);
+}
+
+static void sess_on_request(void *user, mcp__inreq *req)
+{
+    mcp__dispatch(user, req);
+}
+
+static void sess_on_notification(void *user, const char *method, const json_t *params,
+                                 uint64_t stream)
+{
+    mcp__session *s = user;
+    (void)stream;
+    if (strcmp(method, "notifications/initialized") == 0)
+        return; /* nothing waits for it: requests are served once initialize is answered */
+    mcp_server *srv = s->rt->srv;
+    if (srv->notify_fn != NULL)
+        srv->notify_fn(srv, s->id, method, params, srv->notify_user);
+}
+
+static void sess_on_cancelled(void *user, mcp__inreq *req)
+{
+    (void)user;
+    if (req->data != NULL)
+        mcp__ctx_cancel(req->data);
+}
+
+static const mcp__rpc_cbs session_cbs = {
+    .send = sess_send,
+    .on_request = sess_on_request,
+    .on_notification = sess_on_notification,
+    .on_cancelled = sess_on_cancelled,
+};
+
+mcp__session *mcp__session_new(mcp__srt *rt, const mcp__session_io *io, void *io_user,
+                               const char *id)
+{
+    mcp__session *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return NULL;
+    s->rt = rt;
+    s->io = io;
+    s->io_user = io_user;
+    s->refs = 1;
+    s->level = MCP_LOG_DEBUG;
+    s->rpc = mcp__rpc_new(rt->loop, &session_cbs, s);
+    s->subscriptions = json_object();
+    if (s->rpc == NULL || s->subscriptions == NULL || (id != NULL && !(s->id = mcp__strdup(id)))) {
+        mcp__rpc_free(s->rpc);
+        json_decref(s->subscriptions);
+        free(s);
+        return NULL;
+    }
+    s->next = rt->sessions;
+    if (s->next != NULL)
+        s->next->prev = s;
+    rt->sessions = s;
+    rt->nsessions++;
+    return s;
+}
+
+void mcp__session_feed(mcp__session *s, const char *text, size_t len, uint64_t stream)
+{
+    if (!s->closed)
+        mcp__rpc_feed(s->rpc, text, len, stream);
+}
+
+void mcp__session_reject_oversized(mcp__session *s, size_t seen, uint64_t stream)
+{
+    if (!s->closed)
+        mcp__rpc_reject_oversized(s->rpc, seen, s->rt->srv->max_message, stream);
+}
+
+int mcp__session_notify(mcp__session *s, const char *method, json_t *params)
+{
+    if (s->closed) {
+        json_decref(params);
+        return MCP_ECLOSED;
+    }
+    return mcp__rpc_notify(s->rpc, method, params, MCP__STREAM_STANDALONE);
+}
+
+void mcp__session_close(mcp__session *s)
+{
+    if (s->closed)
+        return;
+    s->closed = 1;
+    s->io = NULL;
+    s->io_user = NULL;
+    for (struct mcp_ctx *c = s->ctxs; c != NULL; c = c->next)
+        mcp__ctx_cancel(c);
+    mcp__rpc_close(s->rpc);
+    mcp__session_unref(s);
+}
+
+void mcp__session_unref(mcp__session *s)
+{
+    if (--s->refs > 0)
+        return;
+    mcp__srt *rt = s->rt;
+    if (s->prev != NULL)
+        s->prev->next = s->next;
+    else
+        rt->sessions = s->next;
+    if (s->next != NULL)
+        s->next->prev = s->prev;
+    rt->nsessions--;
+    mcp__rpc_free(s->rpc);
+    json_decref(s->client_caps);
+    json_decref(s->client_info);
+    json_decref(s->subscriptions);
+    free(s->id);
+    free(s);
+    if (rt->sessions == NULL && rt->empty_cb != NULL)
+        rt->empty_cb(rt->empty_arg);
+}

@@ -1,0 +1,19 @@
+/*
+ * Monotonic clock.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <time.h>
+
+#include "util.h"
+
+uint64_t mcp__now_ms(void)
+{
+    struct timespec ts;
+    /* CLOCK_MONOTONIC cannot fail on Linux with a valid pointer; fall back to libuv's
+     * clock anyway rather than return garbage. */
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        return uv_hrtime() / 1000000u;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}

@@ -1,0 +1,144 @@
+/*
+ * Internal utilities: only what no dependency gives. Names are mcp__*.
+ */
+#ifndef MCP_UTIL_H
+#define MCP_UTIL_H
+
+/* uv.h needs POSIX 2008 types (pthread_rwlock_t) that strict C17 hides; the build
+ * defines _GNU_SOURCE for every file, this covers other ways of compiling. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include <mcp/common.h>
+
+/* ---- Growable byte buffer ---- */
+
+/* A zeroed struct is an empty buffer. data is always NUL-terminated when len>0 or after
+ * any successful append (one spare byte is kept), so it can be used as a C string. */
+typedef struct mcp__buf {
+    char *data;
+    size_t len;
+    size_t cap;
+} mcp__buf;
+
+int mcp__buf_reserve(mcp__buf *b, size_t extra);            /* MCP_OK or MCP_ENOMEM */
+int mcp__buf_append(mcp__buf *b, const void *p, size_t n);  /* MCP_OK or MCP_ENOMEM */
+int mcp__buf_appends(mcp__buf *b, const char *s);           /* strlen(s) bytes */
+int mcp__buf_appendf(mcp__buf *b, const char *fmt, ...) MCP_PRINTF(2, 3);
+int mcp__buf_vappendf(mcp__buf *b, const char *fmt, va_list ap);
+/* Drops the first n bytes (memmove), keeping the rest. */
+void mcp__buf_consume(mcp__buf *b, size_t n);
+void mcp__buf_reset(mcp__buf *b); /* len = 0, keeps memory */
+void mcp__buf_free(mcp__buf *b);  /* frees memory, zeroes the struct */
+/* Hands the memory to the caller (malloc'd, NUL-terminated, may be NULL when empty)
+ * and zeroes the struct. */
+char *mcp__buf_steal(mcp__buf *b);
+
+/* ---- Strings ---- */
+
+/* strdup that accepts NULL (returns NULL). */
+char *mcp__strdup(const char *s);
+/* malloc'd printf. NULL on ENOMEM. */
+char *mcp__asprintf(const char *fmt, ...) MCP_PRINTF(1, 2);
+
+/* ---- Randomness and encodings ---- */
+
+/* Fills buf with n bytes from the OS random source (getrandom, else /dev/urandom).
+ * MCP_OK or MCP_EIO. */
+int mcp__random_bytes(void *buf, size_t n);
+/* Writes 2*n lowercase hex digits and a NUL to out (size >= 2*n+1). */
+void mcp__hex(const void *data, size_t n, char *out);
+/* Base64 (RFC 4648 with padding). Decoding: accepts padded or unpadded input, rejects
+ * any character outside the alphabet; returns malloc'd bytes (NUL-terminated for
+ * convenience) and *out_len, or NULL on bad input or ENOMEM. */
+char *mcp__base64_encode(const void *data, size_t len); /* same as mcp_base64_encode */
+unsigned char *mcp__base64_decode(const char *text, size_t len, size_t *out_len);
+
+/* ---- Monotonic time ---- */
+
+uint64_t mcp__now_ms(void); /* CLOCK_MONOTONIC in milliseconds */
+
+/* ---- Diagnostics on stderr (never stdout: stdout may be the MCP channel) ---- */
+
+/* Level: 0 error, 1 warning, 2 info, 3 debug. The threshold comes from the environment
+ * variable MCP_DEBUG (unset: warnings and errors; "1": everything). Thread-safe. */
+void mcp__log(int level, const char *fmt, ...) MCP_PRINTF(2, 3);
+#define mcp__error(...) mcp__log(0, __VA_ARGS__)
+#define mcp__warn(...) mcp__log(1, __VA_ARGS__)
+#define mcp__info(...) mcp__log(2, __VA_ARGS__)
+#define mcp__debug(...) mcp__log(3, __VA_ARGS__)
+
+/* ---- Worker pool ---- */
+
+/* A fixed set of threads running submitted jobs in FIFO order. */
+typedef struct mcp__pool mcp__pool;
+typedef void (*mcp__job_fn)(void *arg);
+
+/* Starts n threads (1..256). NULL on failure. */
+mcp__pool *mcp__pool_new(int nthreads);
+/* Queues fn(arg). Thread-safe. MCP_OK, MCP_ENOMEM, or MCP_ECLOSED after free began. */
+int mcp__pool_submit(mcp__pool *p, mcp__job_fn fn, void *arg);
+/* Runs every job already queued, joins the threads and frees the pool. Must not be
+ * called from a pool thread. NULL is allowed. */
+void mcp__pool_free(mcp__pool *p);
+
+/* ---- Mailbox: a thread-safe queue into a libuv loop ---- */
+
+/* Intrusive node: embed it in the message struct. */
+typedef struct mcp__mail {
+    struct mcp__mail *next;
+    void (*fn)(struct mcp__mail *m); /* runs on the loop thread; owns m from then on */
+} mcp__mail;
+
+typedef struct mcp__mailbox {
+    uv_async_t async; /* async.data is free for the owner's use */
+    uv_mutex_t lock;
+    mcp__mail *head, *tail;
+    int closing;
+    void (*close_cb)(struct mcp__mailbox *mb);
+} mcp__mailbox;
+
+/* Initialises on the loop's thread. MCP_OK or MCP_EIO. */
+int mcp__mailbox_init(mcp__mailbox *mb, uv_loop_t *loop);
+/* Queues m; m->fn(m) runs on the loop thread soon, in posting order. Any thread.
+ * Returns MCP_ECLOSED (and does not take m) once closing began. */
+int mcp__mailbox_post(mcp__mailbox *mb, mcp__mail *m);
+/* Loop thread: runs everything still queued, refuses later posts, then closes the async
+ * handle; close_cb (may be NULL) runs from the handle's close callback, after which the
+ * mailbox memory may be freed. */
+void mcp__mailbox_close(mcp__mailbox *mb, void (*close_cb)(mcp__mailbox *mb));
+
+/* ---- Newline-delimited framing (stdio) ---- */
+
+/*
+ * Splits a byte stream into lines ending in '\n' (a '\r' before it is dropped).
+ * A line longer than max bytes is not kept: on_overflow is called once for it
+ * (with the number of bytes seen so far) and the rest of it up to its newline is
+ * discarded, so a 10 MB line costs no more than max bytes of memory.
+ */
+typedef struct mcp__lines {
+    mcp__buf buf;
+    size_t max;
+    int discarding;
+    size_t discarded;
+} mcp__lines;
+
+typedef void (*mcp__line_fn)(void *user, char *line, size_t len); /* line is NUL-terminated,
+                                                                      valid only during the call */
+typedef void (*mcp__overflow_fn)(void *user, size_t seen);
+
+void mcp__lines_init(mcp__lines *ls, size_t max); /* max 0: 4 MiB */
+/* Feeds bytes; calls on_line for every complete line (empty lines are skipped). The
+ * callbacks may not free ls. MCP_OK or MCP_ENOMEM. */
+int mcp__lines_feed(mcp__lines *ls, const char *data, size_t len, mcp__line_fn on_line,
+                    mcp__overflow_fn on_overflow, void *user);
+/* Bytes of an unterminated last line still held (for EOF handling). */
+size_t mcp__lines_pending(const mcp__lines *ls);
+void mcp__lines_free(mcp__lines *ls);
+
+#endif
