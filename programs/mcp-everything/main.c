@@ -179,6 +179,8 @@ static int parse_args(int argc, char **argv, struct options *opt)
         default:
             if (optopt > 0 && optopt < 256)
                 usage_error("unknown option '-%c'", optopt);
+            else if (optopt >= 256) /* a known long option given "=value" it does not take */
+                usage_error("option '%s' takes no argument", argv[optind - 1]);
             else
                 usage_error("unknown option '%s'", argv[optind - 1]);
             return EXIT_USAGE;
