@@ -28,7 +28,11 @@ typedef json_t *(*mcp_client_request_fn)(mcp_client *c, const json_t *params,
 /* A server notification. Runs on the client's loop thread: do not block. */
 typedef void (*mcp_client_notification_fn)(mcp_client *c, const char *method,
                                            const json_t *params, void *user);
-/* notifications/progress for a request made with mcp_call_opts.on_progress. */
+/*
+ * notifications/progress for a request made with mcp_call_opts.on_progress.
+ * Runs on the client's loop thread: do not block. total is < 0 when the
+ * server gave none; message may be NULL.
+ */
 typedef void (*mcp_progress_fn)(double progress, double total, const char *message,
                                 void *user);
 /* Completion of an asynchronous request. result and err are borrowed. */
@@ -104,7 +108,11 @@ MCP_EXTERN int mcp_client_cancel(mcp_client *c, long long request_id, const char
 /* Sends a notification; params stolen (may be NULL). */
 MCP_EXTERN int mcp_client_notify(mcp_client *c, const char *method, json_t *params);
 
-/* Shorthands; result conventions as mcp_client_request. cursor may be NULL. */
+/*
+ * Shorthands; result conventions as mcp_client_request (a JSON object argument
+ * such as args or ref is stolen, even on failure). cursor may be NULL.
+ * mcp_client_ping returns MCP_ERPC when the server answers with an error.
+ */
 MCP_EXTERN int mcp_client_ping(mcp_client *c, int timeout_ms);
 MCP_EXTERN int mcp_client_list_tools(mcp_client *c, const char *cursor, json_t **result,
                                      mcp_rpc_error *err);
@@ -132,7 +140,8 @@ MCP_EXTERN int mcp_client_set_logging_level(mcp_client *c, mcp_log_level level,
 /*
  * Follows nextCursor through every page of a list method ("tools/list",
  * "resources/list", "resources/templates/list", "prompts/list") and returns
- * the concatenated array under `key` ("tools", ...) as *items.
+ * the concatenated array under `key` ("tools", ...) as *items, a new
+ * reference the caller releases.
  */
 MCP_EXTERN int mcp_client_list_all(mcp_client *c, const char *method, const char *key,
                                    json_t **items, mcp_rpc_error *err);
