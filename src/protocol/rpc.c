@@ -391,54 +391,83 @@ static void handle_notification(mcp__rpc *rpc, const char *method, json_t *param
         rpc->cbs.on_notification(rpc->user, method, params, stream);
 }
 
-/* Handles one message of a feed; b is its batch or NULL. */
-static void handle_one(mcp__rpc *rpc, json_t *msg, mcp__batch *b, uint64_t stream)
+mcp__msg_kind mcp__jsonrpc_classify(const json_t *msg, int *code, const char **why,
+                                    const json_t **echo_id)
 {
+    *code = 0;
+    *why = NULL;
+    *echo_id = NULL;
     if (!json_is_object(msg)) {
-        answer_error(rpc, b, NULL, MCP_RPC_INVALID_REQUEST,
-                     "Invalid Request: a message must be a JSON object", stream);
-        return;
+        *code = MCP_RPC_INVALID_REQUEST;
+        *why = "Invalid Request: a message must be a JSON object";
+        return MCP__MSG_INVALID;
     }
     json_t *id = json_object_get(msg, "id");
     json_t *method = json_object_get(msg, "method");
-    json_t *echo_id = mcp__id_valid(id) ? id : NULL;
     json_t *version = json_object_get(msg, "jsonrpc");
+    *echo_id = mcp__id_valid(id) ? id : NULL;
+    *code = MCP_RPC_INVALID_REQUEST;
     if (!json_is_string(version) || strcmp(json_string_value(version), "2.0") != 0) {
-        answer_error(rpc, b, echo_id, MCP_RPC_INVALID_REQUEST,
-                     "Invalid Request: \"jsonrpc\" must be \"2.0\"", stream);
-        return;
+        *why = "Invalid Request: \"jsonrpc\" must be \"2.0\"";
+        return MCP__MSG_INVALID;
     }
     if (method == NULL) {
         if (json_object_get(msg, "result") != NULL || json_object_get(msg, "error") != NULL) {
-            handle_response(rpc, msg);
-            return;
+            *code = 0;
+            return MCP__MSG_RESPONSE;
         }
-        answer_error(rpc, b, echo_id, MCP_RPC_INVALID_REQUEST,
-                     "Invalid Request: missing \"method\"", stream);
-        return;
+        *why = "Invalid Request: missing \"method\"";
+        return MCP__MSG_INVALID;
     }
     if (!json_is_string(method)) {
-        answer_error(rpc, b, echo_id, MCP_RPC_INVALID_REQUEST,
-                     "Invalid Request: \"method\" must be a string", stream);
-        return;
+        *why = "Invalid Request: \"method\" must be a string";
+        return MCP__MSG_INVALID;
     }
     json_t *params = json_object_get(msg, "params");
     if (id == NULL) {
-        /* A notification can never be answered, not even with an error. */
-        if (params == NULL || json_is_object(params))
-            handle_notification(rpc, json_string_value(method), params, stream);
-        return;
+        *code = 0;
+        return MCP__MSG_NOTIFICATION;
     }
-    if (echo_id == NULL) {
-        answer_error(rpc, b, NULL, MCP_RPC_INVALID_REQUEST,
-                     "Invalid Request: \"id\" must be a string or an integer", stream);
-        return;
+    if (*echo_id == NULL) {
+        *why = "Invalid Request: \"id\" must be a string or an integer";
+        return MCP__MSG_INVALID;
     }
     if (params != NULL && !json_is_object(params)) {
-        answer_error(rpc, b, id, MCP_RPC_INVALID_PARAMS,
-                     "Invalid params: \"params\" must be an object", stream);
+        *code = MCP_RPC_INVALID_PARAMS;
+        *why = "Invalid params: \"params\" must be an object";
+        return MCP__MSG_INVALID;
+    }
+    *code = 0;
+    return MCP__MSG_REQUEST;
+}
+
+/* Handles one message of a feed; b is its batch or NULL. */
+static void handle_one(mcp__rpc *rpc, json_t *msg, mcp__batch *b, uint64_t stream)
+{
+    int code;
+    const char *why;
+    const json_t *echo_id;
+    switch (mcp__jsonrpc_classify(msg, &code, &why, &echo_id)) {
+    case MCP__MSG_INVALID:
+        answer_error(rpc, b, echo_id, code, why, stream);
+        return;
+    case MCP__MSG_RESPONSE:
+        handle_response(rpc, msg);
+        return;
+    case MCP__MSG_NOTIFICATION: {
+        /* A notification can never be answered, not even with an error. */
+        json_t *params = json_object_get(msg, "params");
+        if (params == NULL || json_is_object(params))
+            handle_notification(rpc, json_string_value(json_object_get(msg, "method")), params,
+                                stream);
         return;
     }
+    case MCP__MSG_REQUEST:
+        break;
+    }
+    json_t *id = json_object_get(msg, "id");
+    json_t *method = json_object_get(msg, "method");
+    json_t *params = json_object_get(msg, "params");
     if (in_find(rpc, id) != NULL) {
         answer_error(rpc, b, id, MCP_RPC_INVALID_REQUEST,
                      "Invalid Request: a request with this id is still in progress", stream);
@@ -476,24 +505,43 @@ void mcp__rpc_reject_oversized(mcp__rpc *rpc, size_t seen, size_t limit, uint64_
     answer_error(rpc, NULL, NULL, MCP_RPC_INVALID_REQUEST, msg, stream);
 }
 
+json_t *mcp__jsonrpc_parse(const char *text, size_t len, json_t **error)
+{
+    json_error_t jerr;
+    json_t *v = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+    if (v != NULL) {
+        *error = NULL;
+        return v;
+    }
+    char msg[300];
+    snprintf(msg, sizeof(msg), "Parse error: %s at line %d, column %d", jerr.text, jerr.line,
+             jerr.column);
+    json_t *data = json_pack("{s:i, s:i, s:i}", "line", jerr.line, "column", jerr.column,
+                             "position", jerr.position);
+    *error = mcp__error_message(NULL, MCP_RPC_PARSE_ERROR, msg, data);
+    return NULL;
+}
+
 void mcp__rpc_feed(mcp__rpc *rpc, const char *text, size_t len, uint64_t stream)
 {
     if (rpc->closed)
         return;
-    json_error_t jerr;
-    json_t *v = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+    json_t *error;
+    json_t *v = mcp__jsonrpc_parse(text, len, &error);
     if (v == NULL) {
-        char msg[300];
-        snprintf(msg, sizeof(msg), "Parse error: %s at line %d, column %d", jerr.text,
-                 jerr.line, jerr.column);
-        json_t *data = json_pack("{s:i, s:i, s:i}", "line", jerr.line, "column", jerr.column,
-                                 "position", jerr.position);
-        answer(rpc, NULL, mcp__error_message(NULL, MCP_RPC_PARSE_ERROR, msg, data), stream);
+        answer(rpc, NULL, error, stream);
         return;
     }
+    mcp__rpc_feed_value(rpc, v, stream);
+    json_decref(v);
+}
+
+void mcp__rpc_feed_value(mcp__rpc *rpc, json_t *v, uint64_t stream)
+{
+    if (rpc->closed)
+        return;
     if (!json_is_array(v)) {
         handle_one(rpc, v, NULL, stream);
-        json_decref(v);
         return;
     }
     const char *why = NULL;
@@ -506,13 +554,11 @@ void mcp__rpc_feed(mcp__rpc *rpc, const char *text, size_t len, uint64_t stream)
         why = "Invalid Request: a batch may hold at most 100 messages";
     if (why != NULL) {
         answer_error(rpc, NULL, NULL, MCP_RPC_INVALID_REQUEST, why, stream);
-        json_decref(v);
         return;
     }
     mcp__batch *b = calloc(1, sizeof(*b));
     if (b == NULL || (b->responses = json_array()) == NULL) {
         free(b);
-        json_decref(v);
         return;
     }
     b->pending = 1; /* held while feeding, so inline answers cannot flush early */
@@ -526,7 +572,6 @@ void mcp__rpc_feed(mcp__rpc *rpc, const char *text, size_t len, uint64_t stream)
         handle_one(rpc, el, b, stream);
     }
     batch_done_one(rpc, b);
-    json_decref(v);
 }
 
 void mcp__rpc_input_closed(mcp__rpc *rpc)

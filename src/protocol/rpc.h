@@ -79,6 +79,8 @@ void mcp__rpc_input_closed(mcp__rpc *rpc);
 
 /* Feeds one message text (a JSON value: object or batch array). */
 void mcp__rpc_feed(mcp__rpc *rpc, const char *text, size_t len, uint64_t stream);
+/* The same for a value already parsed (borrowed). */
+void mcp__rpc_feed_value(mcp__rpc *rpc, json_t *value, uint64_t stream);
 /* Sends the error answer for a message too large to be read (id null). */
 void mcp__rpc_reject_oversized(mcp__rpc *rpc, size_t seen, size_t limit, uint64_t stream);
 
@@ -104,6 +106,24 @@ int mcp__rpc_respond_error(mcp__inreq *req, int code, const char *message, json_
 size_t mcp__rpc_inflight(const mcp__rpc *rpc);
 
 /* ---- Message helpers ---- */
+
+typedef enum mcp__msg_kind {
+    MCP__MSG_INVALID,
+    MCP__MSG_REQUEST,
+    MCP__MSG_NOTIFICATION,
+    MCP__MSG_RESPONSE
+} mcp__msg_kind;
+
+/*
+ * Classifies one message by JSON-RPC 2.0's rules. For an invalid one, *code
+ * and *why give the error to answer with and *echo_id the id to echo (NULL
+ * when the id itself is unusable).
+ */
+mcp__msg_kind mcp__jsonrpc_classify(const json_t *msg, int *code, const char **why,
+                                    const json_t **echo_id);
+/* Parses a message text. On failure returns NULL and *error is the -32700
+ * answer (with line and column) to send. */
+json_t *mcp__jsonrpc_parse(const char *text, size_t len, json_t **error);
 
 /* True for a valid JSON-RPC id in MCP: an integer or a string. */
 int mcp__id_valid(const json_t *id);
