@@ -59,6 +59,29 @@ void mcp__hex(const void *data, size_t n, char *out);
 char *mcp__base64_encode(const void *data, size_t len); /* same as mcp_base64_encode */
 unsigned char *mcp__base64_decode(const char *text, size_t len, size_t *out_len);
 
+/* ---- String-keyed hash map ---- */
+
+/*
+ * Open addressing with linear probing; keys are copied, values are borrowed
+ * pointers. Lookups, inserts and removals are O(1) on average.
+ */
+typedef struct mcp__map {
+    struct mcp__map_slot *slots;
+    size_t cap;  /* a power of two, or 0 */
+    size_t len;  /* live entries */
+    size_t used; /* live entries and tombstones */
+} mcp__map;
+
+void *mcp__map_get(const mcp__map *m, const char *key);
+/* Inserts or replaces. MCP_OK or MCP_ENOMEM. */
+int mcp__map_put(mcp__map *m, const char *key, void *value);
+/* Removes key; returns its value or NULL. */
+void *mcp__map_remove(mcp__map *m, const char *key);
+/* Iteration: *pos starts at 0; returns 0 at the end. Removing the entry just
+ * returned is allowed during iteration. */
+int mcp__map_next(const mcp__map *m, size_t *pos, const char **key, void **value);
+void mcp__map_free(mcp__map *m);
+
 /* ---- Monotonic time ---- */
 
 uint64_t mcp__now_ms(void); /* CLOCK_MONOTONIC in milliseconds */
