@@ -347,6 +347,8 @@ static int client_send(void *user, uint64_t stream, const char *text, size_t len
     (void)flags;
     if (!c->ls_open)
         return MCP_ECLOSED;
+    if (text == NULL)
+        return MCP_OK; /* a cancelled request: nothing to write */
     return mcp__lstream_write(&c->ls, text, len);
 }
 

@@ -123,21 +123,22 @@ static void batch_done_one(mcp__rpc *rpc, mcp__batch *b)
         batch_flush(rpc, b);
 }
 
-/* Sends an answer (stolen) that has no inreq (an invalid message), in its batch if any. */
-static void answer(mcp__rpc *rpc, mcp__batch *b, json_t *msg, uint64_t stream)
+/* Sends an answer (stolen) that has no inreq (an invalid message), in its batch if any.
+ * flags is MCP__SEND_RESPONSE when it answers a well-formed request. */
+static void answer(mcp__rpc *rpc, mcp__batch *b, json_t *msg, uint64_t stream, unsigned flags)
 {
     if (msg == NULL)
         return;
     if (b != NULL)
         json_array_append_new(b->responses, msg);
     else
-        send_msg(rpc, msg, stream, 0);
+        send_msg(rpc, msg, stream, flags);
 }
 
 static void answer_error(mcp__rpc *rpc, mcp__batch *b, const json_t *id, int code,
                          const char *message, uint64_t stream)
 {
-    answer(rpc, b, mcp__error_message(id, code, message, NULL), stream);
+    answer(rpc, b, mcp__error_message(id, code, message, NULL), stream, 0);
 }
 
 static void maybe_release(mcp__rpc *rpc)
@@ -336,9 +337,14 @@ static int finish(mcp__inreq *req, json_t *msg)
     mcp__batch *b = req->batch;
     if (msg == NULL) {
         rc = MCP_ENOMEM;
-    } else if (req->cancelled || rpc->closed) {
-        /* The spec: a cancelled request's response is not sent. */
+    } else if (rpc->closed) {
         json_decref(msg);
+    } else if (req->cancelled) {
+        /* The spec: a cancelled request's response is not sent. The transport still
+         * hears that the request is over, so it can end that request's stream. */
+        json_decref(msg);
+        if (b == NULL)
+            rpc->cbs.send(rpc->user, req->stream, NULL, 0, MCP__SEND_RESPONSE);
     } else if (b != NULL) {
         json_array_append_new(b->responses, msg);
     } else {
@@ -469,14 +475,19 @@ static void handle_one(mcp__rpc *rpc, json_t *msg, mcp__batch *b, uint64_t strea
     json_t *method = json_object_get(msg, "method");
     json_t *params = json_object_get(msg, "params");
     if (in_find(rpc, id) != NULL) {
-        answer_error(rpc, b, id, MCP_RPC_INVALID_REQUEST,
-                     "Invalid Request: a request with this id is still in progress", stream);
+        answer(rpc, b,
+               mcp__error_message(id, MCP_RPC_INVALID_REQUEST,
+                                  "Invalid Request: a request with this id is still in progress",
+                                  NULL),
+               stream, MCP__SEND_RESPONSE);
         return;
     }
     mcp__inreq *req = calloc(1, sizeof(*req));
     if (req == NULL) {
-        answer_error(rpc, b, id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory",
-                     stream);
+        answer(rpc, b,
+               mcp__error_message(id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory",
+                                  NULL),
+               stream, MCP__SEND_RESPONSE);
         return;
     }
     req->rpc = rpc;
@@ -529,7 +540,7 @@ void mcp__rpc_feed(mcp__rpc *rpc, const char *text, size_t len, uint64_t stream)
     json_t *error;
     json_t *v = mcp__jsonrpc_parse(text, len, &error);
     if (v == NULL) {
-        answer(rpc, NULL, error, stream);
+        answer(rpc, NULL, error, stream, 0);
         return;
     }
     mcp__rpc_feed_value(rpc, v, stream);

@@ -42,7 +42,9 @@ typedef struct mcp__inreq {
                                    a single request that came on `stream` */
 
 typedef struct mcp__rpc_cbs {
-    /* Sends one serialised message (compact JSON, no newline). */
+    /* Sends one serialised message (compact JSON, no newline). text NULL with
+     * MCP__SEND_RESPONSE: a request of `stream` ended without an answer (it was
+     * cancelled), so nothing is to be written. */
     int (*send)(void *user, uint64_t stream, const char *text, size_t len, unsigned flags);
     /* A valid request. The owner answers it with mcp__rpc_respond*, now or later. */
     void (*on_request)(void *user, mcp__inreq *req);

@@ -30,6 +30,8 @@ static int io_send(void *io, uint64_t stream, const char *text, size_t len, unsi
     stdio_server *st = io;
     (void)stream;
     (void)flags;
+    if (text == NULL)
+        return MCP_OK; /* a cancelled request: nothing to write */
     return mcp__lstream_write(&st->ls, text, len);
 }
 

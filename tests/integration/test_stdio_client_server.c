@@ -796,7 +796,7 @@ typedef struct worker_arg {
     mcp_client *c;
     int thread;
     int ok;
-    char failure[256];
+    char failure[512];
 } worker_arg;
 
 static void *concurrent_worker(void *arg)
@@ -812,7 +812,7 @@ static void *concurrent_worker(void *arg)
                                       json_pack("{s:s, s:i}", "text", text, "delay_ms", 50), NULL,
                                       &result, &err);
         if (rc != MCP_OK) {
-            snprintf(w->failure, sizeof(w->failure), "%s: %s %s", text, mcp_strerror(rc),
+            snprintf(w->failure, sizeof(w->failure), "%.64s: %.100s %.255s", text, mcp_strerror(rc),
                      err.message);
             mcp_rpc_error_clear(&err);
             return NULL;
@@ -820,7 +820,7 @@ static void *concurrent_worker(void *arg)
         const char *got = json_string_value(
             json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
         if (got == NULL || strcmp(got, text) != 0) {
-            snprintf(w->failure, sizeof(w->failure), "%s: got \"%s\"", text, got ? got : "");
+            snprintf(w->failure, sizeof(w->failure), "%.64s: got \"%.200s\"", text, got ? got : "");
             json_decref(result);
             return NULL;
         }
