@@ -30,6 +30,16 @@ static int type_matches(const char *type, const json_t *v)
     return 1;
 }
 
+/* JSON Schema counts characters (code points), not bytes: skip UTF-8 continuation bytes. */
+static size_t utf8_length(const json_t *v)
+{
+    const unsigned char *p = (const unsigned char *)json_string_value(v);
+    size_t n = json_string_length(v), count = 0;
+    for (size_t i = 0; i < n; i++)
+        count += (p[i] & 0xC0) != 0x80;
+    return count;
+}
+
 static const char *type_name(const json_t *v)
 {
     switch (json_typeof(v)) {
@@ -104,7 +114,7 @@ static int check(const json_t *schema, const json_t *v, const char *path, char *
     if (json_is_string(v)) {
         json_t *minl = json_object_get(schema, "minLength");
         json_t *maxl = json_object_get(schema, "maxLength");
-        size_t len = json_string_length(v);
+        size_t len = utf8_length(v);
         if (json_is_integer(minl) && (json_int_t)len < json_integer_value(minl))
             return fail(why, n, path, "is shorter than minLength%s", "");
         if (json_is_integer(maxl) && (json_int_t)len > json_integer_value(maxl))
