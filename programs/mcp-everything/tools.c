@@ -527,6 +527,21 @@ static json_t *tool_slow_echo(mcp_ctx *ctx, const json_t *args, void *user)
     return mcp_text_result(text);
 }
 
+static json_t *tool_ping_client(mcp_ctx *ctx, const json_t *args, void *user)
+{
+    (void)args, (void)user;
+    json_t *answer = NULL;
+    mcp_rpc_error err = {0};
+    /* The spec: either side may ping; the answer must be an empty result. */
+    int rc = mcp_ctx_request(ctx, "ping", NULL, 0, &answer, &err);
+    if (rc != MCP_OK)
+        return client_request_error("ping", rc, &err);
+    int empty = json_is_object(answer) && json_object_size(answer) == 0;
+    json_decref(answer);
+    return empty ? mcp_text_result("pong") : mcp_tool_error("the client answered ping with a "
+                                                            "non-empty result");
+}
+
 /* ---- The table ---- */
 
 /*
@@ -657,6 +672,11 @@ static const mcp_tool_def tools[] = {
                     "emergency, with the level's name as data",
      .input_schema = NO_ARGS,
      .fn = tool_log_all_levels},
+    {.name = "ping_client",
+     .description = "Pings the client (a server-to-client ping) and returns \"pong\" when it "
+                    "answers",
+     .input_schema = NO_ARGS,
+     .fn = tool_ping_client},
     {.name = "slow_echo",
      .description = "Waits, then returns the given text unchanged",
      .input_schema = "{\"type\":\"object\",\"properties\":{"

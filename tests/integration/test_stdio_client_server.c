@@ -65,6 +65,7 @@ static const char *const all_tools[] = {
     "trigger_resource_update",
     "log_all_levels",
     "slow_echo",
+    "ping_client",
 };
 #define N_TOOLS (sizeof(all_tools) / sizeof(all_tools[0]))
 
@@ -519,6 +520,8 @@ static void test_content_tools_return_their_exact_results(void **state)
                    "properly reconnected after stream closure.")},
         {"echo", json_pack("{s:s}", "text", "hello, world"),
          json_pack("{s:[{s:s, s:s}]}", "content", "type", "text", "text", "hello, world")},
+        {"ping_client", NULL,
+         json_pack("{s:[{s:s, s:s}]}", "content", "type", "text", "text", "pong")},
         {"slow_echo", json_pack("{s:s, s:i}", "text", "slowly", "delay_ms", 10),
          json_pack("{s:[{s:s, s:s}]}", "content", "type", "text", "text", "slowly")},
         {"notify", json_pack("{s:i}", "count", 2),

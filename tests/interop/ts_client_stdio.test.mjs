@@ -579,6 +579,12 @@ const TOOLS = {
             'at debug, one message per level, in order',
         );
     },
+    async ping_client(tool) {
+        // A server-to-client ping: the TS client answers it itself.
+        assertArgsFitSchema(tool, {});
+        const { raw } = await call('ping_client', {});
+        assert.deepEqual(raw, textResult('pong'));
+    },
     async slow_echo(tool) {
         const args = { text: 'slow hello', delay_ms: 50 };
         assertArgsFitSchema(tool, args);
