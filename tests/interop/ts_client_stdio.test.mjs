@@ -544,6 +544,9 @@ const TOOLS = {
             'notifications/resources/updated',
         );
         assert.deepEqual(n.params, { uri });
+        // The SDK runs notification handlers after the message is on the wire: wait for it.
+        for (let i = 0; i < 500 && updatesSeen.length <= updatesBefore; i++)
+            await new Promise((r) => setImmediate(r));
         assert.ok(updatesSeen.length > updatesBefore, 'ResourceUpdatedNotification handler ran');
 
         // After unsubscribing, a trigger must not notify us. The notification would be queued
