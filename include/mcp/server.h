@@ -239,6 +239,42 @@ MCP_EXTERN int mcp_serve_stdio(mcp_server *srv);
 /* The same over any pair of file descriptors (pipes, sockets, files). */
 MCP_EXTERN int mcp_serve_fds(mcp_server *srv, int in_fd, int out_fd);
 
+/* ---- Streamable HTTP transport (and the legacy HTTP+SSE transport) ---- */
+
+/*
+ * Options of mcp_serve_http. A zeroed struct gives the safe defaults; strings
+ * and arrays need only live for the call.
+ */
+typedef struct mcp_http_opts {
+    const char *listen;        /* "HOST:PORT" (IPv6 in brackets); default 127.0.0.1:8080;
+                                  port 0 picks a free port (see on_listen) */
+    const char *path;          /* the MCP endpoint; default "/mcp" */
+    int json_response;         /* answer requests with one application/json body, not SSE */
+    int stateless;             /* no sessions: each POST stands alone; GET and DELETE get 405 */
+    int disable_get;           /* no standalone stream: GET gets 405 */
+    int disable_legacy_sse;    /* do not serve the 2024-11-05 endpoints GET /sse, POST /messages */
+    const char *const *allowed_origins; /* NULL-terminated exact origins; NULL: loopback origins
+                                           only (http or https, any port) */
+    const char *const *allowed_hosts;   /* NULL-terminated host names; NULL: loopback names when
+                                           bound to a loopback address, any name otherwise */
+    const char *const *cors_origins;    /* NULL: no CORS headers; "*" allows every origin */
+    int keepalive_ms;      /* SSE keep-alive comment interval; 0: 15000; < 0: none */
+    int max_sessions;      /* 0: 1000; a new session past it gets 503 */
+    int session_idle_ms;   /* idle sessions expire after it; 0: 30 minutes */
+    size_t max_body;       /* request body limit; 0: 4 MiB */
+    /* Called once listening, with the endpoint's URL (e.g. to learn the port). */
+    void (*on_listen)(const char *url, void *user);
+    void *user;
+} mcp_http_opts;
+
+/*
+ * Serves srv over Streamable HTTP (protocol 2025-03-26 and later) and the
+ * legacy HTTP+SSE transport (2024-11-05), on the calling thread, until SIGINT
+ * or SIGTERM. Returns MCP_OK after a clean stop, MCP_EINVAL for bad options,
+ * MCP_EIO when it cannot listen.
+ */
+MCP_EXTERN int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -26,6 +26,9 @@ struct options {
     const char *listen; /* HOST:PORT for --http */
     int page_size;      /* 0: the library's default */
     int workers;        /* 0: the library's default */
+    mcp_http_opts http; /* the HTTP flags; lists point into argv */
+    const char *origins[33], *hosts[33], *cors[33];
+    int n_origins, n_hosts, n_cors;
 };
 
 static void print_help(FILE *out)
@@ -43,6 +46,26 @@ static void print_help(FILE *out)
             "      --stdio           serve one session over standard input and output\n"
             "                        (newline-delimited JSON-RPC; logs go to stderr)\n"
             "\n"
+            "HTTP options:\n"
+            "      --json-response   answer requests with one application/json body\n"
+            "                        instead of an SSE stream (request-scoped\n"
+            "                        notifications then go to the standalone GET stream)\n"
+            "      --stateless       no sessions: each POST stands alone; GET and DELETE\n"
+            "                        get 405\n"
+            "      --no-get          no standalone stream: GET gets 405\n"
+            "      --no-legacy-sse   do not serve the 2024-11-05 endpoints /sse and /messages\n"
+            "      --allowed-origin ORIGIN  allow this Origin (repeatable; default: only\n"
+            "                        loopback origins)\n"
+            "      --allowed-host NAME  allow this Host name (repeatable; default: loopback\n"
+            "                        names when bound to loopback)\n"
+            "      --cors-origin ORIGIN  send CORS headers to this origin, '*' for any\n"
+            "                        (repeatable; default: no CORS)\n"
+            "      --keepalive-ms N  SSE keep-alive comment interval, 0 for none\n"
+            "                        (default 15000)\n"
+            "      --max-sessions N  open sessions at most (default 1000)\n"
+            "      --session-idle-ms N  idle sessions expire after N ms (default 1800000)\n"
+            "      --max-body BYTES  request body limit (default 4194304)\n"
+            "\n"
             "Options:\n"
             "      --page-size N     items per page of tools/list, resources/list and the\n"
             "                        other list methods, 1 to 10000 (default 100)\n"
@@ -57,7 +80,8 @@ static void print_help(FILE *out)
             "test_reconnection, test_sampling, test_elicitation,\n"
             "test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums,\n"
             "json_schema_2020_12_tool. Tools for tests and demos: echo, add, long_running,\n"
-            "notify, list_roots, trigger_resource_update, log_all_levels, slow_echo.\n"
+            "notify, list_roots, trigger_resource_update, log_all_levels, slow_echo,\n"
+            "ping_client.\n"
             "Resources: test://static-text, test://static-binary, test://watched-resource\n"
             "and the template test://template/{id}/data.\n"
             "\n"
@@ -96,7 +120,7 @@ static int parse_int(const char *s, long min, long max, int *out)
 
 /*
  * Checks HOST:PORT: a non-empty host (an IPv6 address in brackets) and a port
- * from 1 to 65535. Returns 0 or -1.
+ * from 0 (any free port) to 65535. Returns 0 or -1.
  */
 static int check_listen(const char *listen)
 {
@@ -111,14 +135,42 @@ static int check_listen(const char *listen)
         return -1; /* an IPv6 address without brackets: the port is ambiguous */
     }
     int port;
-    return parse_int(colon + 1, 1, 65535, &port);
+    return parse_int(colon + 1, 0, 65535, &port);
 }
 
 /* Returns 0 and fills opt, -1 to exit with success (help, version), or EXIT_USAGE. */
 static int parse_args(int argc, char **argv, struct options *opt)
 {
-    enum { OPT_STDIO = 256, OPT_HTTP, OPT_PAGE_SIZE, OPT_WORKERS, OPT_VERSION };
+    enum {
+        OPT_STDIO = 256,
+        OPT_HTTP,
+        OPT_PAGE_SIZE,
+        OPT_WORKERS,
+        OPT_VERSION,
+        OPT_JSON,
+        OPT_STATELESS,
+        OPT_NO_GET,
+        OPT_NO_LEGACY,
+        OPT_ORIGIN,
+        OPT_HOST,
+        OPT_CORS,
+        OPT_KEEPALIVE,
+        OPT_MAX_SESSIONS,
+        OPT_IDLE,
+        OPT_MAX_BODY
+    };
     static const struct option longopts[] = {
+        {"json-response", no_argument, NULL, OPT_JSON},
+        {"stateless", no_argument, NULL, OPT_STATELESS},
+        {"no-get", no_argument, NULL, OPT_NO_GET},
+        {"no-legacy-sse", no_argument, NULL, OPT_NO_LEGACY},
+        {"allowed-origin", required_argument, NULL, OPT_ORIGIN},
+        {"allowed-host", required_argument, NULL, OPT_HOST},
+        {"cors-origin", required_argument, NULL, OPT_CORS},
+        {"keepalive-ms", required_argument, NULL, OPT_KEEPALIVE},
+        {"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
+        {"session-idle-ms", required_argument, NULL, OPT_IDLE},
+        {"max-body", required_argument, NULL, OPT_MAX_BODY},
         {"stdio", no_argument, NULL, OPT_STDIO},
         {"http", required_argument, NULL, OPT_HTTP},
         {"page-size", required_argument, NULL, OPT_PAGE_SIZE},
@@ -152,6 +204,66 @@ static int parse_args(int argc, char **argv, struct options *opt)
                 }
                 opt->listen = optarg;
             }
+            break;
+        }
+        case OPT_JSON:
+            opt->http.json_response = 1;
+            break;
+        case OPT_STATELESS:
+            opt->http.stateless = 1;
+            break;
+        case OPT_NO_GET:
+            opt->http.disable_get = 1;
+            break;
+        case OPT_NO_LEGACY:
+            opt->http.disable_legacy_sse = 1;
+            break;
+        case OPT_ORIGIN:
+        case OPT_HOST:
+        case OPT_CORS: {
+            const char **list = c == OPT_ORIGIN ? opt->origins
+                                : c == OPT_HOST ? opt->hosts
+                                                : opt->cors;
+            int *n = c == OPT_ORIGIN ? &opt->n_origins
+                     : c == OPT_HOST ? &opt->n_hosts
+                                     : &opt->n_cors;
+            if (*n >= 32) {
+                usage_error("option '%s' may be given at most 32 times", argv[optind - 1]);
+                return EXIT_USAGE;
+            }
+            list[(*n)++] = optarg;
+            break;
+        }
+        case OPT_KEEPALIVE: {
+            int ms;
+            if (parse_int(optarg, 0, 3600000, &ms) != 0) {
+                usage_error("--keepalive-ms needs an integer from 0 to 3600000, not '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            opt->http.keepalive_ms = ms == 0 ? -1 : ms;
+            break;
+        }
+        case OPT_MAX_SESSIONS:
+            if (parse_int(optarg, 1, 1000000, &opt->http.max_sessions) != 0) {
+                usage_error("--max-sessions needs an integer from 1 to 1000000, not '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case OPT_IDLE:
+            if (parse_int(optarg, 1, 86400000, &opt->http.session_idle_ms) != 0) {
+                usage_error("--session-idle-ms needs an integer from 1 to 86400000, not '%s'",
+                            optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case OPT_MAX_BODY: {
+            int bytes;
+            if (parse_int(optarg, 1024, 1 << 30, &bytes) != 0) {
+                usage_error("--max-body needs a byte count from 1024 to 1073741824, not '%s'",
+                            optarg);
+                return EXIT_USAGE;
+            }
+            opt->http.max_body = (size_t)bytes;
             break;
         }
         case OPT_PAGE_SIZE:
@@ -190,7 +302,18 @@ static int parse_args(int argc, char **argv, struct options *opt)
         usage_error("unexpected argument '%s'", argv[optind]);
         return EXIT_USAGE;
     }
+    opt->http.allowed_origins = opt->n_origins ? opt->origins : NULL;
+    opt->http.allowed_hosts = opt->n_hosts ? opt->hosts : NULL;
+    opt->http.cors_origins = opt->n_cors ? opt->cors : NULL;
     return 0;
+}
+
+/* Says where we listen; with port 0 this is how a caller learns the port. */
+static void on_listen(const char *url, void *user)
+{
+    (void)user;
+    fprintf(stderr, "%s: listening on %s\n", EVERYTHING_NAME, url);
+    fflush(stderr);
 }
 
 /* Applies the numeric settings; returns 0, or EXIT_USAGE after printing why. */
@@ -215,20 +338,22 @@ int main(int argc, char **argv)
     if (status != 0)
         return status < 0 ? EXIT_SUCCESS : status;
 
-    if (opt.transport == TRANSPORT_HTTP) {
-        /* The Streamable HTTP transport arrives in the next issue; opt.listen is checked. */
-        fprintf(stderr, "%s: the HTTP transport is not built yet; use --stdio\n", EVERYTHING_NAME);
-        return EXIT_USAGE;
-    }
-
     mcp_server *srv = everything_server_new();
     if (!srv)
         return EXIT_FAILURE;
     status = apply_settings(srv, &opt);
     if (status == 0) {
-        int rc = mcp_serve_stdio(srv);
+        int rc;
+        if (opt.transport == TRANSPORT_HTTP) {
+            opt.http.listen = opt.listen;
+            opt.http.on_listen = on_listen;
+            rc = mcp_serve_http(srv, &opt.http);
+        } else {
+            rc = mcp_serve_stdio(srv);
+        }
         if (rc != MCP_OK) {
-            fprintf(stderr, "%s: serving stdio failed: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
+            fprintf(stderr, "%s: serving %s failed: %s\n", EVERYTHING_NAME,
+                    opt.transport == TRANSPORT_HTTP ? "HTTP" : "stdio", mcp_strerror(rc));
             status = EXIT_FAILURE;
         }
     }

@@ -143,6 +143,11 @@ mcp__session *mcp__session_new(mcp__srt *rt, const mcp__session_io *io, void *io
                                const char *id);
 /* Feeds one message text received on stream. */
 void mcp__session_feed(mcp__session *s, const char *text, size_t len, uint64_t stream);
+/* Feeds one parsed message or batch (borrowed). */
+void mcp__session_feed_value(mcp__session *s, json_t *value, uint64_t stream);
+/* Serves requests without an initialize (stateless HTTP): as if the client had
+ * negotiated `version` and declared no capabilities. */
+void mcp__session_assume_initialized(mcp__session *s, const char *version);
 /* A message was too large; answers with the error (id null). */
 void mcp__session_reject_oversized(mcp__session *s, size_t seen, uint64_t stream);
 /* Ends the session: cancels its handlers, sends nothing more, detaches the transport

@@ -80,6 +80,23 @@ void mcp__session_feed(mcp__session *s, const char *text, size_t len, uint64_t s
         mcp__rpc_feed(s->rpc, text, len, stream);
 }
 
+void mcp__session_feed_value(mcp__session *s, json_t *value, uint64_t stream)
+{
+    if (!s->closed)
+        mcp__rpc_feed_value(s->rpc, value, stream);
+}
+
+void mcp__session_assume_initialized(mcp__session *s, const char *version)
+{
+    s->version = version ? version : MCP_PROTOCOL_LATEST;
+    if (s->client_caps == NULL)
+        s->client_caps = json_object();
+    if (s->client_info == NULL)
+        s->client_info = json_object();
+    s->initialized = 1;
+    mcp__rpc_allow_batch(s->rpc, strcmp(s->version, MCP_PROTOCOL_2025_03_26) == 0);
+}
+
 void mcp__session_reject_oversized(mcp__session *s, size_t seen, uint64_t stream)
 {
     if (!s->closed)

@@ -1,0 +1,780 @@
+/*
+ * HTTP connections: accepting, reading and parsing with llhttp, the limits
+ * and timeouts, keep-alive and pipelining, and closing.
+ *
+ * A connection carries at most one request at a time. Parsing stops (the
+ * on_message_complete callback pauses llhttp) as soon as a request is
+ * complete; the request goes to its owner, and bytes that follow it (a
+ * pipelined request) wait in conn->in until the owner finishes the request.
+ * Reading goes on meanwhile, so that a client that leaves during a long SSE
+ * stream is noticed at once; only when a client pipelines more than a bound
+ * does reading pause.
+ *
+ * One timer per connection counts down to whatever the connection waits for
+ * (see conn_phase); the same timer, at 0 ms, moves on to the next request, so
+ * that the owner's next on_request never runs from inside the call with which
+ * it finished the previous request.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "http/http_int.h"
+
+/* How long a connection whose final response is sent may keep sending (its
+ * bytes are discarded) before it is closed. Reading them instead of closing
+ * at once keeps the kernel from answering them with a reset, which could
+ * destroy our error response before the client reads it. */
+#define LINGER_MS 2000
+
+static void on_timer(uv_timer_t *t);
+static void conn_next(mcp__http_conn *c);
+
+/* ---- Small helpers ---- */
+
+static void timer_set(mcp__http_conn *c, uint64_t ms)
+{
+    /* A broken connection's close, due at the next loop turn, is never put off. */
+    uv_timer_start(&c->timer, on_timer, c->broken ? 0 : ms, 0);
+}
+
+static void read_start(mcp__http_conn *c);
+
+void mcp__http_req_free(mcp__http_req *req)
+{
+    if (!req)
+        return;
+    mcp__buf_free(&req->target);
+    mcp__buf_free(&req->hdrs);
+    mcp__buf_free(&req->body);
+    free(req->hdr);
+    free(req);
+}
+
+static size_t pipeline_limit(const mcp__http_conn *c)
+{
+    return MCP__HTTP_READ_BUF + c->srv->opts.max_header_bytes;
+}
+
+/* ---- Closing ---- */
+
+static void on_handle_close(uv_handle_t *h)
+{
+    mcp__http_conn *c = h->data;
+    if (--c->open_handles > 0)
+        return;
+    mcp__http_server *srv = c->srv;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        srv->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    srv->nconns--;
+    mcp__buf_free(&c->in);
+    free(c);
+    mcp__http_server_maybe_done(srv);
+}
+
+void mcp__http_conn_close(mcp__http_conn *c)
+{
+    if (c->closing)
+        return;
+    c->closing = 1;
+    uv_timer_stop(&c->timer);
+    uv_close((uv_handle_t *)&c->timer, on_handle_close);
+    uv_close((uv_handle_t *)&c->tcp, on_handle_close);
+    mcp__buf_free(&c->in);
+
+    /* The request is detached before its owner hears of it, so that whatever
+     * the owner does from on_close (finish it, stop the server) finds a
+     * request without a connection. */
+    mcp__http_req *req = c->req;
+    c->req = NULL;
+    if (!req)
+        return;
+    req->conn = NULL;
+    if (req->state == REQ_RECEIVING) {
+        mcp__http_req_free(req);
+        return;
+    }
+    mcp__http_close_fn cb = req->on_close;
+    req->on_close = NULL;
+    if (cb)
+        cb(req->on_close_arg, req);
+}
+
+/* A write failed where the owner may be on the stack (inside respond or
+ * stream_write): close at the next loop turn instead, so on_close never runs
+ * from inside a call on the same request. */
+void mcp__http_conn_break(mcp__http_conn *c)
+{
+    if (c->closing || c->broken)
+        return;
+    c->broken = 1;
+    timer_set(c, 0);
+}
+
+static void on_shutdown(uv_shutdown_t *sr, int status)
+{
+    mcp__http_conn *c = sr->handle->data;
+    if (c->closing)
+        return;
+    if (status < 0) {
+        mcp__http_conn_close(c);
+        return;
+    }
+    /* Everything is sent: the client has a short while to close its side. */
+    unsigned ms = c->srv->opts.header_timeout_ms;
+    timer_set(c, ms < LINGER_MS ? ms : LINGER_MS);
+}
+
+/* After the final response: shut the write side once the queued bytes are out
+ * (uv_shutdown waits for them), and discard input until the client closes or
+ * the linger time is over. */
+void mcp__http_conn_linger(mcp__http_conn *c)
+{
+    if (c->closing || c->phase == PHASE_LINGER)
+        return;
+    c->phase = PHASE_LINGER;
+    c->no_more = 1;
+    mcp__buf_free(&c->in);
+    /* Until the response is out, the client gets as long as an idle one to
+     * take it (a large final response to a slow reader must not be cut);
+     * on_shutdown then starts the short linger. */
+    timer_set(c, c->srv->opts.idle_timeout_ms);
+    if (!c->reading)
+        read_start(c);
+    if (c->closing)
+        return;
+    if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0)
+        mcp__http_conn_close(c);
+}
+
+void mcp__http_req_finish(mcp__http_req *req, int close_after)
+{
+    mcp__http_conn *c = req->conn;
+    int keep = req->keep_alive;
+    mcp__http_req_free(req);
+    if (!c)
+        return;
+    c->req = NULL;
+    if (c->closing)
+        return;
+    if (c->broken) {
+        mcp__http_conn_close(c);
+        return;
+    }
+    if (close_after || !keep || c->no_more || c->srv->stopping) {
+        mcp__http_conn_linger(c);
+        return;
+    }
+    c->phase = PHASE_NEXT;
+    timer_set(c, 0);
+}
+
+void mcp__http_req_abort(mcp__http_req *req)
+{
+    if (!req)
+        return;
+    mcp__http_conn *c = req->conn;
+    if (c) {
+        c->req = NULL;
+        req->conn = NULL;
+    }
+    mcp__http_req_free(req);
+    if (c)
+        mcp__http_conn_close(c);
+}
+
+void mcp__http_req_release(mcp__http_req *req)
+{
+    mcp__http_req_abort(req);
+}
+
+/* ---- Parser callbacks ---- */
+
+static int too_big(mcp__http_conn *c, size_t add, int status)
+{
+    c->header_bytes += add;
+    if (c->header_bytes > c->srv->opts.max_header_bytes) {
+        c->err_status = status;
+        return 1;
+    }
+    return 0;
+}
+
+static int on_message_begin(llhttp_t *p)
+{
+    mcp__http_conn *c = p->data;
+    c->header_bytes = 0;
+    c->err_status = 0;
+    c->msg_done = 0;
+    c->in_value = 0;
+    if (c->req) {
+        /* Never happens: parsing stops while a request is with its owner. */
+        c->err_status = 500;
+        return HPE_USER;
+    }
+    mcp__http_req *req = calloc(1, sizeof *req);
+    if (!req) {
+        c->err_status = 503;
+        return HPE_USER;
+    }
+    req->conn = c;
+    req->state = REQ_RECEIVING;
+    c->req = req;
+    /* The first request's deadline runs from accept: a client that connects
+     * and waits does not earn a fresh one with its first byte. */
+    if (c->phase != PHASE_FIRST)
+        timer_set(c, c->srv->opts.header_timeout_ms);
+    c->phase = PHASE_HEADERS;
+    return 0;
+}
+
+static int on_url(llhttp_t *p, const char *at, size_t len)
+{
+    mcp__http_conn *c = p->data;
+    if (too_big(c, len, 414))
+        return HPE_USER;
+    if (mcp__buf_append(&c->req->target, at, len) != MCP_OK) {
+        c->err_status = 503;
+        return HPE_USER;
+    }
+    return 0;
+}
+
+/* Header fields are stored as "name\0value\0" in req->hdrs; c->in_value says
+ * where the current one is: 0 none, 1 in its name, 2 name done, 3 in its
+ * value. */
+static int header_push(mcp__http_conn *c)
+{
+    mcp__http_req *req = c->req;
+    size_t value = c->cur_name + strlen(req->hdrs.data + c->cur_name) + 1;
+    /* llhttp drops leading whitespace; trailing whitespace is ours to drop. */
+    while (req->hdrs.len > value &&
+           (req->hdrs.data[req->hdrs.len - 1] == ' ' || req->hdrs.data[req->hdrs.len - 1] == '\t'))
+        req->hdrs.len--;
+    if (mcp__buf_append(&req->hdrs, "", 1) != MCP_OK)
+        return -1;
+    if (req->nhdr == req->caphdr) {
+        size_t cap = req->caphdr ? req->caphdr * 2 : 16;
+        mcp__http_hdr *h = realloc(req->hdr, cap * sizeof *h);
+        if (!h)
+            return -1;
+        req->hdr = h;
+        req->caphdr = cap;
+    }
+    req->hdr[req->nhdr].name = c->cur_name;
+    req->hdr[req->nhdr].value = value;
+    req->nhdr++;
+    c->in_value = 0;
+    return 0;
+}
+
+static int name_end(mcp__http_conn *c)
+{
+    if (mcp__buf_append(&c->req->hdrs, "", 1) != MCP_OK)
+        return -1;
+    c->in_value = 2;
+    return 0;
+}
+
+/* RFC 9110 §5.6.2 token characters. */
+static int is_tchar(char ch)
+{
+    if ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))
+        return 1;
+    return ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL;
+}
+
+static int on_header_field(llhttp_t *p, const char *at, size_t len)
+{
+    mcp__http_conn *c = p->data;
+    mcp__http_req *req = c->req;
+    if (too_big(c, len + (c->in_value == 1 ? 0 : 4), 431))
+        return HPE_USER;
+    if (c->in_value >= 2 && header_push(c) != 0)
+        goto nomem;
+    if (c->in_value == 0) {
+        c->cur_name = req->hdrs.len;
+        c->in_value = 1;
+    }
+    if (mcp__buf_reserve(&req->hdrs, len) != MCP_OK)
+        goto nomem;
+    for (size_t i = 0; i < len; i++) {
+        char ch = at[i];
+        /* llhttp's lenient build lets spaces into names ("Bad Header: x");
+         * RFC 9112 §5.1 says to refuse them, or a proxy in front of us may read
+         * the request differently (smuggling). */
+        if (!is_tchar(ch)) {
+            c->err_status = 400;
+            return HPE_USER;
+        }
+        req->hdrs.data[req->hdrs.len++] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
+    }
+    req->hdrs.data[req->hdrs.len] = '\0';
+    return 0;
+nomem:
+    c->err_status = 503;
+    return HPE_USER;
+}
+
+static int on_header_field_complete(llhttp_t *p)
+{
+    mcp__http_conn *c = p->data;
+    if (c->in_value == 1 && name_end(c) != 0) {
+        c->err_status = 503;
+        return HPE_USER;
+    }
+    return 0;
+}
+
+static int on_header_value(llhttp_t *p, const char *at, size_t len)
+{
+    mcp__http_conn *c = p->data;
+    if (too_big(c, len, 431))
+        return HPE_USER;
+    if (c->in_value == 1 && name_end(c) != 0)
+        goto nomem;
+    c->in_value = 3;
+    if (mcp__buf_append(&c->req->hdrs, at, len) != MCP_OK)
+        goto nomem;
+    return 0;
+nomem:
+    c->err_status = 503;
+    return HPE_USER;
+}
+
+static int on_header_value_complete(llhttp_t *p)
+{
+    mcp__http_conn *c = p->data;
+    if (c->in_value == 1 && name_end(c) != 0)
+        goto nomem;
+    if (c->in_value >= 2 && header_push(c) != 0)
+        goto nomem;
+    return 0;
+nomem:
+    c->err_status = 503;
+    return HPE_USER;
+}
+
+static mcp__http_method method_of(uint8_t m)
+{
+    switch (m) {
+    case HTTP_GET:
+        return MCP__HTTP_GET;
+    case HTTP_POST:
+        return MCP__HTTP_POST;
+    case HTTP_DELETE:
+        return MCP__HTTP_DELETE;
+    case HTTP_OPTIONS:
+        return MCP__HTTP_OPTIONS;
+    case HTTP_HEAD:
+        return MCP__HTTP_HEAD;
+    case HTTP_PUT:
+        return MCP__HTTP_PUT;
+    case HTTP_PATCH:
+        return MCP__HTTP_PATCH;
+    default:
+        return MCP__HTTP_OTHER;
+    }
+}
+
+/* Splits the request target into path and query, in place. */
+static int split_target(mcp__http_req *req)
+{
+    if (!req->target.data && mcp__buf_append(&req->target, "", 0) != MCP_OK)
+        return -1;
+    char *t = req->target.data;
+    /* Absolute form (RFC 9112 §3.2.2): keep the path of it. */
+    if (strncasecmp(t, "http://", 7) == 0 || strncasecmp(t, "https://", 8) == 0) {
+        char *auth = strstr(t, "//") + 2;
+        size_t n = strcspn(auth, "/?");
+        if (auth[n] == '/') {
+            t = auth + n;
+        } else {
+            /* No path: it is "/", and the query (if any) follows. */
+            mcp__buf nb = {0};
+            if (mcp__buf_appends(&nb, "/") != MCP_OK || mcp__buf_appends(&nb, auth + n) != MCP_OK) {
+                mcp__buf_free(&nb);
+                return -1;
+            }
+            mcp__buf_free(&req->target);
+            req->target = nb;
+            t = nb.data;
+        }
+    }
+    char *q = strchr(t, '?');
+    if (q) {
+        *q = '\0';
+        req->query = q + 1;
+    }
+    req->path = t;
+    return 0;
+}
+
+static size_t header_count_of(const mcp__http_req *req, const char *name)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < req->nhdr; i++)
+        if (strcmp(req->hdrs.data + req->hdr[i].name, name) == 0)
+            n++;
+    return n;
+}
+
+static int on_headers_complete(llhttp_t *p)
+{
+    mcp__http_conn *c = p->data;
+    mcp__http_req *req = c->req;
+    const mcp__http_opts *o = &c->srv->opts;
+
+    if (c->in_value >= 1 && ((c->in_value == 1 && name_end(c) != 0) || header_push(c) != 0)) {
+        c->err_status = 503;
+        return HPE_USER;
+    }
+    if (p->http_major != 1) {
+        c->err_status = 505;
+        return HPE_USER;
+    }
+    req->version = 10 + (p->http_minor >= 1);
+    req->method = method_of(p->method);
+    req->method_name = llhttp_method_name((llhttp_method_t)p->method);
+    req->keep_alive = llhttp_should_keep_alive(p);
+    if (split_target(req) != 0) {
+        c->err_status = 400;
+        return HPE_USER;
+    }
+    if (p->method == HTTP_CONNECT) {
+        c->err_status = 405;
+        return HPE_USER;
+    }
+    /* RFC 9112 §3.2: exactly one Host in HTTP/1.1, at most one before. */
+    size_t hosts = header_count_of(req, "host");
+    if (hosts > 1 || (hosts == 0 && req->version >= 11)) {
+        c->err_status = 400;
+        return HPE_USER;
+    }
+    /* Only plain chunked coding is understood; anything else (gzip, a coding
+     * list) is 501 (RFC 9112 §6.1). llhttp already refuses Transfer-Encoding
+     * together with Content-Length (request smuggling). */
+    if (p->flags & F_TRANSFER_ENCODING) {
+        const char *te = mcp__http_header(req, "transfer-encoding");
+        if (header_count_of(req, "transfer-encoding") != 1 || !te ||
+            strcasecmp(te, "chunked") != 0) {
+            c->err_status = 501;
+            return HPE_USER;
+        }
+    }
+    int has_body = (p->flags & F_CHUNKED) || ((p->flags & F_CONTENT_LENGTH) && p->content_length);
+    if ((p->flags & F_CONTENT_LENGTH) && p->content_length > o->max_body_bytes) {
+        c->err_status = 413;
+        return HPE_USER;
+    }
+    const char *expect = mcp__http_header(req, "expect");
+    if (expect && req->version >= 11) {
+        if (strcasecmp(expect, "100-continue") != 0) {
+            c->err_status = 417;
+            return HPE_USER;
+        }
+        if (has_body) {
+            static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+            uv_buf_t b = uv_buf_init((char *)cont, sizeof cont - 1);
+            (void)mcp__http_conn_write(c, &b, 1);
+        }
+    }
+    if (has_body) {
+        c->phase = PHASE_BODY;
+        timer_set(c, o->body_timeout_ms);
+    }
+    return 0;
+}
+
+static int on_body(llhttp_t *p, const char *at, size_t len)
+{
+    mcp__http_conn *c = p->data;
+    mcp__http_req *req = c->req;
+    if (len > c->srv->opts.max_body_bytes - req->body.len) {
+        c->err_status = 413;
+        return HPE_USER;
+    }
+    if (mcp__buf_append(&req->body, at, len) != MCP_OK) {
+        c->err_status = 503;
+        return HPE_USER;
+    }
+    return 0;
+}
+
+static int on_message_complete(llhttp_t *p)
+{
+    mcp__http_conn *c = p->data;
+    c->msg_done = 1;
+    uv_timer_stop(&c->timer);
+    /* Stop here: the next pipelined request waits until this one is finished. */
+    return HPE_PAUSED;
+}
+
+void mcp__http_settings_init(llhttp_settings_t *s)
+{
+    llhttp_settings_init(s);
+    s->on_message_begin = on_message_begin;
+    s->on_url = on_url;
+    s->on_header_field = on_header_field;
+    s->on_header_field_complete = on_header_field_complete;
+    s->on_header_value = on_header_value;
+    s->on_header_value_complete = on_header_value_complete;
+    s->on_headers_complete = on_headers_complete;
+    s->on_body = on_body;
+    s->on_message_complete = on_message_complete;
+}
+
+/* ---- Feeding the parser ---- */
+
+static int status_of_parse_error(llhttp_errno_t e)
+{
+    switch (e) {
+    case HPE_INVALID_TRANSFER_ENCODING:
+        return 501;
+    case HPE_INVALID_VERSION:
+        return 505;
+    default:
+        return 400;
+    }
+}
+
+static void conn_dispatch(mcp__http_conn *c)
+{
+    mcp__http_req *req = c->req;
+    c->msg_done = 0;
+    c->phase = PHASE_BUSY;
+    uv_timer_stop(&c->timer);
+    req->state = REQ_OWNED;
+    if (req->body.data == NULL)
+        (void)mcp__buf_append(&req->body, "", 0);
+    if (c->no_more)
+        req->keep_alive = 0;
+    c->srv->opts.on_request(c->srv->opts.user, req);
+}
+
+/* Parses data, which is either conn->in itself (from_in) or fresh bytes from
+ * the socket; what follows a complete request is kept in conn->in. */
+static void conn_feed(mcp__http_conn *c, const char *data, size_t len, int from_in)
+{
+    llhttp_errno_t e = llhttp_execute(&c->parser, data, len);
+    if (c->closing)
+        return;
+    size_t used = len;
+    if (e == HPE_PAUSED || e == HPE_PAUSED_UPGRADE) {
+        used = (size_t)(llhttp_get_error_pos(&c->parser) - data);
+        if (used > len)
+            used = len;
+        if (e == HPE_PAUSED)
+            llhttp_resume(&c->parser);
+        else
+            c->no_more = 1; /* we do not speak the upgraded protocol */
+    } else if (e != HPE_OK) {
+        int status = c->err_status ? c->err_status : status_of_parse_error(e);
+        mcp__http_conn_fail(c, status);
+        return;
+    }
+    if (c->no_more) {
+        mcp__buf_free(&c->in);
+    } else if (from_in) {
+        mcp__buf_consume(&c->in, used);
+    } else if (used < len && mcp__buf_append(&c->in, data + used, len - used) != MCP_OK) {
+        mcp__http_conn_close(c);
+        return;
+    }
+    if (c->msg_done && c->req)
+        conn_dispatch(c);
+}
+
+/* The previous request is finished: wait for the next, or parse it if it is
+ * already buffered. */
+static void conn_next(mcp__http_conn *c)
+{
+    c->phase = PHASE_IDLE;
+    timer_set(c, c->srv->opts.idle_timeout_ms);
+    if (!c->reading)
+        read_start(c);
+    if (!c->closing && c->in.len > 0)
+        conn_feed(c, c->in.data, c->in.len, 1);
+}
+
+/* ---- libuv callbacks ---- */
+
+static void on_timer(uv_timer_t *t)
+{
+    mcp__http_conn *c = t->data;
+    if (c->closing)
+        return;
+    if (c->broken) {
+        mcp__http_conn_close(c);
+        return;
+    }
+    switch (c->phase) {
+    case PHASE_FIRST:
+    case PHASE_IDLE:
+    case PHASE_LINGER:
+        mcp__http_conn_close(c);
+        break;
+    case PHASE_HEADERS:
+    case PHASE_BODY:
+        mcp__http_conn_fail(c, 408);
+        break;
+    case PHASE_NEXT:
+        conn_next(c);
+        break;
+    case PHASE_BUSY:
+        break;
+    }
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    mcp__http_conn *c = h->data;
+    /* One buffer for the whole server: libuv hands every read to on_read
+     * before it allocates for the next, and on_read never keeps it. */
+    *buf = uv_buf_init(c->srv->rbuf, sizeof c->srv->rbuf);
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    mcp__http_conn *c = s->data;
+    if (c->closing)
+        return;
+    if (nread < 0) {
+        /* EOF or an error: the client is gone (see mcp__http_req_on_close on
+         * half-closing clients). */
+        mcp__http_conn_close(c);
+        return;
+    }
+    if (nread == 0)
+        return;
+    if (c->phase == PHASE_LINGER)
+        return;
+    if (c->phase == PHASE_BUSY || c->phase == PHASE_NEXT || c->in.len > 0) {
+        if (mcp__buf_append(&c->in, buf->base, (size_t)nread) != MCP_OK) {
+            mcp__http_conn_close(c);
+            return;
+        }
+        if (c->in.len > pipeline_limit(c)) {
+            uv_read_stop(s);
+            c->reading = 0;
+        }
+        return;
+    }
+    conn_feed(c, buf->base, (size_t)nread, 0);
+}
+
+static void read_start(mcp__http_conn *c)
+{
+    if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) != 0) {
+        mcp__http_conn_close(c);
+        return;
+    }
+    c->reading = 1;
+}
+
+/* ---- Accepting ---- */
+
+/* Past max_connections: a short 503 if the socket takes it, then close. */
+static const char refuse_msg[] = "HTTP/1.1 503 Service Unavailable\r\n"
+                                 "Content-Length: 0\r\nConnection: close\r\n\r\n";
+
+static void on_refused_close(uv_handle_t *h)
+{
+    mcp__http_server *srv = h->data;
+    free(h);
+    srv->nrefused--;
+    mcp__http_server_maybe_done(srv);
+}
+
+static void refuse(mcp__http_server *srv, uv_stream_t *listener)
+{
+    uv_tcp_t *t = malloc(sizeof *t);
+    if (!t || uv_tcp_init(srv->loop, t) != 0) {
+        free(t);
+        return;
+    }
+    t->data = srv;
+    srv->nrefused++;
+    if (uv_accept(listener, (uv_stream_t *)t) == 0) {
+        uv_buf_t b = uv_buf_init((char *)refuse_msg, sizeof refuse_msg - 1);
+        (void)uv_try_write((uv_stream_t *)t, &b, 1);
+    }
+    uv_close((uv_handle_t *)t, on_refused_close);
+}
+
+void mcp__http_on_connection(uv_stream_t *listener, int status)
+{
+    mcp__http_server *srv = listener->data;
+    if (srv->stopping)
+        return;
+    if (status < 0) {
+        mcp__warn("http: accept: %s", uv_strerror(status));
+        return;
+    }
+    if (srv->nconns >= srv->opts.max_connections) {
+        refuse(srv, listener);
+        return;
+    }
+    mcp__http_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        refuse(srv, listener);
+        return;
+    }
+    if (uv_tcp_init(srv->loop, &c->tcp) != 0) {
+        free(c);
+        refuse(srv, listener);
+        return;
+    }
+    c->srv = srv;
+    c->tcp.data = c;
+    c->timer.data = c;
+    c->next = srv->conns;
+    if (srv->conns)
+        srv->conns->prev = c;
+    srv->conns = c;
+    srv->nconns++;
+    c->open_handles = 1;
+    uv_timer_init(srv->loop, &c->timer); /* cannot fail on Unix */
+    c->open_handles = 2;
+    llhttp_init(&c->parser, HTTP_REQUEST, &srv->settings);
+    c->parser.data = c;
+    c->phase = PHASE_FIRST;
+    if (uv_accept(listener, (uv_stream_t *)&c->tcp) != 0) {
+        mcp__http_conn_close(c);
+        return;
+    }
+    (void)uv_tcp_nodelay(&c->tcp, 1);
+    timer_set(c, srv->opts.header_timeout_ms);
+    read_start(c);
+}
+
+/* ---- The Date header (RFC 9110 §6.6.1), cached per second ---- */
+
+const char *mcp__http_date(mcp__http_server *srv)
+{
+    static const char days[7][4] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+    static const char months[12][4] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
+                                       "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    time_t now = time(NULL);
+    if (now != srv->date_time || !srv->date[0]) {
+        struct tm tm;
+        if (!gmtime_r(&now, &tm))
+            return srv->date;
+        /* Not strftime: its names follow the host program's locale. */
+        snprintf(srv->date, sizeof srv->date, "%s, %02d %s %04d %02d:%02d:%02d GMT",
+                 days[tm.tm_wday % 7], tm.tm_mday, months[tm.tm_mon % 12], tm.tm_year + 1900,
+                 tm.tm_hour, tm.tm_min, tm.tm_sec);
+        srv->date_time = now;
+    }
+    return srv->date;
+}

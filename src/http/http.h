@@ -1,0 +1,255 @@
+/*
+ * A thin HTTP/1.1 server on libuv and llhttp: listening, connections, limits,
+ * timeouts, keep-alive and pipelining, plain and streamed (chunked) responses.
+ * It knows nothing of MCP; the Streamable HTTP and legacy SSE transports stand
+ * on it.
+ *
+ * Threading: everything here runs on the thread of the loop given to
+ * mcp__http_server_start(), and every function below must be called on that
+ * thread. No function is thread-safe. Callbacks run on the loop thread too.
+ *
+ * Ownership in one paragraph: the server owns its connections. A request
+ * (mcp__http_req) is handed to the owner by on_request once it is complete
+ * (headers and body), and from then on it belongs to the owner until the owner
+ * *finishes* it with exactly one of mcp__http_respond(), mcp__http_stream_end(),
+ * mcp__http_req_abort() or mcp__http_req_release(). After that call the
+ * pointer is dangling. A request stays valid, with all its data, even after
+ * its connection is gone (client left, timeout, server stop): writes then
+ * return MCP_ECLOSED and the owner still has to finish it. A connection's
+ * memory is freed only once its handles are closed, never under a callback
+ * that may still use it; calling any function here from inside any callback
+ * of this layer is safe, finishing the request the callback is about included.
+ *
+ * Everything that arrives from the network is untrusted: bad input gets a 4xx
+ * answer and a closed connection, never an assert.
+ */
+#ifndef MCP_HTTP_HTTP_H
+#define MCP_HTTP_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/util.h"
+
+typedef struct mcp__http_server mcp__http_server;
+typedef struct mcp__http_req mcp__http_req;
+
+typedef enum mcp__http_method {
+    MCP__HTTP_GET,
+    MCP__HTTP_POST,
+    MCP__HTTP_DELETE,
+    MCP__HTTP_OPTIONS,
+    MCP__HTTP_HEAD,
+    MCP__HTTP_PUT,
+    MCP__HTTP_PATCH,
+    MCP__HTTP_OTHER /* any other method llhttp knows; see mcp__http_req_method_name() */
+} mcp__http_method;
+
+/*
+ * Called once per request, when the whole request (headers and body) is in.
+ * req now belongs to the callee, who must finish it (now or later) with
+ * mcp__http_respond(), mcp__http_stream_end(), mcp__http_req_abort() or
+ * mcp__http_req_release(). Requests on one connection are handed over strictly
+ * in order: the next pipelined request of the same connection is not parsed
+ * until this one is finished.
+ */
+typedef void (*mcp__http_request_fn)(void *user, mcp__http_req *req);
+/* See mcp__http_req_on_close(). */
+typedef void (*mcp__http_close_fn)(void *arg, mcp__http_req *req);
+/* See mcp__http_server_stop(). */
+typedef void (*mcp__http_done_fn)(void *arg);
+
+/*
+ * Server options. A zeroed struct plus on_request is a valid configuration:
+ * every zero means "the default" given in brackets.
+ */
+typedef struct mcp__http_opts {
+    /* IP literal to listen on ("127.0.0.1", "::1", "0.0.0.0", "[::1]"); "localhost"
+     * means 127.0.0.1. Borrowed for the duration of the start call. [127.0.0.1] */
+    const char *host;
+    /* TCP port; 0 picks a free one (see mcp__http_server_port()). */
+    int port;
+    mcp__http_request_fn on_request; /* required */
+    void *user;                      /* passed to on_request */
+    /* Request line plus header fields, in bytes; past it: 431 (414 for the
+     * request target alone) and close. [16 KiB] */
+    size_t max_header_bytes;
+    /* Request body, in bytes, checked against Content-Length before the body is
+     * read and while a chunked body streams in; past it: 413 and close. [4 MiB] */
+    size_t max_body_bytes;
+    /* Time from the first byte of a request (or from accept, for a connection's
+     * first request) until its headers are complete; then 408 and close. This is
+     * a deadline, not an inactivity timer, so trickling bytes does not extend it
+     * (slowloris). [10 000 ms] */
+    unsigned header_timeout_ms;
+    /* Time from the end of the headers until the body is complete; then 408 and
+     * close. [30 000 ms] */
+    unsigned body_timeout_ms;
+    /* Idle time allowed on a keep-alive connection between two requests; then
+     * the connection is closed silently. [60 000 ms] */
+    unsigned idle_timeout_ms;
+    /* Open connections; past it new connections are accepted, answered 503 and
+     * closed at once. [1024] */
+    unsigned max_connections;
+} mcp__http_opts;
+
+/* ---- Server ---- */
+
+/*
+ * Binds and starts listening on `loop`, and writes the server to *out. Also sets
+ * SIGPIPE to SIG_IGN for the process: a peer that vanishes mid-write must never
+ * kill it. opts is copied (host is not kept).
+ * Returns MCP_OK; MCP_EINVAL for a missing on_request, a bad host or port;
+ * MCP_ENOMEM; MCP_EIO when binding or listening fails (address in use...).
+ * On failure *out is NULL and nothing is left to clean up, but a handle that
+ * was already initialised is released by its close callback: run the loop
+ * before uv_loop_close().
+ */
+int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__http_server **out);
+
+/* The port the server is bound to (useful with opts.port 0). */
+int mcp__http_server_port(const mcp__http_server *srv);
+
+/* The number of open connections, counting those that are closing. */
+size_t mcp__http_server_connections(const mcp__http_server *srv);
+
+/*
+ * Stops listening and closes every connection at once (pending writes are
+ * dropped). Requests still in progress see their on_close callback run, from
+ * inside this call; they stay valid until their owner finishes them. When every
+ * handle is closed, the server's memory is freed and done_cb(arg) runs (from a
+ * later loop iteration; done_cb may be NULL). srv must not be used after this
+ * call. Calling it twice is a no-op the second time.
+ */
+void mcp__http_server_stop(mcp__http_server *srv, mcp__http_done_fn done_cb, void *arg);
+
+/* ---- Request: what arrived (all strings owned by req, valid until it is finished) ---- */
+
+mcp__http_method mcp__http_req_method(const mcp__http_req *req);
+/* "GET", "POST", "M-SEARCH", ... (a static string). */
+const char *mcp__http_req_method_name(const mcp__http_req *req);
+/*
+ * The path of the request target, as sent (no percent-decoding); for an
+ * absolute-form target ("http://host/x?y") the path of it ("/x"). "*" for
+ * "OPTIONS *".
+ */
+const char *mcp__http_req_path(const mcp__http_req *req);
+/* The query after '?', without the '?'; NULL when the target had no '?'. */
+const char *mcp__http_req_query(const mcp__http_req *req);
+/*
+ * The value of the first header called `name` (case-insensitive), with
+ * surrounding whitespace removed, or NULL. Repeated headers: see
+ * mcp__http_header_at().
+ */
+const char *mcp__http_header(const mcp__http_req *req, const char *name);
+/* The number of header fields, repeated ones counted each time. */
+size_t mcp__http_header_count(const mcp__http_req *req);
+/*
+ * The i-th header field in arrival order: its lowercased name and its value.
+ * Returns MCP_OK, or MCP_ENOENT when i is out of range.
+ */
+int mcp__http_header_at(const mcp__http_req *req, size_t i, const char **name, const char **value);
+/*
+ * The body, decoded from chunked transfer coding if it was sent so. Always
+ * NUL-terminated (an extra byte not counted in *len), "" when there is none.
+ * len may be NULL.
+ */
+const char *mcp__http_req_body(const mcp__http_req *req, size_t *len);
+/* 10 for HTTP/1.0, 11 for HTTP/1.1. */
+int mcp__http_req_version(const mcp__http_req *req);
+/* True when the connection may carry another request after this one's response. */
+int mcp__http_req_keep_alive(const mcp__http_req *req);
+/* True once the request's connection is gone (writes return MCP_ECLOSED). */
+int mcp__http_req_closed(const mcp__http_req *req);
+
+/*
+ * Asks for cb(arg, req) to run once if the connection of this request closes
+ * while the request is still in progress: client gone (EOF, reset, write
+ * error), server stop. It does not run for a request the owner finishes first,
+ * nor for mcp__http_req_abort(). cb may finish req (it must, eventually, as
+ * always). A later call replaces the callback; cb NULL removes it. If the
+ * connection is already gone when this is called, cb is not called: check
+ * mcp__http_req_closed().
+ * Note that a client that half-closes its side (shutdown(SHUT_WR)) after its
+ * request counts as gone: SSE clients drop that way, and HTTP clients do not
+ * half-close in practice.
+ */
+void mcp__http_req_on_close(mcp__http_req *req, mcp__http_close_fn cb, void *arg);
+
+/* ---- Responses ---- */
+
+/*
+ * Headers given to the calls below are a NULL-terminated array of name, value
+ * pairs: (const char *[]){"Content-Type", "application/json", NULL}; NULL for
+ * none. They are copied. Names and values must hold no CR, LF or NUL, and the
+ * layer owns the framing headers: Content-Length, Transfer-Encoding and
+ * Connection are refused (MCP_EINVAL). The layer adds Date, the framing
+ * headers, and "Connection: close" when the connection will close after this
+ * response.
+ *
+ * Writing never blocks: what the socket does not take at once (uv_try_write)
+ * is queued, see mcp__http_stream_queued().
+ */
+
+/*
+ * Sends a complete response with `len` bytes of `body` (copied if it has to be
+ * queued; may be NULL when len is 0) and finishes req. No body is sent for HEAD
+ * requests and 1xx/204/304 statuses (Content-Length is then left out too).
+ * Returns MCP_OK; MCP_ECLOSED when the connection is already gone; MCP_ENOMEM
+ * (the connection is then closed). req is finished in those three cases.
+ * Returns MCP_EINVAL (status outside 200..999, bad header) or MCP_ESTATE (a
+ * stream was begun) without touching or finishing req.
+ */
+int mcp__http_respond(mcp__http_req *req, int status, const char *const *headers, const void *body,
+                      size_t len);
+
+/*
+ * Starts a streamed response (for SSE): status line and headers now, body
+ * later in pieces. HTTP/1.1 uses chunked transfer coding; HTTP/1.0 clients get
+ * a body delimited by closing the connection. req is not finished.
+ * Returns MCP_OK, MCP_ECLOSED (connection gone; req must still be finished),
+ * MCP_ENOMEM, or MCP_EINVAL / MCP_ESTATE as for mcp__http_respond() (nothing
+ * sent).
+ */
+int mcp__http_stream_begin(mcp__http_req *req, int status, const char *const *headers);
+
+/*
+ * Sends `len` bytes as one chunk. len 0 sends nothing. Data is copied when it
+ * has to be queued. Returns MCP_OK, MCP_ECLOSED after the client left (the
+ * data is dropped), MCP_ENOMEM, or MCP_ESTATE when no stream was begun.
+ */
+int mcp__http_stream_write(mcp__http_req *req, const void *data, size_t len);
+
+/*
+ * Ends the stream cleanly (the last, empty chunk; or the close for HTTP/1.0)
+ * and finishes req. Returns MCP_OK or MCP_ECLOSED (req is finished either
+ * way), or MCP_ESTATE without finishing req when no stream was begun.
+ */
+int mcp__http_stream_end(mcp__http_req *req);
+
+/*
+ * Bytes written on req's connection but not yet taken by the socket: the
+ * transport bounds slow readers with it (and aborts past its limit). 0 once
+ * the connection is gone.
+ */
+size_t mcp__http_stream_queued(const mcp__http_req *req);
+
+/*
+ * Closes req's connection now, without a clean end (queued bytes are dropped),
+ * and finishes req. Used to end an SSE stream server-side so the client
+ * reconnects, and to drop slow readers. on_close does not run.
+ */
+void mcp__http_req_abort(mcp__http_req *req);
+
+/*
+ * Finishes req without answering it, typically after its connection is gone
+ * (from or after on_close). If the connection is still open, the client is
+ * still waiting for an answer that will not come, so this closes it, as
+ * mcp__http_req_abort() does.
+ */
+void mcp__http_req_release(mcp__http_req *req);
+
+/* The reason phrase of a status code ("Not Found"), "Unknown" for others. */
+const char *mcp__http_status_reason(int status);
+
+#endif

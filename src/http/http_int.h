@@ -1,0 +1,118 @@
+/*
+ * Private to src/http/: the structures behind the opaque types of http.h and
+ * the functions the files of this layer share.
+ */
+#ifndef MCP_HTTP_HTTP_INT_H
+#define MCP_HTTP_HTTP_INT_H
+
+#include <llhttp.h>
+
+#include "http/http.h"
+
+#define MCP__HTTP_READ_BUF (64 * 1024)
+
+typedef struct mcp__http_conn mcp__http_conn;
+
+/* What a connection's timer is counting down to; see conn.c. */
+typedef enum conn_phase {
+    PHASE_FIRST,   /* accepted, waiting for the first request (header timeout) */
+    PHASE_IDLE,    /* keep-alive, between requests (idle timeout) */
+    PHASE_HEADERS, /* a request has begun, headers not complete (header deadline) */
+    PHASE_BODY,    /* headers complete, body not (body deadline) */
+    PHASE_BUSY,    /* a request is with its owner (no timer) */
+    PHASE_NEXT,    /* the owner finished; go on with buffered input (0 ms timer) */
+    PHASE_LINGER   /* final response sent, write side shut, discarding input */
+} conn_phase;
+
+struct mcp__http_server {
+    uv_loop_t *loop;
+    uv_tcp_t listener;
+    mcp__http_opts opts; /* defaults filled in; host not kept */
+    int port;
+    int stopping;
+    int listener_open;
+    size_t nconns;   /* connections not yet freed */
+    size_t nrefused; /* refused sockets whose handle is still closing */
+    mcp__http_conn *conns;
+    mcp__http_done_fn done_cb;
+    void *done_arg;
+    llhttp_settings_t settings;
+    time_t date_time;
+    char date[40];
+    char rbuf[MCP__HTTP_READ_BUF]; /* shared: every read is consumed before the next */
+};
+
+struct mcp__http_conn {
+    uv_tcp_t tcp; /* first: tcp.data is the conn as well */
+    uv_timer_t timer;
+    uv_shutdown_t shutdown;
+    llhttp_t parser;
+    mcp__http_server *srv;
+    mcp__http_conn *prev, *next;
+    conn_phase phase;
+    int open_handles;      /* tcp and timer; the conn is freed when both are closed */
+    unsigned closing : 1;  /* uv_close was called */
+    unsigned broken : 1;   /* a write failed; close at the next loop turn */
+    unsigned reading : 1;  /* uv_read_start is in effect */
+    unsigned no_more : 1;  /* no further request on this connection */
+    unsigned msg_done : 1; /* the parser completed the current request */
+    mcp__http_req *req;    /* being received, or with its owner */
+    mcp__buf in;           /* received bytes not parsed yet (pipelined) */
+    size_t header_bytes;   /* of the request being received */
+    int err_status;        /* a limit we enforce in a parser callback */
+    size_t cur_name;       /* offset in req->hdrs of the header being parsed */
+    int in_value;          /* that header's value has begun */
+};
+
+typedef struct mcp__http_hdr {
+    size_t name, value; /* offsets into req->hdrs */
+} mcp__http_hdr;
+
+typedef enum req_state {
+    REQ_RECEIVING, /* still being parsed; owned by the conn */
+    REQ_OWNED,     /* handed to the owner, nothing sent */
+    REQ_STREAMING  /* stream begun */
+} req_state;
+
+struct mcp__http_req {
+    mcp__http_conn *conn; /* NULL once the connection is gone */
+    req_state state;
+    mcp__http_method method;
+    const char *method_name;
+    int version; /* 10, 11 */
+    int keep_alive;
+    int chunked_out; /* streaming with chunked coding */
+    mcp__buf target; /* request target; split into path \0 query */
+    const char *path;
+    const char *query;
+    mcp__buf hdrs; /* name \0 value \0 ... */
+    mcp__http_hdr *hdr;
+    size_t nhdr, caphdr;
+    mcp__buf body;
+    mcp__http_close_fn on_close;
+    void *on_close_arg;
+};
+
+/* conn.c */
+void mcp__http_on_connection(uv_stream_t *listener, int status);
+void mcp__http_conn_close(mcp__http_conn *c);
+/* Marks c broken after a failed write and closes it at the next loop turn. */
+void mcp__http_conn_break(mcp__http_conn *c);
+void mcp__http_settings_init(llhttp_settings_t *s);
+/* After the final response: shut the write side, discard input, then close. */
+void mcp__http_conn_linger(mcp__http_conn *c);
+/* Detaches req from its connection and frees it; the connection goes on with
+ * its next request, or closes when close_after is set or keep-alive is off. */
+void mcp__http_req_finish(mcp__http_req *req, int close_after);
+void mcp__http_req_free(mcp__http_req *req);
+void mcp__http_server_maybe_done(mcp__http_server *srv);
+const char *mcp__http_date(mcp__http_server *srv);
+
+/* response.c */
+/* Writes bufs in order: try_write first, the rest copied and queued. MCP_OK,
+ * MCP_ECLOSED (nothing written), MCP_ENOMEM (the connection is marked broken). */
+int mcp__http_conn_write(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n);
+/* An error answer from the layer itself, then a lingering close. */
+void mcp__http_conn_fail(mcp__http_conn *c, int status);
+
+#endif

@@ -1,0 +1,419 @@
+/*
+ * Writing responses: complete ones, streamed ones (chunked, or delimited by
+ * the close for HTTP/1.0 clients), the layer's own error answers, and the
+ * request accessors.
+ *
+ * Every write goes to the socket with uv_try_write first; only what the
+ * kernel does not take is copied and queued with uv_write. A failed write
+ * never closes the connection from inside the caller's call: it marks the
+ * connection broken, and the close (with its on_close callback) happens at
+ * the next loop turn.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http/http_int.h"
+
+/* ---- Writing ---- */
+
+typedef struct write_req {
+    uv_write_t w;
+    char data[];
+} write_req;
+
+static void on_write(uv_write_t *w, int status)
+{
+    mcp__http_conn *c = w->handle->data;
+    free(w);
+    /* UV_ECANCELED: the handle is closing, which is already in hand. */
+    if (status < 0 && !c->closing)
+        mcp__http_conn_close(c);
+}
+
+int mcp__http_conn_write(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
+{
+    if (!c || c->closing || c->broken)
+        return MCP_ECLOSED;
+    size_t total = 0;
+    for (unsigned i = 0; i < n; i++)
+        total += bufs[i].len;
+    if (total == 0)
+        return MCP_OK;
+    size_t done = 0;
+    int r = uv_try_write((uv_stream_t *)&c->tcp, bufs, n);
+    if (r >= 0) {
+        done = (size_t)r;
+    } else if (r != UV_EAGAIN && r != UV_ENOSYS) {
+        mcp__http_conn_break(c);
+        return MCP_ECLOSED;
+    }
+    if (done == total)
+        return MCP_OK;
+
+    write_req *wr = malloc(sizeof *wr + (total - done));
+    if (!wr) {
+        mcp__http_conn_break(c);
+        return MCP_ENOMEM;
+    }
+    size_t skip = done, off = 0;
+    for (unsigned i = 0; i < n; i++) {
+        size_t len = bufs[i].len;
+        if (skip >= len) {
+            skip -= len;
+            continue;
+        }
+        memcpy(wr->data + off, bufs[i].base + skip, len - skip);
+        off += len - skip;
+        skip = 0;
+    }
+    uv_buf_t b = uv_buf_init(wr->data, (unsigned)off);
+    if (uv_write(&wr->w, (uv_stream_t *)&c->tcp, &b, 1, on_write) != 0) {
+        free(wr);
+        mcp__http_conn_break(c);
+        return MCP_ECLOSED;
+    }
+    return MCP_OK;
+}
+
+/* ---- Status lines and headers ---- */
+
+const char *mcp__http_status_reason(int status)
+{
+    switch (status) {
+    case 100:
+        return "Continue";
+    case 200:
+        return "OK";
+    case 201:
+        return "Created";
+    case 202:
+        return "Accepted";
+    case 204:
+        return "No Content";
+    case 206:
+        return "Partial Content";
+    case 301:
+        return "Moved Permanently";
+    case 302:
+        return "Found";
+    case 303:
+        return "See Other";
+    case 304:
+        return "Not Modified";
+    case 307:
+        return "Temporary Redirect";
+    case 308:
+        return "Permanent Redirect";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 406:
+        return "Not Acceptable";
+    case 408:
+        return "Request Timeout";
+    case 409:
+        return "Conflict";
+    case 410:
+        return "Gone";
+    case 411:
+        return "Length Required";
+    case 413:
+        return "Content Too Large";
+    case 414:
+        return "URI Too Long";
+    case 415:
+        return "Unsupported Media Type";
+    case 417:
+        return "Expectation Failed";
+    case 422:
+        return "Unprocessable Content";
+    case 429:
+        return "Too Many Requests";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 501:
+        return "Not Implemented";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
+    case 505:
+        return "HTTP Version Not Supported";
+    default:
+        return "Unknown";
+    }
+}
+
+/* Header names are tokens; neither names nor values may break the framing. */
+static int headers_ok(const char *const *h)
+{
+    for (size_t i = 0; h && h[i]; i += 2) {
+        const char *name = h[i], *value = h[i + 1];
+        if (!value || !*name)
+            return 0;
+        for (const char *p = name; *p; p++)
+            if (*p <= ' ' || *p == ':' || *p == 0x7f)
+                return 0;
+        if (strpbrk(value, "\r\n"))
+            return 0;
+        if (strcasecmp(name, "content-length") == 0 || strcasecmp(name, "transfer-encoding") == 0 ||
+            strcasecmp(name, "connection") == 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Status line, Date, the caller's headers, then `framing` (already formatted
+ * lines) and the Connection header, and the blank line. */
+static int build_head(mcp__buf *b, mcp__http_req *req, int status, const char *const *headers,
+                      const char *framing, int closing)
+{
+    int rc = mcp__buf_appendf(b, "HTTP/1.1 %d %s\r\nDate: %s\r\n", status,
+                              mcp__http_status_reason(status), mcp__http_date(req->conn->srv));
+    for (size_t i = 0; rc == MCP_OK && headers && headers[i]; i += 2)
+        rc = mcp__buf_appendf(b, "%s: %s\r\n", headers[i], headers[i + 1]);
+    if (rc == MCP_OK)
+        rc = mcp__buf_appends(b, framing);
+    if (rc == MCP_OK && closing)
+        rc = mcp__buf_appends(b, "Connection: close\r\n");
+    else if (rc == MCP_OK && req->version == 10)
+        rc = mcp__buf_appends(b, "Connection: keep-alive\r\n");
+    if (rc == MCP_OK)
+        rc = mcp__buf_appends(b, "\r\n");
+    return rc;
+}
+
+static int conn_usable(const mcp__http_req *req)
+{
+    return req->conn && !req->conn->closing && !req->conn->broken;
+}
+
+static int will_close(const mcp__http_req *req)
+{
+    return !req->keep_alive || req->conn->no_more || req->conn->srv->stopping;
+}
+
+/* ---- Complete responses ---- */
+
+int mcp__http_respond(mcp__http_req *req, int status, const char *const *headers, const void *body,
+                      size_t len)
+{
+    if (!req || status < 200 || status > 999 || (len > 0 && !body) || len > UINT32_MAX ||
+        !headers_ok(headers))
+        return MCP_EINVAL;
+    if (req->state != REQ_OWNED)
+        return MCP_ESTATE;
+    if (!conn_usable(req)) {
+        mcp__http_req_finish(req, 1);
+        return MCP_ECLOSED;
+    }
+    int closing = will_close(req);
+    /* RFC 9110 §6.4.1: 204 and 304 have no content; 1xx are refused above. */
+    int no_content = status == 204 || status == 304;
+    char framing[48] = "";
+    if (!no_content)
+        snprintf(framing, sizeof framing, "Content-Length: %zu\r\n", len);
+    mcp__buf head = {0};
+    if (build_head(&head, req, status, headers, framing, closing) != MCP_OK) {
+        mcp__buf_free(&head);
+        mcp__http_req_abort(req);
+        return MCP_ENOMEM;
+    }
+    uv_buf_t bufs[2] = {uv_buf_init(head.data, (unsigned)head.len),
+                        uv_buf_init((char *)body, (unsigned)len)};
+    unsigned n = (no_content || req->method == MCP__HTTP_HEAD || len == 0) ? 1 : 2;
+    int rc = mcp__http_conn_write(req->conn, bufs, n);
+    mcp__buf_free(&head);
+    mcp__http_req_finish(req, closing || rc != MCP_OK);
+    return rc;
+}
+
+/* ---- Streamed responses ---- */
+
+int mcp__http_stream_begin(mcp__http_req *req, int status, const char *const *headers)
+{
+    if (!req || status < 200 || status > 999 || !headers_ok(headers))
+        return MCP_EINVAL;
+    if (req->state != REQ_OWNED)
+        return MCP_ESTATE;
+    req->state = REQ_STREAMING;
+    if (!conn_usable(req))
+        return MCP_ECLOSED;
+    /* HTTP/1.0 has no chunked coding: the close ends the body. */
+    req->chunked_out = req->version >= 11;
+    if (!req->chunked_out)
+        req->conn->no_more = 1;
+    int closing = will_close(req);
+    mcp__buf head = {0};
+    if (build_head(&head, req, status, headers,
+                   req->chunked_out ? "Transfer-Encoding: chunked\r\n" : "", closing) != MCP_OK) {
+        mcp__buf_free(&head);
+        mcp__http_conn_break(req->conn);
+        return MCP_ENOMEM;
+    }
+    uv_buf_t b = uv_buf_init(head.data, (unsigned)head.len);
+    int rc = mcp__http_conn_write(req->conn, &b, 1);
+    mcp__buf_free(&head);
+    return rc;
+}
+
+int mcp__http_stream_write(mcp__http_req *req, const void *data, size_t len)
+{
+    if (!req || (len > 0 && !data) || len > UINT32_MAX)
+        return MCP_EINVAL;
+    if (req->state != REQ_STREAMING)
+        return MCP_ESTATE;
+    if (!conn_usable(req))
+        return MCP_ECLOSED;
+    /* A zero-length chunk would end the body; HEAD responses have none. */
+    if (len == 0 || req->method == MCP__HTTP_HEAD)
+        return MCP_OK;
+    if (!req->chunked_out) {
+        uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
+        return mcp__http_conn_write(req->conn, &b, 1);
+    }
+    char size[24];
+    int n = snprintf(size, sizeof size, "%zx\r\n", len);
+    uv_buf_t bufs[3] = {uv_buf_init(size, (unsigned)n), uv_buf_init((char *)data, (unsigned)len),
+                        uv_buf_init((char *)"\r\n", 2)};
+    return mcp__http_conn_write(req->conn, bufs, 3);
+}
+
+int mcp__http_stream_end(mcp__http_req *req)
+{
+    if (!req)
+        return MCP_EINVAL;
+    if (req->state != REQ_STREAMING)
+        return MCP_ESTATE;
+    if (!conn_usable(req)) {
+        mcp__http_req_finish(req, 1);
+        return MCP_ECLOSED;
+    }
+    int rc = MCP_OK;
+    if (req->chunked_out && req->method != MCP__HTTP_HEAD) {
+        uv_buf_t b = uv_buf_init((char *)"0\r\n\r\n", 5);
+        rc = mcp__http_conn_write(req->conn, &b, 1);
+    }
+    mcp__http_req_finish(req, !req->chunked_out || rc != MCP_OK);
+    return rc;
+}
+
+size_t mcp__http_stream_queued(const mcp__http_req *req)
+{
+    if (!req || !conn_usable(req))
+        return 0;
+    return uv_stream_get_write_queue_size((const uv_stream_t *)&req->conn->tcp);
+}
+
+/* ---- The layer's own error answers ---- */
+
+void mcp__http_conn_fail(mcp__http_conn *c, int status)
+{
+    if (c->closing || c->phase == PHASE_LINGER)
+        return;
+    if (c->req && c->req->state == REQ_RECEIVING) {
+        mcp__http_req_free(c->req);
+        c->req = NULL;
+    }
+    const char *reason = mcp__http_status_reason(status);
+    char msg[256];
+    int n = snprintf(msg, sizeof msg,
+                     "HTTP/1.1 %d %s\r\nDate: %s\r\nContent-Type: text/plain\r\n"
+                     "Content-Length: %zu\r\nConnection: close\r\n\r\n%s\n",
+                     status, reason, mcp__http_date(c->srv), strlen(reason) + 1, reason);
+    if (n > 0 && (size_t)n < sizeof msg) {
+        uv_buf_t b = uv_buf_init(msg, (unsigned)n);
+        (void)mcp__http_conn_write(c, &b, 1);
+    }
+    mcp__http_conn_linger(c);
+}
+
+/* ---- Request accessors ---- */
+
+mcp__http_method mcp__http_req_method(const mcp__http_req *req)
+{
+    return req->method;
+}
+
+const char *mcp__http_req_method_name(const mcp__http_req *req)
+{
+    return req->method_name;
+}
+
+const char *mcp__http_req_path(const mcp__http_req *req)
+{
+    return req->path;
+}
+
+const char *mcp__http_req_query(const mcp__http_req *req)
+{
+    return req->query;
+}
+
+const char *mcp__http_header(const mcp__http_req *req, const char *name)
+{
+    for (size_t i = 0; i < req->nhdr; i++)
+        if (strcasecmp(req->hdrs.data + req->hdr[i].name, name) == 0)
+            return req->hdrs.data + req->hdr[i].value;
+    return NULL;
+}
+
+size_t mcp__http_header_count(const mcp__http_req *req)
+{
+    return req->nhdr;
+}
+
+int mcp__http_header_at(const mcp__http_req *req, size_t i, const char **name, const char **value)
+{
+    if (i >= req->nhdr)
+        return MCP_ENOENT;
+    if (name)
+        *name = req->hdrs.data + req->hdr[i].name;
+    if (value)
+        *value = req->hdrs.data + req->hdr[i].value;
+    return MCP_OK;
+}
+
+const char *mcp__http_req_body(const mcp__http_req *req, size_t *len)
+{
+    if (len)
+        *len = req->body.len;
+    return req->body.data ? req->body.data : "";
+}
+
+int mcp__http_req_version(const mcp__http_req *req)
+{
+    return req->version;
+}
+
+int mcp__http_req_keep_alive(const mcp__http_req *req)
+{
+    return req->keep_alive;
+}
+
+int mcp__http_req_closed(const mcp__http_req *req)
+{
+    return !conn_usable(req);
+}
+
+void mcp__http_req_on_close(mcp__http_req *req, mcp__http_close_fn cb, void *arg)
+{
+    req->on_close = cb;
+    req->on_close_arg = arg;
+}

@@ -1,0 +1,151 @@
+/*
+ * The HTTP server: options, listening, and stopping.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <arpa/inet.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http/http_int.h"
+
+#define DEFAULT_MAX_HEADER_BYTES (16 * 1024)
+#define DEFAULT_MAX_BODY_BYTES (4 * 1024 * 1024)
+#define DEFAULT_HEADER_TIMEOUT_MS 10000
+#define DEFAULT_BODY_TIMEOUT_MS 30000
+#define DEFAULT_IDLE_TIMEOUT_MS 60000
+#define DEFAULT_MAX_CONNECTIONS 1024
+#define LISTEN_BACKLOG 511
+
+/* Parses an IP literal (bracketed IPv6 allowed, "localhost" = 127.0.0.1). */
+static int parse_addr(const char *host, int port, struct sockaddr_storage *ss)
+{
+    char buf[64];
+    if (!host || !*host || strcmp(host, "localhost") == 0)
+        host = "127.0.0.1";
+    size_t n = strlen(host);
+    if (host[0] == '[') {
+        if (n < 3 || host[n - 1] != ']' || n - 2 >= sizeof buf)
+            return MCP_EINVAL;
+        memcpy(buf, host + 1, n - 2);
+        buf[n - 2] = '\0';
+        host = buf;
+    }
+    if (uv_ip4_addr(host, port, (struct sockaddr_in *)ss) == 0)
+        return MCP_OK;
+    if (uv_ip6_addr(host, port, (struct sockaddr_in6 *)ss) == 0)
+        return MCP_OK;
+    return MCP_EINVAL;
+}
+
+static void on_start_failed_close(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__http_server **out)
+{
+    if (!out)
+        return MCP_EINVAL;
+    *out = NULL;
+    if (!loop || !opts || !opts->on_request || opts->port < 0 || opts->port > 65535)
+        return MCP_EINVAL;
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
+    if (parse_addr(opts->host, opts->port, &ss) != MCP_OK)
+        return MCP_EINVAL;
+
+    /* A client that vanishes mid-write must not kill the process. */
+    signal(SIGPIPE, SIG_IGN);
+
+    mcp__http_server *srv = calloc(1, sizeof *srv);
+    if (!srv)
+        return MCP_ENOMEM;
+    srv->loop = loop;
+    srv->opts = *opts;
+    srv->opts.host = NULL;
+    mcp__http_opts *o = &srv->opts;
+    if (!o->max_header_bytes)
+        o->max_header_bytes = DEFAULT_MAX_HEADER_BYTES;
+    if (!o->max_body_bytes)
+        o->max_body_bytes = DEFAULT_MAX_BODY_BYTES;
+    if (!o->header_timeout_ms)
+        o->header_timeout_ms = DEFAULT_HEADER_TIMEOUT_MS;
+    if (!o->body_timeout_ms)
+        o->body_timeout_ms = DEFAULT_BODY_TIMEOUT_MS;
+    if (!o->idle_timeout_ms)
+        o->idle_timeout_ms = DEFAULT_IDLE_TIMEOUT_MS;
+    if (!o->max_connections)
+        o->max_connections = DEFAULT_MAX_CONNECTIONS;
+    mcp__http_settings_init(&srv->settings);
+
+    if (uv_tcp_init(loop, &srv->listener) != 0) {
+        free(srv);
+        return MCP_EIO;
+    }
+    srv->listener.data = srv;
+    int r = uv_tcp_bind(&srv->listener, (const struct sockaddr *)&ss, 0);
+    if (r == 0)
+        r = uv_listen((uv_stream_t *)&srv->listener, LISTEN_BACKLOG, mcp__http_on_connection);
+    struct sockaddr_storage bound;
+    int blen = sizeof bound;
+    if (r == 0)
+        r = uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&bound, &blen);
+    if (r != 0) {
+        mcp__warn("http: cannot listen on %s port %d: %s", opts->host ? opts->host : "127.0.0.1",
+                  opts->port, uv_strerror(r));
+        /* The handle's memory is srv: free it when libuv is done with it. */
+        srv->listener.data = srv;
+        uv_close((uv_handle_t *)&srv->listener, on_start_failed_close);
+        return MCP_EIO;
+    }
+    srv->port = bound.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&bound)->sin6_port)
+                                            : ntohs(((struct sockaddr_in *)&bound)->sin_port);
+    srv->listener_open = 1;
+    *out = srv;
+    return MCP_OK;
+}
+
+int mcp__http_server_port(const mcp__http_server *srv)
+{
+    return srv->port;
+}
+
+size_t mcp__http_server_connections(const mcp__http_server *srv)
+{
+    return srv->nconns;
+}
+
+void mcp__http_server_maybe_done(mcp__http_server *srv)
+{
+    if (!srv->stopping || srv->listener_open || srv->nconns > 0 || srv->nrefused > 0)
+        return;
+    mcp__http_done_fn cb = srv->done_cb;
+    void *arg = srv->done_arg;
+    free(srv);
+    if (cb)
+        cb(arg);
+}
+
+static void on_listener_close(uv_handle_t *h)
+{
+    mcp__http_server *srv = h->data;
+    srv->listener_open = 0;
+    mcp__http_server_maybe_done(srv);
+}
+
+void mcp__http_server_stop(mcp__http_server *srv, mcp__http_done_fn done_cb, void *arg)
+{
+    if (!srv || srv->stopping)
+        return;
+    srv->stopping = 1;
+    srv->done_cb = done_cb;
+    srv->done_arg = arg;
+    uv_close((uv_handle_t *)&srv->listener, on_listener_close);
+    /* Connections leave the list only in their close callbacks, later, so
+     * the list stays intact while on_close callbacks run from here. */
+    for (mcp__http_conn *c = srv->conns; c; c = c->next)
+        mcp__http_conn_close(c);
+}

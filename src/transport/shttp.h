@@ -1,0 +1,115 @@
+/*
+ * Internals of the HTTP transports: Streamable HTTP (shttp_mcp.c), the legacy
+ * HTTP+SSE transport (shttp_legacy.c) and what they share (shttp_server.c):
+ * the listening server, the session table, streams and timers.
+ *
+ * A session (hsess) is one MCP session reached over HTTP; it owns the
+ * protocol session (mcp__session) and its streams. A stream (hstream) is where
+ * a session's messages go: one per POST that carries requests, one per GET
+ * (standalone), or the one SSE stream of a legacy session. A stream's HTTP
+ * request (req) may go away before the stream ends: a client that drops a
+ * POST stream does not cancel its requests (disconnection is not
+ * cancellation); their answers have nowhere to go until resumability (event
+ * store) keeps them.
+ *
+ * Everything runs on the transport's loop thread.
+ */
+#ifndef MCP_TRANSPORT_SHTTP_H
+#define MCP_TRANSPORT_SHTTP_H
+
+#include <mcp/server.h>
+
+#include "http/http.h"
+#include "server/server_int.h"
+
+typedef struct shttp shttp;
+typedef struct hsess hsess;
+typedef struct hstream hstream;
+
+enum hstream_kind { HS_POST_SSE, HS_POST_JSON, HS_GET, HS_LEGACY };
+
+struct hstream {
+    hsess *hs;
+    uint64_t id; /* the number the protocol session knows it by */
+    enum hstream_kind kind;
+    mcp__http_req *req; /* NULL once the HTTP side is finished or gone */
+    int begun;          /* the SSE status line and headers are out */
+    int pending;        /* answers still owed on a POST stream */
+    uint64_t last_write_ms;
+    hstream *prev, *next;
+};
+
+struct hsess {
+    shttp *t;
+    char id[33]; /* hex of 16 random bytes; "" for a stateless POST */
+    mcp__session *sess;
+    int legacy;
+    int stateless;
+    int closing;
+    hstream *streams;
+    uint64_t next_stream;
+    uint64_t last_active_ms;
+    hsess *prev, *next;    /* every session, for the timers */
+    hsess *deferred_next;  /* in the list of sessions to close once the stack unwinds */
+};
+
+struct shttp {
+    mcp_server *srv;
+    uv_loop_t loop;
+    mcp__srt *rt;
+    mcp__http_server *http;
+    mcp__map sessions; /* id -> hsess, stateful and legacy sessions */
+    hsess *all;
+    hsess *deferred;
+    uv_idle_t deferred_idle;
+
+    char *path;
+    int json_response, stateless, disable_get, legacy;
+    int keepalive_ms;
+    int max_sessions;
+    int idle_ms;
+    size_t max_queued;
+    char **allowed_origins, **allowed_hosts, **cors_origins;
+    int bound_loopback;
+
+    uv_timer_t keepalive_timer, sweep_timer;
+    uv_signal_t sigint, sigterm;
+    int stopping;
+    int result;
+};
+
+/* ---- shttp_server.c ---- */
+
+/* Answers with a JSON-RPC error body (id null) and the status; finishes req. */
+void mcp__shttp_error(shttp *t, mcp__http_req *req, int status, int code, const char *message);
+/* The CORS headers for req (if configured), appended to a header list. */
+size_t mcp__shttp_cors(shttp *t, mcp__http_req *req, const char **hdrs, size_t n);
+/* Creates a session (stateful ones get an id and a place in the table). NULL when
+ * out of memory. */
+hsess *mcp__hsess_new(shttp *t, int stateless, int legacy);
+/* Ends the session: its streams end, its handlers are cancelled, its id is forgotten. */
+void mcp__hsess_close(hsess *hs);
+/* Closes hs once the current callback stack has unwound. */
+void mcp__hsess_close_later(hsess *hs);
+hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req);
+void mcp__hstream_free(hstream *st);
+/* Begins st's SSE response if needed, then writes the bytes; handles slow readers. */
+int mcp__hstream_write(hstream *st, const char *data, size_t len);
+/* Writes one "event: message" with the JSON text. */
+int mcp__hstream_event(hstream *st, const char *text, size_t len);
+/* Finishes the HTTP side of st cleanly (ends the SSE response). */
+void mcp__hstream_end(hstream *st);
+
+/* ---- shttp_mcp.c ---- */
+
+void mcp__shttp_mcp_request(shttp *t, mcp__http_req *req);
+/* Validates a POST body: parses it and checks every message. On failure answers
+ * req (400) and returns NULL. *n_requests and *has_init describe it. */
+json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, int *has_init);
+
+/* ---- shttp_legacy.c ---- */
+
+void mcp__shttp_legacy_sse(shttp *t, mcp__http_req *req);
+void mcp__shttp_legacy_post(shttp *t, mcp__http_req *req);
+
+#endif

@@ -1,0 +1,257 @@
+/*
+ * The Streamable HTTP endpoint (spec 2025-11-25, Transports): POST carries
+ * client messages and answers requests on an SSE stream (or one JSON body),
+ * GET opens a standalone stream for server messages, DELETE ends a session.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport/http_util.h"
+#include "transport/shttp.h"
+
+#define MAX_BATCH 100
+
+json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, int *has_init)
+{
+    size_t len;
+    const char *body = mcp__http_req_body(req, &len);
+    json_t *error = NULL;
+    json_t *v = mcp__jsonrpc_parse(body, len, &error);
+    *n_requests = 0;
+    *has_init = 0;
+    if (v == NULL) {
+        char *text = json_dumps(error, JSON_COMPACT);
+        json_decref(error);
+        const char *hdrs[12] = {"Content-Type", "application/json"};
+        size_t n = mcp__shttp_cors(t, req, hdrs, 2);
+        hdrs[n] = NULL;
+        mcp__http_respond(req, 400, hdrs, text, text ? strlen(text) : 0);
+        free(text);
+        return NULL;
+    }
+    size_t count = json_is_array(v) ? json_array_size(v) : 1;
+    if (json_is_array(v) && (count == 0 || count > MAX_BATCH)) {
+        mcp__shttp_error(t, req, 400, MCP_RPC_INVALID_REQUEST,
+                         count == 0 ? "Invalid Request: an empty batch"
+                                    : "Invalid Request: a batch may hold at most 100 messages");
+        json_decref(v);
+        return NULL;
+    }
+    for (size_t i = 0; i < count; i++) {
+        json_t *msg = json_is_array(v) ? json_array_get(v, i) : v;
+        int code;
+        const char *why;
+        const json_t *echo_id;
+        mcp__msg_kind kind = mcp__jsonrpc_classify(msg, &code, &why, &echo_id);
+        if (kind == MCP__MSG_INVALID) {
+            /* The spec: input the server cannot accept gets an HTTP error status, and
+             * the body may carry the JSON-RPC error. */
+            json_t *err = mcp__error_message(echo_id, code, why, NULL);
+            char *text = err ? json_dumps(err, JSON_COMPACT) : NULL;
+            json_decref(err);
+            const char *hdrs[12] = {"Content-Type", "application/json"};
+            size_t n = mcp__shttp_cors(t, req, hdrs, 2);
+            hdrs[n] = NULL;
+            mcp__http_respond(req, 400, hdrs, text, text ? strlen(text) : 0);
+            free(text);
+            json_decref(v);
+            return NULL;
+        }
+        if (kind == MCP__MSG_REQUEST) {
+            (*n_requests)++;
+            if (strcmp(json_string_value(json_object_get(msg, "method")), "initialize") == 0)
+                (*has_init)++;
+        }
+    }
+    if (*has_init && json_is_array(v)) {
+        mcp__shttp_error(t, req, 400, MCP_RPC_INVALID_REQUEST,
+                         "Invalid Request: initialize must not be part of a batch");
+        json_decref(v);
+        return NULL;
+    }
+    return v;
+}
+
+/*
+ * The MCP-Protocol-Version header: an unsupported value is refused; a missing
+ * one means 2025-03-26 (spec). What a session is sent is still decided by its
+ * negotiated version, never by this header.
+ */
+static int check_version_header(shttp *t, mcp__http_req *req)
+{
+    const char *v = mcp__http_header(req, "mcp-protocol-version");
+    if (v == NULL || mcp_protocol_version_supported(v) != NULL)
+        return 0;
+    char msg[300];
+    snprintf(msg, sizeof(msg),
+             "Bad Request: Unsupported protocol version: %.64s (supported versions: 2025-11-25, "
+             "2025-06-18, 2025-03-26, 2024-11-05)",
+             v);
+    mcp__shttp_error(t, req, 400, MCP_RPC_SERVER_ERROR, msg);
+    return -1;
+}
+
+/* Finds the session a request names: 400 without an id, 404 for an unknown or
+ * ended one (never 401: seed 001). */
+static hsess *find_session(shttp *t, mcp__http_req *req)
+{
+    const char *id = mcp__http_header(req, "mcp-session-id");
+    if (id == NULL) {
+        mcp__shttp_error(t, req, 400, MCP_RPC_SERVER_ERROR,
+                         "Bad Request: Mcp-Session-Id header is required");
+        return NULL;
+    }
+    hsess *hs = mcp__map_get(&t->sessions, id);
+    if (hs == NULL || hs->legacy || hs->closing) {
+        mcp__shttp_error(t, req, 404, MCP_RPC_REQUEST_TIMEOUT, "Session not found");
+        return NULL;
+    }
+    hs->last_active_ms = mcp__now_ms();
+    return hs;
+}
+
+static void on_stream_closed(void *arg, mcp__http_req *req)
+{
+    hstream *st = arg;
+    mcp__http_req_release(req);
+    st->req = NULL;
+    st->hs->last_active_ms = mcp__now_ms();
+    /* A POST stream stays until its requests are answered: disconnection is not
+     * cancellation. A standalone stream has nothing left to wait for. */
+    if (st->kind == HS_GET)
+        mcp__hstream_free(st);
+}
+
+static void post(shttp *t, mcp__http_req *req)
+{
+    const char *accept = mcp__http_header(req, "accept");
+    if (!mcp__accepts(accept, "application/json") || !mcp__accepts(accept, "text/event-stream")) {
+        mcp__shttp_error(t, req, 406, MCP_RPC_SERVER_ERROR,
+                         "Not Acceptable: Client must accept both application/json and "
+                         "text/event-stream");
+        return;
+    }
+    if (!mcp__media_type_is(mcp__http_header(req, "content-type"), "application/json")) {
+        mcp__shttp_error(t, req, 415, MCP_RPC_SERVER_ERROR,
+                         "Unsupported Media Type: Content-Type must be application/json");
+        return;
+    }
+    size_t n_requests;
+    int has_init;
+    json_t *v = mcp__shttp_parse_body(t, req, &n_requests, &has_init);
+    if (v == NULL)
+        return;
+    hsess *hs;
+    if (t->stateless) {
+        if (check_version_header(t, req) != 0)
+            goto out;
+        hs = mcp__hsess_new(t, 1, 0);
+        if (hs != NULL && !has_init) {
+            /* Each stateless POST stands alone: it is served as an initialized
+             * session of the version its header names. */
+            const char *hv = mcp__http_header(req, "mcp-protocol-version");
+            mcp__session_assume_initialized(hs->sess, hv ? mcp_protocol_version_supported(hv)
+                                                         : MCP_PROTOCOL_LATEST);
+        }
+    } else if (has_init && mcp__http_header(req, "mcp-session-id") == NULL) {
+        if (t->sessions.len >= (size_t)t->max_sessions) {
+            mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR,
+                             "Service Unavailable: too many open sessions");
+            goto out;
+        }
+        hs = mcp__hsess_new(t, 0, 0);
+    } else {
+        if ((hs = find_session(t, req)) == NULL || check_version_header(t, req) != 0)
+            goto out;
+    }
+    if (hs == NULL) {
+        mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        goto out;
+    }
+    if (n_requests == 0) {
+        /* Only notifications and responses: 202 and no body (spec). */
+        mcp__session_feed_value(hs->sess, v, MCP__STREAM_STANDALONE);
+        const char *hdrs[12];
+        size_t n = mcp__shttp_cors(t, req, hdrs, 0);
+        hdrs[n] = NULL;
+        mcp__http_respond(req, 202, hdrs, NULL, 0);
+        if (hs->stateless)
+            mcp__hsess_close(hs);
+        goto out;
+    }
+    hstream *st = mcp__hstream_new(hs, t->json_response ? HS_POST_JSON : HS_POST_SSE, req);
+    if (st == NULL) {
+        mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        if (hs->stateless || (has_init && !hs->sess->initialized))
+            mcp__hsess_close(hs);
+        goto out;
+    }
+    /* One POST body gets one answer: a response, or one array for a batch. */
+    st->pending = 1;
+    mcp__http_req_on_close(req, on_stream_closed, st);
+    mcp__session_feed_value(hs->sess, v, st->id);
+    if (has_init && !hs->stateless && !hs->sess->initialized) {
+        /* initialize failed (bad params): the session never began. */
+        mcp__hsess_close(hs);
+    }
+out:
+    json_decref(v);
+}
+
+static void get(shttp *t, mcp__http_req *req)
+{
+    if (!mcp__accepts(mcp__http_header(req, "accept"), "text/event-stream")) {
+        mcp__shttp_error(t, req, 406, MCP_RPC_SERVER_ERROR,
+                         "Not Acceptable: Client must accept text/event-stream");
+        return;
+    }
+    if (t->stateless || t->disable_get) {
+        mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");
+        return;
+    }
+    hsess *hs = find_session(t, req);
+    if (hs == NULL || check_version_header(t, req) != 0)
+        return;
+    hstream *st = mcp__hstream_new(hs, HS_GET, req);
+    if (st == NULL) {
+        mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        return;
+    }
+    mcp__http_req_on_close(req, on_stream_closed, st);
+    /* Headers go out at once, so the client knows its stream is open. */
+    mcp__hstream_write(st, NULL, 0);
+}
+
+static void delete(shttp *t, mcp__http_req *req)
+{
+    if (t->stateless) {
+        mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");
+        return;
+    }
+    hsess *hs = find_session(t, req);
+    if (hs == NULL || check_version_header(t, req) != 0)
+        return;
+    mcp__hsess_close(hs);
+    const char *hdrs[12];
+    size_t n = mcp__shttp_cors(t, req, hdrs, 0);
+    hdrs[n] = NULL;
+    mcp__http_respond(req, 200, hdrs, NULL, 0);
+}
+
+void mcp__shttp_mcp_request(shttp *t, mcp__http_req *req)
+{
+    switch (mcp__http_req_method(req)) {
+    case MCP__HTTP_POST:
+        post(t, req);
+        break;
+    case MCP__HTTP_GET:
+        get(t, req);
+        break;
+    case MCP__HTTP_DELETE:
+        delete(t, req);
+        break;
+    default:
+        mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");
+        break;
+    }
+}

@@ -1,0 +1,666 @@
+/*
+ * The HTTP transports' server: options, listening, routing, DNS-rebinding
+ * protection and CORS, the session table, streams, keep-alive and idle timers,
+ * and shutdown. See shttp.h.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "transport/http_util.h"
+#include "transport/shttp.h"
+
+#define DEFAULT_KEEPALIVE_MS 15000
+#define DEFAULT_MAX_SESSIONS 1000
+#define DEFAULT_IDLE_MS (30 * 60 * 1000)
+/* Bytes a slow reader may leave queued on one stream before it is cut off. */
+#define DEFAULT_MAX_QUEUED (4u << 20)
+
+/* ---- Errors and headers ---- */
+
+void mcp__shttp_error(shttp *t, mcp__http_req *req, int status, int code, const char *message)
+{
+    json_t *body = mcp__error_message(NULL, code, message, NULL);
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    const char *hdrs[16] = {"Content-Type", "application/json"};
+    size_t n = mcp__shttp_cors(t, req, hdrs, 2);
+    if (status == 405) {
+        hdrs[n++] = "Allow";
+        hdrs[n++] = t->cors_origins ? "GET, POST, DELETE, OPTIONS" : "GET, POST, DELETE";
+    }
+    hdrs[n] = NULL;
+    mcp__http_respond(req, status, hdrs, text, text ? strlen(text) : 0);
+    free(text);
+}
+
+static int list_has(char **list, const char *value)
+{
+    for (char **p = list; p != NULL && *p != NULL; p++)
+        if (strcasecmp(*p, value) == 0 || strcmp(*p, "*") == 0)
+            return 1;
+    return 0;
+}
+
+size_t mcp__shttp_cors(shttp *t, mcp__http_req *req, const char **hdrs, size_t n)
+{
+    const char *origin = mcp__http_header(req, "origin");
+    if (t->cors_origins == NULL || origin == NULL || !list_has(t->cors_origins, origin))
+        return n;
+    hdrs[n++] = "Access-Control-Allow-Origin";
+    hdrs[n++] = origin;
+    hdrs[n++] = "Vary";
+    hdrs[n++] = "Origin";
+    /* Browsers hide response headers from scripts unless they are exposed. */
+    hdrs[n++] = "Access-Control-Expose-Headers";
+    hdrs[n++] = "Mcp-Session-Id, MCP-Protocol-Version";
+    return n;
+}
+
+/*
+ * DNS rebinding protection (spec, Security Warning): a browser page on a
+ * hostile origin must not reach a local server, so the Host must be ours and a
+ * present Origin must be allowed. Answers 403 and returns -1 when not.
+ */
+static int check_host_origin(shttp *t, mcp__http_req *req)
+{
+    char name[256];
+    const char *host = mcp__http_header(req, "host");
+    if (t->allowed_hosts != NULL || t->bound_loopback) {
+        int ok = host != NULL && mcp__host_name(host, name, sizeof(name)) == 0 &&
+                 (t->allowed_hosts ? list_has(t->allowed_hosts, name) : mcp__is_loopback_name(name));
+        if (!ok) {
+            char msg[320];
+            snprintf(msg, sizeof(msg), "Forbidden: invalid Host header: %.256s",
+                     host ? host : "(none)");
+            mcp__shttp_error(t, req, 403, MCP_RPC_SERVER_ERROR, msg);
+            return -1;
+        }
+    }
+    const char *origin = mcp__http_header(req, "origin");
+    if (origin == NULL)
+        return 0; /* not a browser, or a same-origin GET: nothing to check */
+    int ok;
+    if (t->allowed_origins != NULL)
+        ok = list_has(t->allowed_origins, origin);
+    else
+        ok = list_has(t->cors_origins, origin) ||
+             (mcp__origin_host(origin, name, sizeof(name)) == 0 && mcp__is_loopback_name(name));
+    if (!ok) {
+        char msg[320];
+        snprintf(msg, sizeof(msg), "Forbidden: invalid Origin header: %.256s", origin);
+        mcp__shttp_error(t, req, 403, MCP_RPC_SERVER_ERROR, msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void preflight(shttp *t, mcp__http_req *req)
+{
+    const char *hdrs[20];
+    size_t n = mcp__shttp_cors(t, req, hdrs, 0);
+    if (n == 0) {
+        mcp__shttp_error(t, req, 403, MCP_RPC_SERVER_ERROR, "Forbidden: origin not allowed");
+        return;
+    }
+    hdrs[n++] = "Access-Control-Allow-Methods";
+    hdrs[n++] = "GET, POST, DELETE, OPTIONS";
+    hdrs[n++] = "Access-Control-Allow-Headers";
+    hdrs[n++] = "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, "
+                "Last-Event-ID";
+    hdrs[n++] = "Access-Control-Max-Age";
+    hdrs[n++] = "86400";
+    hdrs[n] = NULL;
+    mcp__http_respond(req, 204, hdrs, NULL, 0);
+}
+
+static void on_request(void *user, mcp__http_req *req)
+{
+    shttp *t = user;
+    if (t->stopping) {
+        mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR, "Service Unavailable: shutting down");
+        return;
+    }
+    if (check_host_origin(t, req) != 0)
+        return;
+    const char *path = mcp__http_req_path(req);
+    mcp__http_method m = mcp__http_req_method(req);
+    int is_mcp = strcmp(path, t->path) == 0;
+    if (m == MCP__HTTP_OPTIONS && t->cors_origins != NULL &&
+        (is_mcp || (t->legacy && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0)))) {
+        preflight(t, req);
+        return;
+    }
+    if (is_mcp) {
+        mcp__shttp_mcp_request(t, req);
+    } else if (t->legacy && strcmp(path, "/sse") == 0 && m == MCP__HTTP_GET) {
+        mcp__shttp_legacy_sse(t, req);
+    } else if (t->legacy && strcmp(path, "/messages") == 0 && m == MCP__HTTP_POST) {
+        mcp__shttp_legacy_post(t, req);
+    } else if (t->legacy && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0)) {
+        mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");
+    } else {
+        mcp__shttp_error(t, req, 404, MCP_RPC_SERVER_ERROR, "Not Found");
+    }
+}
+
+/* ---- Streams ---- */
+
+hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req)
+{
+    hstream *st = calloc(1, sizeof(*st));
+    if (st == NULL)
+        return NULL;
+    st->hs = hs;
+    st->id = ++hs->next_stream;
+    st->kind = kind;
+    st->req = req;
+    st->last_write_ms = mcp__now_ms();
+    st->next = hs->streams;
+    if (st->next != NULL)
+        st->next->prev = st;
+    hs->streams = st;
+    return st;
+}
+
+void mcp__hstream_free(hstream *st)
+{
+    hsess *hs = st->hs;
+    if (st->req != NULL)
+        mcp__http_req_release(st->req);
+    if (st->prev != NULL)
+        st->prev->next = st->next;
+    else
+        hs->streams = st->next;
+    if (st->next != NULL)
+        st->next->prev = st->prev;
+    free(st);
+    hs->last_active_ms = mcp__now_ms();
+}
+
+static int begin(hstream *st)
+{
+    if (st->begun)
+        return MCP_OK;
+    hsess *hs = st->hs;
+    const char *hdrs[20] = {"Content-Type", "text/event-stream", "Cache-Control",
+                            "no-cache, no-transform",
+                            /* Proxies such as nginx must not buffer an event stream. */
+                            "X-Accel-Buffering", "no"};
+    size_t n = 6;
+    if (!hs->stateless && !hs->legacy && hs->sess->initialized) {
+        hdrs[n++] = "Mcp-Session-Id";
+        hdrs[n++] = hs->id;
+    }
+    n = mcp__shttp_cors(hs->t, st->req, hdrs, n);
+    hdrs[n] = NULL;
+    st->begun = 1;
+    return mcp__http_stream_begin(st->req, 200, hdrs);
+}
+
+int mcp__hstream_write(hstream *st, const char *data, size_t len)
+{
+    if (st->req == NULL)
+        return MCP_ECLOSED;
+    int rc = begin(st);
+    if (rc == MCP_OK)
+        rc = mcp__http_stream_write(st->req, data, len);
+    st->last_write_ms = mcp__now_ms();
+    if (rc == MCP_OK && mcp__http_stream_queued(st->req) > st->hs->t->max_queued) {
+        /* A reader this slow would make us hold its messages without bound. */
+        mcp__warn("session %s: a stream's reader fell %zu bytes behind; closing it", st->hs->id,
+                  mcp__http_stream_queued(st->req));
+        mcp__http_req_abort(st->req);
+        st->req = NULL;
+        return MCP_ELIMIT;
+    }
+    return rc;
+}
+
+int mcp__hstream_event(hstream *st, const char *text, size_t len)
+{
+    mcp__buf b = {0};
+    int rc = mcp__sse_event(&b, "message", NULL, -1, text, len);
+    if (rc == MCP_OK)
+        rc = mcp__hstream_write(st, b.data, b.len);
+    mcp__buf_free(&b);
+    return rc;
+}
+
+void mcp__hstream_end(hstream *st)
+{
+    if (st->req == NULL)
+        return;
+    if (begin(st) == MCP_OK)
+        mcp__http_stream_end(st->req);
+    else
+        mcp__http_req_release(st->req);
+    st->req = NULL;
+}
+
+/* ---- Where a session's messages go ---- */
+
+/* The standalone stream: the newest GET stream still connected. Messages not tied
+ * to a request go to exactly one stream, never to all of them. */
+static hstream *standalone(hsess *hs)
+{
+    for (hstream *st = hs->streams; st != NULL; st = st->next)
+        if (st->kind == HS_GET && st->req != NULL)
+            return st;
+    return NULL;
+}
+
+static hstream *find_stream(hsess *hs, uint64_t id)
+{
+    for (hstream *st = hs->streams; st != NULL; st = st->next)
+        if (st->id == id)
+            return st;
+    return NULL;
+}
+
+/* A JSON-mode POST gets its answer as one body. */
+static void finish_json(hstream *st, const char *text, size_t len)
+{
+    hsess *hs = st->hs;
+    if (st->req != NULL) {
+        const char *hdrs[16] = {"Content-Type", "application/json"};
+        size_t n = 2;
+        if (!hs->stateless && hs->sess->initialized) {
+            hdrs[n++] = "Mcp-Session-Id";
+            hdrs[n++] = hs->id;
+        }
+        n = mcp__shttp_cors(hs->t, st->req, hdrs, n);
+        hdrs[n] = NULL;
+        if (text != NULL)
+            mcp__http_respond(st->req, 200, hdrs, text, len);
+        else
+            mcp__http_respond(st->req, 202, hdrs, NULL, 0); /* cancelled: no answer */
+        st->req = NULL;
+    }
+}
+
+static int io_send(void *io, uint64_t stream, const char *text, size_t len, unsigned flags)
+{
+    hsess *hs = io;
+    if (hs->legacy) {
+        hstream *st = hs->streams;
+        return st != NULL && text != NULL ? mcp__hstream_event(st, text, len) : MCP_OK;
+    }
+    hstream *st = stream == MCP__STREAM_STANDALONE ? NULL : find_stream(hs, stream);
+    if (st == NULL || (st->kind == HS_POST_JSON && !(flags & MCP__SEND_RESPONSE))) {
+        /* Not tied to a live request stream (or a JSON-mode POST, whose one body can only
+         * hold the answer): the standalone stream carries it, if one is open. */
+        hstream *g = standalone(hs);
+        if (g != NULL && text != NULL)
+            return mcp__hstream_event(g, text, len);
+        mcp__debug("session %s: a message had no open stream and was dropped", hs->id);
+        return MCP_OK;
+    }
+    if (st->kind == HS_POST_JSON) {
+        finish_json(st, text, len);
+        mcp__hstream_free(st);
+    } else {
+        if (text != NULL)
+            mcp__hstream_event(st, text, len);
+        if ((flags & MCP__SEND_RESPONSE) && --st->pending <= 0) {
+            mcp__hstream_end(st);
+            mcp__hstream_free(st);
+        }
+    }
+    if (hs->stateless && hs->streams == NULL)
+        mcp__hsess_close_later(hs);
+    return MCP_OK;
+}
+
+static const mcp__session_io shttp_io = {.send = io_send, .idle = NULL};
+
+/* ---- Sessions ---- */
+
+hsess *mcp__hsess_new(shttp *t, int stateless, int legacy)
+{
+    hsess *hs = calloc(1, sizeof(*hs));
+    if (hs == NULL)
+        return NULL;
+    hs->t = t;
+    hs->stateless = stateless;
+    hs->legacy = legacy;
+    hs->last_active_ms = mcp__now_ms();
+    if (!stateless) {
+        /* The spec: globally unique and cryptographically secure, visible ASCII. */
+        unsigned char raw[16];
+        if (mcp__random_bytes(raw, sizeof(raw)) != MCP_OK) {
+            free(hs);
+            return NULL;
+        }
+        mcp__hex(raw, sizeof(raw), hs->id);
+    }
+    hs->sess = mcp__session_new(t->rt, &shttp_io, hs, stateless ? NULL : hs->id);
+    if (hs->sess == NULL || (!stateless && mcp__map_put(&t->sessions, hs->id, hs) != MCP_OK)) {
+        if (hs->sess != NULL)
+            mcp__session_close(hs->sess);
+        free(hs);
+        return NULL;
+    }
+    hs->next = t->all;
+    if (hs->next != NULL)
+        hs->next->prev = hs;
+    t->all = hs;
+    return hs;
+}
+
+void mcp__hsess_close(hsess *hs)
+{
+    shttp *t = hs->t;
+    if (hs->closing)
+        return;
+    hs->closing = 1;
+    if (!hs->stateless)
+        mcp__map_remove(&t->sessions, hs->id);
+    while (hs->streams != NULL) {
+        hstream *st = hs->streams;
+        if (st->req != NULL && st->kind == HS_POST_JSON)
+            mcp__shttp_error(t, st->req, 404, MCP_RPC_REQUEST_TIMEOUT, "Session terminated");
+        else if (st->req != NULL && st->begun)
+            mcp__http_stream_end(st->req);
+        else if (st->req != NULL)
+            mcp__shttp_error(t, st->req, 404, MCP_RPC_REQUEST_TIMEOUT, "Session terminated");
+        st->req = NULL;
+        mcp__hstream_free(st);
+    }
+    /* Its handlers are cancelled; the protocol session lives on, detached, until the
+     * last of them returns. */
+    mcp__session_close(hs->sess);
+    if (hs->prev != NULL)
+        hs->prev->next = hs->next;
+    else
+        t->all = hs->next;
+    if (hs->next != NULL)
+        hs->next->prev = hs->prev;
+    /* A session still queued for a deferred close must leave that list too. */
+    for (hsess **p = &t->deferred; *p != NULL; p = &(*p)->deferred_next) {
+        if (*p == hs) {
+            *p = hs->deferred_next;
+            break;
+        }
+    }
+    free(hs);
+}
+
+static void run_deferred(uv_idle_t *h)
+{
+    shttp *t = h->data;
+    uv_idle_stop(h);
+    while (t->deferred != NULL)
+        mcp__hsess_close(t->deferred);
+}
+
+void mcp__hsess_close_later(hsess *hs)
+{
+    shttp *t = hs->t;
+    for (hsess *p = t->deferred; p != NULL; p = p->deferred_next)
+        if (p == hs)
+            return;
+    hs->deferred_next = t->deferred;
+    t->deferred = hs;
+    uv_idle_start(&t->deferred_idle, run_deferred);
+}
+
+/* ---- Timers ---- */
+
+/* Keep-alive comments on every open SSE stream, so idle streams survive proxies and
+ * clients' body timeouts, and dead clients are found. */
+static void on_keepalive(uv_timer_t *h)
+{
+    shttp *t = h->data;
+    uint64_t now = mcp__now_ms();
+    for (hsess *hs = t->all; hs != NULL; hs = hs->next) {
+        hstream *next;
+        for (hstream *st = hs->streams; st != NULL; st = next) {
+            next = st->next;
+            if (st->req != NULL && st->begun &&
+                now - st->last_write_ms + 50 >= (uint64_t)t->keepalive_ms)
+                mcp__hstream_write(st, ": keepalive\n\n", 13);
+        }
+    }
+}
+
+static int session_busy(hsess *hs)
+{
+    for (hstream *st = hs->streams; st != NULL; st = st->next)
+        if (st->req != NULL)
+            return 1;
+    return mcp__rpc_inflight(hs->sess->rpc) > 0;
+}
+
+/* Sessions idle past the limit expire, but never while a stream is open or a
+ * request runs. */
+static void on_sweep(uv_timer_t *h)
+{
+    shttp *t = h->data;
+    uint64_t now = mcp__now_ms();
+    hsess *next;
+    for (hsess *hs = t->all; hs != NULL; hs = next) {
+        next = hs->next;
+        if (hs->stateless || session_busy(hs)) {
+            hs->last_active_ms = hs->stateless ? hs->last_active_ms : now;
+            continue;
+        }
+        if (now - hs->last_active_ms >= (uint64_t)t->idle_ms) {
+            mcp__info("session %s expired after %d ms idle", hs->id, t->idle_ms);
+            mcp__hsess_close(hs);
+        }
+    }
+}
+
+/* ---- Lifetime ---- */
+
+static void stop(shttp *t);
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    shttp *t = h->data;
+    mcp__info("signal %d: shutting down", signum);
+    stop(t);
+}
+
+static void on_rt_empty(void *arg)
+{
+    shttp *t = arg;
+    if (t->rt != NULL) {
+        mcp__srt *rt = t->rt;
+        t->rt = NULL;
+        mcp__srt_close(rt);
+    }
+}
+
+static void on_http_stopped(void *arg)
+{
+    (void)arg; /* the loop ends once every handle is closed */
+}
+
+static void stop(shttp *t)
+{
+    if (t->stopping)
+        return;
+    t->stopping = 1;
+    while (t->all != NULL)
+        mcp__hsess_close(t->all);
+    if (t->http != NULL)
+        mcp__http_server_stop(t->http, on_http_stopped, t);
+    t->http = NULL;
+    uv_close((uv_handle_t *)&t->keepalive_timer, NULL);
+    uv_close((uv_handle_t *)&t->sweep_timer, NULL);
+    uv_close((uv_handle_t *)&t->sigint, NULL);
+    uv_close((uv_handle_t *)&t->sigterm, NULL);
+    uv_close((uv_handle_t *)&t->deferred_idle, NULL);
+    /* Handlers still running keep their sessions; the runtime closes after them. */
+    t->rt->empty_cb = on_rt_empty;
+    t->rt->empty_arg = t;
+    if (!mcp__srt_busy(t->rt))
+        on_rt_empty(t);
+}
+
+static char **copy_list(const char *const *list, int *err)
+{
+    if (list == NULL)
+        return NULL;
+    size_t n = 0;
+    while (list[n] != NULL)
+        n++;
+    char **copy = calloc(n + 1, sizeof(*copy));
+    for (size_t i = 0; copy != NULL && i < n; i++)
+        if ((copy[i] = mcp__strdup(list[i])) == NULL)
+            *err = 1;
+    if (copy == NULL)
+        *err = 1;
+    return copy;
+}
+
+static void free_list(char **list)
+{
+    for (char **p = list; p != NULL && *p != NULL; p++)
+        free(*p);
+    free(list);
+}
+
+/* Splits "HOST:PORT" / "[V6]:PORT" into host (brackets removed) and port. */
+static int parse_listen(const char *listen, char *host, size_t host_len, int *port)
+{
+    const char *colon;
+    const char *h = listen;
+    size_t hl;
+    if (listen[0] == '[') {
+        const char *close = strchr(listen, ']');
+        if (close == NULL || close[1] != ':')
+            return -1;
+        h = listen + 1;
+        hl = (size_t)(close - h);
+        colon = close + 1;
+    } else {
+        colon = strrchr(listen, ':');
+        if (colon == NULL)
+            return -1;
+        hl = (size_t)(colon - listen);
+    }
+    if (hl == 0 || hl >= host_len)
+        return -1;
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (colon[1] == '\0' || *end != '\0' || p < 0 || p > 65535)
+        return -1;
+    *port = (int)p;
+    return 0;
+}
+
+static int is_loopback_host(const char *host)
+{
+    return strcmp(host, "localhost") == 0 || strcmp(host, "::1") == 0 ||
+           strncmp(host, "127.", 4) == 0;
+}
+
+static void shttp_free(shttp *t)
+{
+    mcp__map_free(&t->sessions);
+    free(t->path);
+    free_list(t->allowed_origins);
+    free_list(t->allowed_hosts);
+    free_list(t->cors_origins);
+    free(t);
+}
+
+int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
+{
+    mcp_http_opts o = {0};
+    if (opts != NULL)
+        o = *opts;
+    char host[256];
+    int port;
+    if (srv == NULL || parse_listen(o.listen ? o.listen : "127.0.0.1:8080", host, sizeof(host),
+                                    &port) != 0)
+        return MCP_EINVAL;
+    if (o.path != NULL && o.path[0] != '/')
+        return MCP_EINVAL;
+    shttp *t = calloc(1, sizeof(*t));
+    if (t == NULL)
+        return MCP_ENOMEM;
+    int err = 0;
+    t->srv = srv;
+    t->path = mcp__strdup(o.path ? o.path : "/mcp");
+    t->json_response = o.json_response;
+    t->stateless = o.stateless;
+    t->disable_get = o.disable_get;
+    t->legacy = !o.disable_legacy_sse;
+    t->keepalive_ms = o.keepalive_ms == 0 ? DEFAULT_KEEPALIVE_MS : o.keepalive_ms;
+    t->max_sessions = o.max_sessions > 0 ? o.max_sessions : DEFAULT_MAX_SESSIONS;
+    t->idle_ms = o.session_idle_ms > 0 ? o.session_idle_ms : DEFAULT_IDLE_MS;
+    t->max_queued = DEFAULT_MAX_QUEUED;
+    t->allowed_origins = copy_list(o.allowed_origins, &err);
+    t->allowed_hosts = copy_list(o.allowed_hosts, &err);
+    t->cors_origins = copy_list(o.cors_origins, &err);
+    t->bound_loopback = is_loopback_host(host);
+    if (t->path == NULL || err) {
+        shttp_free(t);
+        return MCP_ENOMEM;
+    }
+    if (uv_loop_init(&t->loop) != 0) {
+        shttp_free(t);
+        return MCP_EIO;
+    }
+    int rc = MCP_OK;
+    t->rt = mcp__srt_new(srv, &t->loop);
+    if (t->rt == NULL) {
+        rc = MCP_ENOMEM;
+        goto fail_loop;
+    }
+    mcp__http_opts ho = {0};
+    ho.host = host;
+    ho.port = port;
+    ho.on_request = on_request;
+    ho.user = t;
+    ho.max_body_bytes = o.max_body ? o.max_body : srv->max_message;
+    rc = mcp__http_server_start(&t->loop, &ho, &t->http);
+    if (rc != MCP_OK) {
+        mcp__error("cannot listen on %s: %s", o.listen ? o.listen : "127.0.0.1:8080",
+                   mcp_strerror(rc));
+        mcp__srt_close(t->rt);
+        goto fail_loop;
+    }
+    uv_timer_init(&t->loop, &t->keepalive_timer);
+    uv_timer_init(&t->loop, &t->sweep_timer);
+    uv_idle_init(&t->loop, &t->deferred_idle);
+    uv_signal_init(&t->loop, &t->sigint);
+    uv_signal_init(&t->loop, &t->sigterm);
+    t->keepalive_timer.data = t->sweep_timer.data = t->deferred_idle.data = t;
+    t->sigint.data = t->sigterm.data = t;
+    if (t->keepalive_ms > 0)
+        uv_timer_start(&t->keepalive_timer, on_keepalive, (uint64_t)t->keepalive_ms,
+                       (uint64_t)t->keepalive_ms);
+    uint64_t sweep = (uint64_t)t->idle_ms / 2;
+    sweep = sweep < 1000 ? 1000 : sweep > 60000 ? 60000 : sweep;
+    uv_timer_start(&t->sweep_timer, on_sweep, sweep, sweep);
+    uv_signal_start(&t->sigint, on_signal, SIGINT);
+    uv_signal_start(&t->sigterm, on_signal, SIGTERM);
+
+    if (o.on_listen != NULL) {
+        char url[320];
+        int v6 = strchr(host, ':') != NULL;
+        snprintf(url, sizeof(url), "http://%s%s%s:%d%s", v6 ? "[" : "", host, v6 ? "]" : "",
+                 mcp__http_server_port(t->http), t->path);
+        o.on_listen(url, o.user);
+    }
+    uv_run(&t->loop, UV_RUN_DEFAULT);
+    rc = t->result;
+    if (uv_loop_close(&t->loop) != 0)
+        mcp__warn("the HTTP loop closed with handles still open");
+    shttp_free(t);
+    return rc;
+
+fail_loop:
+    uv_run(&t->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&t->loop);
+    shttp_free(t);
+    return rc;
+}
