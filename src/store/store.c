@@ -1,0 +1,52 @@
+/*
+ * The event store wrapper: a vtable and its state, so the transport never
+ * knows which store it talks to.
+ */
+#include <stdlib.h>
+
+#include <mcp/store.h>
+
+struct mcp_event_store {
+    mcp_event_store_ops ops;
+    void *self;
+};
+
+mcp_event_store *mcp_event_store_new(const mcp_event_store_ops *ops, void *self)
+{
+    if (ops == NULL || ops->append == NULL || ops->replay == NULL)
+        return NULL;
+    mcp_event_store *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return NULL;
+    s->ops = *ops;
+    s->self = self;
+    return s;
+}
+
+void mcp_event_store_free(mcp_event_store *store)
+{
+    if (store == NULL)
+        return;
+    if (store->ops.destroy != NULL)
+        store->ops.destroy(store->self);
+    free(store);
+}
+
+int mcp_event_store_append(mcp_event_store *store, const char *session, uint64_t stream,
+                           uint64_t seq, const char *data, size_t len)
+{
+    return store->ops.append(store->self, session, stream, seq, data, len);
+}
+
+int mcp_event_store_replay(mcp_event_store *store, const char *session, uint64_t stream,
+                           uint64_t after_seq, mcp_event_fn emit, mcp_replay_done_fn done,
+                           void *arg)
+{
+    return store->ops.replay(store->self, session, stream, after_seq, emit, done, arg);
+}
+
+void mcp_event_store_drop_session(mcp_event_store *store, const char *session)
+{
+    if (store->ops.drop_session != NULL)
+        store->ops.drop_session(store->self, session);
+}

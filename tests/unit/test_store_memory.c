@@ -1,0 +1,176 @@
+/*
+ * Unit tests of the in-memory event store (src/store/memory.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <mcp/store.h>
+
+typedef struct replay_log {
+    uint64_t seqs[64];
+    char data[64][32];
+    size_t n;
+    int status;
+    int done;
+} replay_log;
+
+static void on_event(void *arg, uint64_t seq, const char *data, size_t len)
+{
+    replay_log *r = arg;
+    assert_true(r->n < 64);
+    r->seqs[r->n] = seq;
+    snprintf(r->data[r->n], sizeof(r->data[0]), "%.*s", (int)len, data);
+    r->n++;
+}
+
+static void on_done(void *arg, int status)
+{
+    replay_log *r = arg;
+    r->status = status;
+    r->done++;
+}
+
+static replay_log replay(mcp_event_store *s, const char *session, uint64_t stream, uint64_t after)
+{
+    replay_log r = {0};
+    assert_int_equal(mcp_event_store_replay(s, session, stream, after, on_event, on_done, &r),
+                     MCP_OK);
+    assert_int_equal(r.done, 1);
+    return r;
+}
+
+static void test_replay_gives_the_events_after_the_id_in_order_and_only_of_that_stream(void **st)
+{
+    (void)st;
+    mcp_event_store *s = mcp_memory_store_new(NULL);
+    assert_non_null(s);
+    assert_int_equal(mcp_event_store_append(s, "A", 1, 1, "", 0), MCP_OK); /* priming marker */
+    assert_int_equal(mcp_event_store_append(s, "A", 1, 2, "a2", 2), MCP_OK);
+    assert_int_equal(mcp_event_store_append(s, "A", 2, 3, "b3", 2), MCP_OK);
+    assert_int_equal(mcp_event_store_append(s, "A", 1, 4, "a4", 2), MCP_OK);
+    assert_int_equal(mcp_event_store_append(s, "B", 1, 1, "x1", 2), MCP_OK);
+    replay_log r = replay(s, "A", 1, 1);
+    assert_int_equal(r.status, MCP_OK);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.seqs[0], 2);
+    assert_string_equal(r.data[0], "a2");
+    assert_int_equal(r.seqs[1], 4);
+    r = replay(s, "A", 1, 4);
+    assert_int_equal(r.status, MCP_OK);
+    assert_int_equal(r.n, 0);
+    mcp_event_store_free(s);
+}
+
+static void test_unknown_foreign_and_mismatched_ids_are_refused(void **st)
+{
+    (void)st;
+    mcp_event_store *s = mcp_memory_store_new(NULL);
+    mcp_event_store_append(s, "A", 1, 1, "a1", 2);
+    mcp_event_store_append(s, "A", 2, 2, "b2", 2);
+    assert_int_equal(replay(s, "A", 1, 7).status, MCP_ENOENT);  /* never stored */
+    assert_int_equal(replay(s, "A", 1, 2).status, MCP_ENOENT);  /* another stream's seq */
+    assert_int_equal(replay(s, "A", 9, 1).status, MCP_ENOENT);  /* unknown stream */
+    assert_int_equal(replay(s, "Z", 1, 1).status, MCP_ENOENT);  /* another session */
+    assert_int_equal(mcp_event_store_append(s, "A", 1, 1, "again", 5), MCP_EINVAL);
+    mcp_event_store_free(s);
+}
+
+static void test_bounds_evict_the_oldest_and_expired_ids_are_refused(void **st)
+{
+    (void)st;
+    mcp_memory_store_opts o = {.max_events = 3};
+    mcp_event_store *s = mcp_memory_store_new(&o);
+    for (uint64_t i = 1; i <= 5; i++)
+        assert_int_equal(mcp_event_store_append(s, "A", 1, i, "e", 1), MCP_OK);
+    assert_int_equal(replay(s, "A", 1, 1).status, MCP_ENOENT); /* evicted */
+    replay_log r = replay(s, "A", 1, 3);
+    assert_int_equal(r.status, MCP_OK);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.seqs[1], 5);
+    mcp_event_store_free(s);
+
+    mcp_memory_store_opts b = {.max_bytes = 10};
+    s = mcp_memory_store_new(&b);
+    mcp_event_store_append(s, "A", 1, 1, "12345", 5);
+    mcp_event_store_append(s, "A", 1, 2, "12345", 5);
+    mcp_event_store_append(s, "A", 1, 3, "12345", 5); /* 15 bytes: the first goes */
+    assert_int_equal(replay(s, "A", 1, 1).status, MCP_ENOENT);
+    assert_int_equal(replay(s, "A", 1, 2).status, MCP_OK);
+    mcp_event_store_free(s);
+}
+
+static void test_dropping_a_session_forgets_only_it(void **st)
+{
+    (void)st;
+    mcp_event_store *s = mcp_memory_store_new(NULL);
+    mcp_event_store_append(s, "A", 1, 1, "a", 1);
+    mcp_event_store_append(s, "A", 1, 2, "a", 1);
+    mcp_event_store_append(s, "B", 1, 1, "b", 1);
+    mcp_event_store_append(s, "B", 1, 2, "b", 1);
+    mcp_event_store_drop_session(s, "A");
+    assert_int_equal(replay(s, "A", 1, 1).status, MCP_ENOENT);
+    assert_int_equal(replay(s, "B", 1, 1).n, 1);
+    mcp_event_store_drop_session(s, "nobody");
+    mcp_event_store_free(s);
+}
+
+typedef struct counter {
+    uint64_t last;
+    size_t n;
+    int ordered;
+    int status;
+} counter;
+
+static void count_event(void *arg, uint64_t seq, const char *data, size_t len)
+{
+    counter *c = arg;
+    (void)data;
+    (void)len;
+    if (seq <= c->last)
+        c->ordered = 0;
+    c->last = seq;
+    c->n++;
+}
+
+static void count_done(void *arg, int status)
+{
+    ((counter *)arg)->status = status;
+}
+
+static void test_ten_thousand_events_replay_in_order(void **st)
+{
+    (void)st;
+    mcp_event_store *s = mcp_memory_store_new(NULL);
+    char data[32];
+    for (uint64_t i = 1; i <= 20000; i++) {
+        int n = snprintf(data, sizeof data, "event %llu", (unsigned long long)i);
+        /* Two streams interleaved, as a session's POST and GET streams are: the
+         * default bound (10,000) keeps the newest 5,000 of each. */
+        assert_int_equal(mcp_event_store_append(s, "S", i % 2, i, data, (size_t)n), MCP_OK);
+    }
+    counter c = {0, 0, 1, -1};
+    assert_int_equal(mcp_event_store_replay(s, "S", 0, 10002, count_event, count_done, &c),
+                     MCP_OK);
+    assert_int_equal(c.status, MCP_OK);
+    assert_int_equal(c.n, 4999);
+    assert_true(c.ordered);
+    assert_int_equal(c.last, 20000);
+    mcp_event_store_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_replay_gives_the_events_after_the_id_in_order_and_only_of_that_stream),
+        cmocka_unit_test(test_unknown_foreign_and_mismatched_ids_are_refused),
+        cmocka_unit_test(test_bounds_evict_the_oldest_and_expired_ids_are_refused),
+        cmocka_unit_test(test_dropping_a_session_forgets_only_it),
+        cmocka_unit_test(test_ten_thousand_events_replay_in_order),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
