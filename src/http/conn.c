@@ -297,8 +297,12 @@ static int on_header_field(llhttp_t *p, const char *at, size_t len)
 {
     mcp__http_conn *c = p->data;
     mcp__http_req *req = c->req;
-    if (too_big(c, len + (c->in_value == 1 ? 0 : 4), 431))
+    if (too_big(c, len + 4, 431))
         return HPE_USER;
+    /* Trailer fields of a chunked body are counted but not kept: nothing in
+     * MCP uses them, and they must not pass for header fields. */
+    if (c->phase == PHASE_BODY)
+        return 0;
     if (c->in_value >= 2 && header_push(c) != 0)
         goto nomem;
     if (c->in_value == 0) {
@@ -328,6 +332,8 @@ nomem:
 static int on_header_field_complete(llhttp_t *p)
 {
     mcp__http_conn *c = p->data;
+    if (c->phase == PHASE_BODY)
+        return 0;
     if (c->in_value == 1 && name_end(c) != 0) {
         c->err_status = 503;
         return HPE_USER;
@@ -340,6 +346,8 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
     mcp__http_conn *c = p->data;
     if (too_big(c, len, 431))
         return HPE_USER;
+    if (c->phase == PHASE_BODY)
+        return 0;
     if (c->in_value == 1 && name_end(c) != 0)
         goto nomem;
     c->in_value = 3;
@@ -354,6 +362,8 @@ nomem:
 static int on_header_value_complete(llhttp_t *p)
 {
     mcp__http_conn *c = p->data;
+    if (c->phase == PHASE_BODY)
+        return 0;
     if (c->in_value == 1 && name_end(c) != 0)
         goto nomem;
     if (c->in_value >= 2 && header_push(c) != 0)

@@ -171,8 +171,8 @@ int mcp__http_req_closed(const mcp__http_req *req);
  * connection is already gone when this is called, cb is not called: check
  * mcp__http_req_closed().
  * Note that a client that half-closes its side (shutdown(SHUT_WR)) after its
- * request counts as gone: SSE clients drop that way, and HTTP clients do not
- * half-close in practice.
+ * request counts as gone: a client that drops sends the same FIN, and HTTP
+ * clients do not half-close in practice.
  */
 void mcp__http_req_on_close(mcp__http_req *req, mcp__http_close_fn cb, void *arg);
 
@@ -193,12 +193,12 @@ void mcp__http_req_on_close(mcp__http_req *req, mcp__http_close_fn cb, void *arg
 
 /*
  * Sends a complete response with `len` bytes of `body` (copied if it has to be
- * queued; may be NULL when len is 0) and finishes req. No body is sent for HEAD
- * requests and 1xx/204/304 statuses (Content-Length is then left out too).
+ * queued; may be NULL when len is 0) and finishes req. A HEAD request gets the
+ * Content-Length of the body but not the body; 204 and 304 get neither.
  * Returns MCP_OK; MCP_ECLOSED when the connection is already gone; MCP_ENOMEM
  * (the connection is then closed). req is finished in those three cases.
- * Returns MCP_EINVAL (status outside 200..999, bad header) or MCP_ESTATE (a
- * stream was begun) without touching or finishing req.
+ * Returns MCP_EINVAL (status outside 200..999, a bad header, a body of 4 GiB
+ * or more) or MCP_ESTATE (a stream was begun) without touching or finishing req.
  */
 int mcp__http_respond(mcp__http_req *req, int status, const char *const *headers, const void *body,
                       size_t len);
@@ -214,9 +214,10 @@ int mcp__http_respond(mcp__http_req *req, int status, const char *const *headers
 int mcp__http_stream_begin(mcp__http_req *req, int status, const char *const *headers);
 
 /*
- * Sends `len` bytes as one chunk. len 0 sends nothing. Data is copied when it
- * has to be queued. Returns MCP_OK, MCP_ECLOSED after the client left (the
- * data is dropped), MCP_ENOMEM, or MCP_ESTATE when no stream was begun.
+ * Sends `len` bytes as one chunk. len 0 sends nothing, and so does any write to
+ * a HEAD request. Data is copied when it has to be queued. Returns MCP_OK,
+ * MCP_ECLOSED after the client left (the data is dropped), MCP_ENOMEM, or
+ * MCP_ESTATE when no stream was begun.
  */
 int mcp__http_stream_write(mcp__http_req *req, const void *data, size_t len);
 

@@ -171,6 +171,20 @@ static void on_request(void *user, mcp__http_req *req)
         send_stream(req);
         return;
     }
+    if (strcmp(path, "/headers") == 0) {
+        /* Every header as name=value; in arrival order. */
+        char out[2048] = "";
+        size_t used = 0;
+        const char *name, *value;
+        for (size_t i = 0;
+             used < sizeof out && mcp__http_header_at(req, i, &name, &value) == MCP_OK; i++)
+            used += (size_t)snprintf(out + used, sizeof out - used, "%s=%s;", name, value);
+        /* No cmocka asserts on the loop thread: a wrong answer shows in the body. */
+        if (mcp__http_header_at(req, mcp__http_header_count(req), &name, &value) != MCP_ENOENT)
+            snprintf(out, sizeof out, "header_at past the end did not fail");
+        mcp__http_respond(req, 200, NULL, out, strlen(out));
+        return;
+    }
     size_t len;
     const char *body = mcp__http_req_body(req, &len);
     char out[8192];
@@ -508,6 +522,55 @@ static void test_get_and_post_with_content_length(void **state)
     fx_stop(f);
 }
 
+static void test_headers_are_lowercased_and_kept_in_order(void **state)
+{
+    (void)state;
+    fx *f = fx_start(NULL);
+    cli *c = cli_open(f->port);
+    resp r;
+    cli_sends(c, "GET /headers HTTP/1.1\r\nHost: t\r\nX-Rep: 1\r\nx-rep:2 \r\nEmpty:\r\n"
+                 "Accept: text/event-stream\r\n\r\n");
+    assert_int_equal(cli_response(c, &r), 0);
+    assert_string_equal(r.body, "host=t;x-rep=1;x-rep=2;empty=;accept=text/event-stream;");
+    cli_sends(c, "OPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_int_equal(cli_response(c, &r), 0);
+    assert_string_equal(r.body, "OPTIONS * - - ");
+    cli_free(c);
+    fx_stop(f);
+}
+
+static void flood_then_abort(fx *f, void *arg)
+{
+    (void)arg;
+    static char chunk[256 * 1024];
+    mcp__http_req *req = f->held;
+    f->rc[0] = MCP_OK;
+    f->n = 0;
+    /* The client does not read: sooner or later the socket stops taking data. */
+    for (int i = 0; i < 400 && f->n == 0 && f->rc[0] == MCP_OK; i++) {
+        f->rc[0] = mcp__http_stream_write(req, chunk, sizeof chunk);
+        f->n = mcp__http_stream_queued(req);
+    }
+    mcp__http_req_abort(req);
+    f->held = NULL;
+}
+
+static void test_slow_reader_shows_in_queued_bytes_and_can_be_aborted(void **state)
+{
+    (void)state;
+    fx *f = fx_start(NULL);
+    cli *c = cli_open(f->port);
+    cli_sends(c, "GET /stream-hold HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_int_equal(fx_wait(f, &f->requests, 1), 1);
+    on_loop(f, flood_then_abort, NULL);
+    assert_int_equal(f->rc[0], MCP_OK);
+    assert_true(f->n > 0);
+    assert_true(cli_closed(c));
+    assert_int_equal(f->closes, 0); /* abort is the owner's own doing: no on_close */
+    cli_free(c);
+    fx_stop(f);
+}
+
 static void test_chunked_request_body_is_decoded(void **state)
 {
     (void)state;
@@ -520,6 +583,11 @@ static void test_chunked_request_body_is_decoded(void **state)
     assert_int_equal(cli_response(c, &r), 0);
     assert_int_equal(r.status, 200);
     assert_string_equal(r.body, "POST /echo - - hello world");
+    /* Trailer fields are not taken for header fields. */
+    cli_sends(c, "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                 "2\r\nok\r\n0\r\nX-Test: trailer\r\n\r\n");
+    assert_int_equal(cli_response(c, &r), 0);
+    assert_string_equal(r.body, "POST /echo - - ok");
     cli_free(c);
     fx_stop(f);
 }
@@ -1015,7 +1083,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_get_and_post_with_content_length),
+        cmocka_unit_test(test_headers_are_lowercased_and_kept_in_order),
         cmocka_unit_test(test_chunked_request_body_is_decoded),
+        cmocka_unit_test(test_slow_reader_shows_in_queued_bytes_and_can_be_aborted),
         cmocka_unit_test(test_keep_alive_reuses_one_connection),
         cmocka_unit_test(test_pipelined_requests_are_answered_in_order),
         cmocka_unit_test(test_streamed_response_sends_chunks_then_ends),
