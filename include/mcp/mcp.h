@@ -5,6 +5,7 @@
 #define MCP_MCP_H
 
 #include <mcp/common.h>
+#include <mcp/store.h>
 #include <mcp/server.h>
 #include <mcp/client.h>
 

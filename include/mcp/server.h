@@ -11,6 +11,7 @@
 #define MCP_SERVER_H
 
 #include <mcp/common.h>
+#include <mcp/store.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -228,6 +229,22 @@ MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_t *params, int timeout_ms, json
 MCP_EXTERN int mcp_ctx_list_roots(mcp_ctx *ctx, int timeout_ms, json_t **result,
                                   mcp_rpc_error *err);
 
+/*
+ * SEP-1699 SSE polling: closes the SSE stream that carries this request's
+ * messages, so the client reconnects (GET with Last-Event-ID) after retry_ms
+ * (< 0: the transport's configured retry interval) and resumes. The request
+ * keeps running; what it sends meanwhile is stored and replayed. Only on a
+ * resumable Streamable HTTP session of protocol 2025-11-25 or later, where
+ * the client was told an event id to resume from: MCP_ENOTSUP otherwise
+ * (stdio, JSON responses, no event store, older clients).
+ */
+MCP_EXTERN int mcp_ctx_close_sse_stream(mcp_ctx *ctx, int retry_ms);
+/*
+ * Closes the session's standalone (GET) stream that carries server messages,
+ * or all of them when `all`, the same way. MCP_ENOTSUP as above.
+ */
+MCP_EXTERN int mcp_ctx_close_standalone_streams(mcp_ctx *ctx, int all, int retry_ms);
+
 /* ---- stdio transport ---- */
 
 /*
@@ -262,6 +279,15 @@ typedef struct mcp_http_opts {
     int max_sessions;      /* 0: 1000; a new session past it gets 503 */
     int session_idle_ms;   /* idle sessions expire after it; 0: 30 minutes */
     size_t max_body;       /* request body limit; 0: 4 MiB */
+    size_t max_queued;     /* bytes a slow reader may leave queued on one stream before it
+                              is cut off (it resumes and loses nothing); 0: 4 MiB */
+    /* Resumability (on unless disabled): every SSE event gets an id and is kept in the
+     * event store, SSE streams of 2025-11-25 sessions begin with a priming event, and
+     * a client resumes a stream with GET and Last-Event-ID. */
+    int disable_resumability;
+    int retry_ms;             /* the retry interval priming events announce; 0: 1000 */
+    mcp_event_store *store;   /* borrowed, outlives the call; NULL: an in-memory store */
+    mcp_memory_store_opts memory_store; /* bounds of that in-memory store */
     /* Called once listening, with the endpoint's URL (e.g. to learn the port). */
     void (*on_listen)(const char *url, void *user);
     void *user;

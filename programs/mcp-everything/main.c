@@ -65,6 +65,16 @@ static void print_help(FILE *out)
             "      --max-sessions N  open sessions at most (default 1000)\n"
             "      --session-idle-ms N  idle sessions expire after N ms (default 1800000)\n"
             "      --max-body BYTES  request body limit (default 4194304)\n"
+            "      --max-queued BYTES  bytes a slow reader may leave queued on a stream\n"
+            "                        before it is cut off (default 4194304)\n"
+            "\n"
+            "Resumability (on by default; SSE events get ids and are kept for replay):\n"
+            "      --retry-ms N      the retry interval priming events announce\n"
+            "                        (default 1000)\n"
+            "      --no-resumability no event ids, no event store, no priming events\n"
+            "      --store-max-events N  events kept per session (default 10000)\n"
+            "      --store-max-bytes N   bytes kept per session (default 16777216)\n"
+            "      --store-ttl-ms N  how long an event is kept (default 300000)\n"
             "\n"
             "Options:\n"
             "      --page-size N     items per page of tools/list, resources/list and the\n"
@@ -80,8 +90,8 @@ static void print_help(FILE *out)
             "test_reconnection, test_sampling, test_elicitation,\n"
             "test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums,\n"
             "json_schema_2020_12_tool. Tools for tests and demos: echo, add, long_running,\n"
-            "notify, list_roots, trigger_resource_update, log_all_levels, slow_echo,\n"
-            "ping_client.\n"
+            "notify, poll_notify, list_roots, trigger_resource_update, log_all_levels,\n"
+            "slow_echo, ping_client.\n"
             "Resources: test://static-text, test://static-binary, test://watched-resource\n"
             "and the template test://template/{id}/data.\n"
             "\n"
@@ -157,7 +167,13 @@ static int parse_args(int argc, char **argv, struct options *opt)
         OPT_KEEPALIVE,
         OPT_MAX_SESSIONS,
         OPT_IDLE,
-        OPT_MAX_BODY
+        OPT_MAX_BODY,
+        OPT_MAX_QUEUED,
+        OPT_RETRY,
+        OPT_NO_RESUME,
+        OPT_STORE_EVENTS,
+        OPT_STORE_BYTES,
+        OPT_STORE_TTL
     };
     static const struct option longopts[] = {
         {"json-response", no_argument, NULL, OPT_JSON},
@@ -171,6 +187,12 @@ static int parse_args(int argc, char **argv, struct options *opt)
         {"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
         {"session-idle-ms", required_argument, NULL, OPT_IDLE},
         {"max-body", required_argument, NULL, OPT_MAX_BODY},
+        {"max-queued", required_argument, NULL, OPT_MAX_QUEUED},
+        {"retry-ms", required_argument, NULL, OPT_RETRY},
+        {"no-resumability", no_argument, NULL, OPT_NO_RESUME},
+        {"store-max-events", required_argument, NULL, OPT_STORE_EVENTS},
+        {"store-max-bytes", required_argument, NULL, OPT_STORE_BYTES},
+        {"store-ttl-ms", required_argument, NULL, OPT_STORE_TTL},
         {"stdio", no_argument, NULL, OPT_STDIO},
         {"http", required_argument, NULL, OPT_HTTP},
         {"page-size", required_argument, NULL, OPT_PAGE_SIZE},
@@ -266,6 +288,32 @@ static int parse_args(int argc, char **argv, struct options *opt)
             opt->http.max_body = (size_t)bytes;
             break;
         }
+        case OPT_MAX_QUEUED:
+        case OPT_STORE_EVENTS:
+        case OPT_STORE_BYTES:
+        case OPT_STORE_TTL:
+        case OPT_RETRY: {
+            int v;
+            if (parse_int(optarg, 1, 1 << 30, &v) != 0) {
+                usage_error("option '%s' needs an integer from 1 to 1073741824, not '%s'",
+                            argv[optind - 1], optarg);
+                return EXIT_USAGE;
+            }
+            if (c == OPT_MAX_QUEUED)
+                opt->http.max_queued = (size_t)v;
+            else if (c == OPT_STORE_EVENTS)
+                opt->http.memory_store.max_events = (size_t)v;
+            else if (c == OPT_STORE_BYTES)
+                opt->http.memory_store.max_bytes = (size_t)v;
+            else if (c == OPT_STORE_TTL)
+                opt->http.memory_store.ttl_ms = v;
+            else
+                opt->http.retry_ms = v;
+            break;
+        }
+        case OPT_NO_RESUME:
+            opt->http.disable_resumability = 1;
+            break;
         case OPT_PAGE_SIZE:
             if (parse_int(optarg, 1, 10000, &opt->page_size) != 0) {
                 usage_error("--page-size needs an integer from 1 to 10000, not '%s'", optarg);

@@ -245,7 +245,10 @@ static json_t *tool_error_handling(mcp_ctx *ctx, const json_t *args, void *user)
 static json_t *tool_reconnection(mcp_ctx *ctx, const json_t *args, void *user)
 {
     (void)args, (void)user;
-    /* The SEP-1699 stream close (through mcp_ctx) is added here with resumability. */
+    /* SEP-1699: close this request's SSE stream; the client comes back with GET and
+     * Last-Event-ID and gets the result, stored meanwhile. Where the stream cannot be
+     * closed (stdio, JSON responses, older clients) the result simply follows. */
+    mcp_ctx_close_sse_stream(ctx, -1);
     if (mcp_ctx_sleep(ctx, 100) != MCP_OK)
         return cancelled_result();
     return mcp_text_result("Reconnection test completed successfully. If you received this, "
@@ -481,6 +484,38 @@ static json_t *tool_notify(mcp_ctx *ctx, const json_t *args, void *user)
     return text_resultf("sent %lld", count);
 }
 
+/*
+ * SEP-1699 polling for tests and demos: count notifications, delay_ms apart; after
+ * close_after of them the tool closes its own stream (retry_ms tells the client when
+ * to come back), goes on, and the rest are stored and replayed on the resume.
+ */
+static json_t *tool_poll_notify(mcp_ctx *ctx, const json_t *args, void *user)
+{
+    (void)user;
+    long long count, delay_ms, close_after, retry_ms;
+    json_t *err_result = NULL;
+    if (arg_int(args, "count", 1, 0, 0, 100000, &count, &err_result) != 0 ||
+        arg_int(args, "delay_ms", 0, 10, 0, 60000, &delay_ms, &err_result) != 0 ||
+        arg_int(args, "close_after", 0, 1, 0, 100000, &close_after, &err_result) != 0 ||
+        arg_int(args, "retry_ms", 0, -1, -1, 60000, &retry_ms, &err_result) != 0)
+        return err_result;
+    int closed = 0;
+    for (long long i = 1; i <= count; i++) {
+        if (i > 1 && delay_ms > 0 && mcp_ctx_sleep(ctx, (int)delay_ms) != MCP_OK)
+            return cancelled_result();
+        char text[48];
+        snprintf(text, sizeof text, "notification %lld", i);
+        log_text(ctx, MCP_LOG_INFO, text);
+        if (i == close_after) {
+            int rc = mcp_ctx_close_sse_stream(ctx, (int)retry_ms);
+            if (rc != MCP_OK)
+                return mcp_tool_error("cannot close the stream: %s", mcp_strerror(rc));
+            closed = 1;
+        }
+    }
+    return text_resultf("sent %lld%s", count, closed ? ", closed the stream once" : "");
+}
+
 static json_t *tool_list_roots(mcp_ctx *ctx, const json_t *args, void *user)
 {
     (void)args, (void)user;
@@ -672,6 +707,19 @@ static const mcp_tool_def tools[] = {
                     "emergency, with the level's name as data",
      .input_schema = NO_ARGS,
      .fn = tool_log_all_levels},
+    {.name = "poll_notify",
+     .description = "Sends count info-level log notifications delay_ms apart and closes its "
+                    "own SSE stream after close_after of them (SEP-1699 polling); the client "
+                    "resumes and gets the rest",
+     .input_schema = "{\"type\":\"object\",\"properties\":{"
+                     "\"count\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":100000},"
+                     "\"delay_ms\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":60000,"
+                     "\"default\":10},"
+                     "\"close_after\":{\"type\":\"integer\",\"minimum\":0,\"default\":1},"
+                     "\"retry_ms\":{\"type\":\"integer\",\"minimum\":-1,\"maximum\":60000,"
+                     "\"default\":-1,\"description\":\"-1: the server's retry interval\"}},"
+                     "\"required\":[\"count\"]}",
+     .fn = tool_poll_notify},
     {.name = "ping_client",
      .description = "Pings the client (a server-to-client ping) and returns \"pong\" when it "
                     "answers",

@@ -564,7 +564,9 @@ void mcp__rpc_feed_value(mcp__rpc *rpc, json_t *v, uint64_t stream)
     else if (json_array_size(v) > MCP__MAX_BATCH)
         why = "Invalid Request: a batch may hold at most 100 messages";
     if (why != NULL) {
-        answer_error(rpc, NULL, NULL, MCP_RPC_INVALID_REQUEST, why, stream);
+        /* Refused whole: this one error is the whole answer to the batch. */
+        answer(rpc, NULL, mcp__error_message(NULL, MCP_RPC_INVALID_REQUEST, why, NULL), stream,
+               MCP__SEND_RESPONSE);
         return;
     }
     mcp__batch *b = calloc(1, sizeof(*b));

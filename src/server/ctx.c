@@ -242,7 +242,7 @@ int mcp_ctx_set_error(mcp_ctx *ctx, int code, const char *fmt, ...)
 
 /* ---- Operations posted to the loop ---- */
 
-enum op_kind { OP_NOTIFY, OP_LOG, OP_REQUEST };
+enum op_kind { OP_NOTIFY, OP_LOG, OP_REQUEST, OP_CLOSE_STREAM, OP_CLOSE_STANDALONE };
 
 typedef struct ctx_op {
     mcp__mail mail;
@@ -250,6 +250,7 @@ typedef struct ctx_op {
     enum op_kind kind;
     int level;
     int timeout_ms;
+    int all;
     char *method;
     json_t *params;
 } ctx_op;
@@ -298,6 +299,18 @@ static void op_run(ctx_op *op)
         if (live)
             mcp__rpc_notify(s->rpc, op->method, json_incref(op->params), ctx->stream);
         break;
+    case OP_CLOSE_STREAM:
+    case OP_CLOSE_STANDALONE: {
+        int rc = MCP_ENOTSUP;
+        if (!live)
+            rc = MCP_ECLOSED;
+        else if (op->kind == OP_CLOSE_STREAM && s->io->close_stream != NULL)
+            rc = s->io->close_stream(s->io_user, ctx->stream, op->timeout_ms);
+        else if (op->kind == OP_CLOSE_STANDALONE && s->io->close_standalone != NULL)
+            rc = s->io->close_standalone(s->io_user, op->all, op->timeout_ms);
+        wake(ctx, rc, NULL, NULL);
+        break;
+    }
     case OP_REQUEST: {
         if (!live) {
             wake(ctx, atomic_load(&ctx->cancelled) ? MCP_ECANCELED : MCP_ECLOSED, NULL, NULL);
@@ -482,6 +495,42 @@ int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params, int timeou
     else
         json_decref(e.data);
     return rc;
+}
+
+/* Runs a close operation on the loop and waits for its result. */
+static int close_op(mcp_ctx *ctx, enum op_kind kind, int all, int retry_ms)
+{
+    ctx_op *op = calloc(1, sizeof(*op));
+    if (op == NULL)
+        return MCP_ENOMEM;
+    op->ctx = ctx;
+    op->kind = kind;
+    op->all = all;
+    op->timeout_ms = retry_ms;
+    uv_mutex_lock(&ctx->lock);
+    ctx->wait_done = 0;
+    uv_mutex_unlock(&ctx->lock);
+    int rc = op_submit(op);
+    if (rc != MCP_OK)
+        return rc;
+    uv_mutex_lock(&ctx->lock);
+    while (!ctx->wait_done)
+        uv_cond_wait(&ctx->cond, &ctx->lock);
+    rc = ctx->wait_status;
+    json_decref(ctx->wait_result);
+    ctx->wait_result = NULL;
+    uv_mutex_unlock(&ctx->lock);
+    return rc;
+}
+
+int mcp_ctx_close_sse_stream(mcp_ctx *ctx, int retry_ms)
+{
+    return close_op(ctx, OP_CLOSE_STREAM, 0, retry_ms);
+}
+
+int mcp_ctx_close_standalone_streams(mcp_ctx *ctx, int all, int retry_ms)
+{
+    return close_op(ctx, OP_CLOSE_STANDALONE, all, retry_ms);
 }
 
 static int client_has(const mcp_ctx *ctx, const char *capability)

@@ -32,6 +32,11 @@ typedef struct mcp__session_io {
     int (*send)(void *io, uint64_t stream, const char *text, size_t len, unsigned flags);
     /* The session has no more requests in flight (may be NULL). */
     void (*idle)(void *io);
+    /* SEP-1699: ends the SSE stream `stream`, or the standalone stream (all of them when
+     * `all`), so the client resumes after retry_ms (< 0: the configured interval).
+     * NULL, or MCP_ENOTSUP, where the transport cannot. */
+    int (*close_stream)(void *io, uint64_t stream, int retry_ms);
+    int (*close_standalone)(void *io, int all, int retry_ms);
 } mcp__session_io;
 
 /* ---- Registry (registry.c) ---- */

@@ -26,7 +26,13 @@ typedef struct shttp shttp;
 typedef struct hsess hsess;
 typedef struct hstream hstream;
 
-enum hstream_kind { HS_POST_SSE, HS_POST_JSON, HS_GET, HS_LEGACY };
+/*
+ * HS_GET streams carry the session's messages not tied to a request (the newest
+ * live one does). HS_IDLE is a resume of a POST stream that had already sent
+ * everything: it stays open, kept alive, carrying nothing, so that clients whose
+ * EventSource reconnects after every end are not pushed into a loop (seed 001).
+ */
+enum hstream_kind { HS_POST_SSE, HS_POST_JSON, HS_GET, HS_IDLE, HS_LEGACY };
 
 struct hstream {
     hsess *hs;
@@ -35,6 +41,7 @@ struct hstream {
     mcp__http_req *req; /* NULL once the HTTP side is finished or gone */
     int begun;          /* the SSE status line and headers are out */
     int pending;        /* answers still owed on a POST stream */
+    int primed;         /* a priming event (an id to resume from) went out */
     uint64_t last_write_ms;
     hstream *prev, *next;
 };
@@ -48,6 +55,11 @@ struct hsess {
     int closing;
     hstream *streams;
     uint64_t next_stream;
+    /* Resumability: events are numbered by next_seq and named "<tag>-<stream>-<seq>";
+     * the tag is a per-session secret, so ids cannot be guessed across sessions. */
+    char tag[17];
+    uint64_t next_seq;
+    uint64_t last_standalone; /* where standalone messages are stored while no GET is open */
     uint64_t last_active_ms;
     hsess *prev, *next;    /* every session, for the timers */
     hsess *deferred_next;  /* in the list of sessions to close once the stack unwinds */
@@ -69,6 +81,9 @@ struct shttp {
     int max_sessions;
     int idle_ms;
     size_t max_queued;
+    mcp_event_store *store; /* NULL: not resumable */
+    mcp_event_store *own_store;
+    int retry_ms;
     char **allowed_origins, **allowed_hosts, **cors_origins;
     int bound_loopback;
 
@@ -92,6 +107,15 @@ void mcp__hsess_close(hsess *hs);
 /* Closes hs once the current callback stack has unwound. */
 void mcp__hsess_close_later(hsess *hs);
 hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req);
+/* A stream with a given id (a resumed one). */
+hstream *mcp__hstream_attach(hsess *hs, uint64_t id, enum hstream_kind kind, mcp__http_req *req);
+/* True when the session's streams may start with priming events and be closed for
+ * polling: a store, and a client of 2025-11-25 or later (older ones fail on them). */
+int mcp__hsess_primes(const hsess *hs);
+/* Writes a priming event (an id to resume from, and retry) on st. */
+int mcp__hstream_prime(hstream *st, int retry_ms);
+/* Resumes the stream Last-Event-ID names on req (GET). */
+void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last_event_id);
 void mcp__hstream_free(hstream *st);
 /* Begins st's SSE response if needed, then writes the bytes; handles slow readers. */
 int mcp__hstream_write(hstream *st, const char *data, size_t len);

@@ -117,8 +117,11 @@ static void on_stream_closed(void *arg, mcp__http_req *req)
     st->req = NULL;
     st->hs->last_active_ms = mcp__now_ms();
     /* A POST stream stays until its requests are answered: disconnection is not
-     * cancellation. A standalone stream has nothing left to wait for. */
+     * cancellation. A standalone or idle stream has nothing left to wait for; a
+     * standalone one's later messages are stored under its id for its resume. */
     if (st->kind == HS_GET)
+        st->hs->last_standalone = st->id;
+    if (st->kind == HS_GET || st->kind == HS_IDLE)
         mcp__hstream_free(st);
 }
 
@@ -168,6 +171,16 @@ static void post(shttp *t, mcp__http_req *req)
         mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
         goto out;
     }
+    if (json_is_array(v) && hs->sess->initialized &&
+        strcmp(hs->sess->version, MCP_PROTOCOL_2025_03_26) != 0) {
+        /* JSON-RPC batches exist only in protocol 2025-03-26. */
+        mcp__shttp_error(t, req, 400, MCP_RPC_INVALID_REQUEST,
+                         "Invalid Request: JSON-RPC batches are only allowed with protocol "
+                         "version 2025-03-26");
+        if (hs->stateless)
+            mcp__hsess_close(hs);
+        goto out;
+    }
     if (n_requests == 0) {
         /* Only notifications and responses: 202 and no body (spec). */
         mcp__session_feed_value(hs->sess, v, MCP__STREAM_STANDALONE);
@@ -189,6 +202,10 @@ static void post(shttp *t, mcp__http_req *req)
     /* One POST body gets one answer: a response, or one array for a batch. */
     st->pending = 1;
     mcp__http_req_on_close(req, on_stream_closed, st);
+    /* The priming event goes first, before any handler runs: a client whose
+     * connection drops before the first message still has an id to resume from. */
+    if (st->kind == HS_POST_SSE && !has_init && mcp__hsess_primes(hs))
+        mcp__hstream_prime(st, -1);
     mcp__session_feed_value(hs->sess, v, st->id);
     if (has_init && !hs->stateless && !hs->sess->initialized) {
         /* initialize failed (bad params): the session never began. */
@@ -212,13 +229,138 @@ static void get(shttp *t, mcp__http_req *req)
     hsess *hs = find_session(t, req);
     if (hs == NULL || check_version_header(t, req) != 0)
         return;
+    const char *last = mcp__http_header(req, "last-event-id");
+    if (last != NULL && t->store != NULL) {
+        mcp__shttp_resume(t, hs, req, last);
+        return;
+    }
+    /* A new standalone stream never kills another one (seed 001): the older ones stay
+     * open, and the newest carries the session's messages. It gets no old events. */
     hstream *st = mcp__hstream_new(hs, HS_GET, req);
     if (st == NULL) {
         mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
         return;
     }
+    hs->last_standalone = st->id;
     mcp__http_req_on_close(req, on_stream_closed, st);
     /* Headers go out at once, so the client knows its stream is open. */
+    if (mcp__hsess_primes(hs))
+        mcp__hstream_prime(st, -1);
+    else
+        mcp__hstream_write(st, NULL, 0);
+}
+
+/* ---- Resuming a stream (GET with Last-Event-ID) ---- */
+
+typedef struct resume {
+    hstream *st;
+    int replayed;
+    int status;
+} resume;
+
+static void resume_emit(void *arg, uint64_t seq, const char *data, size_t len)
+{
+    resume *r = arg;
+    hstream *st = r->st;
+    char eid[64];
+    snprintf(eid, sizeof(eid), "%s-%llu-%llu", st->hs->tag, (unsigned long long)st->id,
+             (unsigned long long)seq);
+    mcp__buf b = {0};
+    if (mcp__sse_event(&b, "message", eid, -1, data, len) == MCP_OK)
+        mcp__hstream_write(st, b.data, b.len);
+    mcp__buf_free(&b);
+    r->replayed++;
+}
+
+static void resume_done(void *arg, int status)
+{
+    ((resume *)arg)->status = status;
+}
+
+/* Parses "<tag>-<stream>-<seq>"; the tag must be this session's. */
+static int parse_event_id(const hsess *hs, const char *id, uint64_t *stream, uint64_t *seq)
+{
+    size_t tag_len = strlen(hs->tag);
+    if (strncmp(id, hs->tag, tag_len) != 0 || id[tag_len] != '-')
+        return -1;
+    char *end;
+    const char *p = id + tag_len + 1;
+    if (*p < '0' || *p > '9')
+        return -1;
+    unsigned long long a = strtoull(p, &end, 10);
+    if (*end != '-' || end[1] < '0' || end[1] > '9')
+        return -1;
+    unsigned long long b = strtoull(end + 1, &end, 10);
+    if (*end != '\0')
+        return -1;
+    *stream = a;
+    *seq = b;
+    return 0;
+}
+
+void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last_event_id)
+{
+    uint64_t id, seq;
+    if (parse_event_id(hs, last_event_id, &id, &seq) != 0 || id / 2 > hs->next_stream ||
+        seq > hs->next_seq) {
+        /* Never an empty 200 stream: clients would reconnect to it forever. */
+        mcp__shttp_error(t, req, 400, MCP_RPC_SERVER_ERROR,
+                         "Bad Request: Last-Event-ID is not an event of this session");
+        return;
+    }
+    hstream *st = NULL;
+    for (hstream *p = hs->streams; p != NULL; p = p->next)
+        if (p->id == id && p->kind != HS_IDLE)
+            st = p;
+    mcp__http_req *old_req = NULL;
+    int old_begun = 0;
+    int created = 0;
+    if (st != NULL) {
+        /* The stream lives on (its request still runs, or a GET is open): this
+         * connection takes it over. An older socket still attached is closed. */
+        old_req = st->req;
+        old_begun = st->begun;
+        st->req = req;
+        st->begun = 0;
+    } else {
+        /* A POST stream that is gone had sent its final answer; a GET stream that is
+         * gone becomes live again. */
+        st = mcp__hstream_attach(hs, id, id % 2 ? HS_GET : HS_IDLE, req);
+        if (st == NULL) {
+            mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+            return;
+        }
+        created = 1;
+    }
+    resume r = {.st = st, .status = MCP_ENOENT};
+    /* The memory store replays before returning; live messages follow the replayed
+     * ones on this connection, in order. */
+    mcp_event_store_replay(t->store, hs->id, id, seq, resume_emit, resume_done, &r);
+    if (r.status != MCP_OK && r.replayed == 0) {
+        /* Unknown or expired: a clear error, and the stream is left as it was. */
+        st->req = old_req;
+        st->begun = old_begun;
+        if (created) {
+            st->req = NULL;
+            mcp__hstream_free(st);
+        }
+        mcp__shttp_error(t, req, 400, MCP_RPC_SERVER_ERROR,
+                         "Bad Request: Last-Event-ID is unknown or expired");
+        return;
+    }
+    if (old_req != NULL)
+        mcp__http_req_abort(old_req);
+    mcp__http_req_on_close(req, on_stream_closed, st);
+    if (st->kind == HS_GET)
+        hs->last_standalone = st->id;
+    if (st->kind == HS_IDLE && r.replayed > 0) {
+        /* The finished stream's last event, its final answer, has now been delivered:
+         * end this stream as the original would have ended. */
+        mcp__hstream_end(st);
+        mcp__hstream_free(st);
+        return;
+    }
+    /* Headers at once; an idle resume then only gets keep-alive comments. */
     mcp__hstream_write(st, NULL, 0);
 }
 

@@ -16,6 +16,7 @@
 #define DEFAULT_IDLE_MS (30 * 60 * 1000)
 /* Bytes a slow reader may leave queued on one stream before it is cut off. */
 #define DEFAULT_MAX_QUEUED (4u << 20)
+#define DEFAULT_RETRY_MS 1000
 
 /* ---- Errors and headers ---- */
 
@@ -147,13 +148,13 @@ static void on_request(void *user, mcp__http_req *req)
 
 /* ---- Streams ---- */
 
-hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req)
+hstream *mcp__hstream_attach(hsess *hs, uint64_t id, enum hstream_kind kind, mcp__http_req *req)
 {
     hstream *st = calloc(1, sizeof(*st));
     if (st == NULL)
         return NULL;
     st->hs = hs;
-    st->id = ++hs->next_stream;
+    st->id = id;
     st->kind = kind;
     st->req = req;
     st->last_write_ms = mcp__now_ms();
@@ -162,6 +163,14 @@ hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req)
         st->next->prev = st;
     hs->streams = st;
     return st;
+}
+
+hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req)
+{
+    /* Odd ids are GET (standalone) streams, even ones POST streams: a resume then
+     * knows what kind of stream it continues even after the stream is gone. */
+    uint64_t id = ++hs->next_stream * 2 + (kind == HS_GET ? 1 : 0);
+    return mcp__hstream_attach(hs, id, kind, req);
 }
 
 void mcp__hstream_free(hstream *st)
@@ -218,13 +227,67 @@ int mcp__hstream_write(hstream *st, const char *data, size_t len)
     return rc;
 }
 
-int mcp__hstream_event(hstream *st, const char *text, size_t len)
+int mcp__hsess_primes(const hsess *hs)
 {
+    /* Priming events only for 2025-11-25 clients and later: older parsers fail on an
+     * event with empty data (the spec; the TypeScript SDK's own check). */
+    return hs->t->store != NULL && !hs->stateless && !hs->legacy && hs->sess->version != NULL &&
+           strcmp(hs->sess->version, MCP_PROTOCOL_2025_11_25) >= 0;
+}
+
+static void event_id(const hsess *hs, uint64_t stream, uint64_t seq, char *out, size_t n)
+{
+    snprintf(out, n, "%s-%llu-%llu", hs->tag, (unsigned long long)stream,
+             (unsigned long long)seq);
+}
+
+/*
+ * Sends one message on stream `id` (st is its live stream, or NULL): with a store
+ * it is stored first, under a new event id, so that a client that misses it on
+ * the wire gets it when it resumes; then it is written, if a socket is there.
+ */
+static int emit(hsess *hs, uint64_t id, hstream *st, const char *text, size_t len)
+{
+    shttp *t = hs->t;
+    char eid[64];
+    const char *eid_p = NULL;
+    if (t->store != NULL && !hs->legacy && !hs->stateless) {
+        uint64_t seq = ++hs->next_seq;
+        if (mcp_event_store_append(t->store, hs->id, id, seq, text, len) != MCP_OK)
+            mcp__warn("session %s: an event could not be stored", hs->id);
+        event_id(hs, id, seq, eid, sizeof(eid));
+        eid_p = eid;
+    }
+    if (st == NULL || st->req == NULL)
+        return MCP_OK;
     mcp__buf b = {0};
-    int rc = mcp__sse_event(&b, "message", NULL, -1, text, len);
+    int rc = mcp__sse_event(&b, "message", eid_p, -1, text, len);
     if (rc == MCP_OK)
         rc = mcp__hstream_write(st, b.data, b.len);
     mcp__buf_free(&b);
+    return rc;
+}
+
+int mcp__hstream_event(hstream *st, const char *text, size_t len)
+{
+    return emit(st->hs, st->id, st, text, len);
+}
+
+int mcp__hstream_prime(hstream *st, int retry_ms)
+{
+    hsess *hs = st->hs;
+    shttp *t = hs->t;
+    uint64_t seq = ++hs->next_seq;
+    /* An empty event in the store: a valid place to resume after, never replayed. */
+    mcp_event_store_append(t->store, hs->id, st->id, seq, "", 0);
+    char eid[64];
+    event_id(hs, st->id, seq, eid, sizeof(eid));
+    mcp__buf b = {0};
+    int rc = mcp__sse_event(&b, NULL, eid, retry_ms >= 0 ? retry_ms : t->retry_ms, NULL, 0);
+    if (rc == MCP_OK)
+        rc = mcp__hstream_write(st, b.data, b.len);
+    mcp__buf_free(&b);
+    st->primed = 1;
     return rc;
 }
 
@@ -249,6 +312,21 @@ static hstream *standalone(hsess *hs)
         if (st->kind == HS_GET && st->req != NULL)
             return st;
     return NULL;
+}
+
+/* Sends a message not tied to a request. With no GET stream open it is stored under
+ * the last standalone stream, so the client gets it when it resumes that stream. */
+static int emit_standalone(hsess *hs, const char *text, size_t len)
+{
+    hstream *g = standalone(hs);
+    if (g != NULL) {
+        hs->last_standalone = g->id;
+        return emit(hs, g->id, g, text, len);
+    }
+    if (hs->t->store != NULL && hs->last_standalone != 0)
+        return emit(hs, hs->last_standalone, NULL, text, len);
+    mcp__debug("session %s: a message had no open stream and was dropped", hs->id);
+    return MCP_OK;
 }
 
 static hstream *find_stream(hsess *hs, uint64_t id)
@@ -290,12 +368,8 @@ static int io_send(void *io, uint64_t stream, const char *text, size_t len, unsi
     hstream *st = stream == MCP__STREAM_STANDALONE ? NULL : find_stream(hs, stream);
     if (st == NULL || (st->kind == HS_POST_JSON && !(flags & MCP__SEND_RESPONSE))) {
         /* Not tied to a live request stream (or a JSON-mode POST, whose one body can only
-         * hold the answer): the standalone stream carries it, if one is open. */
-        hstream *g = standalone(hs);
-        if (g != NULL && text != NULL)
-            return mcp__hstream_event(g, text, len);
-        mcp__debug("session %s: a message had no open stream and was dropped", hs->id);
-        return MCP_OK;
+         * hold the answer): the standalone stream carries it. */
+        return text != NULL ? emit_standalone(hs, text, len) : MCP_OK;
     }
     if (st->kind == HS_POST_JSON) {
         finish_json(st, text, len);
@@ -313,7 +387,44 @@ static int io_send(void *io, uint64_t stream, const char *text, size_t len, unsi
     return MCP_OK;
 }
 
-static const mcp__session_io shttp_io = {.send = io_send, .idle = NULL};
+/* SEP-1699: the request's stream ends cleanly after a priming event that names where
+ * to resume and when; the request goes on and its messages are stored meanwhile. */
+static int io_close_stream(void *io, uint64_t stream, int retry_ms)
+{
+    hsess *hs = io;
+    hstream *st = find_stream(hs, stream);
+    if (!mcp__hsess_primes(hs) || st == NULL || st->kind != HS_POST_SSE)
+        return MCP_ENOTSUP;
+    if (st->req == NULL)
+        return MCP_OK; /* already disconnected: the client resumes when it can */
+    mcp__hstream_prime(st, retry_ms);
+    mcp__http_stream_end(st->req);
+    st->req = NULL;
+    return MCP_OK;
+}
+
+static int io_close_standalone(void *io, int all, int retry_ms)
+{
+    hsess *hs = io;
+    if (!mcp__hsess_primes(hs))
+        return MCP_ENOTSUP;
+    hstream *g;
+    while ((g = standalone(hs)) != NULL) {
+        hs->last_standalone = g->id;
+        mcp__hstream_prime(g, retry_ms);
+        mcp__http_stream_end(g->req);
+        g->req = NULL;
+        mcp__hstream_free(g);
+        if (!all)
+            break;
+    }
+    return MCP_OK;
+}
+
+static const mcp__session_io shttp_io = {.send = io_send,
+                                         .idle = NULL,
+                                         .close_stream = io_close_stream,
+                                         .close_standalone = io_close_standalone};
 
 /* ---- Sessions ---- */
 
@@ -334,6 +445,12 @@ hsess *mcp__hsess_new(shttp *t, int stateless, int legacy)
             return NULL;
         }
         mcp__hex(raw, sizeof(raw), hs->id);
+        unsigned char tag[8];
+        if (mcp__random_bytes(tag, sizeof(tag)) != MCP_OK) {
+            free(hs);
+            return NULL;
+        }
+        mcp__hex(tag, sizeof(tag), hs->tag);
     }
     hs->sess = mcp__session_new(t->rt, &shttp_io, hs, stateless ? NULL : hs->id);
     if (hs->sess == NULL || (!stateless && mcp__map_put(&t->sessions, hs->id, hs) != MCP_OK)) {
@@ -368,6 +485,8 @@ void mcp__hsess_close(hsess *hs)
         st->req = NULL;
         mcp__hstream_free(st);
     }
+    if (t->store != NULL && !hs->stateless && !hs->legacy)
+        mcp_event_store_drop_session(t->store, hs->id);
     /* Its handlers are cancelled; the protocol session lives on, detached, until the
      * last of them returns. */
     mcp__session_close(hs->sess);
@@ -563,6 +682,7 @@ static int is_loopback_host(const char *host)
 
 static void shttp_free(shttp *t)
 {
+    mcp_event_store_free(t->own_store);
     mcp__map_free(&t->sessions);
     free(t->path);
     free_list(t->allowed_origins);
@@ -596,7 +716,15 @@ int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
     t->keepalive_ms = o.keepalive_ms == 0 ? DEFAULT_KEEPALIVE_MS : o.keepalive_ms;
     t->max_sessions = o.max_sessions > 0 ? o.max_sessions : DEFAULT_MAX_SESSIONS;
     t->idle_ms = o.session_idle_ms > 0 ? o.session_idle_ms : DEFAULT_IDLE_MS;
-    t->max_queued = DEFAULT_MAX_QUEUED;
+    t->max_queued = o.max_queued ? o.max_queued : DEFAULT_MAX_QUEUED;
+    t->retry_ms = o.retry_ms > 0 ? o.retry_ms : DEFAULT_RETRY_MS;
+    if (!o.disable_resumability && !o.stateless) {
+        t->store = o.store;
+        if (t->store == NULL)
+            t->store = t->own_store = mcp_memory_store_new(&o.memory_store);
+        if (t->store == NULL)
+            err = 1;
+    }
     t->allowed_origins = copy_list(o.allowed_origins, &err);
     t->allowed_hosts = copy_list(o.allowed_hosts, &err);
     t->cors_origins = copy_list(o.cors_origins, &err);

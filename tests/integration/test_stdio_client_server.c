@@ -66,6 +66,7 @@ static const char *const all_tools[] = {
     "log_all_levels",
     "slow_echo",
     "ping_client",
+    "poll_notify",
 };
 #define N_TOOLS (sizeof(all_tools) / sizeof(all_tools[0]))
 
@@ -520,6 +521,8 @@ static void test_content_tools_return_their_exact_results(void **state)
                    "properly reconnected after stream closure.")},
         {"echo", json_pack("{s:s}", "text", "hello, world"),
          json_pack("{s:[{s:s, s:s}]}", "content", "type", "text", "text", "hello, world")},
+        {"poll_notify", json_pack("{s:i, s:i, s:i}", "count", 2, "delay_ms", 0, "close_after", 0),
+         json_pack("{s:[{s:s, s:s}]}", "content", "type", "text", "text", "sent 2")},
         {"ping_client", NULL,
          json_pack("{s:[{s:s, s:s}]}", "content", "type", "text", "text", "pong")},
         {"slow_echo", json_pack("{s:s, s:i}", "text", "slowly", "delay_ms", 10),

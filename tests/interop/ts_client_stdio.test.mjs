@@ -582,6 +582,13 @@ const TOOLS = {
             'at debug, one message per level, in order',
         );
     },
+    async poll_notify(tool) {
+        // Over stdio there is no stream to close: without close_after it just notifies.
+        const args = { count: 2, delay_ms: 0, close_after: 0 };
+        assertArgsFitSchema(tool, args);
+        const { raw } = await call('poll_notify', args);
+        assert.deepEqual(raw, textResult('sent 2'));
+    },
     async ping_client(tool) {
         // A server-to-client ping: the TS client answers it itself.
         assertArgsFitSchema(tool, {});
