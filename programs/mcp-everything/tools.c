@@ -499,21 +499,31 @@ static json_t *tool_poll_notify(mcp_ctx *ctx, const json_t *args, void *user)
         arg_int(args, "close_after", 0, 1, 0, 100000, &close_after, &err_result) != 0 ||
         arg_int(args, "retry_ms", 0, -1, -1, 60000, &retry_ms, &err_result) != 0)
         return err_result;
-    int closed = 0;
+    const json_t *close_at = json_object_get(args, "close_at");
+    if (close_at != NULL && !json_is_array(close_at))
+        return mcp_tool_error("argument 'close_at' must be an array of integers");
+    long long closed = 0;
     for (long long i = 1; i <= count; i++) {
         if (i > 1 && delay_ms > 0 && mcp_ctx_sleep(ctx, (int)delay_ms) != MCP_OK)
             return cancelled_result();
         char text[48];
         snprintf(text, sizeof text, "notification %lld", i);
         log_text(ctx, MCP_LOG_INFO, text);
-        if (i == close_after) {
+        int close_now = i == close_after;
+        size_t k;
+        const json_t *at;
+        json_array_foreach(close_at, k, at) close_now |= json_integer_value(at) == i;
+        if (close_now) {
             int rc = mcp_ctx_close_sse_stream(ctx, (int)retry_ms);
             if (rc != MCP_OK)
                 return mcp_tool_error("cannot close the stream: %s", mcp_strerror(rc));
-            closed = 1;
+            closed++;
         }
     }
-    return text_resultf("sent %lld%s", count, closed ? ", closed the stream once" : "");
+    if (closed == 0)
+        return text_resultf("sent %lld", count);
+    return text_resultf("sent %lld, closed the stream %s", count,
+                        closed == 1 ? "once" : closed == 2 ? "twice" : "several times");
 }
 
 static json_t *tool_list_roots(mcp_ctx *ctx, const json_t *args, void *user)
@@ -717,7 +727,9 @@ static const mcp_tool_def tools[] = {
                      "\"default\":10},"
                      "\"close_after\":{\"type\":\"integer\",\"minimum\":0,\"default\":1},"
                      "\"retry_ms\":{\"type\":\"integer\",\"minimum\":-1,\"maximum\":60000,"
-                     "\"default\":-1,\"description\":\"-1: the server's retry interval\"}},"
+                     "\"default\":-1,\"description\":\"-1: the server's retry interval\"},"
+                     "\"close_at\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"},"
+                     "\"description\":\"more notification numbers after which to close\"}},"
                      "\"required\":[\"count\"]}",
      .fn = tool_poll_notify},
     {.name = "ping_client",
