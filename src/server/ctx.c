@@ -444,6 +444,30 @@ int mcp_ctx_notify(mcp_ctx *ctx, const char *method, json_t *params)
     return op_new(ctx, OP_NOTIFY, method, params ? params : json_object());
 }
 
+/*
+ * Runs op on the loop (posting it from a worker) and waits until the loop calls
+ * wake(): the status, and the result and error it was given (handed over).
+ */
+static int submit_and_wait(mcp_ctx *ctx, ctx_op *op, json_t **result, mcp_rpc_error *err)
+{
+    uv_mutex_lock(&ctx->lock);
+    ctx->wait_done = 0;
+    uv_mutex_unlock(&ctx->lock);
+    int rc = op_submit(op);
+    if (rc != MCP_OK)
+        return rc;
+    uv_mutex_lock(&ctx->lock);
+    while (!ctx->wait_done)
+        uv_cond_wait(&ctx->cond, &ctx->lock);
+    rc = ctx->wait_status;
+    *result = ctx->wait_result;
+    ctx->wait_result = NULL;
+    *err = ctx->wait_err;
+    memset(&ctx->wait_err, 0, sizeof(ctx->wait_err));
+    uv_mutex_unlock(&ctx->lock);
+    return rc;
+}
+
 int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params, int timeout_ms,
                     json_t **result, mcp_rpc_error *err)
 {
@@ -471,21 +495,9 @@ int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params, int timeou
     op->kind = OP_REQUEST;
     op->params = params;
     op->timeout_ms = timeout_ms > 0 ? timeout_ms : MCP__DEFAULT_REQUEST_TIMEOUT_MS;
-    uv_mutex_lock(&ctx->lock);
-    ctx->wait_done = 0;
-    uv_mutex_unlock(&ctx->lock);
-    int rc = op_submit(op);
-    if (rc != MCP_OK)
-        return rc;
-    uv_mutex_lock(&ctx->lock);
-    while (!ctx->wait_done)
-        uv_cond_wait(&ctx->cond, &ctx->lock);
-    rc = ctx->wait_status;
-    json_t *res = ctx->wait_result;
-    ctx->wait_result = NULL;
-    mcp_rpc_error e = ctx->wait_err;
-    memset(&ctx->wait_err, 0, sizeof(ctx->wait_err));
-    uv_mutex_unlock(&ctx->lock);
+    json_t *res = NULL;
+    mcp_rpc_error e = {0};
+    int rc = submit_and_wait(ctx, op, &res, &e);
     if (rc == MCP_OK && result != NULL)
         *result = res;
     else
@@ -507,19 +519,11 @@ static int close_op(mcp_ctx *ctx, enum op_kind kind, int all, int retry_ms)
     op->kind = kind;
     op->all = all;
     op->timeout_ms = retry_ms;
-    uv_mutex_lock(&ctx->lock);
-    ctx->wait_done = 0;
-    uv_mutex_unlock(&ctx->lock);
-    int rc = op_submit(op);
-    if (rc != MCP_OK)
-        return rc;
-    uv_mutex_lock(&ctx->lock);
-    while (!ctx->wait_done)
-        uv_cond_wait(&ctx->cond, &ctx->lock);
-    rc = ctx->wait_status;
-    json_decref(ctx->wait_result);
-    ctx->wait_result = NULL;
-    uv_mutex_unlock(&ctx->lock);
+    json_t *res = NULL;
+    mcp_rpc_error e = {0};
+    int rc = submit_and_wait(ctx, op, &res, &e);
+    json_decref(res);
+    json_decref(e.data);
     return rc;
 }
 

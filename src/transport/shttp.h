@@ -95,6 +95,8 @@ struct shttp {
 
 /* ---- shttp_server.c ---- */
 
+/* Answers with a JSON-RPC error message (stolen) as the body and the status; finishes req. */
+void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *body);
 /* Answers with a JSON-RPC error body (id null) and the status; finishes req. */
 void mcp__shttp_error(shttp *t, mcp__http_req *req, int status, int code, const char *message);
 /* The CORS headers for req (if configured), appended to a header list. */

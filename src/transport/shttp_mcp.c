@@ -20,13 +20,7 @@ json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, 
     *n_requests = 0;
     *has_init = 0;
     if (v == NULL) {
-        char *text = json_dumps(error, JSON_COMPACT);
-        json_decref(error);
-        const char *hdrs[12] = {"Content-Type", "application/json"};
-        size_t n = mcp__shttp_cors(t, req, hdrs, 2);
-        hdrs[n] = NULL;
-        mcp__http_respond(req, 400, hdrs, text, text ? strlen(text) : 0);
-        free(text);
+        mcp__shttp_error_body(t, req, 400, error);
         return NULL;
     }
     size_t count = json_is_array(v) ? json_array_size(v) : 1;
@@ -46,14 +40,7 @@ json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, 
         if (kind == MCP__MSG_INVALID) {
             /* The spec: input the server cannot accept gets an HTTP error status, and
              * the body may carry the JSON-RPC error. */
-            json_t *err = mcp__error_message(echo_id, code, why, NULL);
-            char *text = err ? json_dumps(err, JSON_COMPACT) : NULL;
-            json_decref(err);
-            const char *hdrs[12] = {"Content-Type", "application/json"};
-            size_t n = mcp__shttp_cors(t, req, hdrs, 2);
-            hdrs[n] = NULL;
-            mcp__http_respond(req, 400, hdrs, text, text ? strlen(text) : 0);
-            free(text);
+            mcp__shttp_error_body(t, req, 400, mcp__error_message(echo_id, code, why, NULL));
             json_decref(v);
             return NULL;
         }

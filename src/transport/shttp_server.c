@@ -20,9 +20,8 @@
 
 /* ---- Errors and headers ---- */
 
-void mcp__shttp_error(shttp *t, mcp__http_req *req, int status, int code, const char *message)
+void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *body)
 {
-    json_t *body = mcp__error_message(NULL, code, message, NULL);
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
     const char *hdrs[16] = {"Content-Type", "application/json"};
@@ -34,6 +33,11 @@ void mcp__shttp_error(shttp *t, mcp__http_req *req, int status, int code, const 
     hdrs[n] = NULL;
     mcp__http_respond(req, status, hdrs, text, text ? strlen(text) : 0);
     free(text);
+}
+
+void mcp__shttp_error(shttp *t, mcp__http_req *req, int status, int code, const char *message)
+{
+    mcp__shttp_error_body(t, req, status, mcp__error_message(NULL, code, message, NULL));
 }
 
 static int list_has(char **list, const char *value)
