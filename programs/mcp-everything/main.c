@@ -219,7 +219,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
             opt->transport_given = 1;
             if (c == OPT_HTTP) {
                 if (check_listen(optarg) != 0) {
-                    usage_error("--http needs HOST:PORT with a port from 1 to 65535 (an IPv6 "
+                    usage_error("--http needs HOST:PORT with a port from 0 to 65535 (an IPv6 "
                                 "host in brackets), not '%s'",
                                 optarg);
                     return EXIT_USAGE;

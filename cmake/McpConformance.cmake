@@ -1,0 +1,50 @@
+# Registers the official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
+# tests/interop/package-lock.json with the Node 22 it needs) as CTest tests. Included from the
+# root CMakeLists.txt right after McpTests, when MCP_BUILD_TESTS is on.
+#
+#   conformance_server_active: tests/conformance/run-server.sh starts
+#   bin/mcp-everything --http 127.0.0.1:0 and runs the "active" server suite against it. Any
+#   failed check, any warning, or a server that does not exit 0 on SIGTERM fails the test.
+#
+# Run just these with `ctest -L conformance`. A missing node_modules fails the test (the script
+# says how to install it); it is never skipped.
+
+if(NOT MCP_BUILD_TESTS)
+    return()
+endif()
+
+# Where the programs land (McpOptions sets it; the fallback only matters if that ever changes).
+if(CMAKE_RUNTIME_OUTPUT_DIRECTORY)
+    set(_mcp_conformance_bin "${CMAKE_RUNTIME_OUTPUT_DIRECTORY}")
+else()
+    set(_mcp_conformance_bin "${PROJECT_BINARY_DIR}/bin")
+endif()
+
+find_program(MCP_BASH_EXECUTABLE bash)
+if(NOT MCP_BASH_EXECUTABLE)
+    # Still register the test: a missing bash must fail it, not hide it.
+    set(MCP_BASH_EXECUTABLE bash)
+endif()
+
+add_test(NAME conformance_server_active
+    COMMAND "${MCP_BASH_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/tests/conformance/run-server.sh"
+    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}/tests/conformance")
+# The suite itself is bounded at 600 s inside the script; the rest is start-up and shutdown.
+# The suite's many sessions (one per scenario, never deleted) make it a poor neighbour for
+# timing-sensitive tests, hence RUN_SERIAL.
+set_tests_properties(conformance_server_active PROPERTIES
+    ENVIRONMENT "MCP_BIN_DIR=${_mcp_conformance_bin};MCP_CONFORMANCE_SUITE=active"
+    TIMEOUT 900
+    RUN_SERIAL TRUE
+    LABELS conformance)
+
+# Every server scenario, the pending ones too (server-sse-polling and
+# server-sse-multiple-streams exercise resumability and SEP-1699 polling).
+add_test(NAME conformance_server_all
+    COMMAND "${MCP_BASH_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/tests/conformance/run-server.sh"
+    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}/tests/conformance")
+set_tests_properties(conformance_server_all PROPERTIES
+    ENVIRONMENT "MCP_BIN_DIR=${_mcp_conformance_bin};MCP_CONFORMANCE_SUITE=all"
+    TIMEOUT 900
+    RUN_SERIAL TRUE
+    LABELS conformance)
