@@ -77,6 +77,7 @@ static void on_handle_close(uv_handle_t *h)
         c->next->prev = c->prev;
     srv->nconns--;
     mcp__buf_free(&c->in);
+    mcp__http_conn_uncork(c);
     free(c);
     mcp__http_server_maybe_done(srv);
 }
@@ -85,6 +86,8 @@ void mcp__http_conn_close(mcp__http_conn *c)
 {
     if (c->closing)
         return;
+    /* A close drops what was not sent, as an abort must. */
+    mcp__http_conn_uncork(c);
     c->closing = 1;
     uv_timer_stop(&c->timer);
     uv_close((uv_handle_t *)&c->timer, on_handle_close);
@@ -150,6 +153,10 @@ void mcp__http_conn_linger(mcp__http_conn *c)
     timer_set(c, c->srv->opts.idle_timeout_ms);
     if (!c->reading)
         read_start(c);
+    if (c->closing)
+        return;
+    /* The final response must be out before the write side is shut. */
+    mcp__http_conn_flush(c);
     if (c->closing)
         return;
     if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0)

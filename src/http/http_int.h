@@ -39,6 +39,13 @@ struct mcp__http_server {
     llhttp_settings_t settings;
     time_t date_time;
     char date[40];
+    /* Output corking: what a connection is given to write during one loop turn is
+     * sent in one write from a check handle at the end of that turn, so a response
+     * made of a head and several chunks costs one system call, not four. */
+    uv_check_t flush;
+    uv_prepare_t flush_prep;
+    int flush_open; /* both handles, until their close callbacks */
+    mcp__http_conn *dirty;
     char rbuf[MCP__HTTP_READ_BUF]; /* shared: every read is consumed before the next */
 };
 
@@ -58,6 +65,9 @@ struct mcp__http_conn {
     unsigned msg_done : 1; /* the parser completed the current request */
     mcp__http_req *req;    /* being received, or with its owner */
     mcp__buf in;           /* received bytes not parsed yet (pipelined) */
+    mcp__buf out;          /* bytes to send at the end of this loop turn */
+    mcp__http_conn *dirty_next;
+    unsigned dirty : 1;    /* listed in srv->dirty */
     size_t header_bytes;   /* of the request being received */
     int err_status;        /* a limit we enforce in a parser callback */
     size_t cur_name;       /* offset in req->hdrs of the header being parsed */
@@ -112,6 +122,13 @@ const char *mcp__http_date(mcp__http_server *srv);
 /* Writes bufs in order: try_write first, the rest copied and queued. MCP_OK,
  * MCP_ECLOSED (nothing written), MCP_ENOMEM (the connection is marked broken). */
 int mcp__http_conn_write(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n);
+/* Sends what c has corked now (before a shutdown, say). */
+void mcp__http_conn_flush(mcp__http_conn *c);
+/* Forgets c's corked bytes and takes it off the dirty list (c is closing). */
+void mcp__http_conn_uncork(mcp__http_conn *c);
+/* The check callback that flushes every dirty connection. */
+void mcp__http_flush_all(uv_check_t *h);
+void mcp__http_flush_prepared(uv_prepare_t *h);
 /* An error answer from the layer itself, then a lingering close. */
 void mcp__http_conn_fail(mcp__http_conn *c, int status);
 

@@ -35,7 +35,8 @@ static void on_write(uv_write_t *w, int status)
         mcp__http_conn_close(c);
 }
 
-int mcp__http_conn_write(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
+/* Writes now: uv_try_write, and what the socket does not take is queued. */
+static int conn_write_now(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
 {
     if (!c || c->closing || c->broken)
         return MCP_ECLOSED;
@@ -78,6 +79,91 @@ int mcp__http_conn_write(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
         return MCP_ECLOSED;
     }
     return MCP_OK;
+}
+
+#define MCP__HTTP_CORK_MAX (64u << 10)
+
+static void undirty(mcp__http_conn *c)
+{
+    if (!c->dirty)
+        return;
+    for (mcp__http_conn **p = &c->srv->dirty; *p; p = &(*p)->dirty_next) {
+        if (*p == c) {
+            *p = c->dirty_next;
+            break;
+        }
+    }
+    c->dirty = 0;
+    c->dirty_next = NULL;
+}
+
+int mcp__http_conn_write(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
+{
+    if (!c || c->closing || c->broken)
+        return MCP_ECLOSED;
+    for (unsigned i = 0; i < n; i++) {
+        if (mcp__buf_append(&c->out, bufs[i].base, bufs[i].len) != MCP_OK) {
+            mcp__http_conn_break(c);
+            return MCP_ENOMEM;
+        }
+    }
+    /* A large burst goes out at once: corking is for small pieces, and a cork
+     * buffer must not hide a slow reader or grow without bound within one turn. */
+    if (c->out.len >= MCP__HTTP_CORK_MAX) {
+        mcp__http_conn_flush(c);
+        return c->broken || c->closing ? MCP_ECLOSED : MCP_OK;
+    }
+    if (!c->dirty && c->out.len > 0) {
+        mcp__http_server *srv = c->srv;
+        c->dirty = 1;
+        c->dirty_next = srv->dirty;
+        if (srv->dirty == NULL) {
+            /* The check phase catches what I/O callbacks wrote; the prepare phase,
+             * before the loop blocks in poll, what timers and others wrote. */
+            uv_check_start(&srv->flush, mcp__http_flush_all);
+            uv_prepare_start(&srv->flush_prep, mcp__http_flush_prepared);
+        }
+        srv->dirty = c;
+    }
+    return MCP_OK;
+}
+
+void mcp__http_conn_flush(mcp__http_conn *c)
+{
+    undirty(c);
+    if (c->out.len == 0)
+        return;
+    uv_buf_t b = uv_buf_init(c->out.data, (unsigned)c->out.len);
+    (void)conn_write_now(c, &b, 1);
+    /* Keep a small buffer for the next turn; give back a large one. */
+    if (c->out.cap > (64u << 10))
+        mcp__buf_free(&c->out);
+    else
+        mcp__buf_reset(&c->out);
+}
+
+void mcp__http_conn_uncork(mcp__http_conn *c)
+{
+    undirty(c);
+    mcp__buf_free(&c->out);
+}
+
+static void flush_all(mcp__http_server *srv)
+{
+    while (srv->dirty != NULL)
+        mcp__http_conn_flush(srv->dirty);
+    uv_check_stop(&srv->flush);
+    uv_prepare_stop(&srv->flush_prep);
+}
+
+void mcp__http_flush_all(uv_check_t *h)
+{
+    flush_all(h->data);
+}
+
+void mcp__http_flush_prepared(uv_prepare_t *h)
+{
+    flush_all(h->data);
 }
 
 /* ---- Status lines and headers ---- */
@@ -184,10 +270,31 @@ static int headers_ok(const char *const *h)
 static int build_head(mcp__buf *b, mcp__http_req *req, int status, const char *const *headers,
                       const char *framing, int closing)
 {
-    int rc = mcp__buf_appendf(b, "HTTP/1.1 %d %s\r\nDate: %s\r\n", status,
-                              mcp__http_status_reason(status), mcp__http_date(req->conn->srv));
-    for (size_t i = 0; rc == MCP_OK && headers && headers[i]; i += 2)
-        rc = mcp__buf_appendf(b, "%s: %s\r\n", headers[i], headers[i + 1]);
+    /* Appends rather than printf: this runs for every response. */
+    int rc = mcp__buf_reserve(b, 256);
+    if (rc == MCP_OK)
+        rc = mcp__buf_append(b, "HTTP/1.1 ", 9);
+    if (rc == MCP_OK)
+        rc = mcp__buf_append_u64(b, (uint64_t)status);
+    if (rc == MCP_OK)
+        rc = mcp__buf_append(b, " ", 1);
+    if (rc == MCP_OK)
+        rc = mcp__buf_appends(b, mcp__http_status_reason(status));
+    if (rc == MCP_OK)
+        rc = mcp__buf_append(b, "\r\nDate: ", 8);
+    if (rc == MCP_OK)
+        rc = mcp__buf_appends(b, mcp__http_date(req->conn->srv));
+    if (rc == MCP_OK)
+        rc = mcp__buf_append(b, "\r\n", 2);
+    for (size_t i = 0; rc == MCP_OK && headers && headers[i]; i += 2) {
+        rc = mcp__buf_appends(b, headers[i]);
+        if (rc == MCP_OK)
+            rc = mcp__buf_append(b, ": ", 2);
+        if (rc == MCP_OK)
+            rc = mcp__buf_appends(b, headers[i + 1]);
+        if (rc == MCP_OK)
+            rc = mcp__buf_append(b, "\r\n", 2);
+    }
     if (rc == MCP_OK)
         rc = mcp__buf_appends(b, framing);
     if (rc == MCP_OK && closing)
@@ -227,8 +334,11 @@ int mcp__http_respond(mcp__http_req *req, int status, const char *const *headers
     /* RFC 9110 §6.4.1: 204 and 304 have no content; 1xx are refused above. */
     int no_content = status == 204 || status == 304;
     char framing[48] = "";
-    if (!no_content)
-        snprintf(framing, sizeof framing, "Content-Length: %zu\r\n", len);
+    if (!no_content) {
+        memcpy(framing, "Content-Length: ", 16);
+        size_t n = 16 + mcp__u64_str((uint64_t)len, framing + 16);
+        memcpy(framing + n, "\r\n", 3);
+    }
     mcp__buf head = {0};
     if (build_head(&head, req, status, headers, framing, closing) != MCP_OK) {
         mcp__buf_free(&head);
@@ -318,6 +428,8 @@ size_t mcp__http_stream_queued(const mcp__http_req *req)
 {
     if (!req || !conn_usable(req))
         return 0;
+    /* Only what the socket refused: corked bytes were not offered to it yet, and a
+     * burst written in one loop turn says nothing about the reader. */
     return uv_stream_get_write_queue_size((const uv_stream_t *)&req->conn->tcp);
 }
 

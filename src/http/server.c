@@ -101,6 +101,10 @@ int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__htt
         uv_close((uv_handle_t *)&srv->listener, on_start_failed_close);
         return MCP_EIO;
     }
+    uv_check_init(loop, &srv->flush);
+    uv_prepare_init(loop, &srv->flush_prep);
+    srv->flush.data = srv->flush_prep.data = srv;
+    srv->flush_open = 2;
     srv->port = bound.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&bound)->sin6_port)
                                             : ntohs(((struct sockaddr_in *)&bound)->sin_port);
     srv->listener_open = 1;
@@ -120,13 +124,21 @@ size_t mcp__http_server_connections(const mcp__http_server *srv)
 
 void mcp__http_server_maybe_done(mcp__http_server *srv)
 {
-    if (!srv->stopping || srv->listener_open || srv->nconns > 0 || srv->nrefused > 0)
+    if (!srv->stopping || srv->listener_open || srv->flush_open || srv->nconns > 0 ||
+        srv->nrefused > 0)
         return;
     mcp__http_done_fn cb = srv->done_cb;
     void *arg = srv->done_arg;
     free(srv);
     if (cb)
         cb(arg);
+}
+
+static void on_flush_close(uv_handle_t *h)
+{
+    mcp__http_server *srv = h->data;
+    srv->flush_open--;
+    mcp__http_server_maybe_done(srv);
 }
 
 static void on_listener_close(uv_handle_t *h)
@@ -144,6 +156,8 @@ void mcp__http_server_stop(mcp__http_server *srv, mcp__http_done_fn done_cb, voi
     srv->done_cb = done_cb;
     srv->done_arg = arg;
     uv_close((uv_handle_t *)&srv->listener, on_listener_close);
+    uv_close((uv_handle_t *)&srv->flush, on_flush_close);
+    uv_close((uv_handle_t *)&srv->flush_prep, on_flush_close);
     /* Connections leave the list only in their close callbacks, later, so
      * the list stays intact while on_close callbacks run from here. */
     for (mcp__http_conn *c = srv->conns; c; c = c->next)

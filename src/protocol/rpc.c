@@ -41,6 +41,8 @@ struct mcp__rpc {
     outreq *out_head;
     mcp__inreq *in_head;
     size_t inflight;
+    mcp__buf scratch;
+    int scratch_busy;
 };
 
 mcp__rpc *mcp__rpc_new(uv_loop_t *loop, const mcp__rpc_cbs *cbs, void *user)
@@ -86,7 +88,13 @@ json_t *mcp__error_message(const json_t *id, int code, const char *message, json
     return json_pack("{s:s, s:O?, s:o}", "jsonrpc", "2.0", "id", id, "error", err);
 }
 
-/* Serialises msg (stolen) and hands it to the transport. */
+static int dump_to_buf(const char *chunk, size_t size, void *data)
+{
+    return mcp__buf_append(data, chunk, size) == MCP_OK ? 0 : -1;
+}
+
+/* Serialises msg (stolen) and hands it to the transport. One pass into a buffer the
+ * engine keeps, so the hot path allocates nothing once warm. */
 static int send_msg(mcp__rpc *rpc, json_t *msg, uint64_t stream, unsigned flags)
 {
     if (msg == NULL)
@@ -95,17 +103,23 @@ static int send_msg(mcp__rpc *rpc, json_t *msg, uint64_t stream, unsigned flags)
         json_decref(msg);
         return MCP_ECLOSED;
     }
-    size_t len = json_dumpb(msg, NULL, 0, JSON_COMPACT);
-    char *text = malloc(len + 1);
-    if (text == NULL) {
-        json_decref(msg);
-        return MCP_ENOMEM;
-    }
-    json_dumpb(msg, text, len, JSON_COMPACT);
-    text[len] = '\0';
+    /* A send may re-enter the engine (a transport answering synchronously), so the
+     * scratch buffer is taken while in use. */
+    mcp__buf local = {0};
+    mcp__buf *b = rpc->scratch_busy ? &local : &rpc->scratch;
+    int *busy = b == &rpc->scratch ? &rpc->scratch_busy : NULL;
+    if (busy != NULL)
+        *busy = 1;
+    mcp__buf_reset(b);
+    int rc = json_dump_callback(msg, dump_to_buf, b, JSON_COMPACT) == 0 ? MCP_OK : MCP_ENOMEM;
     json_decref(msg);
-    int rc = rpc->cbs.send(rpc->user, stream, text, len, flags);
-    free(text);
+    if (rc == MCP_OK && mcp__buf_append(b, "", 0) == MCP_OK)
+        rc = rpc->cbs.send(rpc->user, stream, b->data ? b->data : "", b->len, flags);
+    if (busy != NULL)
+        *busy = 0;
+    if (b == &rpc->scratch && b->cap > (64u << 10))
+        mcp__buf_free(b); /* do not keep a huge message's memory */
+    mcp__buf_free(&local);
     return rc;
 }
 
@@ -143,8 +157,10 @@ static void answer_error(mcp__rpc *rpc, mcp__batch *b, const json_t *id, int cod
 
 static void maybe_release(mcp__rpc *rpc)
 {
-    if (rpc->freed && rpc->inflight == 0)
+    if (rpc->freed && rpc->inflight == 0) {
+        mcp__buf_free(&rpc->scratch);
         free(rpc);
+    }
 }
 
 /* ---- Outgoing requests ---- */

@@ -153,13 +153,29 @@ int mcp__is_loopback_name(const char *h)
 int mcp__sse_event(mcp__buf *b, const char *event, const char *id, int retry_ms, const char *data,
                    size_t len)
 {
-    int rc = MCP_OK;
-    if (event != NULL)
-        rc = mcp__buf_appendf(b, "event: %s\n", event);
-    if (rc == MCP_OK && id != NULL)
-        rc = mcp__buf_appendf(b, "id: %s\n", id);
-    if (rc == MCP_OK && retry_ms >= 0)
-        rc = mcp__buf_appendf(b, "retry: %d\n", retry_ms);
+    /* Appends rather than printf: this runs for every message. */
+    int rc = mcp__buf_reserve(b, len + 96);
+    if (rc == MCP_OK && event != NULL) {
+        rc = mcp__buf_append(b, "event: ", 7);
+        if (rc == MCP_OK)
+            rc = mcp__buf_appends(b, event);
+        if (rc == MCP_OK)
+            rc = mcp__buf_append(b, "\n", 1);
+    }
+    if (rc == MCP_OK && id != NULL) {
+        rc = mcp__buf_append(b, "id: ", 4);
+        if (rc == MCP_OK)
+            rc = mcp__buf_appends(b, id);
+        if (rc == MCP_OK)
+            rc = mcp__buf_append(b, "\n", 1);
+    }
+    if (rc == MCP_OK && retry_ms >= 0) {
+        rc = mcp__buf_append(b, "retry: ", 7);
+        if (rc == MCP_OK)
+            rc = mcp__buf_append_u64(b, (uint64_t)retry_ms);
+        if (rc == MCP_OK)
+            rc = mcp__buf_append(b, "\n", 1);
+    }
     if (rc == MCP_OK)
         rc = mcp__buf_append(b, "data: ", 6);
     if (rc == MCP_OK && data != NULL)

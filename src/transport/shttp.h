@@ -42,6 +42,8 @@ struct hstream {
     int begun;          /* the SSE status line and headers are out */
     int pending;        /* answers still owed on a POST stream */
     int primed;         /* a priming event (an id to resume from) went out */
+    size_t slack;       /* a resume's replayed backlog, allowed on top of max_queued */
+    uint64_t slack_at;  /* the loop time it was granted at */
     uint64_t last_write_ms;
     hstream *prev, *next;
 };
@@ -114,6 +116,8 @@ hstream *mcp__hstream_attach(hsess *hs, uint64_t id, enum hstream_kind kind, mcp
 /* True when the session's streams may start with priming events and be closed for
  * polling: a store, and a client of 2025-11-25 or later (older ones fail on them). */
 int mcp__hsess_primes(const hsess *hs);
+/* The wire id of event seq of a stream: "<tag>-<stream>-<seq>". */
+void mcp__event_id(const hsess *hs, uint64_t stream, uint64_t seq, char out[64]);
 /* Writes a priming event (an id to resume from, and retry) on st. */
 int mcp__hstream_prime(hstream *st, int retry_ms);
 /* Resumes the stream Last-Event-ID names on req (GET). */

@@ -250,11 +250,13 @@ static void resume_emit(void *arg, uint64_t seq, const char *data, size_t len)
     resume *r = arg;
     hstream *st = r->st;
     char eid[64];
-    snprintf(eid, sizeof(eid), "%s-%llu-%llu", st->hs->tag, (unsigned long long)st->id,
-             (unsigned long long)seq);
+    mcp__event_id(st->hs, st->id, seq, eid);
     mcp__buf b = {0};
-    if (mcp__sse_event(&b, "message", eid, -1, data, len) == MCP_OK)
+    if (mcp__sse_event(&b, "message", eid, -1, data, len) == MCP_OK) {
+        st->slack += b.len;
+        st->slack_at = uv_now(&st->hs->t->loop);
         mcp__hstream_write(st, b.data, b.len);
+    }
     mcp__buf_free(&b);
     r->replayed++;
 }

@@ -220,7 +220,13 @@ int mcp__hstream_write(hstream *st, const char *data, size_t len)
     if (rc == MCP_OK)
         rc = mcp__http_stream_write(st->req, data, len);
     st->last_write_ms = mcp__now_ms();
-    if (rc == MCP_OK && mcp__http_stream_queued(st->req) > st->hs->t->max_queued) {
+    size_t queued = rc == MCP_OK ? mcp__http_stream_queued(st->req) : 0;
+    /* A resume may replay more than the limit at once: that backlog is allowed
+     * until the socket has drained it below the limit (checked from the next loop
+     * turn on: before then the replay has not even been offered to the socket). */
+    if (queued <= st->hs->t->max_queued && uv_now(&st->hs->t->loop) != st->slack_at)
+        st->slack = 0;
+    if (rc == MCP_OK && queued > st->hs->t->max_queued + st->slack) {
         /* A reader this slow would make us hold its messages without bound. */
         mcp__warn("session %s: a stream's reader fell %zu bytes behind; closing it", st->hs->id,
                   mcp__http_stream_queued(st->req));
@@ -239,10 +245,15 @@ int mcp__hsess_primes(const hsess *hs)
            strcmp(hs->sess->version, MCP_PROTOCOL_2025_11_25) >= 0;
 }
 
-static void event_id(const hsess *hs, uint64_t stream, uint64_t seq, char *out, size_t n)
+void mcp__event_id(const hsess *hs, uint64_t stream, uint64_t seq, char out[64])
 {
-    snprintf(out, n, "%s-%llu-%llu", hs->tag, (unsigned long long)stream,
-             (unsigned long long)seq);
+    /* "<tag>-<stream>-<seq>": 16 + 1 + 20 + 1 + 20 + 1 bytes at most. */
+    size_t n = strlen(hs->tag);
+    memcpy(out, hs->tag, n);
+    out[n++] = '-';
+    n += mcp__u64_str(stream, out + n);
+    out[n++] = '-';
+    mcp__u64_str(seq, out + n);
 }
 
 /*
@@ -259,7 +270,7 @@ static int emit(hsess *hs, uint64_t id, hstream *st, const char *text, size_t le
         uint64_t seq = ++hs->next_seq;
         if (mcp_event_store_append(t->store, hs->id, id, seq, text, len) != MCP_OK)
             mcp__warn("session %s: an event could not be stored", hs->id);
-        event_id(hs, id, seq, eid, sizeof(eid));
+        mcp__event_id(hs, id, seq, eid);
         eid_p = eid;
     }
     if (st == NULL || st->req == NULL)
@@ -285,7 +296,7 @@ int mcp__hstream_prime(hstream *st, int retry_ms)
     /* An empty event in the store: a valid place to resume after, never replayed. */
     mcp_event_store_append(t->store, hs->id, st->id, seq, "", 0);
     char eid[64];
-    event_id(hs, st->id, seq, eid, sizeof(eid));
+    mcp__event_id(hs, st->id, seq, eid);
     mcp__buf b = {0};
     int rc = mcp__sse_event(&b, NULL, eid, retry_ms >= 0 ? retry_ms : t->retry_ms, NULL, 0);
     if (rc == MCP_OK)

@@ -132,3 +132,24 @@ char *mcp__buf_steal(mcp__buf *b)
     b->cap = 0;
     return p;
 }
+
+size_t mcp__u64_str(uint64_t v, char *out)
+{
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    for (size_t i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    out[n] = '\0';
+    return n;
+}
+
+int mcp__buf_append_u64(mcp__buf *b, uint64_t v)
+{
+    char tmp[21];
+    size_t n = mcp__u64_str(v, tmp);
+    return mcp__buf_append(b, tmp, n);
+}

@@ -31,6 +31,10 @@ int mcp__buf_append(mcp__buf *b, const void *p, size_t n);  /* MCP_OK or MCP_ENO
 int mcp__buf_appends(mcp__buf *b, const char *s);           /* strlen(s) bytes */
 int mcp__buf_appendf(mcp__buf *b, const char *fmt, ...) MCP_PRINTF(2, 3);
 int mcp__buf_vappendf(mcp__buf *b, const char *fmt, va_list ap);
+/* Appends v in decimal (hot paths: no printf). */
+int mcp__buf_append_u64(mcp__buf *b, uint64_t v);
+/* Writes v in decimal and a NUL to out (size >= 21); returns the length. */
+size_t mcp__u64_str(uint64_t v, char *out);
 /* Drops the first n bytes (memmove), keeping the rest. */
 void mcp__buf_consume(mcp__buf *b, size_t n);
 void mcp__buf_reset(mcp__buf *b); /* len = 0, keeps memory */
