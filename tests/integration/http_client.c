@@ -1,0 +1,1102 @@
+/*
+ * A raw HTTP/1.1 client and a runner for the HTTP server under test; see
+ * http_client.h.
+ */
+#define _GNU_SOURCE
+#include "http_client.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+extern char **environ;
+
+enum { HC_BODY_NONE, HC_BODY_LENGTH, HC_BODY_CHUNKED, HC_BODY_CLOSE };
+enum { CS_SIZE, CS_DATA, CS_DATA_CRLF, CS_TRAILER };
+
+/* A response head larger than this is treated as malformed. */
+#define HC_MAX_HEAD (1024 * 1024)
+
+long long hc_now_ms(void)
+{
+    return harness_now_ms();
+}
+
+static int left_ms(long long deadline)
+{
+    long long left = deadline - hc_now_ms();
+    if (left <= 0)
+        return 0;
+    return left > 0x7fffffff ? 0x7fffffff : (int)left;
+}
+
+/* Grows *buf so that it can take need more bytes after *len. */
+static int reserve(char **buf, size_t *cap, size_t len, size_t need)
+{
+    if (*cap - len > need)
+        return 0;
+    size_t ncap = *cap ? *cap : 4096;
+    while (ncap - len <= need)
+        ncap *= 2;
+    char *nbuf = realloc(*buf, ncap);
+    if (nbuf == NULL)
+        return -1;
+    *buf = nbuf;
+    *cap = ncap;
+    return 0;
+}
+
+/* ---- Responses ---- */
+
+const char *hc_header_get(const hc_response *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_headers; i++)
+        if (strcasecmp(r->headers[i].name, name) == 0)
+            return r->headers[i].value;
+    return NULL;
+}
+
+size_t hc_header_count(const hc_response *r, const char *name)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_headers; i++)
+        if (strcasecmp(r->headers[i].name, name) == 0)
+            n++;
+    return n;
+}
+
+int hc_has_header_prefix(const hc_response *r, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    for (size_t i = 0; i < r->n_headers; i++)
+        if (strncasecmp(r->headers[i].name, prefix, n) == 0)
+            return 1;
+    return 0;
+}
+
+void hc_response_free(hc_response *r)
+{
+    if (r == NULL)
+        return;
+    for (size_t i = 0; i < r->n_headers; i++) {
+        free(r->headers[i].name);
+        free(r->headers[i].value);
+    }
+    free(r->headers);
+    free(r->reason);
+    free(r->body);
+    memset(r, 0, sizeof(*r));
+}
+
+/* ---- Connections ---- */
+
+int hc_connect(hc_conn *c, int port, int timeout_ms)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    memset(c, 0, sizeof(*c));
+    c->fd = -1;
+    /* A server that vanished must show up as EPIPE, not kill the test. */
+    signal(SIGPIPE, SIG_IGN);
+
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        if (errno != EINPROGRESS) {
+            close(fd);
+            return -1;
+        }
+        struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+        int r;
+        do {
+            r = poll(&pfd, 1, left_ms(deadline));
+        } while (r < 0 && errno == EINTR);
+        int err = 0;
+        socklen_t elen = sizeof(err);
+        if (r <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen) != 0 || err != 0) {
+            close(fd);
+            return -1;
+        }
+    }
+    c->fd = fd;
+    return 0;
+}
+
+void hc_close(hc_conn *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    free(c->in);
+    free(c->dec);
+    memset(c, 0, sizeof(*c));
+    c->fd = -1;
+}
+
+void hc_close_reset(hc_conn *c)
+{
+    if (c->fd >= 0) {
+        struct linger lg = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    }
+    hc_close(c);
+}
+
+void hc_shutdown_write(hc_conn *c)
+{
+    if (c->fd >= 0)
+        shutdown(c->fd, SHUT_WR);
+}
+
+int hc_send(hc_conn *c, const void *data, size_t len, int timeout_ms)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    const char *d = data;
+    if (c->fd < 0)
+        return -1;
+    while (len > 0) {
+        ssize_t n = send(c->fd, d, len, MSG_NOSIGNAL);
+        if (n > 0) {
+            d += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+            return -1;
+        int left = left_ms(deadline);
+        if (left <= 0)
+            return -1;
+        struct pollfd pfd = {.fd = c->fd, .events = POLLOUT};
+        if (poll(&pfd, 1, left) < 0 && errno != EINTR)
+            return -1;
+        if (pfd.revents & (POLLERR | POLLNVAL))
+            return -1;
+    }
+    return 0;
+}
+
+/* Reads what the socket has (waiting until the deadline for something).
+ * Returns 1 when bytes arrived, 0 at end of file, -1 on timeout or error. */
+static int fill(hc_conn *c, long long deadline)
+{
+    if (c->fd < 0)
+        return -1;
+    if (c->eof)
+        return 0;
+    for (;;) {
+        if (reserve(&c->in, &c->in_cap, c->in_len, 65536) != 0)
+            return -1;
+        ssize_t n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len - 1, 0);
+        if (n > 0) {
+            c->in_len += (size_t)n;
+            c->in[c->in_len] = '\0';
+            return 1;
+        }
+        if (n == 0 || (n < 0 && (errno == ECONNRESET || errno == EPIPE))) {
+            c->eof = 1;
+            return 0;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return -1;
+        int left = left_ms(deadline);
+        if (left <= 0)
+            return -1;
+        struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+        int r = poll(&pfd, 1, left);
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (r == 0)
+            return -1;
+    }
+}
+
+static void consume_in(hc_conn *c, size_t n)
+{
+    memmove(c->in, c->in + n, c->in_len - n);
+    c->in_len -= n;
+    if (c->in != NULL)
+        c->in[c->in_len] = '\0';
+}
+
+static char *dup_range(const char *s, size_t n)
+{
+    char *d = malloc(n + 1);
+    if (d == NULL)
+        return NULL;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+static char *dup_trimmed(const char *s, size_t n)
+{
+    while (n > 0 && (*s == ' ' || *s == '\t')) {
+        s++;
+        n--;
+    }
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    return dup_range(s, n);
+}
+
+static char *find_bytes(const char *hay, size_t hay_len, const char *needle, size_t n)
+{
+    return hay_len >= n ? memmem(hay, hay_len, needle, n) : NULL;
+}
+
+/* Parses the head in c->in[0..head_len) into r. Returns 0 or -1. */
+static int parse_head(hc_response *r, const char *head, size_t head_len)
+{
+    const char *end = head + head_len;
+    const char *eol = find_bytes(head, head_len, "\r\n", 2);
+    if (eol == NULL || eol - head < 12 || strncmp(head, "HTTP/1.", 7) != 0)
+        return -1;
+    if (!isdigit((unsigned char)head[9]) || !isdigit((unsigned char)head[10]) ||
+        !isdigit((unsigned char)head[11]))
+        return -1;
+    r->status = (head[9] - '0') * 100 + (head[10] - '0') * 10 + (head[11] - '0');
+    r->reason = dup_trimmed(head + 12, (size_t)(eol - head - 12));
+    if (r->reason == NULL)
+        return -1;
+    const char *p = eol + 2;
+    while (p < end) {
+        const char *le = find_bytes(p, (size_t)(end - p), "\r\n", 2);
+        if (le == NULL)
+            le = end;
+        if (le == p)
+            break;
+        const char *colon = memchr(p, ':', (size_t)(le - p));
+        if (colon == NULL)
+            return -1;
+        hc_header *nh = realloc(r->headers, (r->n_headers + 1) * sizeof(*nh));
+        if (nh == NULL)
+            return -1;
+        r->headers = nh;
+        hc_header *h = &r->headers[r->n_headers];
+        h->name = dup_trimmed(p, (size_t)(colon - p));
+        h->value = dup_trimmed(colon + 1, (size_t)(le - colon - 1));
+        if (h->name == NULL || h->value == NULL) {
+            free(h->name);
+            free(h->value);
+            return -1;
+        }
+        r->n_headers++;
+        p = le + 2;
+    }
+    return 0;
+}
+
+int hc_read_head(hc_conn *c, hc_response *r, int timeout_ms)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    memset(r, 0, sizeof(*r));
+    for (;;) {
+        char *end = find_bytes(c->in, c->in_len, "\r\n\r\n", 4);
+        if (end == NULL) {
+            if (c->in_len > HC_MAX_HEAD)
+                return -1;
+            if (fill(c, deadline) != 1)
+                return -1;
+            continue;
+        }
+        size_t head_len = (size_t)(end - c->in) + 4;
+        hc_response_free(r);
+        if (parse_head(r, c->in, head_len) != 0) {
+            hc_response_free(r);
+            return -1;
+        }
+        consume_in(c, head_len);
+        if (r->status >= 100 && r->status < 200)
+            continue; /* an interim response: the real one follows */
+        break;
+    }
+
+    free(c->dec);
+    c->dec = NULL;
+    c->dec_len = c->dec_cap = 0;
+    c->body_done = 0;
+    c->chunk_state = CS_SIZE;
+    c->remaining = 0;
+    const char *te = hc_header_get(r, "transfer-encoding");
+    const char *cl = hc_header_get(r, "content-length");
+    if (r->status == 204 || r->status == 304) {
+        c->body_mode = HC_BODY_NONE;
+    } else if (te != NULL && harness_contains_ci(te, "chunked")) {
+        c->body_mode = HC_BODY_CHUNKED;
+    } else if (cl != NULL) {
+        char *e;
+        errno = 0;
+        unsigned long long v = strtoull(cl, &e, 10);
+        if (errno != 0 || e == cl || *e != '\0')
+            return -1;
+        c->body_mode = HC_BODY_LENGTH;
+        c->remaining = (size_t)v;
+    } else {
+        c->body_mode = HC_BODY_CLOSE;
+    }
+    if (c->body_mode == HC_BODY_NONE || (c->body_mode == HC_BODY_LENGTH && c->remaining == 0))
+        c->body_done = 1;
+    return 0;
+}
+
+static int append_dec(hc_conn *c, const char *data, size_t n)
+{
+    if (reserve(&c->dec, &c->dec_cap, c->dec_len, n) != 0)
+        return -1;
+    memcpy(c->dec + c->dec_len, data, n);
+    c->dec_len += n;
+    c->dec[c->dec_len] = '\0';
+    return 0;
+}
+
+/* Decodes what c->in holds into c->dec. Returns 0, or -1 on a malformed body. */
+static int decode(hc_conn *c)
+{
+    while (!c->body_done) {
+        switch (c->body_mode) {
+        case HC_BODY_LENGTH:
+        case HC_BODY_CLOSE: {
+            size_t n = c->in_len;
+            if (c->body_mode == HC_BODY_LENGTH && n > c->remaining)
+                n = c->remaining;
+            if (n > 0 && append_dec(c, c->in, n) != 0)
+                return -1;
+            consume_in(c, n);
+            if (c->body_mode == HC_BODY_LENGTH) {
+                c->remaining -= n;
+                if (c->remaining == 0)
+                    c->body_done = 1;
+            }
+            return 0;
+        }
+        case HC_BODY_CHUNKED:
+            switch (c->chunk_state) {
+            case CS_SIZE: {
+                char *eol = find_bytes(c->in, c->in_len, "\r\n", 2);
+                if (eol == NULL)
+                    return c->in_len > 1024 ? -1 : 0;
+                char *e;
+                errno = 0;
+                unsigned long long size = strtoull(c->in, &e, 16);
+                if (errno != 0 || e == c->in || (e != eol && *e != ';'))
+                    return -1;
+                consume_in(c, (size_t)(eol - c->in) + 2);
+                c->remaining = (size_t)size;
+                c->chunk_state = size == 0 ? CS_TRAILER : CS_DATA;
+                break;
+            }
+            case CS_DATA: {
+                size_t n = c->in_len < c->remaining ? c->in_len : c->remaining;
+                if (n == 0)
+                    return 0;
+                if (append_dec(c, c->in, n) != 0)
+                    return -1;
+                consume_in(c, n);
+                c->remaining -= n;
+                if (c->remaining == 0)
+                    c->chunk_state = CS_DATA_CRLF;
+                break;
+            }
+            case CS_DATA_CRLF:
+                if (c->in_len < 2)
+                    return 0;
+                if (c->in[0] != '\r' || c->in[1] != '\n')
+                    return -1;
+                consume_in(c, 2);
+                c->chunk_state = CS_SIZE;
+                break;
+            case CS_TRAILER: {
+                char *eol = find_bytes(c->in, c->in_len, "\r\n", 2);
+                if (eol == NULL)
+                    return 0;
+                size_t n = (size_t)(eol - c->in);
+                consume_in(c, n + 2);
+                if (n == 0)
+                    c->body_done = 1;
+                break;
+            }
+            }
+            break;
+        default:
+            c->body_done = 1;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* Decodes what is there and reads more once. Returns 1 on progress or when the
+ * body is done, 0 when the body ended early (EOF), -1 on timeout or error. */
+static int pump(hc_conn *c, long long deadline)
+{
+    size_t before = c->dec_len;
+    if (decode(c) != 0)
+        return -1;
+    /* Bytes already buffered are progress: the caller looks at them before
+     * anything is waited for. */
+    if (c->body_done || c->dec_len > before)
+        return 1;
+    int r = fill(c, deadline);
+    if (r == 1)
+        return decode(c) == 0 ? 1 : -1;
+    if (r == 0) {
+        if (decode(c) != 0)
+            return -1;
+        if (c->body_mode == HC_BODY_CLOSE) {
+            c->body_done = 1;
+            return 1;
+        }
+        return c->body_done ? 1 : 0;
+    }
+    return -1;
+}
+
+int hc_read_body(hc_conn *c, hc_response *r, int timeout_ms)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    while (!c->body_done) {
+        if (pump(c, deadline) != 1)
+            break;
+    }
+    free(r->body);
+    r->body = c->dec ? c->dec : strdup("");
+    r->body_len = c->dec ? c->dec_len : 0;
+    c->dec = NULL;
+    c->dec_len = c->dec_cap = 0;
+    return c->body_done && r->body != NULL ? 0 : -1;
+}
+
+int hc_read_response(hc_conn *c, hc_response *r, int timeout_ms)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    if (hc_read_head(c, r, timeout_ms) != 0)
+        return -1;
+    return hc_read_body(c, r, left_ms(deadline));
+}
+
+/* 1 when headers holds a line starting with name (e.g. "Host:"). */
+static int has_line(const char *headers, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = headers; p != NULL && *p != '\0';) {
+        if (strncasecmp(p, name, n) == 0)
+            return 1;
+        p = strchr(p, '\n');
+        if (p != NULL)
+            p++;
+    }
+    return 0;
+}
+
+char *hc_format_request(int port, const char *method, const char *path, const char *headers,
+                        const char *body, size_t body_len, size_t *len)
+{
+    char host[64] = "";
+    char clen[64] = "";
+    if (!has_line(headers, "Host:"))
+        snprintf(host, sizeof(host), "Host: 127.0.0.1:%d\r\n", port);
+    if (body != NULL && !has_line(headers, "Content-Length:") &&
+        !has_line(headers, "Transfer-Encoding:"))
+        snprintf(clen, sizeof(clen), "Content-Length: %zu\r\n", body_len);
+    const char *hdrs = headers ? headers : "";
+    int n = snprintf(NULL, 0, "%s %s HTTP/1.1\r\n%s%s%s\r\n", method, path, host, hdrs, clen);
+    if (n < 0)
+        return NULL;
+    size_t total = (size_t)n + (body ? body_len : 0);
+    char *out = malloc(total + 1);
+    if (out == NULL)
+        return NULL;
+    snprintf(out, (size_t)n + 1, "%s %s HTTP/1.1\r\n%s%s%s\r\n", method, path, host, hdrs, clen);
+    if (body != NULL && body_len > 0)
+        memcpy(out + n, body, body_len);
+    out[total] = '\0';
+    *len = total;
+    return out;
+}
+
+int hc_send_request(hc_conn *c, int port, const char *method, const char *path, const char *headers,
+                    const char *body, int timeout_ms)
+{
+    size_t len;
+    char *req = hc_format_request(port, method, path, headers, body, body ? strlen(body) : 0, &len);
+    if (req == NULL)
+        return -1;
+    int rc = hc_send(c, req, len, timeout_ms);
+    free(req);
+    return rc;
+}
+
+int hc_request(int port, const char *method, const char *path, const char *headers,
+               const char *body, hc_response *r, int timeout_ms)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    hc_conn c;
+    memset(r, 0, sizeof(*r));
+    if (hc_connect(&c, port, timeout_ms) != 0)
+        return -1;
+    int rc = hc_send_request(&c, port, method, path, headers, body, left_ms(deadline));
+    /* A server may answer (413, 431) before reading everything; read anyway. */
+    (void)rc;
+    int rr = hc_read_response(&c, r, left_ms(deadline));
+    hc_close(&c);
+    return rr;
+}
+
+/* ---- Server-sent events ---- */
+
+void hc_sse_event_free(hc_sse_event *ev)
+{
+    if (ev == NULL)
+        return;
+    free(ev->event);
+    free(ev->data);
+    free(ev->id);
+    free(ev->comment_text);
+    memset(ev, 0, sizeof(*ev));
+}
+
+/*
+ * Parses one SSE block from buf[0..len). Returns the bytes it used (> 0) with
+ * *ev filled (*got = 1) or with nothing (*got = 0, a stray blank line), or 0
+ * when no complete block is there, or -1 on ENOMEM.
+ */
+static long parse_block(const char *buf, size_t len, hc_sse_event *ev, int *got)
+{
+    memset(ev, 0, sizeof(*ev));
+    *got = 0;
+    size_t pos = 0;
+    int lines = 0, fields = 0;
+    char *data = NULL;
+    size_t data_len = 0, data_cap = 0;
+    int have_data = 0;
+    for (;;) {
+        const char *nl = memchr(buf + pos, '\n', len - pos);
+        if (nl == NULL) {
+            free(data);
+            hc_sse_event_free(ev);
+            return 0;
+        }
+        size_t line_len = (size_t)(nl - (buf + pos));
+        const char *line = buf + pos;
+        size_t next = pos + line_len + 1;
+        if (line_len > 0 && line[line_len - 1] == '\r')
+            line_len--;
+        pos = next;
+        if (line_len == 0) {
+            if (lines == 0)
+                return (long)pos; /* a stray blank line */
+            break;
+        }
+        lines++;
+        if (line[0] == ':') {
+            if (ev->comment_text == NULL)
+                ev->comment_text = dup_trimmed(line + 1, line_len - 1);
+            continue;
+        }
+        fields++;
+        const char *colon = memchr(line, ':', line_len);
+        size_t name_len = colon ? (size_t)(colon - line) : line_len;
+        const char *value = colon ? colon + 1 : line + line_len;
+        size_t value_len = (size_t)(line + line_len - value);
+        if (value_len > 0 && value[0] == ' ') {
+            value++;
+            value_len--;
+        }
+        if (name_len == 4 && strncmp(line, "data", 4) == 0) {
+            if (reserve(&data, &data_cap, data_len, value_len + 1) != 0) {
+                free(data);
+                hc_sse_event_free(ev);
+                return -1;
+            }
+            if (have_data)
+                data[data_len++] = '\n';
+            memcpy(data + data_len, value, value_len);
+            data_len += value_len;
+            data[data_len] = '\0';
+            have_data = 1;
+        } else if (name_len == 5 && strncmp(line, "event", 5) == 0) {
+            free(ev->event);
+            ev->event = dup_range(value, value_len);
+        } else if (name_len == 2 && strncmp(line, "id", 2) == 0) {
+            free(ev->id);
+            ev->id = dup_range(value, value_len);
+        }
+    }
+    ev->data = data ? data : strdup("");
+    ev->comment = fields == 0;
+    *got = 1;
+    return (long)pos;
+}
+
+int hc_sse_next(hc_conn *c, hc_sse_event *ev, int timeout_ms)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    memset(ev, 0, sizeof(*ev));
+    for (;;) {
+        int got = 0;
+        long used = c->dec_len ? parse_block(c->dec, c->dec_len, ev, &got) : 0;
+        if (used < 0)
+            return -1;
+        if (used > 0) {
+            memmove(c->dec, c->dec + used, c->dec_len - (size_t)used);
+            c->dec_len -= (size_t)used;
+            c->dec[c->dec_len] = '\0';
+            if (got)
+                return 1;
+            continue;
+        }
+        if (c->body_done)
+            return 0;
+        int r = pump(c, deadline);
+        if (r == 0)
+            return 0; /* the server closed mid-body: no more events */
+        if (r < 0)
+            return -1;
+    }
+}
+
+int hc_sse_next_event(hc_conn *c, hc_sse_event *ev, int timeout_ms)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    for (;;) {
+        int r = hc_sse_next(c, ev, left_ms(deadline));
+        if (r != 1 || (!ev->comment && ev->data[0] != '\0'))
+            return r;
+        hc_sse_event_free(ev);
+    }
+}
+
+json_t *hc_sse_next_json(hc_conn *c, int timeout_ms, int *rc)
+{
+    hc_sse_event ev;
+    int r = hc_sse_next_event(c, &ev, timeout_ms);
+    if (rc != NULL)
+        *rc = r;
+    if (r != 1)
+        return NULL;
+    json_error_t jerr;
+    json_t *v = json_loads(ev.data, JSON_DECODE_ANY, &jerr);
+    hc_sse_event_free(&ev);
+    return v;
+}
+
+json_t *hc_sse_parse_all(const char *body, size_t len)
+{
+    json_t *arr = json_array();
+    size_t pos = 0;
+    if (arr == NULL)
+        return NULL;
+    while (pos < len) {
+        hc_sse_event ev;
+        int got;
+        long used = parse_block(body + pos, len - pos, &ev, &got);
+        if (used <= 0)
+            break;
+        pos += (size_t)used;
+        if (!got)
+            continue;
+        if (!ev.comment && ev.data[0] != '\0') {
+            json_error_t jerr;
+            json_t *v = json_loads(ev.data, JSON_DECODE_ANY, &jerr);
+            json_array_append_new(arr, v ? v : json_string(ev.data));
+        }
+        hc_sse_event_free(&ev);
+    }
+    return arr;
+}
+
+/* ---- MCP over HTTP ---- */
+
+int hc_mcp_post(int port, const char *session, const char *extra_headers, const char *body,
+                hc_response *r, int timeout_ms)
+{
+    char hdrs[4096];
+    int n = snprintf(hdrs, sizeof(hdrs), "%s%s%s%s%s", HC_MCP_POST_HEADERS,
+                     session ? "Mcp-Session-Id: " : "", session ? session : "",
+                     session ? "\r\n" : "", extra_headers ? extra_headers : "");
+    if (n < 0 || (size_t)n >= sizeof(hdrs)) {
+        memset(r, 0, sizeof(*r));
+        return -1;
+    }
+    return hc_request(port, "POST", "/mcp", hdrs, body, r, timeout_ms);
+}
+
+json_t *hc_messages(const hc_response *r)
+{
+    const char *ct = hc_header_get(r, "content-type");
+    if (r->body == NULL || ct == NULL)
+        return NULL;
+    if (harness_contains_ci(ct, "text/event-stream"))
+        return hc_sse_parse_all(r->body, r->body_len);
+    if (harness_contains_ci(ct, "application/json")) {
+        json_error_t jerr;
+        json_t *v = json_loadb(r->body, r->body_len, 0, &jerr);
+        if (v == NULL || json_is_array(v))
+            return v;
+        json_t *arr = json_array();
+        if (arr == NULL || json_array_append_new(arr, v) != 0) {
+            json_decref(arr);
+            return NULL;
+        }
+        return arr;
+    }
+    return NULL;
+}
+
+char *hc_initialize_body(const char *ver)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf),
+             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+             "\"protocolVersion\":\"%s\",\"capabilities\":{\"sampling\":{},\"elicitation\":{},"
+             "\"roots\":{\"listChanged\":true}},\"clientInfo\":{\"name\":\"libmcp-http-tests\","
+             "\"version\":\"1.0.0\"}}}",
+             ver ? ver : "2025-11-25");
+    return strdup(buf);
+}
+
+int hc_mcp_initialize(int port, char session[33], int timeout_ms)
+{
+    return hc_mcp_initialize_version(port, NULL, session, timeout_ms);
+}
+
+int hc_mcp_initialize_version(int port, const char *ver, char session[33], int timeout_ms)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    hc_response r;
+    char *body = hc_initialize_body(ver);
+    session[0] = '\0';
+    if (body == NULL)
+        return -1;
+    int rc = hc_mcp_post(port, NULL, NULL, body, &r, timeout_ms);
+    free(body);
+    const char *id = rc == 0 && r.status == 200 ? hc_header_get(&r, "mcp-session-id") : NULL;
+    if (id == NULL || strlen(id) != 32) {
+        hc_response_free(&r);
+        return -1;
+    }
+    memcpy(session, id, 33);
+    hc_response_free(&r);
+    rc = hc_mcp_post(port, session, NULL,
+                     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", &r,
+                     left_ms(deadline));
+    int status = r.status;
+    hc_response_free(&r);
+    return rc == 0 && status == 202 ? 0 : -1;
+}
+
+int hc_mcp_delete(int port, const char *session, int timeout_ms)
+{
+    char hdrs[128];
+    hc_response r;
+    snprintf(hdrs, sizeof(hdrs), "Mcp-Session-Id: %s\r\n", session);
+    int rc = hc_request(port, "DELETE", "/mcp", hdrs, NULL, &r, timeout_ms);
+    int status = rc == 0 ? r.status : -1;
+    hc_response_free(&r);
+    return status;
+}
+
+char *hc_tools_call_body(long long id, const char *tool, const char *args_json)
+{
+    const char *args = args_json ? args_json : "{}";
+    const char *fmt = "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"tools/call\",\"params\":{"
+                      "\"name\":\"%s\",\"arguments\":%s}}";
+    int n = snprintf(NULL, 0, fmt, id, tool, args);
+    if (n < 0)
+        return NULL;
+    char *s = malloc((size_t)n + 1);
+    if (s != NULL)
+        snprintf(s, (size_t)n + 1, fmt, id, tool, args);
+    return s;
+}
+
+/* ---- The server under test ---- */
+
+static void *stderr_reader(void *arg)
+{
+    hc_server *s = arg;
+    char chunk[4096];
+    for (;;) {
+        ssize_t n = read(s->err_fd, chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR)
+            continue;
+        pthread_mutex_lock(&s->mu);
+        if (n <= 0) {
+            s->err_eof = 1;
+        } else if (reserve(&s->err, &s->err_cap, s->err_len, (size_t)n) == 0) {
+            memcpy(s->err + s->err_len, chunk, (size_t)n);
+            s->err_len += (size_t)n;
+            s->err[s->err_len] = '\0';
+        }
+        pthread_cond_broadcast(&s->cv);
+        int done = s->err_eof;
+        pthread_mutex_unlock(&s->mu);
+        if (done)
+            return NULL;
+    }
+}
+
+static void abs_deadline(struct timespec *ts, long long deadline)
+{
+    long long ms = left_ms(deadline);
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (ms % 1000) * 1000000;
+    if (ts->tv_nsec >= 1000000000) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000;
+    }
+}
+
+/* The port of the "listening on http://127.0.0.1:PORT/mcp" line, or 0. */
+static int find_port(const char *text)
+{
+    const char *p = text ? strstr(text, "listening on http://127.0.0.1:") : NULL;
+    if (p == NULL)
+        return 0;
+    p += strlen("listening on http://127.0.0.1:");
+    char *e;
+    long port = strtol(p, &e, 10);
+    if (e == p || strncmp(e, "/mcp", 4) != 0 || port <= 0 || port > 65535)
+        return 0;
+    return (int)port;
+}
+
+int hc_server_start(hc_server *s, const char *const flags[], int timeout_ms)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    char path[4096];
+    const char *argv[64];
+    size_t argc = 0;
+    int errp[2] = {-1, -1};
+    posix_spawn_file_actions_t fa;
+
+    memset(s, 0, sizeof(*s));
+    s->err_fd = -1;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    signal(SIGPIPE, SIG_IGN);
+
+    if (harness_bin_path("mcp-everything", path, sizeof(path)) != 0)
+        return -1;
+    argv[argc++] = path;
+    argv[argc++] = "--http";
+    argv[argc++] = "127.0.0.1:0";
+    for (size_t i = 0; flags != NULL && flags[i] != NULL && argc < 62; i++)
+        argv[argc++] = flags[i];
+    argv[argc] = NULL;
+
+    if (pipe2(errp, O_CLOEXEC) != 0)
+        return -1;
+    if (posix_spawn_file_actions_init(&fa) != 0) {
+        close(errp[0]);
+        close(errp[1]);
+        return -1;
+    }
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
+    int src = posix_spawn(&s->pid, path, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(errp[1]);
+    if (src != 0) {
+        s->pid = 0;
+        close(errp[0]);
+        fprintf(stderr, "cannot start %s: %s\n", path, strerror(src));
+        return -1;
+    }
+    s->err_fd = errp[0];
+    if (pthread_create(&s->reader, NULL, stderr_reader, s) != 0) {
+        hc_server_free(s);
+        return -1;
+    }
+    s->reader_started = 1;
+
+    pthread_mutex_lock(&s->mu);
+    while ((s->port = find_port(s->err)) == 0 && !s->err_eof && left_ms(deadline) > 0) {
+        struct timespec ts;
+        abs_deadline(&ts, deadline);
+        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+    }
+    int port = s->port;
+    pthread_mutex_unlock(&s->mu);
+    if (port == 0) {
+        char *err = hc_server_stderr(s);
+        fprintf(stderr, "mcp-everything did not say where it listens within %d ms; stderr:\n%s\n",
+                timeout_ms, err ? err : "");
+        free(err);
+        hc_server_free(s);
+        return -1;
+    }
+    return 0;
+}
+
+char *hc_server_stderr(hc_server *s)
+{
+    pthread_mutex_lock(&s->mu);
+    char *copy = s->err ? strdup(s->err) : strdup("");
+    pthread_mutex_unlock(&s->mu);
+    return copy;
+}
+
+int hc_server_alive(hc_server *s)
+{
+    if (s->pid <= 0)
+        return 0;
+    /* WNOWAIT: look without reaping, so that hc_server_stop still gets the status. */
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return 0;
+    return si.si_pid == 0;
+}
+
+/* Waits for the child to exit until the deadline; returns 0 once reaped. */
+static int wait_exit(hc_server *s, long long deadline, int *status)
+{
+#ifdef SYS_pidfd_open
+    int pfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+    if (pfd >= 0) {
+        struct pollfd p = {.fd = pfd, .events = POLLIN};
+        int r;
+        do {
+            r = poll(&p, 1, left_ms(deadline));
+        } while (r < 0 && errno == EINTR);
+        close(pfd);
+        if (r <= 0)
+            return -1;
+        if (waitpid(s->pid, status, 0) == s->pid) {
+            s->pid = 0;
+            return 0;
+        }
+        return -1;
+    }
+#endif
+    /* No pidfd: check with short pauses, there is no other portable event. */
+    for (;;) {
+        pid_t r = waitpid(s->pid, status, WNOHANG);
+        if (r == s->pid) {
+            s->pid = 0;
+            return 0;
+        }
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (left_ms(deadline) <= 0)
+            return -1;
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+int hc_server_stop(hc_server *s, int timeout_ms, int *status)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    *status = -1;
+    if (s->pid <= 0)
+        return -1;
+    kill(s->pid, SIGTERM);
+    int rc = wait_exit(s, deadline, status);
+    if (rc != 0) {
+        kill(s->pid, SIGKILL);
+        while (waitpid(s->pid, status, 0) < 0 && errno == EINTR)
+            ;
+        s->pid = 0;
+    }
+    /* The exit closed the pipe: let the reader collect the last words. */
+    if (s->reader_started) {
+        pthread_join(s->reader, NULL);
+        s->reader_started = 0;
+    }
+    return rc;
+}
+
+long hc_server_rss_kb(const hc_server *s)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)s->pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    char line[256];
+    long kb = -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (strncmp(line, "VmRSS:", 6) == 0) {
+            kb = strtol(line + 6, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return kb;
+}
+
+void hc_server_free(hc_server *s)
+{
+    if (s->pid > 0) {
+        int status;
+        kill(s->pid, SIGKILL);
+        while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        s->pid = 0;
+    }
+    if (s->reader_started) {
+        pthread_join(s->reader, NULL);
+        s->reader_started = 0;
+    }
+    if (s->err_fd >= 0) {
+        close(s->err_fd);
+        s->err_fd = -1;
+    }
+    free(s->err);
+    s->err = NULL;
+    s->err_len = s->err_cap = 0;
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+}
+
+int hc_server_stop_check(hc_server *s, int timeout_ms)
+{
+    int status = -1;
+    int rc = hc_server_stop(s, timeout_ms, &status);
+    int ok = rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok) {
+        char *err = hc_server_stderr(s);
+        if (rc != 0)
+            fprintf(stderr, "mcp-everything did not exit within %d ms of SIGTERM\n", timeout_ms);
+        else if (WIFEXITED(status))
+            fprintf(stderr, "mcp-everything exited with status %d after SIGTERM\n",
+                    WEXITSTATUS(status));
+        else if (WIFSIGNALED(status))
+            fprintf(stderr, "mcp-everything was killed by signal %d\n", WTERMSIG(status));
+        fprintf(stderr, "---- its stderr ----\n%s\n---- end ----\n", err ? err : "");
+        free(err);
+    }
+    hc_server_free(s);
+    return ok ? 0 : -1;
+}

@@ -1,0 +1,227 @@
+/*
+ * A small raw HTTP/1.1 client for the integration tests, over real 127.0.0.1
+ * sockets, and a way to run `mcp-everything --http 127.0.0.1:0` as a child.
+ *
+ * The client writes exactly the bytes a test gives it (so tests can send bad,
+ * truncated or pipelined requests) and reads responses byte by byte off the
+ * wire: the status line and headers, then the body by Content-Length, chunked
+ * transfer coding, or until the server closes. A chunked text/event-stream body
+ * can also be read one SSE event at a time, each with its own deadline.
+ *
+ * Every wait has a deadline; nothing sleeps to synchronise. Functions report
+ * failure by return value so that tests decide what to assert.
+ */
+#ifndef MCP_TESTS_INTEGRATION_HTTP_CLIENT_H
+#define MCP_TESTS_INTEGRATION_HTTP_CLIENT_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The headers an MCP POST carries: the Accept and Content-Type the spec asks for. */
+#define HC_MCP_POST_HEADERS                                                                        \
+    "Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+/* The Accept header of a GET that opens a standalone SSE stream. */
+#define HC_SSE_ACCEPT "Accept: text/event-stream\r\n"
+
+/* ---- Responses ---- */
+
+typedef struct hc_header {
+    char *name;
+    char *value;
+} hc_header;
+
+typedef struct hc_response {
+    int status;   /* e.g. 200; 0 until the status line is read */
+    char *reason; /* the reason phrase */
+    hc_header *headers;
+    size_t n_headers;
+    char *body; /* NUL-terminated decoded body, NULL until read */
+    size_t body_len;
+} hc_response;
+
+/* The first header called name (case-insensitive), or NULL. Borrowed from r. */
+const char *hc_header_get(const hc_response *r, const char *name);
+/* How many headers are called name. */
+size_t hc_header_count(const hc_response *r, const char *name);
+/* 1 when any header's name starts with prefix (case-insensitive). */
+int hc_has_header_prefix(const hc_response *r, const char *prefix);
+void hc_response_free(hc_response *r);
+
+/* ---- Connections ---- */
+
+typedef struct hc_conn {
+    int fd;   /* -1 when closed */
+    char *in; /* raw bytes read and not yet consumed */
+    size_t in_len, in_cap;
+    int eof; /* the server closed its side (or reset the connection) */
+
+    /* The body being read. */
+    int body_mode;    /* HC_BODY_* */
+    size_t remaining; /* Content-Length left, or bytes left in the current chunk */
+    int chunk_state;
+    int body_done;
+    char *dec; /* decoded body bytes not yet consumed */
+    size_t dec_len, dec_cap;
+} hc_conn;
+
+/*
+ * Connects to 127.0.0.1:port within timeout_ms. The socket is non-blocking;
+ * writes never raise SIGPIPE. Returns 0, or -1 (c->fd is then -1).
+ */
+int hc_connect(hc_conn *c, int port, int timeout_ms);
+/* Closes the socket and frees the buffers; c may be closed again. */
+void hc_close(hc_conn *c);
+/* Like hc_close, but aborts the connection (RST instead of FIN). */
+void hc_close_reset(hc_conn *c);
+/* Writes all of data within timeout_ms. Returns 0, or -1 (timeout, reset, ...). */
+int hc_send(hc_conn *c, const void *data, size_t len, int timeout_ms);
+/* Shuts down the writing side (the server reads end of file). */
+void hc_shutdown_write(hc_conn *c);
+
+/*
+ * Formats a request: "METHOD PATH HTTP/1.1", then Host: 127.0.0.1:port unless
+ * headers has a Host line, then headers verbatim (lines ending in \r\n, may be
+ * NULL), then Content-Length: body_len when body is not NULL and headers name
+ * no Content-Length or Transfer-Encoding, then the blank line and the body.
+ * Returns a malloc'd buffer (*len gets its length), or NULL.
+ */
+char *hc_format_request(int port, const char *method, const char *path, const char *headers,
+                        const char *body, size_t body_len, size_t *len);
+/* hc_format_request, then hc_send. */
+int hc_send_request(hc_conn *c, int port, const char *method, const char *path, const char *headers,
+                    const char *body, int timeout_ms);
+
+/*
+ * Reads the status line and headers of the next response within timeout_ms
+ * (interim 1xx responses are skipped) and prepares to read its body. Returns
+ * 0, or -1 on timeout, end of file or a malformed head.
+ */
+int hc_read_head(hc_conn *c, hc_response *r, int timeout_ms);
+/* Reads the rest of the body into r->body within timeout_ms. Returns 0 or -1. */
+int hc_read_body(hc_conn *c, hc_response *r, int timeout_ms);
+/* hc_read_head, then hc_read_body, with one deadline. */
+int hc_read_response(hc_conn *c, hc_response *r, int timeout_ms);
+
+/*
+ * One complete exchange on a new connection: connect, send, read the whole
+ * response, close. Returns 0, or -1 (r holds whatever was read).
+ */
+int hc_request(int port, const char *method, const char *path, const char *headers,
+               const char *body, hc_response *r, int timeout_ms);
+
+/* ---- Server-sent events ---- */
+
+typedef struct hc_sse_event {
+    char *event;        /* the event field, or NULL (the default, "message") */
+    char *data;         /* data lines joined with \n; "" when none */
+    char *id;           /* the id field, or NULL */
+    int comment;        /* 1 when the block held only comment lines */
+    char *comment_text; /* the first comment line without its ':', or NULL */
+} hc_sse_event;
+
+void hc_sse_event_free(hc_sse_event *ev);
+
+/*
+ * Reads the next SSE block of the body being read on c (after hc_read_head)
+ * within timeout_ms. Comment-only blocks (keep-alives) are returned too, with
+ * ev->comment set. Returns 1 with *ev filled, 0 when the body ended (clean
+ * chunked terminator or close) with no further event, -1 on timeout or error.
+ */
+int hc_sse_next(hc_conn *c, hc_sse_event *ev, int timeout_ms);
+/*
+ * Like hc_sse_next but skips comment blocks and events without data (the
+ * priming events of resumable streams carry only an id and a retry).
+ */
+int hc_sse_next_event(hc_conn *c, hc_sse_event *ev, int timeout_ms);
+/*
+ * Like hc_sse_next_event, and parses the data as JSON: returns a new
+ * reference, or NULL on timeout, end of stream or data that is not JSON
+ * (*rc, when not NULL, gets the hc_sse_next result: 1, 0 or -1).
+ */
+json_t *hc_sse_next_json(hc_conn *c, int timeout_ms, int *rc);
+
+/*
+ * Parses a complete SSE body (e.g. r->body) and returns the JSON of every
+ * event that has data, in order, as a new array; data that is not JSON is
+ * kept as a string. NULL on ENOMEM.
+ */
+json_t *hc_sse_parse_all(const char *body, size_t len);
+
+/* ---- MCP over HTTP ---- */
+
+/*
+ * POSTs body to /mcp with HC_MCP_POST_HEADERS, Mcp-Session-Id when session is
+ * not NULL, and the extra header lines, and reads the whole response.
+ */
+int hc_mcp_post(int port, const char *session, const char *extra_headers, const char *body,
+                hc_response *r, int timeout_ms);
+/*
+ * The JSON-RPC messages of a response: its SSE events (text/event-stream) or
+ * its JSON body (a single message becomes a one-element array). New
+ * reference, NULL when the body is neither.
+ */
+json_t *hc_messages(const hc_response *r);
+/* An initialize request with id 1 for protocol version ver (NULL: 2025-11-25). */
+char *hc_initialize_body(const char *ver);
+/*
+ * Initializes a session (initialize, then notifications/initialized) and
+ * copies its Mcp-Session-Id into session (33 bytes). Returns 0, or -1.
+ */
+int hc_mcp_initialize(int port, char session[33], int timeout_ms);
+/* The same, negotiating protocol version ver (NULL: 2025-11-25). */
+int hc_mcp_initialize_version(int port, const char *ver, char session[33], int timeout_ms);
+/* DELETEs the session; returns the status, or -1. */
+int hc_mcp_delete(int port, const char *session, int timeout_ms);
+/* Formats a tools/call body: id, tool name and arguments (JSON text, NULL for {}). */
+char *hc_tools_call_body(long long id, const char *tool, const char *args_json);
+
+/* ---- The server under test ---- */
+
+typedef struct hc_server {
+    pid_t pid; /* 0 once reaped */
+    int port;
+    int err_fd;
+    pthread_t reader;
+    int reader_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char *err; /* everything the server wrote to stderr */
+    size_t err_len, err_cap;
+    int err_eof;
+} hc_server;
+
+/*
+ * Starts `$MCP_BIN_DIR/mcp-everything --http 127.0.0.1:0 flags...` (flags is
+ * NULL-terminated, may be NULL) with stdin and stdout on /dev/null and stderr
+ * read by a thread, and waits up to timeout_ms for its "listening on" line to
+ * learn the port. Returns 0, or -1 (the child is killed then).
+ */
+int hc_server_start(hc_server *s, const char *const flags[], int timeout_ms);
+/*
+ * Sends SIGTERM and waits up to timeout_ms for the server to exit, then reaps
+ * it (SIGKILL after the deadline). *status gets the waitpid status. Returns
+ * 0 when the server exited by itself in time, -1 otherwise. The stderr text
+ * stays readable until hc_server_free.
+ */
+int hc_server_stop(hc_server *s, int timeout_ms, int *status);
+/* A malloc'd copy of what the server wrote to stderr so far. */
+char *hc_server_stderr(hc_server *s);
+/* 1 while the server process has not exited. */
+int hc_server_alive(hc_server *s);
+/* VmRSS of the server in KiB from /proc/<pid>/status, or -1. */
+long hc_server_rss_kb(const hc_server *s);
+/* Kills the server if still running and frees everything. */
+void hc_server_free(hc_server *s);
+
+/*
+ * The common teardown: stop the server, then check it exited with status 0;
+ * otherwise print why and its stderr. Returns 0 or -1.
+ */
+int hc_server_stop_check(hc_server *s, int timeout_ms);
+
+/* Monotonic milliseconds. */
+long long hc_now_ms(void);
+
+#endif

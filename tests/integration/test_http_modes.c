@@ -1,0 +1,535 @@
+/*
+ * Server modes chosen by flags, each against its own mcp-everything:
+ * --json-response, --stateless, --no-get, --cors-origin (and no CORS without
+ * it), and the legacy HTTP+SSE transport (2024-11-05) with the seed 003
+ * regression: a disconnected /sse client's session is gone at once.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "http_expect.h"
+
+#define PING "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"
+
+static void expect_content_type(const hc_response *r, const char *type, const char *what)
+{
+    const char *ct = hc_header_get(r, "content-type");
+    if (ct == NULL || strncasecmp(ct, type, strlen(type)) != 0)
+        fail_msg("%s: expected Content-Type %s, got %s", what, type, ct ? ct : "none");
+}
+
+/* ---- --json-response ---- */
+
+static int setup_json(void **state)
+{
+    static const char *const flags[] = {"--json-response", NULL};
+    return hx_setup(state, flags, 1);
+}
+
+static void test_json_response_mode_answers_with_application_json(void **state)
+{
+    hx_fixture *f = *state;
+    hc_response r;
+    char *body = hc_tools_call_body(5, "echo", "{\"text\":\"plain json\"}");
+    hx_post(f->port, f->session, NULL, body, &r, "tools/call echo with --json-response");
+    free(body);
+    hx_expect_status(&r, 200, "tools/call echo with --json-response");
+    expect_content_type(&r, "application/json", "tools/call echo with --json-response");
+    json_error_t jerr;
+    json_t *v = json_loadb(r.body, r.body_len, 0, &jerr);
+    if (!json_is_object(v))
+        fail_msg("--json-response: expected one JSON object, got %s", r.body);
+    assert_int_equal(json_integer_value(json_object_get(v, "id")), 5);
+    assert_string_equal(hx_result_text(v, "echo"), "plain json");
+    json_decref(v);
+    hc_response_free(&r);
+
+    /* initialize too answers with JSON, and still names the session. */
+    char *init = hc_initialize_body(NULL);
+    hx_post(f->port, NULL, NULL, init, &r, "initialize with --json-response");
+    free(init);
+    hx_expect_status(&r, 200, "initialize with --json-response");
+    expect_content_type(&r, "application/json", "initialize with --json-response");
+    const char *sid = hc_header_get(&r, "mcp-session-id");
+    assert_non_null(sid);
+    assert_int_equal(strlen(sid), 32);
+    char session[33];
+    snprintf(session, sizeof(session), "%s", sid);
+    hc_response_free(&r);
+    assert_int_equal(hc_mcp_delete(f->port, session, HX_REQ_MS), 200);
+}
+
+static void test_json_response_batch_answers_with_an_array(void **state)
+{
+    hx_fixture *f = *state;
+    char session[33];
+    if (hc_mcp_initialize_version(f->port, "2025-03-26", session, HX_REQ_MS) != 0)
+        fail_msg("initialize with 2025-03-26 failed");
+    hc_response r;
+    hx_post(f->port, session, NULL,
+            "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},"
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}]",
+            &r, "a batch of 2 pings with --json-response");
+    hx_expect_status(&r, 200, "a batch of 2 pings with --json-response");
+    expect_content_type(&r, "application/json", "a batch with --json-response");
+    json_error_t jerr;
+    json_t *v = json_loadb(r.body, r.body_len, 0, &jerr);
+    if (!json_is_array(v) || json_array_size(v) != 2)
+        fail_msg("batch with --json-response: expected an array of 2 responses, got %s", r.body);
+    hx_find_response(v, 1, "batch");
+    hx_find_response(v, 2, "batch");
+    json_decref(v);
+    hc_response_free(&r);
+    assert_int_equal(hc_mcp_delete(f->port, session, HX_REQ_MS), 200);
+}
+
+static void test_json_response_mode_sends_request_notifications_to_get_stream(void **state)
+{
+    hx_fixture *f = *state;
+    hc_conn g;
+    hc_response ghead, r;
+    hx_open_get_stream(&g, f->port, f->session, &ghead);
+    hx_post(f->port, f->session, NULL,
+            "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"logging/setLevel\",\"params\":{\"level\":"
+            "\"debug\"}}",
+            &r, "logging/setLevel");
+    hc_response_free(&r);
+    char *body = hc_tools_call_body(6, "notify", "{\"count\":2}");
+    hx_post(f->port, f->session, NULL, body, &r, "tools/call notify with --json-response");
+    free(body);
+    hx_expect_status(&r, 200, "tools/call notify with --json-response");
+    expect_content_type(&r, "application/json", "tools/call notify with --json-response");
+    hc_response_free(&r);
+    for (int i = 1; i <= 2; i++) {
+        int rc;
+        json_t *m = hc_sse_next_json(&g, HX_EVENT_MS, &rc);
+        if (m == NULL)
+            fail_msg("--json-response: notification %d of the call did not come on the GET "
+                     "stream (%s)",
+                     i, rc == 0 ? "stream ended" : "timeout");
+        const char *method = json_string_value(json_object_get(m, "method"));
+        char *s = hx_dump(m);
+        if (method == NULL || strcmp(method, "notifications/message") != 0)
+            fail_msg("--json-response GET stream: expected notifications/message, got %s", s);
+        free(s);
+        json_decref(m);
+    }
+    hc_response_free(&ghead);
+    hc_close(&g);
+}
+
+/* ---- --stateless ---- */
+
+static int setup_stateless(void **state)
+{
+    static const char *const flags[] = {"--stateless", NULL};
+    return hx_setup(state, flags, 0);
+}
+
+static void test_stateless_call_works_without_initialize_or_session(void **state)
+{
+    hx_fixture *f = *state;
+    hc_response r;
+    char *body = hc_tools_call_body(7, "echo", "{\"text\":\"no session\"}");
+    hx_post(f->port, NULL, NULL, body, &r, "stateless tools/call without initialize");
+    free(body);
+    hx_expect_status(&r, 200, "stateless tools/call without initialize");
+    if (hc_header_get(&r, "mcp-session-id") != NULL)
+        fail_msg("--stateless: a response carries Mcp-Session-Id %s",
+                 hc_header_get(&r, "mcp-session-id"));
+    json_t *msgs = hx_messages(&r, "stateless tools/call");
+    assert_string_equal(hx_result_text(hx_find_response(msgs, 7, "stateless"), "stateless"),
+                        "no session");
+    json_decref(msgs);
+    hc_response_free(&r);
+
+    char *init = hc_initialize_body(NULL);
+    hx_post(f->port, NULL, NULL, init, &r, "stateless initialize");
+    free(init);
+    hx_expect_status(&r, 200, "stateless initialize");
+    assert_null(hc_header_get(&r, "mcp-session-id"));
+    hc_response_free(&r);
+}
+
+static void test_stateless_get_and_delete_get_405(void **state)
+{
+    hx_fixture *f = *state;
+    hc_response r;
+    assert_int_equal(hc_request(f->port, "GET", "/mcp", HC_SSE_ACCEPT, NULL, &r, HX_REQ_MS), 0);
+    json_decref(hx_expect_error(&r, 405, -32000, "GET with --stateless"));
+    hc_response_free(&r);
+    assert_int_equal(hc_request(f->port, "DELETE", "/mcp",
+                                "Mcp-Session-Id: 0123456789abcdef0123456789abcdef\r\n", NULL, &r,
+                                HX_REQ_MS),
+                     0);
+    json_decref(hx_expect_error(&r, 405, -32000, "DELETE with --stateless"));
+    hc_response_free(&r);
+}
+
+/* ---- --no-get ---- */
+
+static int setup_no_get(void **state)
+{
+    static const char *const flags[] = {"--no-get", NULL};
+    return hx_setup(state, flags, 1);
+}
+
+static void test_no_get_flag_makes_get_405(void **state)
+{
+    hx_fixture *f = *state;
+    char hdrs[160];
+    hc_response r;
+    snprintf(hdrs, sizeof(hdrs), HC_SSE_ACCEPT "Mcp-Session-Id: %s\r\n", f->session);
+    assert_int_equal(hc_request(f->port, "GET", "/mcp", hdrs, NULL, &r, HX_REQ_MS), 0);
+    json_decref(hx_expect_error(&r, 405, -32000, "GET with --no-get"));
+    hc_response_free(&r);
+    /* POST still works. */
+    hx_post(f->port, f->session, NULL, PING, &r, "ping with --no-get");
+    hx_expect_status(&r, 200, "ping with --no-get");
+    hc_response_free(&r);
+}
+
+/* ---- CORS ---- */
+
+#define APP_ORIGIN "http://app.example.com"
+
+static int setup_cors(void **state)
+{
+    static const char *const flags[] = {"--cors-origin", APP_ORIGIN, NULL};
+    return hx_setup(state, flags, 1);
+}
+
+static void test_cors_preflight_answers_204_with_allow_headers(void **state)
+{
+    hx_fixture *f = *state;
+    hc_response r;
+    assert_int_equal(hc_request(f->port, "OPTIONS", "/mcp",
+                                "Origin: " APP_ORIGIN "\r\n"
+                                "Access-Control-Request-Method: POST\r\n"
+                                "Access-Control-Request-Headers: content-type, mcp-session-id\r\n",
+                                NULL, &r, HX_REQ_MS),
+                     0);
+    hx_expect_status(&r, 204, "CORS preflight");
+    const char *acao = hc_header_get(&r, "access-control-allow-origin");
+    const char *methods = hc_header_get(&r, "access-control-allow-methods");
+    const char *headers = hc_header_get(&r, "access-control-allow-headers");
+    if (acao == NULL || strcmp(acao, APP_ORIGIN) != 0)
+        fail_msg("preflight: expected Access-Control-Allow-Origin " APP_ORIGIN ", got %s",
+                 acao ? acao : "none");
+    if (methods == NULL || strstr(methods, "POST") == NULL || strstr(methods, "DELETE") == NULL)
+        fail_msg("preflight: Access-Control-Allow-Methods lacks POST/DELETE: %s",
+                 methods ? methods : "none");
+    if (headers == NULL || strcasestr(headers, "mcp-session-id") == NULL ||
+        strcasestr(headers, "content-type") == NULL)
+        fail_msg("preflight: Access-Control-Allow-Headers lacks Mcp-Session-Id/Content-Type: %s",
+                 headers ? headers : "none");
+    hc_response_free(&r);
+}
+
+static void test_cors_headers_on_responses_to_allowed_origin(void **state)
+{
+    hx_fixture *f = *state;
+    hc_response r;
+    char *init = hc_initialize_body(NULL);
+    hx_post(f->port, NULL, "Origin: " APP_ORIGIN "\r\n", init, &r, "initialize from " APP_ORIGIN);
+    free(init);
+    hx_expect_status(&r, 200, "initialize from " APP_ORIGIN);
+    const char *acao = hc_header_get(&r, "access-control-allow-origin");
+    const char *expose = hc_header_get(&r, "access-control-expose-headers");
+    if (acao == NULL || strcmp(acao, APP_ORIGIN) != 0)
+        fail_msg("initialize from " APP_ORIGIN ": Access-Control-Allow-Origin is %s",
+                 acao ? acao : "missing");
+    if (expose == NULL || strcasestr(expose, "mcp-session-id") == NULL ||
+        strcasestr(expose, "mcp-protocol-version") == NULL)
+        fail_msg("initialize from " APP_ORIGIN ": Access-Control-Expose-Headers is %s",
+                 expose ? expose : "missing");
+    char session[33];
+    snprintf(session, sizeof(session), "%s", hc_header_get(&r, "mcp-session-id"));
+    hc_response_free(&r);
+
+    /* Error answers carry them too. */
+    hx_post(f->port, "0123456789abcdef0123456789abcdef", "Origin: " APP_ORIGIN "\r\n", PING, &r,
+            "POST to an unknown session from " APP_ORIGIN);
+    json_decref(hx_expect_error(&r, 404, -32001, "unknown session from " APP_ORIGIN));
+    assert_non_null(hc_header_get(&r, "access-control-allow-origin"));
+    hc_response_free(&r);
+
+    /* Another origin gets 403 and no CORS headers. */
+    hx_post(f->port, session, "Origin: http://other.example.com\r\n", PING, &r,
+            "POST from a foreign origin");
+    json_decref(hx_expect_error(&r, 403, -32000, "POST from a foreign origin"));
+    assert_false(hc_has_header_prefix(&r, "access-control-"));
+    hc_response_free(&r);
+    assert_int_equal(hc_mcp_delete(f->port, session, HX_REQ_MS), 200);
+}
+
+/* ---- --allowed-host and --allowed-origin ---- */
+
+static int setup_allowed(void **state)
+{
+    static const char *const flags[] = {"--allowed-host", "mcp.example.test", "--allowed-origin",
+                                        "https://app.example.test", NULL};
+    return hx_setup(state, flags, 0);
+}
+
+static void test_allowed_host_and_origin_lists_are_honoured(void **state)
+{
+    hx_fixture *f = *state;
+    char hdrs[512];
+    hc_response r;
+    /* Whether loopback names stay allowed beside the list is left open; every
+     * request here names an allowed host. */
+    char *init = hc_initialize_body(NULL);
+    assert_int_equal(hc_request(f->port, "POST", "/mcp",
+                                "Host: mcp.example.test\r\n" HC_MCP_POST_HEADERS, init, &r,
+                                HX_REQ_MS),
+                     0);
+    free(init);
+    hx_expect_status(&r, 200, "initialize with Host: mcp.example.test (in --allowed-host)");
+    assert_non_null(hc_header_get(&r, "mcp-session-id"));
+    snprintf(f->session, sizeof(f->session), "%s", hc_header_get(&r, "mcp-session-id"));
+    hc_response_free(&r);
+    snprintf(hdrs, sizeof(hdrs),
+             "Host: mcp.example.test:8080\r\n" HC_MCP_POST_HEADERS "Mcp-Session-Id: %s\r\n",
+             f->session);
+    assert_int_equal(hc_request(f->port, "POST", "/mcp", hdrs, PING, &r, HX_REQ_MS), 0);
+    hx_expect_status(&r, 200, "POST with Host: mcp.example.test (in --allowed-host)");
+    hc_response_free(&r);
+
+    snprintf(hdrs, sizeof(hdrs),
+             "Host: other.example.test\r\n" HC_MCP_POST_HEADERS "Mcp-Session-Id: %s\r\n",
+             f->session);
+    assert_int_equal(hc_request(f->port, "POST", "/mcp", hdrs, PING, &r, HX_REQ_MS), 0);
+    json_decref(hx_expect_error(&r, 403, -32000, "POST with Host: other.example.test"));
+    hc_response_free(&r);
+
+    snprintf(hdrs, sizeof(hdrs),
+             "Host: mcp.example.test\r\nOrigin: https://app.example.test\r\n" HC_MCP_POST_HEADERS
+             "Mcp-Session-Id: %s\r\n",
+             f->session);
+    assert_int_equal(hc_request(f->port, "POST", "/mcp", hdrs, PING, &r, HX_REQ_MS), 0);
+    hx_expect_status(&r, 200, "POST with Origin: https://app.example.test (in --allowed-origin)");
+    hc_response_free(&r);
+
+    snprintf(hdrs, sizeof(hdrs),
+             "Host: mcp.example.test\r\nOrigin: https://evil.example.test\r\n" HC_MCP_POST_HEADERS
+             "Mcp-Session-Id: %s\r\n",
+             f->session);
+    assert_int_equal(hc_request(f->port, "POST", "/mcp", hdrs, PING, &r, HX_REQ_MS), 0);
+    json_decref(hx_expect_error(&r, 403, -32000, "POST with Origin: https://evil.example.test"));
+    hc_response_free(&r);
+}
+
+/* ---- Defaults: no CORS, legacy SSE on ---- */
+
+static int setup_default(void **state)
+{
+    return hx_setup(state, NULL, 1);
+}
+
+static void test_no_cors_headers_or_preflight_without_cors_origin(void **state)
+{
+    hx_fixture *f = *state;
+    hc_response r;
+    hx_post(f->port, f->session, "Origin: http://localhost:3000\r\n", PING, &r,
+            "ping from a loopback origin without --cors-origin");
+    hx_expect_status(&r, 200, "ping from a loopback origin without --cors-origin");
+    if (hc_has_header_prefix(&r, "access-control-"))
+        fail_msg("an Access-Control-* header was sent without --cors-origin");
+    hc_response_free(&r);
+    assert_int_equal(hc_request(f->port, "OPTIONS", "/mcp",
+                                "Origin: http://localhost:3000\r\n"
+                                "Access-Control-Request-Method: POST\r\n",
+                                NULL, &r, HX_REQ_MS),
+                     0);
+    hx_expect_status(&r, 405, "OPTIONS without --cors-origin");
+    assert_false(hc_has_header_prefix(&r, "access-control-"));
+    hc_response_free(&r);
+}
+
+/* Opens GET /sse, checks the endpoint event and returns the session id in id. */
+static void open_legacy(hc_conn *c, const hx_fixture *f, char *id, size_t id_size)
+{
+    hc_response head;
+    assert_int_equal(hc_connect(c, f->port, HX_REQ_MS), 0);
+    assert_int_equal(hc_send_request(c, f->port, "GET", "/sse", HC_SSE_ACCEPT, NULL, HX_REQ_MS), 0);
+    if (hc_read_head(c, &head, HX_REQ_MS) != 0)
+        fail_msg("GET /sse: no response head within %d ms", HX_REQ_MS);
+    hx_expect_status(&head, 200, "GET /sse");
+    expect_content_type(&head, "text/event-stream", "GET /sse");
+    hc_response_free(&head);
+    hc_sse_event ev;
+    int rc = hc_sse_next_event(c, &ev, HX_EVENT_MS);
+    if (rc != 1)
+        fail_msg("GET /sse: no endpoint event (%s)", rc == 0 ? "the stream ended" : "timeout");
+    if (ev.event == NULL || strcmp(ev.event, "endpoint") != 0)
+        fail_msg("GET /sse: the first event is '%s', not 'endpoint'", ev.event ? ev.event : "");
+    const char *prefix = "/messages?sessionId=";
+    if (strncmp(ev.data, prefix, strlen(prefix)) != 0 || strlen(ev.data) <= strlen(prefix))
+        fail_msg("GET /sse: endpoint data '%s' is not /messages?sessionId=<id>", ev.data);
+    snprintf(id, id_size, "%s", ev.data + strlen(prefix));
+    hc_sse_event_free(&ev);
+}
+
+static void legacy_post(const hx_fixture *f, const char *id, const char *body, hc_response *r,
+                        const char *what)
+{
+    char path[160];
+    snprintf(path, sizeof(path), "/messages?sessionId=%s", id);
+    if (hc_request(f->port, "POST", path, "Content-Type: application/json\r\n", body, r,
+                   HX_REQ_MS) != 0)
+        fail_msg("%s: no complete response", what);
+}
+
+/* The next message event on the legacy stream, with the id given. */
+static void expect_legacy_answer(hc_conn *c, long long id, const char *what)
+{
+    hc_sse_event ev;
+    if (hc_sse_next_event(c, &ev, HX_EVENT_MS) != 1)
+        fail_msg("%s: no answer on the /sse stream within %d ms", what, HX_EVENT_MS);
+    if (ev.event != NULL && strcmp(ev.event, "message") != 0)
+        fail_msg("%s: expected 'event: message', got '%s'", what, ev.event);
+    json_error_t jerr;
+    json_t *m = json_loads(ev.data, 0, &jerr);
+    if (m == NULL || json_integer_value(json_object_get(m, "id")) != id)
+        fail_msg("%s: expected the response with id %lld on /sse, got %s", what, id, ev.data);
+    json_decref(m);
+    hc_sse_event_free(&ev);
+}
+
+static void test_legacy_post_gets_202_and_answer_on_sse_stream(void **state)
+{
+    hx_fixture *f = *state;
+    hc_conn c;
+    char id[80];
+    hc_response r;
+    open_legacy(&c, f, id, sizeof(id));
+
+    char *init = hc_initialize_body("2024-11-05");
+    legacy_post(f, id, init, &r, "legacy initialize");
+    free(init);
+    hx_expect_status(&r, 202, "legacy POST initialize");
+    assert_string_equal(r.body, "Accepted");
+    hc_response_free(&r);
+    expect_legacy_answer(&c, 1, "legacy initialize");
+
+    legacy_post(f, id, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", &r,
+                "legacy notifications/initialized");
+    hx_expect_status(&r, 202, "legacy notifications/initialized");
+    hc_response_free(&r);
+
+    char *call = hc_tools_call_body(8, "echo", "{\"text\":\"legacy\"}");
+    legacy_post(f, id, call, &r, "legacy tools/call");
+    free(call);
+    hx_expect_status(&r, 202, "legacy tools/call");
+    hc_response_free(&r);
+    expect_legacy_answer(&c, 8, "legacy tools/call");
+    hc_close(&c);
+}
+
+static void test_legacy_post_without_or_with_unknown_session_id(void **state)
+{
+    hx_fixture *f = *state;
+    hc_response r;
+    assert_int_equal(hc_request(f->port, "POST", "/messages", "Content-Type: application/json\r\n",
+                                PING, &r, HX_REQ_MS),
+                     0);
+    json_decref(hx_expect_error(&r, 400, -32000, "POST /messages without sessionId"));
+    hc_response_free(&r);
+    legacy_post(f, "0123456789abcdef0123456789abcdef", PING, &r, "POST /messages unknown id");
+    json_decref(hx_expect_error(&r, 404, -32001, "POST /messages with an unknown sessionId"));
+    hc_response_free(&r);
+    /* A Streamable HTTP session id is not a legacy one. */
+    legacy_post(f, f->session, PING, &r, "POST /messages with a Streamable HTTP session id");
+    hx_expect_status(&r, 404, "POST /messages with a Streamable HTTP session id");
+    hc_response_free(&r);
+}
+
+/*
+ * Seed 003: after the /sse client disconnects, a POST to its session must get
+ * 404, not 202 into a dead session. The server learns of the close
+ * asynchronously, so this polls with a deadline; every answer before the 404
+ * must be a 202 (the close not yet seen), never anything else.
+ */
+static void test_legacy_sse_disconnect_removes_session_seed_003(void **state)
+{
+    hx_fixture *f = *state;
+    hc_conn c;
+    char id[80];
+    hc_response r;
+    open_legacy(&c, f, id, sizeof(id));
+    char *init = hc_initialize_body("2024-11-05");
+    legacy_post(f, id, init, &r, "legacy initialize");
+    free(init);
+    hx_expect_status(&r, 202, "legacy initialize");
+    hc_response_free(&r);
+    expect_legacy_answer(&c, 1, "legacy initialize");
+    hc_close(&c);
+
+    long long deadline = hc_now_ms() + 3000;
+    int status = 0, tries = 0;
+    while (hc_now_ms() < deadline) {
+        legacy_post(f, id, PING, &r, "POST /messages after the /sse client left");
+        status = r.status;
+        hc_response_free(&r);
+        tries++;
+        if (status == 404)
+            break;
+        if (status != 202)
+            fail_msg("POST /messages after the /sse client left: expected 404 (or 202 before "
+                     "the close is seen), got %d",
+                     status);
+    }
+    if (status != 404)
+        fail_msg("seed 003: POST /messages?sessionId=%s still gets %d 3 s after the /sse client "
+                 "disconnected (%d tries); expected 404",
+                 id, status, tries);
+}
+
+int main(void)
+{
+    const struct CMUnitTest json_mode[] = {
+        cmocka_unit_test(test_json_response_mode_answers_with_application_json),
+        cmocka_unit_test(test_json_response_batch_answers_with_an_array),
+        cmocka_unit_test(test_json_response_mode_sends_request_notifications_to_get_stream),
+    };
+    const struct CMUnitTest stateless[] = {
+        cmocka_unit_test(test_stateless_call_works_without_initialize_or_session),
+        cmocka_unit_test(test_stateless_get_and_delete_get_405),
+    };
+    const struct CMUnitTest no_get[] = {
+        cmocka_unit_test(test_no_get_flag_makes_get_405),
+    };
+    const struct CMUnitTest cors[] = {
+        cmocka_unit_test(test_cors_preflight_answers_204_with_allow_headers),
+        cmocka_unit_test(test_cors_headers_on_responses_to_allowed_origin),
+    };
+    const struct CMUnitTest allowed[] = {
+        cmocka_unit_test(test_allowed_host_and_origin_lists_are_honoured),
+    };
+    const struct CMUnitTest defaults[] = {
+        cmocka_unit_test(test_no_cors_headers_or_preflight_without_cors_origin),
+        cmocka_unit_test(test_legacy_post_gets_202_and_answer_on_sse_stream),
+        cmocka_unit_test(test_legacy_post_without_or_with_unknown_session_id),
+        cmocka_unit_test(test_legacy_sse_disconnect_removes_session_seed_003),
+    };
+    int failed = 0;
+    failed += cmocka_run_group_tests_name("http_json_response", json_mode, setup_json, hx_teardown);
+    failed +=
+        cmocka_run_group_tests_name("http_stateless", stateless, setup_stateless, hx_teardown);
+    failed += cmocka_run_group_tests_name("http_no_get", no_get, setup_no_get, hx_teardown);
+    failed += cmocka_run_group_tests_name("http_cors", cors, setup_cors, hx_teardown);
+    failed +=
+        cmocka_run_group_tests_name("http_allowed_lists", allowed, setup_allowed, hx_teardown);
+    failed += cmocka_run_group_tests_name("http_defaults_and_legacy", defaults, setup_default,
+                                          hx_teardown);
+    return failed + hx_teardown_failures ? 1 : 0;
+}
