@@ -339,6 +339,13 @@ void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last
     }
     if (old_req != NULL)
         mcp__http_req_abort(old_req);
+    if (st->req != req) {
+        /* The replay itself cut the connection (a reader too slow even for its
+         * backlog): req is finished. The client resumes again from what it got. */
+        if (st->kind == HS_GET || st->kind == HS_IDLE)
+            mcp__hstream_free(st);
+        return;
+    }
     mcp__http_req_on_close(req, on_stream_closed, st);
     if (st->kind == HS_GET)
         hs->last_standalone = st->id;
