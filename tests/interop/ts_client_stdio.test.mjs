@@ -3,14 +3,15 @@
 // Run by CTest as `node ts_client_stdio.test.mjs` in tests/interop with MCP_BIN_DIR set to the
 // build's bin directory. Exit code 0 means every check passed.
 //
-// Results are compared on the wire: a tap on the transport records every message exactly as the
-// server sent it, because the SDK's schemas strip unknown keys and would hide extra or misspelt
-// fields. The tap also gives the order of notifications relative to the response they belong to.
+// What the server must offer and answer is in lib/everything.mjs, shared with the Streamable HTTP
+// test. Results are compared on the wire: a tap on the transport records every message exactly
+// as the server sent it, because the SDK's schemas strip unknown keys and would hide extra or
+// misspelt fields. The tap also gives the order of notifications relative to the response they
+// belong to. What only stdio has is checked here: the child process ends on stdin EOF.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { EventEmitter } from 'node:events';
 import path from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -21,8 +22,17 @@ import {
     ListRootsRequestSchema,
     LoggingMessageNotificationSchema,
     ResourceUpdatedNotificationSchema,
-    McpError,
 } from '@modelcontextprotocol/sdk/types.js';
+
+import {
+    REQUEST_TIMEOUT_MS,
+    ROOTS,
+    SAMPLING_TEXT,
+    everythingChecks,
+    fillFromSchema,
+    isResponseTo,
+    withTap,
+} from './lib/everything.mjs';
 
 // Every wait below has its own deadline; this one bounds the whole file so that CTest never
 // has to kill us. It is unref'd so it does not keep a finished run alive.
@@ -33,829 +43,89 @@ const overall = setTimeout(() => {
 }, OVERALL_DEADLINE_MS);
 overall.unref();
 
-const REQUEST_TIMEOUT_MS = 10_000;
-
-const PNG =
-    'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
-const WAV = 'UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=';
-const SAMPLING_TEXT = 'This is a test response from the client';
-const ROOTS = [
-    { uri: 'file:///tmp/libmcp-interop-root', name: 'interop root' },
-    { uri: 'file:///tmp/libmcp-interop-other' },
-];
-const LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
-
-// Transport that records every message in both directions, in order, before the SDK sees it.
-class TapTransport extends StdioClientTransport {
-    constructor(params) {
-        super(params);
-        this.wire = []; // incoming, in arrival order
-        this.sent = []; // outgoing, in send order
-        this.batches = []; // batches[i]: the stdout read that delivered wire[i]
-        this.events = new EventEmitter();
-        this._tapped = undefined;
-        this._batch = 0;
-        this._batchOpen = false;
-    }
-    get onmessage() {
-        return this._tapped;
-    }
-    set onmessage(fn) {
-        this._tapped = fn
-            ? (msg, extra) => {
-                  // The transport hands over all messages of one read synchronously; a
-                  // microtask runs only after the last of them, which closes the batch.
-                  if (!this._batchOpen) {
-                      this._batch++;
-                      this._batchOpen = true;
-                      queueMicrotask(() => {
-                          this._batchOpen = false;
-                      });
-                  }
-                  this.wire.push(msg);
-                  this.batches.push(this._batch);
-                  this.events.emit('message', msg);
-                  fn(msg, extra);
-              }
-            : undefined;
-    }
-    async send(msg, options) {
-        this.sent.push(msg);
-        return super.send(msg, options);
-    }
-    // Resolves with the first incoming message at index >= from that satisfies pred.
-    waitFor(pred, from, ms, what) {
-        for (let i = from; i < this.wire.length; i++) if (pred(this.wire[i])) return Promise.resolve(this.wire[i]);
-        return new Promise((resolve, reject) => {
-            const onMsg = (m) => {
-                if (pred(m)) {
-                    clearTimeout(timer);
-                    this.events.off('message', onMsg);
-                    resolve(m);
-                }
-            };
-            const timer = setTimeout(() => {
-                this.events.off('message', onMsg);
-                reject(new Error(`timed out after ${ms} ms waiting for ${what}`));
-            }, ms);
-            this.events.on('message', onMsg);
-        });
-    }
-}
-
 const binDir = process.env.MCP_BIN_DIR;
-let transport;
-let client;
+const TapTransport = withTap(StdioClientTransport);
 let child; // the ChildProcess, kept so that close() can be checked to end it cleanly
-const serverRequests = []; // {method, params} of every server->client request the handlers saw
 
-const isResponseTo = (id) => (m) => m.id === id && ('result' in m || 'error' in m) && !('method' in m);
-
-function textResult(text) {
-    return { content: [{ type: 'text', text }] };
-}
-
-// Builds content that satisfies an elicitation requestedSchema: every property gets a value of
-// its declared type, taken from its default or first allowed choice where there is one.
-function fillFromSchema(schema) {
-    const out = {};
-    for (const [key, prop] of Object.entries(schema.properties ?? {})) {
-        switch (prop.type) {
-            case 'string':
-                if (Array.isArray(prop.enum)) out[key] = prop.default ?? prop.enum[0];
-                else if (Array.isArray(prop.oneOf)) out[key] = prop.oneOf[0].const;
-                else if (prop.format === 'email' || /email/i.test(key)) out[key] = 'test@example.com';
-                else out[key] = prop.default ?? `value-${key}`;
-                break;
-            case 'integer':
-                out[key] = prop.default ?? prop.minimum ?? 30;
-                break;
-            case 'number':
-                out[key] = prop.default ?? prop.minimum ?? 95.5;
-                break;
-            case 'boolean':
-                out[key] = prop.default ?? true;
-                break;
-            case 'array': {
-                const items = prop.items ?? {};
-                if (Array.isArray(items.enum)) out[key] = [items.enum[0]];
-                else if (Array.isArray(items.anyOf)) out[key] = [items.anyOf[0].const];
-                else out[key] = ['x'];
-                break;
-            }
-            default:
-                throw new Error(`elicitation schema property ${key} has unsupported type ${JSON.stringify(prop.type)}`);
-        }
-    }
-    return out;
-}
-
-// Minimal check that the arguments we are about to send fit the tool's advertised inputSchema,
-// so that the test notices when the server changes a schema under us.
-function assertArgsFitSchema(tool, args) {
-    const schema = tool.inputSchema;
-    for (const req of schema.required ?? []) {
-        assert.ok(args && req in args, `${tool.name}: required argument ${req} not supplied by the test`);
-    }
-    const typeOf = (v) =>
-        Array.isArray(v) ? 'array' : v === null ? 'null' : Number.isInteger(v) ? 'integer' : typeof v;
-    for (const [k, v] of Object.entries(args ?? {})) {
-        const prop = schema.properties?.[k];
-        if (!prop) {
-            assert.notEqual(schema.additionalProperties, false, `${tool.name}: argument ${k} not in inputSchema`);
-            continue;
-        }
-        if (prop.type) {
-            const t = typeOf(v);
-            const ok = prop.type === t || (prop.type === 'number' && t === 'integer');
-            assert.ok(ok, `${tool.name}: argument ${k}=${JSON.stringify(v)} does not fit type ${prop.type}`);
-        }
-    }
-}
-
-// Calls a tool and returns the SDK's result together with the raw response and every message
-// that arrived between the request and its response.
-async function call(name, args, options = {}) {
-    const sentMark = transport.sent.length;
-    const wireMark = transport.wire.length;
-    const params = args === undefined ? { name } : { name, arguments: args };
-    const res = await client.callTool(params, undefined, { timeout: REQUEST_TIMEOUT_MS, ...options });
-    const req = transport.sent.slice(sentMark).find((m) => m.method === 'tools/call' && m.params?.name === name);
-    assert.ok(req, `tools/call ${name} was not seen going out`);
-    const idx = transport.wire.findIndex((m, i) => i >= wireMark && isResponseTo(req.id)(m));
-    assert.ok(idx >= 0, `raw response to tools/call ${name} not recorded`);
-    return {
-        res,
-        req,
-        raw: transport.wire[idx].result,
-        during: transport.wire.slice(wireMark, idx),
-        duringBatches: transport.batches.slice(wireMark, idx),
-        responseBatch: transport.batches[idx],
-    };
-}
-
-// The progress an SDK onprogress callback can see. SDK 1.32.2 runs notification handlers in a
-// microtask but handles a response synchronously and drops the request's progress handler
-// then, so a progress notification read in the same chunk as the response never reaches
-// onprogress (typescript-sdk issue #2580). That is a client defect no server can avoid; the wire
-// itself is checked separately and strictly.
-function progressVisibleToSdk(c) {
-    return c.during
-        .map((m, i) => [m, c.duringBatches[i]])
-        .filter(([m, b]) => m.method === 'notifications/progress' && b !== c.responseBatch)
-        .map(([m]) => m.params);
-}
-
-const logsIn = (during) => during.filter((m) => m.method === 'notifications/message').map((m) => m.params);
-const progressIn = (during) => during.filter((m) => m.method === 'notifications/progress').map((m) => m.params);
-const requestsIn = (during, method) => during.filter((m) => m.method === method && 'id' in m);
-
-// Parses "<prefix><json>" and returns the JSON value.
-function jsonAfter(text, prefix) {
-    assert.ok(text.startsWith(prefix), `expected text to start with ${JSON.stringify(prefix)}, got ${JSON.stringify(text)}`);
-    return JSON.parse(text.slice(prefix.length));
-}
-
-async function elicitationCall(name, args, checkSchema, resultPrefix) {
-    const { raw, during } = await call(name, args);
-    const reqs = requestsIn(during, 'elicitation/create');
-    assert.equal(reqs.length, 1, `${name}: expected exactly one elicitation/create before the result`);
-    const p = reqs[0].params;
-    assert.equal(p.requestedSchema?.type, 'object', `${name}: requestedSchema.type`);
-    checkSchema(p);
-    const sent = fillFromSchema(p.requestedSchema);
-    assert.equal(raw.isError, undefined, `${name}: unexpected isError`);
-    assert.equal(raw.content.length, 1, `${name}: one content block`);
-    assert.equal(raw.content[0].type, 'text');
-    assert.deepEqual(Object.keys(raw), ['content'], `${name}: result keys`);
-    const content = jsonAfter(raw.content[0].text, resultPrefix);
-    assert.deepEqual(content, sent, `${name}: the server must report the content the client accepted`);
-}
-
-// What this test knows about every tool the server may list: how to call it and what to expect.
-// A tool that is listed but missing here fails the test.
-const TOOLS = {
-    async test_simple_text() {
-        const { raw } = await call('test_simple_text');
-        assert.deepEqual(raw, textResult('This is a simple text response for testing.'));
-    },
-    async test_image_content() {
-        const { raw } = await call('test_image_content', {});
-        assert.deepEqual(raw, { content: [{ type: 'image', data: PNG, mimeType: 'image/png' }] });
-    },
-    async test_audio_content() {
-        const { raw } = await call('test_audio_content', {});
-        assert.deepEqual(raw, { content: [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }] });
-    },
-    async test_embedded_resource() {
-        const { raw } = await call('test_embedded_resource', {});
-        assert.deepEqual(raw, {
-            content: [
-                {
-                    type: 'resource',
-                    resource: {
-                        uri: 'test://embedded-resource',
-                        mimeType: 'text/plain',
-                        text: 'This is an embedded resource content.',
-                    },
-                },
-            ],
-        });
-    },
-    async test_multiple_content_types() {
-        const { raw } = await call('test_multiple_content_types', {});
-        assert.deepEqual(raw, {
-            content: [
-                { type: 'text', text: 'Multiple content types test:' },
-                { type: 'image', data: PNG, mimeType: 'image/png' },
-                {
-                    type: 'resource',
-                    resource: {
-                        uri: 'test://mixed-content-resource',
-                        mimeType: 'application/json',
-                        text: '{"test":"data","value":123}',
-                    },
-                },
-            ],
-        });
-    },
-    async test_tool_with_logging() {
-        const seen = [];
-        const { raw, during } = await call('test_tool_with_logging', {});
-        seen.push(...logsIn(during));
-        assert.deepEqual(raw, textResult('Tool with logging executed successfully'));
-        // All three must be on the wire before the response; `during` ends at the response.
-        assert.deepEqual(
-            seen.map((p) => [p.level, p.data]),
-            [
-                ['info', 'Tool execution started'],
-                ['info', 'Tool processing data'],
-                ['info', 'Tool execution completed'],
-            ],
-        );
-        // The SDK's LoggingMessageNotification handler saw them too, in the same order.
-        const handled = loggingSeen.slice(-3).map((p) => p.data);
-        assert.deepEqual(handled, ['Tool execution started', 'Tool processing data', 'Tool execution completed']);
-    },
-    async test_tool_with_progress() {
-        const progress = [];
-        const c = await call('test_tool_with_progress', {}, { onprogress: (p) => progress.push(p) });
-        const { req, raw, during } = c;
-        const token = req.params._meta?.progressToken;
-        assert.notEqual(token, undefined, 'the SDK sends a progressToken when onprogress is given');
-        const onWire = progressIn(during);
-        assert.deepEqual(
-            onWire.map((p) => [p.progress, p.total]),
-            [
-                [0, 100],
-                [50, 100],
-                [100, 100],
-            ],
-            'three notifications/progress on the wire, in order, before the result',
-        );
-        for (const p of onWire) assert.strictEqual(p.progressToken, token, 'progressToken echoed with the same type');
-        assert.deepEqual(
-            progress.map((p) => [p.progress, p.total]),
-            progressVisibleToSdk(c).map((p) => [p.progress, p.total]),
-            'onprogress saw every progress the SDK could deliver, in order',
-        );
-        assert.ok(progress.length >= 2, `onprogress called ${progress.length} times`);
-        assert.equal(raw.isError, undefined);
-        assert.equal(raw.content.length, 1);
-        assert.equal(raw.content[0].type, 'text');
-        assert.ok(raw.content[0].text.length > 0, 'non-empty text');
-    },
-    async test_error_handling() {
-        const { raw } = await call('test_error_handling', {});
-        assert.deepEqual(raw, {
-            isError: true,
-            content: [{ type: 'text', text: 'This tool intentionally returns an error for testing' }],
-        });
-    },
-    async test_sampling(tool) {
-        const args = { prompt: 'Say hello to the interop test' };
-        assertArgsFitSchema(tool, args);
-        const before = serverRequests.length;
-        const { raw, during } = await call('test_sampling', args);
-        const reqs = requestsIn(during, 'sampling/createMessage');
-        assert.equal(reqs.length, 1, 'exactly one sampling/createMessage before the result');
-        assert.deepEqual(reqs[0].params.messages, [{ role: 'user', content: { type: 'text', text: args.prompt } }]);
-        assert.equal(reqs[0].params.maxTokens, 100);
-        assert.equal(serverRequests.length, before + 1, 'the TS sampling handler answered it');
-        assert.deepEqual(raw, textResult(`LLM response: ${SAMPLING_TEXT}`));
-    },
-    async test_elicitation(tool) {
-        const args = { message: 'Please provide your details' };
-        assertArgsFitSchema(tool, args);
-        await elicitationCall(
-            'test_elicitation',
-            args,
-            (p) => {
-                assert.equal(p.message, args.message, 'elicitation message is the tool argument');
-                assert.ok(Object.keys(p.requestedSchema.properties ?? {}).length > 0, 'schema has properties');
-            },
-            'User response: action=accept, content=',
-        );
-    },
-    async test_elicitation_sep1034_defaults() {
-        await elicitationCall(
-            'test_elicitation_sep1034_defaults',
-            {},
-            (p) =>
-                assert.deepEqual(p.requestedSchema, {
-                    type: 'object',
-                    properties: {
-                        name: { type: 'string', description: 'User name', default: 'John Doe' },
-                        age: { type: 'integer', description: 'User age', default: 30 },
-                        score: { type: 'number', description: 'User score', default: 95.5 },
-                        status: {
-                            type: 'string',
-                            description: 'User status',
-                            enum: ['active', 'inactive', 'pending'],
-                            default: 'active',
-                        },
-                        verified: { type: 'boolean', description: 'Verification status', default: true },
-                    },
-                    required: [],
-                }),
-            'Elicitation completed: action=accept, content=',
-        );
-    },
-    async test_elicitation_sep1330_enums() {
-        await elicitationCall(
-            'test_elicitation_sep1330_enums',
-            {},
-            (p) => {
-                // A human-readable description (or title) per field is allowed, as in the
-                // reference server; the structure below is what SEP-1330 fixes.
-                const props = Object.fromEntries(
-                    Object.entries(p.requestedSchema.properties).map(([k, v]) => {
-                        const { description, title, ...rest } = v;
-                        if (description !== undefined) assert.equal(typeof description, 'string');
-                        if (title !== undefined) assert.equal(typeof title, 'string');
-                        return [k, rest];
-                    }),
-                );
-                assert.deepEqual(
-                    Object.keys(props).sort(),
-                    ['legacyEnum', 'titledMulti', 'titledSingle', 'untitledMulti', 'untitledSingle'],
-                );
-                assert.deepEqual(props.untitledSingle, { type: 'string', enum: ['option1', 'option2', 'option3'] });
-                assert.deepEqual(props.titledSingle, {
-                    type: 'string',
-                    oneOf: [
-                        { const: 'value1', title: 'First Option' },
-                        { const: 'value2', title: 'Second Option' },
-                        { const: 'value3', title: 'Third Option' },
-                    ],
-                });
-                assert.deepEqual(props.legacyEnum, {
-                    type: 'string',
-                    enum: ['opt1', 'opt2', 'opt3'],
-                    enumNames: ['Option One', 'Option Two', 'Option Three'],
-                });
-                assert.deepEqual(props.untitledMulti, {
-                    type: 'array',
-                    minItems: 1,
-                    maxItems: 3,
-                    items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
-                });
-                assert.deepEqual(props.titledMulti, {
-                    type: 'array',
-                    minItems: 1,
-                    maxItems: 3,
-                    items: {
-                        anyOf: [
-                            { const: 'value1', title: 'First Choice' },
-                            { const: 'value2', title: 'Second Choice' },
-                            { const: 'value3', title: 'Third Choice' },
-                        ],
-                    },
-                });
-                assert.deepEqual(p.requestedSchema.required, []);
-            },
-            'Elicitation completed: action=accept, content=',
-        );
-    },
-    async json_schema_2020_12_tool(tool) {
-        assert.deepEqual(tool.inputSchema, {
-            $schema: 'https://json-schema.org/draft/2020-12/schema',
-            type: 'object',
-            $defs: { address: { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
-            properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' } },
-            additionalProperties: false,
-        });
-        const args = { name: 'Ada Lovelace', address: { street: '12 St James Square', city: 'London' } };
-        assertArgsFitSchema(tool, args);
-        const { raw } = await call('json_schema_2020_12_tool', args);
-        assert.equal(raw.isError, undefined);
-        assert.equal(raw.content.length, 1);
-        assert.equal(raw.content[0].type, 'text');
-        for (const v of ['Ada Lovelace', '12 St James Square', 'London'])
-            assert.ok(raw.content[0].text.includes(v), `result text echoes ${v}: ${raw.content[0].text}`);
-    },
-    async test_reconnection() {
-        // Over stdio there is no SSE stream to close, so the result simply arrives.
-        const { raw } = await call('test_reconnection', {});
-        assert.deepEqual(
-            raw,
-            textResult(
-                'Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure.',
-            ),
-        );
-    },
-    async echo(tool) {
-        const args = { text: 'hello interop ✓' };
-        assertArgsFitSchema(tool, args);
-        const { raw } = await call('echo', args);
-        assert.deepEqual(raw, textResult(args.text));
-    },
-    async add(tool) {
-        assert.equal(tool.title, 'Add two numbers');
-        assert.deepEqual(tool.annotations, { readOnlyHint: true, idempotentHint: true });
-        assert.deepEqual(tool.outputSchema, {
-            type: 'object',
-            properties: { sum: { type: 'number' } },
-            required: ['sum'],
-        });
-        const args = { a: 2, b: 3.5 };
-        assertArgsFitSchema(tool, args);
-        const { res, raw } = await call('add', args);
-        assert.deepEqual(raw.structuredContent, { sum: 5.5 });
-        assert.equal(raw.content.length, 1);
-        assert.equal(raw.content[0].type, 'text');
-        assert.deepEqual(JSON.parse(raw.content[0].text), { sum: 5.5 }, 'text block carries the same JSON');
-        assert.equal(raw.isError, undefined);
-        assert.deepEqual(res.structuredContent, { sum: 5.5 }, 'SDK validated it against outputSchema');
-    },
-    async long_running(tool) {
-        const args = { steps: 4, delay_ms: 20 };
-        assertArgsFitSchema(tool, args);
-        const progress = [];
-        const c = await call('long_running', args, { onprogress: (p) => progress.push(p) });
-        const { req, raw, during } = c;
-        assert.deepEqual(raw, textResult('completed 4 steps'));
-        const onWire = progressIn(during);
-        assert.deepEqual(
-            onWire.map((p) => [p.progress, p.total, p.message]),
-            [1, 2, 3, 4].map((i) => [i, 4, `step ${i}`]),
-            'progress i of 4 with message "step i", in order, before the result',
-        );
-        for (const p of onWire) assert.strictEqual(p.progressToken, req.params._meta.progressToken);
-        assert.deepEqual(
-            progress.map((p) => [p.progress, p.total, p.message]),
-            progressVisibleToSdk(c).map((p) => [p.progress, p.total, p.message]),
-            'onprogress saw every progress the SDK could deliver, in order',
-        );
-        // The steps are delay_ms apart, so at least the first three arrive in reads of their own.
-        assert.ok(progress.length >= 3, `onprogress called ${progress.length} times`);
-    },
-    async notify(tool) {
-        const args = { count: 3, delay_ms: 5 };
-        assertArgsFitSchema(tool, args);
-        const { raw, during } = await call('notify', args);
-        assert.deepEqual(raw, textResult('sent 3'));
-        assert.deepEqual(
-            logsIn(during).map((p) => [p.level, p.data]),
-            [1, 2, 3].map((i) => ['info', `notification ${i}`]),
-        );
-    },
-    async list_roots() {
-        const { raw, during } = await call('list_roots', {});
-        assert.equal(requestsIn(during, 'roots/list').length, 1, 'one roots/list request before the result');
-        assert.deepEqual(raw.structuredContent, { roots: ROOTS });
-        assert.ok(Array.isArray(raw.content), 'content is an array');
-        assert.equal(raw.isError, undefined);
-    },
-    async trigger_resource_update(tool) {
-        const uri = 'test://watched-resource';
-        const args = { uri };
-        assertArgsFitSchema(tool, args);
-        const sub = await client.subscribeResource({ uri }, { timeout: REQUEST_TIMEOUT_MS });
-        assert.deepEqual(sub, {});
-        const mark = transport.wire.length;
-        const updatesBefore = updatesSeen.length;
-        const { raw } = await call('trigger_resource_update', args);
-        assert.deepEqual(raw, textResult('updated'));
-        const n = await transport.waitFor(
-            (m) => m.method === 'notifications/resources/updated' && m.params?.uri === uri,
-            mark,
-            5000,
-            'notifications/resources/updated',
-        );
-        assert.deepEqual(n.params, { uri });
-        // The SDK runs notification handlers after the message is on the wire: wait for it.
-        for (let i = 0; i < 500 && updatesSeen.length <= updatesBefore; i++)
-            await new Promise((r) => setImmediate(r));
-        assert.ok(updatesSeen.length > updatesBefore, 'ResourceUpdatedNotification handler ran');
-
-        // After unsubscribing, a trigger must not notify us. The notification would be queued
-        // before the tool's result, so a ping after the result is a safe barrier.
-        assert.deepEqual(await client.unsubscribeResource({ uri }, { timeout: REQUEST_TIMEOUT_MS }), {});
-        const mark2 = transport.wire.length;
-        await call('trigger_resource_update', args);
-        await client.ping({ timeout: REQUEST_TIMEOUT_MS });
-        const late = transport.wire
-            .slice(mark2)
-            .filter((m) => m.method === 'notifications/resources/updated' && m.params?.uri === uri);
-        assert.equal(late.length, 0, 'no update after unsubscribe');
-    },
-    async log_all_levels() {
-        // With the level at warning, only warning and more severe get through.
-        assert.deepEqual(await client.setLoggingLevel('warning', { timeout: REQUEST_TIMEOUT_MS }), {});
-        try {
-            const { raw, during } = await call('log_all_levels', {});
-            assert.deepEqual(raw, textResult('logged'));
-            assert.deepEqual(
-                logsIn(during).map((p) => [p.level, p.data]),
-                LEVELS.slice(3).map((l) => [l, l]),
-                'logging/setLevel warning filters out debug, info and notice',
-            );
-        } finally {
-            await client.setLoggingLevel('debug', { timeout: REQUEST_TIMEOUT_MS });
-        }
-        const { raw, during } = await call('log_all_levels', {});
-        assert.deepEqual(raw, textResult('logged'));
-        assert.deepEqual(
-            logsIn(during).map((p) => [p.level, p.data]),
-            LEVELS.map((l) => [l, l]),
-            'at debug, one message per level, in order',
-        );
-    },
-    async poll_notify(tool) {
-        // Over stdio there is no stream to close: without close_after it just notifies.
-        const args = { count: 2, delay_ms: 0, close_after: 0 };
-        assertArgsFitSchema(tool, args);
-        const { raw } = await call('poll_notify', args);
-        assert.deepEqual(raw, textResult('sent 2'));
-    },
-    async ping_client(tool) {
-        // A server-to-client ping: the TS client answers it itself.
-        assertArgsFitSchema(tool, {});
-        const { raw } = await call('ping_client', {});
-        assert.deepEqual(raw, textResult('pong'));
-    },
-    async slow_echo(tool) {
-        const args = { text: 'slow hello', delay_ms: 50 };
-        assertArgsFitSchema(tool, args);
-        const t0 = Date.now();
-        const { raw } = await call('slow_echo', args);
-        assert.ok(Date.now() - t0 >= 40, 'slow_echo waited about delay_ms');
-        assert.deepEqual(raw, textResult(args.text));
-    },
+// What the checks in lib/everything.mjs work on; the arrays are the ones the handlers push to.
+const env = {
+    client: undefined,
+    transport: undefined,
+    initResult: undefined, // raw initialize result
+    serverRequests: [], // {method, params} of every server->client request the handlers saw
+    loggingSeen: [],
+    updatesSeen: [],
+    clientErrors: [], // everything the SDK reported through Client.onerror
 };
-
-const loggingSeen = [];
-const clientErrors = []; // everything the SDK reported through Client.onerror
-const updatesSeen = [];
-let initResult; // raw initialize result
+const checks = everythingChecks(env);
 
 before(async () => {
     assert.ok(binDir, 'MCP_BIN_DIR must be set to the build bin directory');
     const exe = path.join(binDir, 'mcp-everything');
     assert.ok(existsSync(exe), `${exe} does not exist`);
 
-    transport = new TapTransport({ command: exe, args: ['--stdio'], stderr: 'inherit' });
-    client = new Client(
+    const transport = new TapTransport({ command: exe, args: ['--stdio'], stderr: 'inherit' });
+    const client = new Client(
         { name: 'libmcp-interop-ts-client', version: '1.0.0' },
         { capabilities: { sampling: {}, elicitation: { form: {} }, roots: { listChanged: true } } },
     );
+    env.transport = transport;
+    env.client = client;
     client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
-        serverRequests.push({ method: req.method, params: req.params });
+        env.serverRequests.push({ method: req.method, params: req.params });
         return { role: 'assistant', content: { type: 'text', text: SAMPLING_TEXT }, model: 'test-model', stopReason: 'endTurn' };
     });
     client.setRequestHandler(ElicitRequestSchema, async (req) => {
-        serverRequests.push({ method: req.method, params: req.params });
+        env.serverRequests.push({ method: req.method, params: req.params });
         return { action: 'accept', content: fillFromSchema(req.params.requestedSchema) };
     });
     client.setRequestHandler(ListRootsRequestSchema, async (req) => {
-        serverRequests.push({ method: req.method, params: req.params });
+        env.serverRequests.push({ method: req.method, params: req.params });
         return { roots: ROOTS };
     });
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
-        loggingSeen.push(n.params);
+        env.loggingSeen.push(n.params);
     });
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
-        updatesSeen.push(n.params.uri);
+        env.updatesSeen.push(n.params.uri);
     });
 
-    client.onerror = (err) => clientErrors.push(String(err?.message ?? err));
+    client.onerror = (err) => env.clientErrors.push(String(err?.message ?? err));
 
     await client.connect(transport, { timeout: REQUEST_TIMEOUT_MS });
     child = transport._process; // private, but the only way to see how the child ends
     const init = transport.sent.find((m) => m.method === 'initialize');
     const resp = transport.wire.find(isResponseTo(init.id));
     assert.ok(resp && resp.result, `initialize failed: ${JSON.stringify(resp)}`);
-    initResult = resp.result;
+    env.initResult = resp.result;
 });
 
 after(async () => {
     // If a test failed before close(), make sure the child does not outlive us.
-    if (transport && transport._process) await transport.close();
+    if (env.transport && env.transport._process) await env.transport.close();
 });
 
-test('initialize negotiates 2025-11-25 and names the server', () => {
-    assert.equal(initResult.protocolVersion, '2025-11-25');
-    assert.equal(initResult.serverInfo?.name, 'mcp-everything');
-    assert.equal(typeof initResult.serverInfo?.version, 'string');
-    const caps = initResult.capabilities;
-    assert.ok(caps.tools, 'tools capability');
-    assert.equal(caps.resources?.subscribe, true, 'resources.subscribe');
-    assert.ok(caps.prompts, 'prompts capability');
-    assert.ok(caps.logging, 'logging capability');
-    assert.ok(caps.completions, 'completions capability');
-    assert.equal(client.getServerVersion()?.name, 'mcp-everything');
-});
+test('initialize negotiates 2025-11-25 and names the server', () => checks.checkInitialize());
 
-test('ping returns exactly {}', async () => {
-    const mark = transport.sent.length;
-    assert.deepEqual(await client.ping({ timeout: REQUEST_TIMEOUT_MS }), {});
-    const req = transport.sent.slice(mark).find((m) => m.method === 'ping');
-    assert.deepEqual(transport.wire.find(isResponseTo(req.id)).result, {});
-});
+test('ping returns exactly {}', () => checks.checkPing());
 
-test('logging/setLevel returns exactly {}', async () => {
-    const mark = transport.sent.length;
-    assert.deepEqual(await client.setLoggingLevel('debug', { timeout: REQUEST_TIMEOUT_MS }), {});
-    const req = transport.sent.slice(mark).find((m) => m.method === 'logging/setLevel');
-    assert.deepEqual(transport.wire.find(isResponseTo(req.id)).result, {});
-});
+test('logging/setLevel returns exactly {}', () => checks.checkSetLevel());
 
-test('every listed tool can be called and returns the expected result', async (t) => {
-    const tools = [];
-    let cursor;
-    do {
-        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: REQUEST_TIMEOUT_MS });
-        tools.push(...page.tools);
-        cursor = page.nextCursor;
-    } while (cursor);
-    const names = tools.map((x) => x.name);
-    assert.equal(new Set(names).size, names.length, `duplicate tool names: ${names}`);
-    const unknown = names.filter((n) => !(n in TOOLS));
-    assert.deepEqual(unknown, [], 'tools listed that this test does not know how to call');
-    const missing = Object.keys(TOOLS).filter((n) => !names.includes(n));
-    assert.deepEqual(missing, [], 'tools the server should offer but did not list');
-    for (const tool of tools) {
-        await t.test(tool.name, async () => {
-            assert.equal(typeof tool.description, 'string', 'description present');
-            assert.ok(tool.description.length > 0, 'description non-empty');
-            assert.equal(tool.inputSchema?.type, 'object', 'inputSchema.type is object');
-            await TOOLS[tool.name](tool);
-        });
-    }
-});
+test('every listed tool can be called and returns the expected result', (t) => checks.checkTools(t));
 
-test('tools/call of an unknown tool rejects with -32602', async () => {
-    await assert.rejects(
-        client.callTool({ name: 'no_such_tool_xyz', arguments: {} }, undefined, { timeout: REQUEST_TIMEOUT_MS }),
-        (err) => {
-            assert.ok(err instanceof McpError, `expected McpError, got ${err}`);
-            assert.equal(err.code, -32602);
-            return true;
-        },
-    );
-});
+test('tools/call of an unknown tool rejects with -32602', () => checks.checkUnknownTool());
 
-const EXPECTED_RESOURCES = {
-    'test://static-text': { uri: 'test://static-text', mimeType: 'text/plain', text: 'This is the content of the static text resource.' },
-    'test://static-binary': { uri: 'test://static-binary', mimeType: 'image/png', blob: PNG },
-    'test://watched-resource': { uri: 'test://watched-resource', mimeType: 'text/plain', text: 'Watched resource content' },
-};
+test('resources: list, read each, templates, read the template', (t) => checks.checkResources(t));
 
-test('resources: list, read each, templates, read the template', async (t) => {
-    const resources = [];
-    let cursor;
-    do {
-        const page = await client.listResources(cursor ? { cursor } : undefined, { timeout: REQUEST_TIMEOUT_MS });
-        resources.push(...page.resources);
-        cursor = page.nextCursor;
-    } while (cursor);
-    const uris = resources.map((r) => r.uri);
-    for (const u of Object.keys(EXPECTED_RESOURCES)) assert.ok(uris.includes(u), `resources/list lacks ${u}`);
-    for (const r of resources) {
-        await t.test(`read ${r.uri}`, async () => {
-            assert.equal(typeof r.name, 'string', 'resource has a name');
-            const mark = transport.sent.length;
-            await client.readResource({ uri: r.uri }, { timeout: REQUEST_TIMEOUT_MS });
-            const req = transport.sent.slice(mark).find((m) => m.method === 'resources/read');
-            const raw = transport.wire.find(isResponseTo(req.id)).result;
-            assert.ok(Array.isArray(raw.contents) && raw.contents.length >= 1, 'contents non-empty');
-            if (EXPECTED_RESOURCES[r.uri]) {
-                assert.deepEqual(raw, { contents: [EXPECTED_RESOURCES[r.uri]] });
-            } else {
-                assert.equal(raw.contents[0].uri, r.uri);
-                assert.ok(typeof raw.contents[0].text === 'string' || typeof raw.contents[0].blob === 'string');
-            }
-            if (r.mimeType) assert.equal(raw.contents[0].mimeType, r.mimeType, 'mimeType as listed');
-        });
-    }
+test('prompts: list and get every prompt with its required arguments', (t) => checks.checkPrompts(t));
 
-    const templates = await client.listResourceTemplates(undefined, { timeout: REQUEST_TIMEOUT_MS });
-    const tpl = templates.resourceTemplates.find((x) => x.uriTemplate === 'test://template/{id}/data');
-    assert.ok(tpl, `template missing: ${JSON.stringify(templates.resourceTemplates)}`);
-    assert.equal(tpl.name, 'template');
-    assert.equal(tpl.mimeType, 'application/json');
-
-    const mark = transport.sent.length;
-    await client.readResource({ uri: 'test://template/123/data' }, { timeout: REQUEST_TIMEOUT_MS });
-    const req = transport.sent.slice(mark).find((m) => m.method === 'resources/read');
-    const raw = transport.wire.find(isResponseTo(req.id)).result;
-    assert.equal(raw.contents.length, 1);
-    const c = raw.contents[0];
-    assert.equal(c.uri, 'test://template/123/data');
-    assert.equal(c.mimeType, 'application/json');
-    assert.deepEqual(JSON.parse(c.text), { id: '123', templateTest: true, data: 'Data for ID: 123' });
-});
-
-const EXPECTED_PROMPTS = {
-    test_simple_prompt: {
-        args: [],
-        messages: () => [{ role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } }],
-    },
-    test_prompt_with_arguments: {
-        args: ['arg1', 'arg2'],
-        messages: (a) => [
-            { role: 'user', content: { type: 'text', text: `Prompt with arguments: arg1='${a.arg1}', arg2='${a.arg2}'` } },
-        ],
-    },
-    test_prompt_with_embedded_resource: {
-        args: ['resourceUri'],
-        messages: (a) => [
-            {
-                role: 'user',
-                content: {
-                    type: 'resource',
-                    resource: { uri: a.resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' },
-                },
-            },
-            { role: 'user', content: { type: 'text', text: 'Please process the embedded resource above.' } },
-        ],
-    },
-    test_prompt_with_image: {
-        args: [],
-        messages: () => [
-            { role: 'user', content: { type: 'image', data: PNG, mimeType: 'image/png' } },
-            { role: 'user', content: { type: 'text', text: 'Please analyze the image above.' } },
-        ],
-    },
-};
-
-test('prompts: list and get every prompt with its required arguments', async (t) => {
-    const prompts = [];
-    let cursor;
-    do {
-        const page = await client.listPrompts(cursor ? { cursor } : undefined, { timeout: REQUEST_TIMEOUT_MS });
-        prompts.push(...page.prompts);
-        cursor = page.nextCursor;
-    } while (cursor);
-    const names = prompts.map((p) => p.name);
-    for (const n of Object.keys(EXPECTED_PROMPTS)) assert.ok(names.includes(n), `prompts/list lacks ${n}`);
-    for (const p of prompts) {
-        await t.test(p.name, async () => {
-            assert.equal(typeof p.description, 'string', 'prompt has a description');
-            const args = {};
-            for (const a of p.arguments ?? []) {
-                assert.equal(typeof a.name, 'string');
-                if (a.required) args[a.name] = a.name === 'resourceUri' ? 'test://static-text' : `value of ${a.name}`;
-            }
-            const expected = EXPECTED_PROMPTS[p.name];
-            if (expected) {
-                assert.deepEqual(
-                    (p.arguments ?? []).map((a) => [a.name, a.required, typeof a.description]),
-                    expected.args.map((n) => [n, true, 'string']),
-                    'arguments listed with name, description and required:true',
-                );
-            }
-            const mark = transport.sent.length;
-            await client.getPrompt({ name: p.name, arguments: args }, { timeout: REQUEST_TIMEOUT_MS });
-            const req = transport.sent.slice(mark).find((m) => m.method === 'prompts/get');
-            const raw = transport.wire.find(isResponseTo(req.id)).result;
-            if (expected) assert.deepEqual(raw.messages, expected.messages(args));
-            else assert.ok(Array.isArray(raw.messages) && raw.messages.length > 0);
-        });
-    }
-});
-
-test('completion/complete filters by prefix', async () => {
-    const r = await client.complete(
-        { ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' }, argument: { name: 'arg1', value: 'te' } },
-        { timeout: REQUEST_TIMEOUT_MS },
-    );
-    assert.deepEqual([...r.completion.values].sort(), ['test', 'tested', 'testing']);
-    if (r.completion.total !== undefined) assert.equal(r.completion.total, 3);
-    if (r.completion.hasMore !== undefined) assert.equal(r.completion.hasMore, false);
-
-    const t = await client.complete(
-        { ref: { type: 'ref/resource', uri: 'test://template/{id}/data' }, argument: { name: 'id', value: '1' } },
-        { timeout: REQUEST_TIMEOUT_MS },
-    );
-    assert.deepEqual([...t.completion.values].sort(), ['1', '123']);
-});
+test('completion/complete filters by prefix', () => checks.checkCompletion());
 
 test('the SDK saw no protocol errors', () => {
-    // Late progress is the SDK's own race (see progressVisibleToSdk); anything else, such as a
-    // line on stdout that is not a JSON-RPC message, is the server's fault.
-    const real = clientErrors.filter((e) => !e.includes('progress notification for an unknown token'));
+    // Late progress is the SDK's own race (see progressVisibleToSdk in lib/everything.mjs);
+    // anything else, such as a line on stdout that is not a JSON-RPC message, is the server's
+    // fault.
+    const real = env.clientErrors.filter((e) => !e.includes('progress notification for an unknown token'));
     assert.deepEqual(real, []);
 });
 
@@ -866,7 +136,7 @@ test('close() ends the child cleanly', async () => {
         else child.once('exit', resolve);
     });
     const t0 = Date.now();
-    await client.close();
+    await env.client.close();
     await Promise.race([exited, new Promise((_, rej) => setTimeout(() => rej(new Error('child did not exit')), 5000).unref())]);
     // close() ends stdin and waits 2 s before it resorts to SIGTERM; a server that exits on EOF
     // is gone well before that, with status 0 and no signal.

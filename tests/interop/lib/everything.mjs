@@ -1,10 +1,11 @@
 // Shared by the interop tests that drive our mcp-everything with the official TypeScript SDK
 // client: what the server is expected to offer and answer, independent of the transport.
 //
-// Taken from ts_client_stdio.test.mjs (which stays self-contained) so that the transport tests
-// for Streamable HTTP check exactly the same results. Results are compared on the wire: a tap on
-// the transport records every message as the server sent it, because the SDK's schemas strip
-// unknown keys and would hide extra or misspelt fields.
+// Used by ts_client_stdio.test.mjs and ts_client_http.test.mjs, so that both transports are held
+// to exactly the same results and a new server tool is described here only; each test adds what
+// only its transport has. Results are compared on the wire: a tap on the transport records every
+// message as the server sent it, because the SDK's schemas strip unknown keys and would hide
+// extra or misspelt fields.
 
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
