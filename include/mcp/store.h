@@ -6,7 +6,8 @@
  * The transport names every event by (session, stream, seq): seq increases
  * within a session and orders its events; event ids on the wire are made from
  * them by the transport, with a per-session secret, so ids cannot be guessed
- * across sessions. A store only keeps and replays bytes.
+ * across sessions. Since an id names its stream, finding the stream of an id
+ * needs no store lookup. A store only keeps and replays bytes.
  *
  * Every operation is called on the transport's loop thread and must not block.
  * A networked store (Redis) queues its writes and may answer replays later,
@@ -42,6 +43,9 @@ typedef struct mcp_event_store_ops {
                   mcp_event_fn emit, mcp_replay_done_fn done, void *arg);
     /* Forgets a session's events (the session ended). */
     void (*drop_session)(void *self, const char *session);
+    /* Drops what has outlived the store's bounds (its TTL) in every session; the
+     * transport calls it now and then. May be NULL (a store that expires by itself). */
+    void (*expire)(void *self);
     /* Frees the store. */
     void (*destroy)(void *self);
 } mcp_event_store_ops;
@@ -75,6 +79,7 @@ MCP_EXTERN int mcp_event_store_replay(mcp_event_store *store, const char *sessio
                                       uint64_t stream, uint64_t after_seq, mcp_event_fn emit,
                                       mcp_replay_done_fn done, void *arg);
 MCP_EXTERN void mcp_event_store_drop_session(mcp_event_store *store, const char *session);
+MCP_EXTERN void mcp_event_store_expire(mcp_event_store *store);
 
 #ifdef __cplusplus
 }

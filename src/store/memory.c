@@ -213,6 +213,22 @@ static void m_drop_session(void *self, const char *session)
         sess_free(ss);
 }
 
+static void m_expire(void *self)
+{
+    mstore *m = self;
+    size_t pos = 0;
+    const char *key;
+    void *v;
+    while (mcp__map_next(&m->sessions, &pos, &key, &v)) {
+        msess *ss = v;
+        expire(m, ss);
+        if (ss->fifo_head == NULL) {
+            mcp__map_remove(&m->sessions, key);
+            sess_free(ss);
+        }
+    }
+}
+
 static void m_destroy(void *self)
 {
     mstore *m = self;
@@ -228,6 +244,7 @@ static const mcp_event_store_ops memory_ops = {
     .append = m_append,
     .replay = m_replay,
     .drop_session = m_drop_session,
+    .expire = m_expire,
     .destroy = m_destroy,
 };
 

@@ -50,3 +50,9 @@ void mcp_event_store_drop_session(mcp_event_store *store, const char *session)
     if (store->ops.drop_session != NULL)
         store->ops.drop_session(store->self, session);
 }
+
+void mcp_event_store_expire(mcp_event_store *store)
+{
+    if (store->ops.expire != NULL)
+        store->ops.expire(store->self);
+}

@@ -25,6 +25,7 @@
 typedef struct shttp shttp;
 typedef struct hsess hsess;
 typedef struct hstream hstream;
+typedef struct hresume hresume;
 
 /*
  * HS_GET streams carry the session's messages not tied to a request (the newest
@@ -42,6 +43,8 @@ struct hstream {
     int begun;          /* the SSE status line and headers are out */
     int pending;        /* answers still owed on a POST stream */
     int primed;         /* a priming event (an id to resume from) went out */
+    hresume *resuming;  /* a replay into this stream is under way */
+    int finished;       /* its last answer went out while a replay was under way */
     size_t slack;       /* a resume's replayed backlog, allowed on top of max_queued */
     uint64_t slack_at;  /* the loop time it was granted at */
     uint64_t last_write_ms;
@@ -62,6 +65,7 @@ struct hsess {
     char tag[17];
     uint64_t next_seq;
     uint64_t last_standalone; /* where standalone messages are stored while no GET is open */
+    hresume *resumes;         /* replays under way */
     uint64_t last_active_ms;
     hsess *prev, *next;    /* every session, for the timers */
     hsess *deferred_next;  /* in the list of sessions to close once the stack unwinds */
@@ -122,6 +126,10 @@ void mcp__event_id(const hsess *hs, uint64_t stream, uint64_t seq, char out[64])
 int mcp__hstream_prime(hstream *st, int retry_ms);
 /* Resumes the stream Last-Event-ID names on req (GET). */
 void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last_event_id);
+/* on_close of a stream's request. */
+void mcp__shttp_stream_closed(void *arg, mcp__http_req *req);
+/* The session is closing: replays under way are abandoned. */
+void mcp__shttp_resumes_cancel(hsess *hs);
 void mcp__hstream_free(hstream *st);
 /* Begins st's SSE response if needed, then writes the bytes; handles slow readers. */
 int mcp__hstream_write(hstream *st, const char *data, size_t len);

@@ -180,6 +180,11 @@ hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req)
 void mcp__hstream_free(hstream *st)
 {
     hsess *hs = st->hs;
+    if (st->resuming != NULL) {
+        /* A replay into it is under way and will end it once the replay is done. */
+        st->finished = 1;
+        return;
+    }
     if (st->req != NULL)
         mcp__http_req_release(st->req);
     if (st->prev != NULL)
@@ -489,6 +494,7 @@ void mcp__hsess_close(hsess *hs)
     hs->closing = 1;
     if (!hs->stateless)
         mcp__map_remove(&t->sessions, hs->id);
+    mcp__shttp_resumes_cancel(hs);
     while (hs->streams != NULL) {
         hstream *st = hs->streams;
         if (st->req != NULL && st->kind == HS_POST_JSON)
@@ -572,6 +578,8 @@ static int session_busy(hsess *hs)
 static void on_sweep(uv_timer_t *h)
 {
     shttp *t = h->data;
+    if (t->store != NULL)
+        mcp_event_store_expire(t->store);
     uint64_t now = mcp__now_ms();
     hsess *next;
     for (hsess *hs = t->all; hs != NULL; hs = next) {

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <mcp/store.h>
+#include <uv.h>
 
 typedef struct replay_log {
     uint64_t seqs[64];
@@ -163,6 +164,25 @@ static void test_ten_thousand_events_replay_in_order(void **st)
     mcp_event_store_free(s);
 }
 
+static void test_expire_drops_events_past_their_ttl_in_every_session(void **st)
+{
+    (void)st;
+    mcp_memory_store_opts o = {.ttl_ms = 1};
+    mcp_event_store *s = mcp_memory_store_new(&o);
+    mcp_event_store_append(s, "A", 1, 1, "a", 1);
+    mcp_event_store_append(s, "B", 1, 1, "b", 1);
+    /* What is waited for is time itself: at least 2 ms must pass. */
+    uint64_t t0 = uv_hrtime();
+    while (uv_hrtime() - t0 < 3000000u)
+        ;
+    mcp_event_store_expire(s);
+    assert_int_equal(replay(s, "A", 1, 1).status, MCP_ENOENT);
+    assert_int_equal(replay(s, "B", 1, 1).status, MCP_ENOENT);
+    /* The store is still usable afterwards. */
+    assert_int_equal(mcp_event_store_append(s, "A", 1, 2, "a", 1), MCP_OK);
+    mcp_event_store_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -171,6 +191,7 @@ int main(void)
         cmocka_unit_test(test_bounds_evict_the_oldest_and_expired_ids_are_refused),
         cmocka_unit_test(test_dropping_a_session_forgets_only_it),
         cmocka_unit_test(test_ten_thousand_events_replay_in_order),
+        cmocka_unit_test(test_expire_drops_events_past_their_ttl_in_every_session),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
