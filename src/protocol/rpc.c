@@ -41,8 +41,6 @@ struct mcp__rpc {
     outreq *out_head;
     mcp__inreq *in_head;
     size_t inflight;
-    mcp__buf scratch;
-    int scratch_busy;
 };
 
 mcp__rpc *mcp__rpc_new(uv_loop_t *loop, const mcp__rpc_cbs *cbs, void *user)
@@ -103,11 +101,14 @@ static int send_msg(mcp__rpc *rpc, json_t *msg, uint64_t stream, unsigned flags)
         json_decref(msg);
         return MCP_ECLOSED;
     }
-    /* A send may re-enter the engine (a transport answering synchronously), so the
-     * scratch buffer is taken while in use. */
+    /* One buffer per thread (engines live on their loop's thread), not per engine:
+     * an idle session then holds no serialisation buffer at all. A send may re-enter
+     * (a transport answering synchronously), so the buffer is taken while in use. */
+    static _Thread_local mcp__buf scratch;
+    static _Thread_local int scratch_busy;
     mcp__buf local = {0};
-    mcp__buf *b = rpc->scratch_busy ? &local : &rpc->scratch;
-    int *busy = b == &rpc->scratch ? &rpc->scratch_busy : NULL;
+    mcp__buf *b = scratch_busy ? &local : &scratch;
+    int *busy = b == &scratch ? &scratch_busy : NULL;
     if (busy != NULL)
         *busy = 1;
     mcp__buf_reset(b);
@@ -117,7 +118,7 @@ static int send_msg(mcp__rpc *rpc, json_t *msg, uint64_t stream, unsigned flags)
         rc = rpc->cbs.send(rpc->user, stream, b->data ? b->data : "", b->len, flags);
     if (busy != NULL)
         *busy = 0;
-    if (b == &rpc->scratch && b->cap > (64u << 10))
+    if (b == &scratch && b->cap > (64u << 10))
         mcp__buf_free(b); /* do not keep a huge message's memory */
     mcp__buf_free(&local);
     return rc;
@@ -157,10 +158,8 @@ static void answer_error(mcp__rpc *rpc, mcp__batch *b, const json_t *id, int cod
 
 static void maybe_release(mcp__rpc *rpc)
 {
-    if (rpc->freed && rpc->inflight == 0) {
-        mcp__buf_free(&rpc->scratch);
+    if (rpc->freed && rpc->inflight == 0)
         free(rpc);
-    }
 }
 
 /* ---- Outgoing requests ---- */

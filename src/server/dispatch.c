@@ -356,6 +356,11 @@ static void do_subscribe(mcp__session *s, mcp__inreq *req, int subscribe)
                                json_pack("{s:s}", "uri", uri));
         return;
     }
+    if (s->subscriptions == NULL && (s->subscriptions = json_object()) == NULL) {
+        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory",
+                               NULL);
+        return;
+    }
     json_object_set_new(s->subscriptions, uri, json_true());
     mcp__rpc_respond(req, json_object());
 }

@@ -59,10 +59,9 @@ mcp__session *mcp__session_new(mcp__srt *rt, const mcp__session_io *io, void *io
     s->refs = 1;
     s->level = MCP_LOG_DEBUG;
     s->rpc = mcp__rpc_new(rt->loop, &session_cbs, s);
-    s->subscriptions = json_object();
-    if (s->rpc == NULL || s->subscriptions == NULL || (id != NULL && !(s->id = mcp__strdup(id)))) {
+    /* subscriptions is made on the first resources/subscribe: most sessions never do. */
+    if (s->rpc == NULL || (id != NULL && !(s->id = mcp__strdup(id)))) {
         mcp__rpc_free(s->rpc);
-        json_decref(s->subscriptions);
         free(s);
         return NULL;
     }

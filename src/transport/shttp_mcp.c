@@ -188,6 +188,9 @@ static void post(shttp *t, mcp__http_req *req)
     }
     /* One POST body gets one answer: a response, or one array for a batch. */
     st->pending = 1;
+    /* initialize is answered at once and never resumed: keeping its answer would
+     * only cost every session memory. */
+    st->unstored = has_init;
     mcp__http_req_on_close(req, mcp__shttp_stream_closed, st);
     /* The priming event goes first, before any handler runs: a client whose
      * connection drops before the first message still has an id to resume from. */

@@ -271,7 +271,7 @@ static int emit(hsess *hs, uint64_t id, hstream *st, const char *text, size_t le
     shttp *t = hs->t;
     char eid[64];
     const char *eid_p = NULL;
-    if (t->store != NULL && !hs->legacy && !hs->stateless) {
+    if (t->store != NULL && !hs->legacy && !hs->stateless && !(st != NULL && st->unstored)) {
         uint64_t seq = ++hs->next_seq;
         if (mcp_event_store_append(t->store, hs->id, id, seq, text, len) != MCP_OK)
             mcp__warn("session %s: an event could not be stored", hs->id);

@@ -594,6 +594,9 @@ static void test_broadcasts_reach_initialized_sessions_by_subscription_and_level
     assert_string_equal(method_of(live.texts[0]), "notifications/tools/list_changed");
 
     /* Only the sessions subscribed to a URI hear that it was updated. */
+    /* Sessions make their subscription set on their first subscribe. */
+    if (s->subscriptions == NULL)
+        s->subscriptions = json_object();
     json_object_set_new(s->subscriptions, "a://sub", json_true());
     assert_int_equal(mcp_server_notify_resource_updated(srv, "a://other"), MCP_OK);
     assert_int_equal(mcp_server_notify_resource_updated(srv, "a://sub"), MCP_OK);
