@@ -1,0 +1,104 @@
+-- wrk script: tools/call echo in a loop on one open MCP session (Streamable HTTP).
+--
+--   wrk -t1 -cN -dD --latency URL -s mcp_echo.lua -- URL [bare]
+--
+-- Each wrk thread sets up its own session in init(): initialize (the answer's
+-- Mcp-Session-Id header names the session), then notifications/initialized.
+-- wrk's Lua has no sockets of its own, so those two requests go through curl;
+-- they are not part of the measurement. Then every request is a tools/call of
+-- echo with a unique id, and every answer is checked: status 200 and a
+-- "result" in the body (SSE or JSON alike), anything else counts as bad.
+--
+-- With "bare" as second argument no session is set up: that is the load for
+-- the HTTP ceiling (bench/http_ceiling.c), which answers any POST.
+--
+-- done() prints one machine-readable line starting with "BENCH " that
+-- bench/run parses.
+
+local url, mode = nil, nil
+local sid = nil
+counter = 0
+bad = 0
+good = 0
+local threads = {}
+
+local function sh_quote(s)
+    return "'" .. string.gsub(s, "'", "'\\''") .. "'"
+end
+
+local function post(u, extra_headers, body, want_headers)
+    local cmd = "curl -s --max-time 10 -X POST " .. sh_quote(u)
+        .. " -H 'Content-Type: application/json'"
+        .. " -H 'Accept: application/json, text/event-stream'"
+    for _, h in ipairs(extra_headers) do
+        cmd = cmd .. " -H " .. sh_quote(h)
+    end
+    if want_headers then
+        cmd = cmd .. " -D -"
+    end
+    cmd = cmd .. " -d " .. sh_quote(body)
+    local p = io.popen(cmd)
+    local out = p:read("*a")
+    p:close()
+    return out
+end
+
+function setup(thread)
+    table.insert(threads, thread)
+end
+
+function init(args)
+    url = args[1]
+    mode = args[2] or "mcp"
+    wrk.method = "POST"
+    wrk.headers["Content-Type"] = "application/json"
+    wrk.headers["Accept"] = "application/json, text/event-stream"
+    wrk.headers["MCP-Protocol-Version"] = "2025-11-25"
+    if mode == "bare" then
+        return
+    end
+    local out = post(url, {}, '{"jsonrpc":"2.0","id":0,"method":"initialize","params":'
+        .. '{"protocolVersion":"2025-11-25","capabilities":{},'
+        .. '"clientInfo":{"name":"wrk","version":"0"}}}', true)
+    sid = string.match(out, "[Mm][Cc][Pp]%-[Ss][Ee][Ss][Ss][Ii][Oo][Nn]%-[Ii][Dd]: *([%w%-]+)")
+    if sid == nil then
+        io.stderr:write("mcp_echo.lua: initialize gave no Mcp-Session-Id:\n" .. out .. "\n")
+        os.exit(2)
+    end
+    wrk.headers["Mcp-Session-Id"] = sid
+    post(url, {"Mcp-Session-Id: " .. sid, "MCP-Protocol-Version: 2025-11-25"},
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}', false)
+end
+
+function request()
+    counter = counter + 1
+    local body = '{"jsonrpc":"2.0","id":' .. counter
+        .. ',"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}'
+    return wrk.format(nil, nil, nil, body)
+end
+
+function response(status, headers, body)
+    if status == 200 and string.find(body, '"result"', 1, true) then
+        good = good + 1
+    else
+        bad = bad + 1
+        if bad <= 3 then
+            io.stderr:write("mcp_echo.lua: bad answer " .. status .. ": "
+                .. string.sub(body or "", 1, 200) .. "\n")
+        end
+    end
+end
+
+function done(summary, latency, requests)
+    local b, g = 0, 0
+    for _, t in ipairs(threads) do
+        b = b + (t:get("bad") or 0)
+        g = g + (t:get("good") or 0)
+    end
+    io.write(string.format(
+        "BENCH requests=%d duration_us=%d p50_us=%d p99_us=%d good=%d bad=%d "
+        .. "errors_connect=%d errors_read=%d errors_write=%d errors_status=%d errors_timeout=%d\n",
+        summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+        g, b, summary.errors.connect, summary.errors.read, summary.errors.write,
+        summary.errors.status, summary.errors.timeout))
+end
