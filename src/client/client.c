@@ -606,6 +606,7 @@ static void client_thread_main(void *arg)
 {
     mcp_client *c = arg;
     uv_run(&c->loop, UV_RUN_DEFAULT);
+    mcp__rpc_thread_cleanup();
 }
 
 /* Starts the loop thread (caller's thread, once). */

@@ -86,6 +86,46 @@ json_t *mcp__error_message(const json_t *id, int code, const char *message, json
     return json_pack("{s:s, s:O?, s:o}", "jsonrpc", "2.0", "id", id, "error", err);
 }
 
+typedef struct scratch_t {
+    mcp__buf buf;
+    int busy;
+} scratch_t;
+
+static uv_key_t scratch_key;
+static uv_once_t scratch_once = UV_ONCE_INIT;
+static int scratch_ok;
+
+static void scratch_init(void)
+{
+    scratch_ok = uv_key_create(&scratch_key) == 0;
+}
+
+/* This thread's buffer; freed by mcp__rpc_thread_cleanup() or left for the process's
+ * end. NULL when out of memory (the caller then uses a local buffer). */
+static scratch_t *scratch_get(void)
+{
+    uv_once(&scratch_once, scratch_init);
+    if (!scratch_ok)
+        return NULL;
+    scratch_t *sc = uv_key_get(&scratch_key);
+    if (sc == NULL && (sc = calloc(1, sizeof(*sc))) != NULL)
+        uv_key_set(&scratch_key, sc);
+    return sc;
+}
+
+void mcp__rpc_thread_cleanup(void)
+{
+    uv_once(&scratch_once, scratch_init);
+    if (!scratch_ok)
+        return;
+    scratch_t *sc = uv_key_get(&scratch_key);
+    if (sc != NULL) {
+        mcp__buf_free(&sc->buf);
+        free(sc);
+        uv_key_set(&scratch_key, NULL);
+    }
+}
+
 static int dump_to_buf(const char *chunk, size_t size, void *data)
 {
     return mcp__buf_append(data, chunk, size) == MCP_OK ? 0 : -1;
@@ -104,11 +144,10 @@ static int send_msg(mcp__rpc *rpc, json_t *msg, uint64_t stream, unsigned flags)
     /* One buffer per thread (engines live on their loop's thread), not per engine:
      * an idle session then holds no serialisation buffer at all. A send may re-enter
      * (a transport answering synchronously), so the buffer is taken while in use. */
-    static _Thread_local mcp__buf scratch;
-    static _Thread_local int scratch_busy;
+    scratch_t *sc = scratch_get();
     mcp__buf local = {0};
-    mcp__buf *b = scratch_busy ? &local : &scratch;
-    int *busy = b == &scratch ? &scratch_busy : NULL;
+    mcp__buf *b = sc == NULL || sc->busy ? &local : &sc->buf;
+    int *busy = b == &local ? NULL : &sc->busy;
     if (busy != NULL)
         *busy = 1;
     mcp__buf_reset(b);
@@ -118,7 +157,7 @@ static int send_msg(mcp__rpc *rpc, json_t *msg, uint64_t stream, unsigned flags)
         rc = rpc->cbs.send(rpc->user, stream, b->data ? b->data : "", b->len, flags);
     if (busy != NULL)
         *busy = 0;
-    if (b == &scratch && b->cap > (64u << 10))
+    if (b != &local && b->cap > (64u << 10))
         mcp__buf_free(b); /* do not keep a huge message's memory */
     mcp__buf_free(&local);
     return rc;

@@ -104,6 +104,9 @@ int mcp__rpc_notify(mcp__rpc *rpc, const char *method, json_t *params, uint64_t 
 int mcp__rpc_respond(mcp__inreq *req, json_t *result);
 int mcp__rpc_respond_error(mcp__inreq *req, int code, const char *message, json_t *data);
 
+/* Frees this thread's serialisation buffer: loops call it when they end. */
+void mcp__rpc_thread_cleanup(void);
+
 /* Number of incoming requests not yet answered. */
 size_t mcp__rpc_inflight(const mcp__rpc *rpc);
 

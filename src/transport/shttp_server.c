@@ -803,6 +803,7 @@ int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
         o.on_listen(url, o.user);
     }
     uv_run(&t->loop, UV_RUN_DEFAULT);
+    mcp__rpc_thread_cleanup();
     rc = t->result;
     if (uv_loop_close(&t->loop) != 0)
         mcp__warn("the HTTP loop closed with handles still open");

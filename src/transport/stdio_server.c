@@ -159,6 +159,7 @@ int mcp_serve_fds(mcp_server *srv, int in_fd, int out_fd)
         stop(st);
     }
     uv_run(&st->loop, UV_RUN_DEFAULT);
+    mcp__rpc_thread_cleanup();
     rc = st->result;
     if (uv_loop_close(&st->loop) != 0)
         mcp__warn("the stdio loop closed with handles still open");
