@@ -279,6 +279,8 @@ typedef struct mcp_http_opts {
     int max_sessions;      /* 0: 1000; a new session past it gets 503 */
     int session_idle_ms;   /* idle sessions expire after it; 0: 30 minutes */
     size_t max_body;       /* request body limit; 0: 4 MiB */
+    int max_get_streams;   /* open GET streams (standalone and resumed) per session; more
+                              get 429; 0: 16 */
     size_t max_queued;     /* bytes a slow reader may leave queued on one stream before it
                               is cut off (it resumes and loses nothing); 0: 4 MiB */
     /* Resumability (on unless disabled): every SSE event gets an id and is kept in the

@@ -65,6 +65,8 @@ static void print_help(FILE *out)
             "      --max-sessions N  open sessions at most (default 1000)\n"
             "      --session-idle-ms N  idle sessions expire after N ms (default 1800000)\n"
             "      --max-body BYTES  request body limit (default 4194304)\n"
+            "      --max-get-streams N  open GET streams per session; more get 429\n"
+            "                        (default 16)\n"
             "      --max-queued BYTES  bytes a slow reader may leave queued on a stream\n"
             "                        before it is cut off (default 4194304)\n"
             "\n"
@@ -169,6 +171,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
         OPT_IDLE,
         OPT_MAX_BODY,
         OPT_MAX_QUEUED,
+        OPT_MAX_GETS,
         OPT_RETRY,
         OPT_NO_RESUME,
         OPT_STORE_EVENTS,
@@ -188,6 +191,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
         {"session-idle-ms", required_argument, NULL, OPT_IDLE},
         {"max-body", required_argument, NULL, OPT_MAX_BODY},
         {"max-queued", required_argument, NULL, OPT_MAX_QUEUED},
+        {"max-get-streams", required_argument, NULL, OPT_MAX_GETS},
         {"retry-ms", required_argument, NULL, OPT_RETRY},
         {"no-resumability", no_argument, NULL, OPT_NO_RESUME},
         {"store-max-events", required_argument, NULL, OPT_STORE_EVENTS},
@@ -289,6 +293,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
             break;
         }
         case OPT_MAX_QUEUED:
+        case OPT_MAX_GETS:
         case OPT_STORE_EVENTS:
         case OPT_STORE_BYTES:
         case OPT_STORE_TTL:
@@ -301,6 +306,8 @@ static int parse_args(int argc, char **argv, struct options *opt)
             }
             if (c == OPT_MAX_QUEUED)
                 opt->http.max_queued = (size_t)v;
+            else if (c == OPT_MAX_GETS)
+                opt->http.max_get_streams = v;
             else if (c == OPT_STORE_EVENTS)
                 opt->http.memory_store.max_events = (size_t)v;
             else if (c == OPT_STORE_BYTES)

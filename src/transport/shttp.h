@@ -88,6 +88,7 @@ struct shttp {
     int max_sessions;
     int idle_ms;
     size_t max_queued;
+    int max_get_streams;
     mcp_event_store *store; /* NULL: not resumable */
     mcp_event_store *own_store;
     int retry_ms;

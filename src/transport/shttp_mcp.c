@@ -205,6 +205,8 @@ out:
     json_decref(v);
 }
 
+static int resumes_running(const hsess *hs);
+
 static void get(shttp *t, mcp__http_req *req)
 {
     if (!mcp__accepts(mcp__http_header(req, "accept"), "text/event-stream")) {
@@ -219,6 +221,15 @@ static void get(shttp *t, mcp__http_req *req)
     hsess *hs = find_session(t, req);
     if (hs == NULL || check_version_header(t, req) != 0)
         return;
+    int open_gets = 0;
+    for (hstream *p = hs->streams; p != NULL; p = p->next)
+        open_gets += (p->kind == HS_GET || p->kind == HS_IDLE) && p->req != NULL;
+    open_gets += resumes_running(hs);
+    if (open_gets >= t->max_get_streams) {
+        mcp__shttp_error(t, req, 429, MCP_RPC_SERVER_ERROR,
+                         "Too Many Requests: too many open GET streams in this session");
+        return;
+    }
     const char *last = mcp__http_header(req, "last-event-id");
     if (last != NULL && t->store != NULL) {
         mcp__shttp_resume(t, hs, req, last);
@@ -269,6 +280,14 @@ struct hresume {
 };
 
 static void resume_next(hresume *r);
+
+static int resumes_running(const hsess *hs)
+{
+    int n = 0;
+    for (const hresume *r = hs->resumes; r != NULL; r = r->next)
+        n++;
+    return n;
+}
 
 static void resume_unlink(hresume *r)
 {

@@ -17,6 +17,9 @@
 /* Bytes a slow reader may leave queued on one stream before it is cut off. */
 #define DEFAULT_MAX_QUEUED (4u << 20)
 #define DEFAULT_RETRY_MS 1000
+/* GET connections one session may hold open: enough for every client seen (they
+ * open one to three), and a bound on what one session can take. */
+#define DEFAULT_MAX_GET_STREAMS 16
 
 /* ---- Errors and headers ---- */
 
@@ -740,6 +743,7 @@ int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
     t->max_sessions = o.max_sessions > 0 ? o.max_sessions : DEFAULT_MAX_SESSIONS;
     t->idle_ms = o.session_idle_ms > 0 ? o.session_idle_ms : DEFAULT_IDLE_MS;
     t->max_queued = o.max_queued ? o.max_queued : DEFAULT_MAX_QUEUED;
+    t->max_get_streams = o.max_get_streams > 0 ? o.max_get_streams : DEFAULT_MAX_GET_STREAMS;
     t->retry_ms = o.retry_ms > 0 ? o.retry_ms : DEFAULT_RETRY_MS;
     if (!o.disable_resumability && !o.stateless) {
         t->store = o.store;

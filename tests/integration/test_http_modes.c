@@ -197,6 +197,56 @@ static void test_no_get_flag_makes_get_405(void **state)
     hc_response_free(&r);
 }
 
+/* ---- --max-get-streams ---- */
+
+static int setup_max_gets(void **state)
+{
+    static const char *const flags[] = {"--max-get-streams", "2", NULL};
+    return hx_setup(state, flags, 1);
+}
+
+static void test_get_streams_past_the_limit_get_429_until_one_closes(void **state)
+{
+    hx_fixture *f = *state;
+    hc_conn a, b;
+    hc_response head;
+    hx_open_get_stream(&a, f->port, f->session, &head);
+    hc_response_free(&head);
+    hx_open_get_stream(&b, f->port, f->session, &head);
+    hc_response_free(&head);
+    char hdrs[160];
+    hc_response r;
+    snprintf(hdrs, sizeof(hdrs), HC_SSE_ACCEPT "Mcp-Session-Id: %s\r\n", f->session);
+    assert_int_equal(hc_request(f->port, "GET", "/mcp", hdrs, NULL, &r, HX_REQ_MS), 0);
+    json_decref(hx_expect_error(&r, 429, -32000, "a third GET with --max-get-streams 2"));
+    hc_response_free(&r);
+    /* Another session is not limited by this one's streams. */
+    char other[33];
+    hx_new_session(f->port, other);
+    hc_conn c;
+    hx_open_get_stream(&c, f->port, other, &head);
+    hc_response_free(&head);
+    hc_close(&c);
+    /* Once a stream closes, a new one is allowed (the server notices the close first). */
+    hc_close(&a);
+    long long deadline = hc_now_ms() + 5000;
+    int status = 0;
+    while (hc_now_ms() < deadline) {
+        hc_conn d;
+        assert_int_equal(hc_connect(&d, f->port, HX_REQ_MS), 0);
+        assert_int_equal(hc_send_request(&d, f->port, "GET", "/mcp", hdrs, NULL, HX_REQ_MS), 0);
+        assert_int_equal(hc_read_head(&d, &r, HX_REQ_MS), 0);
+        status = r.status;
+        hc_response_free(&r);
+        hc_close(&d);
+        if (status == 200)
+            break;
+        assert_int_equal(status, 429);
+    }
+    assert_int_equal(status, 200);
+    hc_close(&b);
+}
+
 /* ---- CORS ---- */
 
 #define APP_ORIGIN "http://app.example.com"
@@ -508,6 +558,9 @@ int main(void)
     const struct CMUnitTest no_get[] = {
         cmocka_unit_test(test_no_get_flag_makes_get_405),
     };
+    const struct CMUnitTest max_gets[] = {
+        cmocka_unit_test(test_get_streams_past_the_limit_get_429_until_one_closes),
+    };
     const struct CMUnitTest cors[] = {
         cmocka_unit_test(test_cors_preflight_answers_204_with_allow_headers),
         cmocka_unit_test(test_cors_headers_on_responses_to_allowed_origin),
@@ -526,6 +579,8 @@ int main(void)
     failed +=
         cmocka_run_group_tests_name("http_stateless", stateless, setup_stateless, hx_teardown);
     failed += cmocka_run_group_tests_name("http_no_get", no_get, setup_no_get, hx_teardown);
+    failed +=
+        cmocka_run_group_tests_name("http_max_get_streams", max_gets, setup_max_gets, hx_teardown);
     failed += cmocka_run_group_tests_name("http_cors", cors, setup_cors, hx_teardown);
     failed +=
         cmocka_run_group_tests_name("http_allowed_lists", allowed, setup_allowed, hx_teardown);
