@@ -5,6 +5,7 @@
  * variable; the loop owns the JSON-RPC engine, the child process and its pipes.
  */
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,8 +48,8 @@ struct mcp_client {
     int kill_stage;
     int want_final;
 
-    /* set once by the connect, read-only afterwards */
-    int connected;
+    /* set once by the connect (on the loop), read by any thread */
+    atomic_int connected;
     char *protocol_version;
     json_t *server_info, *server_caps;
     char *instructions;
@@ -1000,11 +1001,22 @@ int mcp_client_set_roots(mcp_client *c, const json_t *roots)
 
 /* ---- Closing ---- */
 
+typedef struct close_mail {
+    mcp__mail mail;
+    mcp_client *c;
+    waiter *w;
+} close_mail;
+
 static void close_run(mcp__mail *m)
 {
-    mcp_client *c = *(mcp_client **)(m + 1);
-    free(m);
+    close_mail *cm = (close_mail *)m;
+    mcp_client *c = cm->c;
+    waiter *w = cm->w;
+    free(cm);
+    /* From here on the engine takes no request, so nothing new reaches the pool. */
     connection_lost(c);
+    if (w != NULL)
+        waiter_finish(w, MCP_OK, NULL, NULL);
     if (c->ls_open)
         mcp__lstream_close(&c->ls); /* flushes, then closes the child's stdin */
     if (c->proc_alive)
@@ -1041,7 +1053,24 @@ void mcp_client_free(mcp_client *c)
     if (c->thread_started) {
         /* Stop the connection; then wait for handlers still running on workers (they
          * post their answers, which are dropped); then let the loop end. */
-        post_simple(c, close_run);
+        /* The pool goes only once the loop has closed the engine: until then a
+         * server request could still be handed to it. */
+        waiter w;
+        close_mail *cm = calloc(1, sizeof(*cm));
+        int waiting = cm != NULL && waiter_init(&w) == MCP_OK;
+        if (cm != NULL) {
+            cm->mail.fn = close_run;
+            cm->c = c;
+            cm->w = waiting ? &w : NULL;
+            if (mcp__mailbox_post(&c->mb, &cm->mail) != MCP_OK) {
+                free(cm);
+                cm = NULL;
+            }
+        }
+        if (cm != NULL && waiting)
+            waiter_wait(&w);
+        if (waiting)
+            waiter_destroy(&w);
         mcp__pool_free(c->pool);
         c->pool = NULL;
         post_simple(c, final_run);

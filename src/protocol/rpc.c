@@ -19,6 +19,8 @@ typedef struct outreq {
     void *arg;
     uv_timer_t timer; /* only started when a timeout was given */
     int has_timer;
+    int in_send;      /* its own send is on the stack */
+    int ended_in_send; /* completed (the engine closed) during that send */
     mcp__rpc *rpc;
     struct outreq *prev, *next;
 } outreq;
@@ -217,6 +219,16 @@ static void out_timer_closed(uv_handle_t *h)
 }
 
 /* Unlinks o and completes it exactly once. */
+static void out_release(outreq *o)
+{
+    if (o->has_timer) {
+        uv_timer_stop(&o->timer);
+        uv_close((uv_handle_t *)&o->timer, out_timer_closed);
+    } else {
+        free(o);
+    }
+}
+
 static void out_complete(outreq *o, int status, const json_t *result, const mcp_rpc_error *err)
 {
     mcp__rpc *rpc = o->rpc;
@@ -227,6 +239,13 @@ static void out_complete(outreq *o, int status, const json_t *result, const mcp_
     if (o->next != NULL)
         o->next->prev = o->prev;
     o->prev = o->next = NULL;
+    if (o->in_send) {
+        /* The transport failed and closed us inside the request's own send: the
+         * caller hears it from mcp__rpc_request's return, never from the callback. */
+        o->ended_in_send = 1;
+        (void)status;
+        return;
+    }
     if (o->cb != NULL)
         o->cb(o->arg, status, result, err);
     if (o->has_timer) {
@@ -241,12 +260,15 @@ static void out_timeout(uv_timer_t *t)
 {
     outreq *o = t->data;
     mcp__rpc *rpc = o->rpc;
-    json_t *params = json_pack("{s:I, s:s}", "requestId", (json_int_t)o->id, "reason",
-                               "Request timed out");
+    json_int_t id = o->id;
+    uint64_t stream = o->stream;
+    /* Complete first: sending the cancellation may fail and close the engine, which
+     * completes every request still listed. */
+    out_complete(o, MCP_ETIMEDOUT, NULL, NULL);
+    json_t *params = json_pack("{s:I, s:s}", "requestId", id, "reason", "Request timed out");
     send_msg(rpc, json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method",
                             "notifications/cancelled", "params", params),
-             o->stream, 0);
-    out_complete(o, MCP_ETIMEDOUT, NULL, NULL);
+             stream, 0);
 }
 
 int mcp__rpc_request(mcp__rpc *rpc, const char *method, json_t *params, uint64_t stream,
@@ -303,7 +325,13 @@ int mcp__rpc_request(mcp__rpc *rpc, const char *method, json_t *params, uint64_t
     rpc->out_head = o;
     if (id_out != NULL)
         *id_out = o->id;
+    o->in_send = 1;
     int rc = send_msg(rpc, msg, stream, 0);
+    o->in_send = 0;
+    if (o->ended_in_send) {
+        out_release(o);
+        return rc != MCP_OK ? rc : MCP_ECLOSED;
+    }
     if (rc != MCP_OK) {
         o->cb = NULL; /* the caller learns of the failure from rc */
         out_complete(o, rc, NULL, NULL);
@@ -316,11 +344,13 @@ int mcp__rpc_cancel(mcp__rpc *rpc, json_int_t id, const char *reason)
     outreq *o = out_find(rpc, id);
     if (o == NULL)
         return MCP_ENOENT;
+    uint64_t stream = o->stream;
+    /* Complete first, as for a timeout: the notification's send may close the engine. */
+    out_complete(o, MCP_ECANCELED, NULL, NULL);
     json_t *params = json_pack("{s:I}", "requestId", id);
     if (params != NULL && reason != NULL)
         json_object_set_new(params, "reason", json_string(reason));
-    mcp__rpc_notify(rpc, "notifications/cancelled", params, o->stream);
-    out_complete(o, MCP_ECANCELED, NULL, NULL);
+    mcp__rpc_notify(rpc, "notifications/cancelled", params, stream);
     return MCP_OK;
 }
 
@@ -391,6 +421,9 @@ static int finish(mcp__inreq *req, json_t *msg)
     mcp__batch *b = req->batch;
     if (msg == NULL) {
         rc = MCP_ENOMEM;
+        /* No answer could be built; the transport must still hear the request ended. */
+        if (b == NULL && !rpc->closed)
+            rpc->cbs.send(rpc->user, req->stream, NULL, 0, MCP__SEND_RESPONSE);
     } else if (rpc->closed) {
         json_decref(msg);
     } else if (req->cancelled) {

@@ -317,13 +317,14 @@ static void op_run(ctx_op *op)
             break;
         }
         json_int_t id;
-        ctx->out_pending = 1;
         int rc = mcp__rpc_request(s->rpc, op->method, json_incref(op->params), ctx->stream,
                                   op->timeout_ms, request_reply, NULL, ctx, &id);
         if (rc != MCP_OK) {
-            ctx->out_pending = 0;
+            /* The engine does not call request_reply for a request it refused. */
             wake(ctx, rc, NULL, NULL);
-        } else if (ctx->out_pending) {
+        } else {
+            /* Only now is the id known: a cancel before this point has nothing to name. */
+            ctx->out_pending = 1;
             ctx->out_id = id;
         }
         break;

@@ -471,8 +471,8 @@ static int parse_event_id(const hsess *hs, const char *id, uint64_t *stream, uin
 void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last_event_id)
 {
     uint64_t id, seq;
-    if (parse_event_id(hs, last_event_id, &id, &seq) != 0 || id / 2 > hs->next_stream ||
-        seq > hs->next_seq) {
+    if (parse_event_id(hs, last_event_id, &id, &seq) != 0 || id < 2 ||
+        id / 2 > hs->next_stream || seq == 0 || seq > hs->next_seq) {
         /* Never an empty 200 stream: clients would reconnect to it forever. */
         mcp__shttp_error(t, req, 400, MCP_RPC_SERVER_ERROR,
                          "Bad Request: Last-Event-ID is not an event of this session");

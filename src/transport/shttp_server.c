@@ -240,6 +240,10 @@ int mcp__hstream_write(hstream *st, const char *data, size_t len)
                   mcp__http_stream_queued(st->req));
         mcp__http_req_abort(st->req);
         st->req = NULL;
+        /* A legacy session lives only as long as its one stream (seed 003), and it
+         * cannot be resumed: it ends with it. */
+        if (st->kind == HS_LEGACY)
+            mcp__hsess_close_later(st->hs);
         return MCP_ELIMIT;
     }
     return rc;
@@ -288,7 +292,8 @@ static int emit(hsess *hs, uint64_t id, hstream *st, const char *text, size_t le
     if (rc == MCP_OK)
         rc = mcp__hstream_write(st, b.data, b.len);
     mcp__buf_free(&b);
-    return rc;
+    /* A stored message is not lost when its socket fails: the client resumes. */
+    return eid_p != NULL ? MCP_OK : rc;
 }
 
 int mcp__hstream_event(hstream *st, const char *text, size_t len)
