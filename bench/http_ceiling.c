@@ -16,8 +16,8 @@
 
 #include "http/http.h"
 
-static const char body[] =
-    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}}";
+static const char body[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":"
+                           "\"text\",\"text\":\"hello\"}]}}";
 
 typedef struct ceiling {
     uv_loop_t *loop;
@@ -73,7 +73,8 @@ int main(int argc, char **argv)
     c.sigterm.data = &c;
     uv_signal_start(&c.sigint, on_signal, SIGINT);
     uv_signal_start(&c.sigterm, on_signal, SIGTERM);
-    fprintf(stderr, "http_ceiling: listening on http://127.0.0.1:%d/\n", mcp__http_server_port(c.srv));
+    fprintf(stderr, "http_ceiling: listening on http://127.0.0.1:%d/\n",
+            mcp__http_server_port(c.srv));
     uv_run(c.loop, UV_RUN_DEFAULT);
     uv_loop_close(c.loop);
     return 0;

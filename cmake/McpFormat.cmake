@@ -26,3 +26,12 @@ if(MCP_FORMAT_FILES)
         COMMENT "clang-format --dry-run --Werror on the project's C files"
         VERBATIM)
 endif()
+
+# The tool decides, not reviews (style.md): the test command fails on a file
+# clang-format would change.
+if(MCP_BUILD_TESTS AND MCP_FORMAT_FILES)
+    add_test(NAME format_check
+        COMMAND "${MCP_CLANG_FORMAT}" --dry-run --Werror ${MCP_FORMAT_FILES}
+        WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}")
+    set_tests_properties(format_check PROPERTIES LABELS docs TIMEOUT 120)
+endif()

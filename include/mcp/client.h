@@ -23,18 +23,17 @@ typedef struct mcp_client mcp_client;
  * filling err (code and message) to answer with a JSON-RPC error. Runs on a
  * worker thread.
  */
-typedef json_t *(*mcp_client_request_fn)(mcp_client *c, const json_t *params,
-                                         mcp_rpc_error *err, void *user);
+typedef json_t *(*mcp_client_request_fn)(mcp_client *c, const json_t *params, mcp_rpc_error *err,
+                                         void *user);
 /* A server notification. Runs on the client's loop thread: do not block. */
-typedef void (*mcp_client_notification_fn)(mcp_client *c, const char *method,
-                                           const json_t *params, void *user);
+typedef void (*mcp_client_notification_fn)(mcp_client *c, const char *method, const json_t *params,
+                                           void *user);
 /*
  * notifications/progress for a request made with mcp_call_opts.on_progress.
  * Runs on the client's loop thread: do not block. total is < 0 when the
  * server gave none; message may be NULL.
  */
-typedef void (*mcp_progress_fn)(double progress, double total, const char *message,
-                                void *user);
+typedef void (*mcp_progress_fn)(double progress, double total, const char *message, void *user);
 /* Completion of an asynchronous request. result and err are borrowed. */
 typedef void (*mcp_response_fn)(mcp_client *c, int status, const json_t *result,
                                 const mcp_rpc_error *err, void *user);
@@ -72,8 +71,7 @@ MCP_EXTERN int mcp_client_on_elicitation(mcp_client *c, mcp_client_request_fn fn
  * connected sends notifications/roots/list_changed.
  */
 MCP_EXTERN int mcp_client_set_roots(mcp_client *c, const json_t *roots);
-MCP_EXTERN int mcp_client_on_notification(mcp_client *c, mcp_client_notification_fn fn,
-                                          void *user);
+MCP_EXTERN int mcp_client_on_notification(mcp_client *c, mcp_client_notification_fn fn, void *user);
 
 /*
  * Spawns argv[0] (searched in PATH) with argv, speaks newline-delimited JSON
@@ -94,15 +92,14 @@ MCP_EXTERN const char *mcp_client_instructions(const mcp_client *c);
  * On timeout notifications/cancelled is sent and MCP_ETIMEDOUT returned.
  */
 MCP_EXTERN int mcp_client_request(mcp_client *c, const char *method, json_t *params,
-                                  const mcp_call_opts *opts, json_t **result,
-                                  mcp_rpc_error *err);
+                                  const mcp_call_opts *opts, json_t **result, mcp_rpc_error *err);
 /*
  * Sends a request without waiting; cb runs on the client's loop thread. The
  * request id is stored in *request_id when not NULL.
  */
 MCP_EXTERN int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
-                                        const mcp_call_opts *opts, mcp_response_fn cb,
-                                        void *user, long long *request_id);
+                                        const mcp_call_opts *opts, mcp_response_fn cb, void *user,
+                                        long long *request_id);
 /* Cancels a pending request: notifications/cancelled, and its cb gets MCP_ECANCELED. */
 MCP_EXTERN int mcp_client_cancel(mcp_client *c, long long request_id, const char *reason);
 /* Sends a notification; params stolen (may be NULL). */
@@ -117,8 +114,7 @@ MCP_EXTERN int mcp_client_ping(mcp_client *c, int timeout_ms);
 MCP_EXTERN int mcp_client_list_tools(mcp_client *c, const char *cursor, json_t **result,
                                      mcp_rpc_error *err);
 MCP_EXTERN int mcp_client_call_tool(mcp_client *c, const char *name, json_t *args,
-                                    const mcp_call_opts *opts, json_t **result,
-                                    mcp_rpc_error *err);
+                                    const mcp_call_opts *opts, json_t **result, mcp_rpc_error *err);
 MCP_EXTERN int mcp_client_list_resources(mcp_client *c, const char *cursor, json_t **result,
                                          mcp_rpc_error *err);
 MCP_EXTERN int mcp_client_list_resource_templates(mcp_client *c, const char *cursor,
@@ -130,13 +126,12 @@ MCP_EXTERN int mcp_client_unsubscribe(mcp_client *c, const char *uri, mcp_rpc_er
 MCP_EXTERN int mcp_client_list_prompts(mcp_client *c, const char *cursor, json_t **result,
                                        mcp_rpc_error *err);
 /* args: object of strings (stolen, may be NULL). */
-MCP_EXTERN int mcp_client_get_prompt(mcp_client *c, const char *name, json_t *args,
-                                     json_t **result, mcp_rpc_error *err);
+MCP_EXTERN int mcp_client_get_prompt(mcp_client *c, const char *name, json_t *args, json_t **result,
+                                     mcp_rpc_error *err);
 /* ref: {"type":"ref/prompt","name":..} or {"type":"ref/resource","uri":..} (stolen). */
 MCP_EXTERN int mcp_client_complete(mcp_client *c, json_t *ref, const char *arg_name,
                                    const char *arg_value, json_t **result, mcp_rpc_error *err);
-MCP_EXTERN int mcp_client_set_logging_level(mcp_client *c, mcp_log_level level,
-                                            mcp_rpc_error *err);
+MCP_EXTERN int mcp_client_set_logging_level(mcp_client *c, mcp_log_level level, mcp_rpc_error *err);
 /*
  * Follows nextCursor through every page of a list method ("tools/list",
  * "resources/list", "resources/templates/list", "prompts/list") and returns

@@ -36,8 +36,7 @@ typedef struct mcp_ctx mcp_ctx;
  * cancelled the result is dropped (and released by the library).
  */
 typedef json_t *(*mcp_tool_fn)(mcp_ctx *ctx, const json_t *args, void *user);
-typedef json_t *(*mcp_resource_fn)(mcp_ctx *ctx, const char *uri, const json_t *vars,
-                                   void *user);
+typedef json_t *(*mcp_resource_fn)(mcp_ctx *ctx, const char *uri, const json_t *vars, void *user);
 typedef json_t *(*mcp_prompt_fn)(mcp_ctx *ctx, const json_t *args, void *user);
 /*
  * Completion: returns a JSON array of candidate strings (new reference); the
@@ -45,12 +44,10 @@ typedef json_t *(*mcp_prompt_fn)(mcp_ctx *ctx, const json_t *args, void *user);
  * request's ref object, `context_args` its context.arguments or NULL.
  */
 typedef json_t *(*mcp_complete_fn)(mcp_ctx *ctx, const json_t *ref, const char *arg_name,
-                                   const char *arg_value, const json_t *context_args,
-                                   void *user);
+                                   const char *arg_value, const json_t *context_args, void *user);
 /* A client notification the library does not handle itself. Loop thread. */
 typedef void (*mcp_server_notification_fn)(mcp_server *srv, const char *session_id,
-                                            const char *method, const json_t *params,
-                                            void *user);
+                                           const char *method, const json_t *params, void *user);
 
 /*
  * Definitions are copied by the add functions: strings and JSON texts need
@@ -58,7 +55,7 @@ typedef void (*mcp_server_notification_fn)(mcp_server *srv, const char *session_
  * only ever appended, so designated initialisers stay valid.
  */
 typedef struct mcp_tool_def {
-    const char *name;          /* required */
+    const char *name; /* required */
     const char *title;
     const char *description;
     const char *input_schema;  /* JSON text; NULL means {"type":"object","properties":{}} */
@@ -190,16 +187,14 @@ MCP_EXTERN int mcp_ctx_is_cancelled(const mcp_ctx *ctx);
 MCP_EXTERN int mcp_ctx_sleep(mcp_ctx *ctx, int ms);
 
 /* Sets the JSON-RPC error the handler's NULL return is answered with. */
-MCP_EXTERN int mcp_ctx_set_error(mcp_ctx *ctx, int code, const char *fmt, ...)
-    MCP_PRINTF(3, 4);
+MCP_EXTERN int mcp_ctx_set_error(mcp_ctx *ctx, int code, const char *fmt, ...) MCP_PRINTF(3, 4);
 
 /*
  * notifications/progress for the request's progressToken; MCP_OK without
  * sending anything when the client gave no token. total < 0 means unknown;
  * message may be NULL. Progress must increase (MCP_EINVAL otherwise).
  */
-MCP_EXTERN int mcp_ctx_progress(mcp_ctx *ctx, double progress, double total,
-                                const char *message);
+MCP_EXTERN int mcp_ctx_progress(mcp_ctx *ctx, double progress, double total, const char *message);
 /*
  * notifications/message related to this request, if the session's level lets
  * it through. data is stolen; logger may be NULL.
@@ -217,11 +212,11 @@ MCP_EXTERN int mcp_ctx_notify(mcp_ctx *ctx, const char *method, json_t *params);
  * timeout the library sends notifications/cancelled and returns
  * MCP_ETIMEDOUT. From an inline handler: MCP_ESTATE (it would block the loop).
  */
-MCP_EXTERN int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params,
-                               int timeout_ms, json_t **result, mcp_rpc_error *err);
+MCP_EXTERN int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params, int timeout_ms,
+                               json_t **result, mcp_rpc_error *err);
 /* sampling/createMessage; MCP_ENOTSUP unless the client declared sampling. */
-MCP_EXTERN int mcp_ctx_create_message(mcp_ctx *ctx, json_t *params, int timeout_ms,
-                                      json_t **result, mcp_rpc_error *err);
+MCP_EXTERN int mcp_ctx_create_message(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
+                                      mcp_rpc_error *err);
 /* elicitation/create; MCP_ENOTSUP unless the client declared elicitation. */
 MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
                               mcp_rpc_error *err);
@@ -263,32 +258,32 @@ MCP_EXTERN int mcp_serve_fds(mcp_server *srv, int in_fd, int out_fd);
  * and arrays need only live for the call.
  */
 typedef struct mcp_http_opts {
-    const char *listen;        /* "HOST:PORT" (IPv6 in brackets); default 127.0.0.1:8080;
-                                  port 0 picks a free port (see on_listen) */
-    const char *path;          /* the MCP endpoint; default "/mcp" */
-    int json_response;         /* answer requests with one application/json body, not SSE */
-    int stateless;             /* no sessions: each POST stands alone; GET and DELETE get 405 */
-    int disable_get;           /* no standalone stream: GET gets 405 */
-    int disable_legacy_sse;    /* do not serve the 2024-11-05 endpoints GET /sse, POST /messages */
+    const char *listen;     /* "HOST:PORT" (IPv6 in brackets); default 127.0.0.1:8080;
+                               port 0 picks a free port (see on_listen) */
+    const char *path;       /* the MCP endpoint; default "/mcp" */
+    int json_response;      /* answer requests with one application/json body, not SSE */
+    int stateless;          /* no sessions: each POST stands alone; GET and DELETE get 405 */
+    int disable_get;        /* no standalone stream: GET gets 405 */
+    int disable_legacy_sse; /* do not serve the 2024-11-05 endpoints GET /sse, POST /messages */
     const char *const *allowed_origins; /* NULL-terminated exact origins; NULL: loopback origins
                                            only (http or https, any port) */
     const char *const *allowed_hosts;   /* NULL-terminated host names; NULL: loopback names when
                                            bound to a loopback address, any name otherwise */
     const char *const *cors_origins;    /* NULL: no CORS headers; "*" allows every origin */
-    int keepalive_ms;      /* SSE keep-alive comment interval; 0: 15000; < 0: none */
-    int max_sessions;      /* 0: 1000; a new session past it gets 503 */
-    int session_idle_ms;   /* idle sessions expire after it; 0: 30 minutes */
-    size_t max_body;       /* request body limit; 0: 4 MiB */
-    int max_get_streams;   /* open GET streams (standalone and resumed) per session; more
-                              get 429; 0: 16 */
-    size_t max_queued;     /* bytes a slow reader may leave queued on one stream before it
-                              is cut off (it resumes and loses nothing); 0: 4 MiB */
+    int keepalive_ms;                   /* SSE keep-alive comment interval; 0: 15000; < 0: none */
+    int max_sessions;                   /* 0: 1000; a new session past it gets 503 */
+    int session_idle_ms;                /* idle sessions expire after it; 0: 30 minutes */
+    size_t max_body;                    /* request body limit; 0: 4 MiB */
+    int max_get_streams; /* open GET streams (standalone and resumed) per session; more
+                            get 429; 0: 16 */
+    size_t max_queued;   /* bytes a slow reader may leave queued on one stream before it
+                            is cut off (it resumes and loses nothing); 0: 4 MiB */
     /* Resumability (on unless disabled): every SSE event gets an id and is kept in the
      * event store, SSE streams of 2025-11-25 sessions begin with a priming event, and
      * a client resumes a stream with GET and Last-Event-ID. */
     int disable_resumability;
-    int retry_ms;             /* the retry interval priming events announce; 0: 1000 */
-    mcp_event_store *store;   /* borrowed, outlives the call; NULL: an in-memory store */
+    int retry_ms;                       /* the retry interval priming events announce; 0: 1000 */
+    mcp_event_store *store;             /* borrowed, outlives the call; NULL: an in-memory store */
     mcp_memory_store_opts memory_store; /* bounds of that in-memory store */
     /* Called once listening, with the endpoint's URL (e.g. to learn the port). */
     void (*on_listen)(const char *url, void *user);

@@ -35,8 +35,8 @@ typedef void (*mcp_replay_done_fn)(void *arg, int status);
 typedef struct mcp_event_store_ops {
     /* Keeps an event. data may be empty (len 0): a marker, e.g. a priming event,
      * which replay skips but which makes its seq a valid place to resume after. */
-    int (*append)(void *self, const char *session, uint64_t stream, uint64_t seq,
-                  const char *data, size_t len);
+    int (*append)(void *self, const char *session, uint64_t stream, uint64_t seq, const char *data,
+                  size_t len);
     /* Replays the events of (session, stream) with seq > after_seq, in order, then
      * calls done. May complete before returning. Returns MCP_OK if done will be called. */
     int (*replay)(void *self, const char *session, uint64_t stream, uint64_t after_seq,
@@ -72,11 +72,10 @@ typedef struct mcp_memory_store_opts {
 MCP_EXTERN mcp_event_store *mcp_memory_store_new(const mcp_memory_store_opts *opts);
 
 /* What the transport calls (also useful to test a store). */
-MCP_EXTERN int mcp_event_store_append(mcp_event_store *store, const char *session,
-                                      uint64_t stream, uint64_t seq, const char *data,
-                                      size_t len);
-MCP_EXTERN int mcp_event_store_replay(mcp_event_store *store, const char *session,
-                                      uint64_t stream, uint64_t after_seq, mcp_event_fn emit,
+MCP_EXTERN int mcp_event_store_append(mcp_event_store *store, const char *session, uint64_t stream,
+                                      uint64_t seq, const char *data, size_t len);
+MCP_EXTERN int mcp_event_store_replay(mcp_event_store *store, const char *session, uint64_t stream,
+                                      uint64_t after_seq, mcp_event_fn emit,
                                       mcp_replay_done_fn done, void *arg);
 MCP_EXTERN void mcp_event_store_drop_session(mcp_event_store *store, const char *session);
 MCP_EXTERN void mcp_event_store_expire(mcp_event_store *store);

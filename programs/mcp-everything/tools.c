@@ -523,7 +523,9 @@ static json_t *tool_poll_notify(mcp_ctx *ctx, const json_t *args, void *user)
     if (closed == 0)
         return text_resultf("sent %lld", count);
     return text_resultf("sent %lld, closed the stream %s", count,
-                        closed == 1 ? "once" : closed == 2 ? "twice" : "several times");
+                        closed == 1   ? "once"
+                        : closed == 2 ? "twice"
+                                      : "several times");
 }
 
 static json_t *tool_list_roots(mcp_ctx *ctx, const json_t *args, void *user)
@@ -583,8 +585,9 @@ static json_t *tool_ping_client(mcp_ctx *ctx, const json_t *args, void *user)
         return client_request_error("ping", rc, &err);
     int empty = json_is_object(answer) && json_object_size(answer) == 0;
     json_decref(answer);
-    return empty ? mcp_text_result("pong") : mcp_tool_error("the client answered ping with a "
-                                                            "non-empty result");
+    return empty ? mcp_text_result("pong")
+                 : mcp_tool_error("the client answered ping with a "
+                                  "non-empty result");
 }
 
 /* ---- The table ---- */

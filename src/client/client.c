@@ -315,8 +315,7 @@ static void client_on_request(void *user, mcp__inreq *req)
     incoming_job *j = calloc(1, sizeof(*j));
     if (j == NULL || c->pool == NULL) {
         free(j);
-        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory",
-                               NULL);
+        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
     j->c = c;
@@ -587,9 +586,9 @@ static void connect_run(mcp__mail *m)
     }
     st->c = c;
     st->w = w;
-    json_t *params = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion",
-                               MCP_PROTOCOL_LATEST, "capabilities", client_capabilities(c),
-                               "clientInfo", "name", c->name, "version", c->version);
+    json_t *params = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", MCP_PROTOCOL_LATEST,
+                               "capabilities", client_capabilities(c), "clientInfo", "name",
+                               c->name, "version", c->version);
     rc = mcp__rpc_request(c->rpc, "initialize", params, 0, cm->timeout_ms, init_reply, NULL, st,
                           NULL);
     if (rc != MCP_OK) {
@@ -791,8 +790,8 @@ static call *call_new(mcp_client *c, const char *method, json_t *params, const m
     return k;
 }
 
-int mcp_client_request(mcp_client *c, const char *method, json_t *params,
-                       const mcp_call_opts *opts, json_t **result, mcp_rpc_error *err)
+int mcp_client_request(mcp_client *c, const char *method, json_t *params, const mcp_call_opts *opts,
+                       json_t **result, mcp_rpc_error *err)
 {
     if (result != NULL)
         *result = NULL;

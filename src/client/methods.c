@@ -25,15 +25,15 @@ int mcp_client_list_tools(mcp_client *c, const char *cursor, json_t **result, mc
     return mcp_client_request(c, "tools/list", cursor_params(cursor), NULL, result, err);
 }
 
-int mcp_client_call_tool(mcp_client *c, const char *name, json_t *args,
-                         const mcp_call_opts *opts, json_t **result, mcp_rpc_error *err)
+int mcp_client_call_tool(mcp_client *c, const char *name, json_t *args, const mcp_call_opts *opts,
+                         json_t **result, mcp_rpc_error *err)
 {
     if (name == NULL) {
         json_decref(args);
         return MCP_EINVAL;
     }
-    json_t *params = json_pack("{s:s, s:o}", "name", name, "arguments",
-                               args ? args : json_object());
+    json_t *params =
+        json_pack("{s:s, s:o}", "name", name, "arguments", args ? args : json_object());
     return mcp_client_request(c, "tools/call", params, opts, result, err);
 }
 
@@ -78,8 +78,7 @@ int mcp_client_unsubscribe(mcp_client *c, const char *uri, mcp_rpc_error *err)
     return uri_call(c, "resources/unsubscribe", uri, err);
 }
 
-int mcp_client_list_prompts(mcp_client *c, const char *cursor, json_t **result,
-                            mcp_rpc_error *err)
+int mcp_client_list_prompts(mcp_client *c, const char *cursor, json_t **result, mcp_rpc_error *err)
 {
     return mcp_client_request(c, "prompts/list", cursor_params(cursor), NULL, result, err);
 }

@@ -67,11 +67,11 @@ struct mcp__http_conn {
     mcp__buf in;           /* received bytes not parsed yet (pipelined) */
     mcp__buf out;          /* bytes to send at the end of this loop turn */
     mcp__http_conn *dirty_next;
-    unsigned dirty : 1;    /* listed in srv->dirty */
-    size_t header_bytes;   /* of the request being received */
-    int err_status;        /* a limit we enforce in a parser callback */
-    size_t cur_name;       /* offset in req->hdrs of the header being parsed */
-    int in_value;          /* that header's value has begun */
+    unsigned dirty : 1;  /* listed in srv->dirty */
+    size_t header_bytes; /* of the request being received */
+    int err_status;      /* a limit we enforce in a parser callback */
+    size_t cur_name;     /* offset in req->hdrs of the header being parsed */
+    int in_value;        /* that header's value has begun */
 };
 
 typedef struct mcp__http_hdr {

@@ -19,7 +19,7 @@ typedef struct outreq {
     void *arg;
     uv_timer_t timer; /* only started when a timeout was given */
     int has_timer;
-    int in_send;      /* its own send is on the stack */
+    int in_send;       /* its own send is on the stack */
     int ended_in_send; /* completed (the engine closed) during that send */
     mcp__rpc *rpc;
     struct outreq *prev, *next;
@@ -266,8 +266,9 @@ static void out_timeout(uv_timer_t *t)
      * completes every request still listed. */
     out_complete(o, MCP_ETIMEDOUT, NULL, NULL);
     json_t *params = json_pack("{s:I, s:s}", "requestId", id, "reason", "Request timed out");
-    send_msg(rpc, json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method",
-                            "notifications/cancelled", "params", params),
+    send_msg(rpc,
+             json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", "notifications/cancelled",
+                       "params", params),
              stream, 0);
 }
 
@@ -304,8 +305,8 @@ int mcp__rpc_request(mcp__rpc *rpc, const char *method, json_t *params, uint64_t
         }
         json_object_set_new(meta, "progressToken", json_integer(o->id));
     }
-    json_t *msg = json_pack("{s:s, s:I, s:s}", "jsonrpc", "2.0", "id", (json_int_t)o->id,
-                            "method", method);
+    json_t *msg =
+        json_pack("{s:s, s:I, s:s}", "jsonrpc", "2.0", "id", (json_int_t)o->id, "method", method);
     if (msg == NULL) {
         json_decref(params);
         free(o);
@@ -448,8 +449,8 @@ int mcp__rpc_respond(mcp__inreq *req, json_t *result)
 {
     if (result == NULL)
         result = json_object();
-    return finish(req, json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", req->id, "result",
-                                 result));
+    return finish(req,
+                  json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", req->id, "result", result));
 }
 
 int mcp__rpc_respond_error(mcp__inreq *req, int code, const char *message, json_t *data)
@@ -457,8 +458,7 @@ int mcp__rpc_respond_error(mcp__inreq *req, int code, const char *message, json_
     return finish(req, mcp__error_message(req->id, code, message, data));
 }
 
-static void handle_notification(mcp__rpc *rpc, const char *method, json_t *params,
-                                uint64_t stream)
+static void handle_notification(mcp__rpc *rpc, const char *method, json_t *params, uint64_t stream)
 {
     if (strcmp(method, "notifications/cancelled") == 0) {
         json_t *id = json_object_get(params, "requestId");
@@ -571,10 +571,10 @@ static void handle_one(mcp__rpc *rpc, json_t *msg, mcp__batch *b, uint64_t strea
     }
     mcp__inreq *req = calloc(1, sizeof(*req));
     if (req == NULL) {
-        answer(rpc, b,
-               mcp__error_message(id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory",
-                                  NULL),
-               stream, MCP__SEND_RESPONSE);
+        answer(
+            rpc, b,
+            mcp__error_message(id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL),
+            stream, MCP__SEND_RESPONSE);
         return;
     }
     req->rpc = rpc;
@@ -598,8 +598,8 @@ void mcp__rpc_reject_oversized(mcp__rpc *rpc, size_t seen, size_t limit, uint64_
 {
     char msg[160];
     snprintf(msg, sizeof(msg),
-             "Invalid Request: message of at least %zu bytes exceeds the limit of %zu bytes",
-             seen, limit);
+             "Invalid Request: message of at least %zu bytes exceeds the limit of %zu bytes", seen,
+             limit);
     answer_error(rpc, NULL, NULL, MCP_RPC_INVALID_REQUEST, msg, stream);
 }
 

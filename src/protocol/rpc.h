@@ -26,7 +26,7 @@ typedef struct mcp__batch mcp__batch;
 /* An incoming request being answered. Owned by the engine until answered. */
 typedef struct mcp__inreq {
     mcp__rpc *rpc;
-    json_t *id; /* integer or string */
+    json_t *id;         /* integer or string */
     const char *method; /* points into msg */
     json_t *params;     /* borrowed from msg; NULL when absent */
     json_t *msg;        /* the whole request */
@@ -38,8 +38,9 @@ typedef struct mcp__inreq {
 } mcp__inreq;
 
 /* Flags of mcp__rpc_cbs.send. */
-#define MCP__SEND_RESPONSE 0x1u /* the message answers the last open request of a batch or
-                                   a single request that came on `stream` */
+#define MCP__SEND_RESPONSE                                                                         \
+    0x1u /* the message answers the last open request of a batch or                                \
+            a single request that came on `stream` */
 
 typedef struct mcp__rpc_cbs {
     /* Sends one serialised message (compact JSON, no newline). text NULL with
@@ -49,8 +50,7 @@ typedef struct mcp__rpc_cbs {
     /* A valid request. The owner answers it with mcp__rpc_respond*, now or later. */
     void (*on_request)(void *user, mcp__inreq *req);
     /* A valid notification other than progress and cancelled for our requests. */
-    void (*on_notification)(void *user, const char *method, const json_t *params,
-                            uint64_t stream);
+    void (*on_notification)(void *user, const char *method, const json_t *params, uint64_t stream);
     /* The peer cancelled req (req->cancelled is already set). May be NULL. */
     void (*on_cancelled)(void *user, mcp__inreq *req);
 } mcp__rpc_cbs;

@@ -71,8 +71,7 @@ static void ctx_destroy(mcp_ctx *ctx)
     uv_cond_destroy(&ctx->cond);
     uv_mutex_destroy(&ctx->lock);
     free(ctx);
-    int idle = !s->closed && mcp__rpc_inflight(s->rpc) == 0 && s->io != NULL &&
-               s->io->idle != NULL;
+    int idle = !s->closed && mcp__rpc_inflight(s->rpc) == 0 && s->io != NULL && s->io->idle != NULL;
     if (idle)
         s->io->idle(s->io_user);
     mcp__session_unref(s);
@@ -383,8 +382,8 @@ int mcp_ctx_progress(mcp_ctx *ctx, double progress, double total, const char *me
         return MCP_EINVAL; /* the spec: progress must increase with each notification */
     ctx->sent_progress = 1;
     ctx->last_progress = progress;
-    json_t *params = json_pack("{s:O, s:o}", "progressToken", ctx->progress_token, "progress",
-                               number(progress));
+    json_t *params =
+        json_pack("{s:O, s:o}", "progressToken", ctx->progress_token, "progress", number(progress));
     if (params != NULL && total >= 0)
         json_object_set_new(params, "total", number(total));
     if (params != NULL && message != NULL)

@@ -78,8 +78,7 @@ static void do_initialize(mcp__session *s, mcp__inreq *req)
     json_t *result = json_pack("{s:s, s:o, s:o}", "protocolVersion", version, "capabilities",
                                server_capabilities(srv), "serverInfo", server_info);
     if (result == NULL) {
-        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory",
-                               NULL);
+        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
     if (srv->instructions != NULL)
@@ -149,8 +148,7 @@ static void respond_page(mcp__session *s, mcp__inreq *req, mcp__vec *v, size_t l
     json_t *items = json_array();
     json_t *result = json_pack("{s:o}", key, items);
     if (result == NULL) {
-        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory",
-                               NULL);
+        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
     uv_mutex_lock(&srv->lock);
@@ -212,10 +210,10 @@ static json_t *invoke_complete(mcp_ctx *ctx)
     json_t *ref = json_object_get(ctx->params, "ref");
     json_t *arg = json_object_get(ctx->params, "argument");
     json_t *context_args = json_object_get(json_object_get(ctx->params, "context"), "arguments");
-    json_t *values = ((mcp_complete_fn)ctx->fn)(
-        ctx, ref, json_string_value(json_object_get(arg, "name")),
-        json_string_value(json_object_get(arg, "value")),
-        json_is_object(context_args) ? context_args : NULL, ctx->user);
+    json_t *values =
+        ((mcp_complete_fn)ctx->fn)(ctx, ref, json_string_value(json_object_get(arg, "name")),
+                                   json_string_value(json_object_get(arg, "value")),
+                                   json_is_object(context_args) ? context_args : NULL, ctx->user);
     if (!json_is_array(values)) {
         json_decref(values);
         if (ctx->error_code == 0)
@@ -239,8 +237,7 @@ static void start(mcp__session *s, mcp__inreq *req, mcp__invoke_fn invoke, void 
     if (ctx == NULL) {
         json_decref(args);
         json_decref(schema);
-        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory",
-                               NULL);
+        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
     ctx->invoke = invoke;
@@ -357,8 +354,7 @@ static void do_subscribe(mcp__session *s, mcp__inreq *req, int subscribe)
         return;
     }
     if (s->subscriptions == NULL && (s->subscriptions = json_object()) == NULL) {
-        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory",
-                               NULL);
+        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
     json_object_set_new(s->subscriptions, uri, json_true());
@@ -429,8 +425,7 @@ static void do_complete(mcp__session *s, mcp__inreq *req)
     }
     if (!json_is_object(arg) || !json_is_string(json_object_get(arg, "name")) ||
         !json_is_string(json_object_get(arg, "value"))) {
-        invalid_params(req, "Invalid params: \"%s\" must have a string name and value",
-                       "argument");
+        invalid_params(req, "Invalid params: \"%s\" must have a string name and value", "argument");
         return;
     }
     start(s, req, invoke_complete, (void *)srv->complete_fn, srv->complete_user, 0, NULL, NULL,

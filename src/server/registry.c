@@ -418,8 +418,8 @@ int mcp_server_add_resource(mcp_server *srv, const mcp_resource_def *def)
     r->user = def->user;
     r->flags = def->flags;
     uv_mutex_lock(&srv->lock);
-    int rc = mcp__find_resource(srv, def->uri) != NULL ? MCP_EEXIST
-                                                       : mcp__vec_push(&srv->resources, r);
+    int rc =
+        mcp__find_resource(srv, def->uri) != NULL ? MCP_EEXIST : mcp__vec_push(&srv->resources, r);
     uv_mutex_unlock(&srv->lock);
     if (rc != MCP_OK) {
         resource_free(r);
@@ -472,8 +472,8 @@ int mcp_server_add_resource_template(mcp_server *srv, const mcp_resource_templat
     uv_mutex_lock(&srv->lock);
     int rc = MCP_OK;
     for (size_t i = 0; i < srv->templates.len && rc == MCP_OK; i++)
-        if (strcmp(((mcp__template *)srv->templates.items[i])->uri_template,
-                   def->uri_template) == 0)
+        if (strcmp(((mcp__template *)srv->templates.items[i])->uri_template, def->uri_template) ==
+            0)
             rc = MCP_EEXIST;
     if (rc == MCP_OK)
         rc = mcp__vec_push(&srv->templates, t);
@@ -520,8 +520,8 @@ int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt_def *def)
     p->user = def->user;
     p->flags = def->flags;
     uv_mutex_lock(&srv->lock);
-    int rc = mcp__find_prompt(srv, def->name) != NULL ? MCP_EEXIST
-                                                      : mcp__vec_push(&srv->prompts, p);
+    int rc =
+        mcp__find_prompt(srv, def->name) != NULL ? MCP_EEXIST : mcp__vec_push(&srv->prompts, p);
     uv_mutex_unlock(&srv->lock);
     if (rc != MCP_OK) {
         prompt_free(p);

@@ -86,8 +86,8 @@ static int check(const json_t *schema, const json_t *v, const char *path, char *
         size_t i;
         json_t *t;
         int any = 0;
-        json_array_foreach(type, i, t) any |= json_is_string(t) &&
-                                              type_matches(json_string_value(t), v);
+        json_array_foreach(type, i, t) any |=
+            json_is_string(t) && type_matches(json_string_value(t), v);
         if (!any)
             return fail(why, n, path, "has the wrong type (%s)", type_name(v));
     }

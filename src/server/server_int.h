@@ -131,7 +131,7 @@ struct mcp__session {
     mcp__rpc *rpc;
     const mcp__session_io *io;
     void *io_user;
-    char *id; /* NULL for stdio */
+    char *id;            /* NULL for stdio */
     const char *version; /* negotiated (static string), NULL before initialize */
     json_t *client_caps, *client_info;
     int initialized; /* initialize answered */

@@ -100,9 +100,8 @@ static void evict_one(msess *ss)
 static void expire(mstore *m, msess *ss)
 {
     uint64_t now = mcp__now_ms();
-    while (ss->fifo_head != NULL &&
-           (ss->nevents > m->o.max_events || ss->nbytes > m->o.max_bytes ||
-            now - ss->fifo_head->born_ms > (uint64_t)m->o.ttl_ms))
+    while (ss->fifo_head != NULL && (ss->nevents > m->o.max_events || ss->nbytes > m->o.max_bytes ||
+                                     now - ss->fifo_head->born_ms > (uint64_t)m->o.ttl_ms))
         evict_one(ss);
 }
 

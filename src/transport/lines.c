@@ -107,8 +107,7 @@ int mcp__lstream_open(mcp__lstream *ls, uv_loop_t *loop, int in_fd, int out_fd, 
         ls->out = ls->in; /* one socket both ways: one handle */
         return MCP_OK;
     }
-    if (open_side(ls, out_fd, 0, &ls->hout, &ls->out, &ls->out_file_fd, &ls->out_open) !=
-        MCP_OK) {
+    if (open_side(ls, out_fd, 0, &ls->hout, &ls->out, &ls->out_file_fd, &ls->out_open) != MCP_OK) {
         ls->closing = 1;
         close_handle(ls, &ls->hin, &ls->in_open);
         return MCP_EIO;

@@ -68,8 +68,8 @@ struct hsess {
     uint64_t last_standalone; /* where standalone messages are stored while no GET is open */
     hresume *resumes;         /* replays under way */
     uint64_t last_active_ms;
-    hsess *prev, *next;    /* every session, for the timers */
-    hsess *deferred_next;  /* in the list of sessions to close once the stack unwinds */
+    hsess *prev, *next;   /* every session, for the timers */
+    hsess *deferred_next; /* in the list of sessions to close once the stack unwinds */
 };
 
 struct shttp {

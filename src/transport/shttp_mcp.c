@@ -269,12 +269,12 @@ struct hresume {
     int old_begun;
     int created;
     uint64_t stream;
-    uint64_t after;      /* the last event the client has */
-    uint64_t seq_at;     /* the session's event count when this replay began */
+    uint64_t after;  /* the last event the client has */
+    uint64_t seq_at; /* the session's event count when this replay began */
     int replayed;
-    int cancelled;       /* the session closed */
-    int running;         /* inside the store's replay call */
-    int done_status;     /* set by a replay that completed inside its call */
+    int cancelled;   /* the session closed */
+    int running;     /* inside the store's replay call */
+    int done_status; /* set by a replay that completed inside its call */
     int done_now;
     hresume *next;
 };
@@ -431,8 +431,8 @@ static void resume_next(hresume *r)
         r->seq_at = r->hs->next_seq;
         r->running = 1;
         r->done_now = 0;
-        int rc = mcp_event_store_replay(r->t->store, r->hs->id, r->stream, r->after,
-                                        resume_emit, resume_done, r);
+        int rc = mcp_event_store_replay(r->t->store, r->hs->id, r->stream, r->after, resume_emit,
+                                        resume_done, r);
         r->running = 0;
         if (rc != MCP_OK) {
             resume_finish(r, rc);
@@ -471,8 +471,8 @@ static int parse_event_id(const hsess *hs, const char *id, uint64_t *stream, uin
 void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last_event_id)
 {
     uint64_t id, seq;
-    if (parse_event_id(hs, last_event_id, &id, &seq) != 0 || id < 2 ||
-        id / 2 > hs->next_stream || seq == 0 || seq > hs->next_seq) {
+    if (parse_event_id(hs, last_event_id, &id, &seq) != 0 || id < 2 || id / 2 > hs->next_stream ||
+        seq == 0 || seq > hs->next_seq) {
         /* Never an empty 200 stream: clients would reconnect to it forever. */
         mcp__shttp_error(t, req, 400, MCP_RPC_SERVER_ERROR,
                          "Bad Request: Last-Event-ID is not an event of this session");
@@ -517,7 +517,7 @@ void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last
     resume_next(r);
 }
 
-static void delete(shttp *t, mcp__http_req *req)
+static void delete (shttp *t, mcp__http_req *req)
 {
     if (t->stateless) {
         mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");
@@ -543,7 +543,7 @@ void mcp__shttp_mcp_request(shttp *t, mcp__http_req *req)
         get(t, req);
         break;
     case MCP__HTTP_DELETE:
-        delete(t, req);
+        delete (t, req);
         break;
     default:
         mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");

@@ -76,8 +76,9 @@ static int check_host_origin(shttp *t, mcp__http_req *req)
     char name[256];
     const char *host = mcp__http_header(req, "host");
     if (t->allowed_hosts != NULL || t->bound_loopback) {
-        int ok = host != NULL && mcp__host_name(host, name, sizeof(name)) == 0 &&
-                 (t->allowed_hosts ? list_has(t->allowed_hosts, name) : mcp__is_loopback_name(name));
+        int ok =
+            host != NULL && mcp__host_name(host, name, sizeof(name)) == 0 &&
+            (t->allowed_hosts ? list_has(t->allowed_hosts, name) : mcp__is_loopback_name(name));
         if (!ok) {
             char msg[320];
             snprintf(msg, sizeof(msg), "Forbidden: invalid Host header: %.256s",
@@ -729,8 +730,8 @@ int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
         o = *opts;
     char host[256];
     int port;
-    if (srv == NULL || parse_listen(o.listen ? o.listen : "127.0.0.1:8080", host, sizeof(host),
-                                    &port) != 0)
+    if (srv == NULL ||
+        parse_listen(o.listen ? o.listen : "127.0.0.1:8080", host, sizeof(host), &port) != 0)
         return MCP_EINVAL;
     if (o.path != NULL && o.path[0] != '/')
         return MCP_EINVAL;

@@ -139,8 +139,8 @@ int mcp_serve_fds(mcp_server *srv, int in_fd, int out_fd)
     }
     st->rt->empty_cb = on_empty;
     st->rt->empty_arg = st;
-    if (mcp__lstream_open(&st->ls, &st->loop, in_fd, out_fd, srv->max_message, &lstream_cbs,
-                          st) != MCP_OK) {
+    if (mcp__lstream_open(&st->ls, &st->loop, in_fd, out_fd, srv->max_message, &lstream_cbs, st) !=
+        MCP_OK) {
         rc = MCP_EIO;
         goto fail_rt;
     }

@@ -26,9 +26,9 @@ typedef struct mcp__buf {
     size_t cap;
 } mcp__buf;
 
-int mcp__buf_reserve(mcp__buf *b, size_t extra);            /* MCP_OK or MCP_ENOMEM */
-int mcp__buf_append(mcp__buf *b, const void *p, size_t n);  /* MCP_OK or MCP_ENOMEM */
-int mcp__buf_appends(mcp__buf *b, const char *s);           /* strlen(s) bytes */
+int mcp__buf_reserve(mcp__buf *b, size_t extra);           /* MCP_OK or MCP_ENOMEM */
+int mcp__buf_append(mcp__buf *b, const void *p, size_t n); /* MCP_OK or MCP_ENOMEM */
+int mcp__buf_appends(mcp__buf *b, const char *s);          /* strlen(s) bytes */
 int mcp__buf_appendf(mcp__buf *b, const char *fmt, ...) MCP_PRINTF(2, 3);
 int mcp__buf_vappendf(mcp__buf *b, const char *fmt, va_list ap);
 /* Appends v in decimal (hot paths: no printf). */

@@ -34,7 +34,8 @@ static int write_script(void **state)
         "#!/bin/sh\n"
         "read line\n"
         "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":"
-        "\"2025-11-25\",\"capabilities\":{},\"serverInfo\":{\"name\":\"deaf\",\"version\":\"1\"}}}'\n"
+        "\"2025-11-25\",\"capabilities\":{},\"serverInfo\":{\"name\":\"deaf\",\"version\":\"1\"}}}'"
+        "\n"
         "read initialized\n"
         "exec 0<&-\n"
         /* Tell the client its stdin is now closed, then stay alive. */

@@ -73,10 +73,10 @@ static void test_unknown_foreign_and_mismatched_ids_are_refused(void **st)
     mcp_event_store *s = mcp_memory_store_new(NULL);
     mcp_event_store_append(s, "A", 1, 1, "a1", 2);
     mcp_event_store_append(s, "A", 2, 2, "b2", 2);
-    assert_int_equal(replay(s, "A", 1, 7).status, MCP_ENOENT);  /* never stored */
-    assert_int_equal(replay(s, "A", 1, 2).status, MCP_ENOENT);  /* another stream's seq */
-    assert_int_equal(replay(s, "A", 9, 1).status, MCP_ENOENT);  /* unknown stream */
-    assert_int_equal(replay(s, "Z", 1, 1).status, MCP_ENOENT);  /* another session */
+    assert_int_equal(replay(s, "A", 1, 7).status, MCP_ENOENT); /* never stored */
+    assert_int_equal(replay(s, "A", 1, 2).status, MCP_ENOENT); /* another stream's seq */
+    assert_int_equal(replay(s, "A", 9, 1).status, MCP_ENOENT); /* unknown stream */
+    assert_int_equal(replay(s, "Z", 1, 1).status, MCP_ENOENT); /* another session */
     assert_int_equal(mcp_event_store_append(s, "A", 1, 1, "again", 5), MCP_EINVAL);
     mcp_event_store_free(s);
 }
@@ -155,8 +155,7 @@ static void test_ten_thousand_events_replay_in_order(void **st)
         assert_int_equal(mcp_event_store_append(s, "S", i % 2, i, data, (size_t)n), MCP_OK);
     }
     counter c = {0, 0, 1, -1};
-    assert_int_equal(mcp_event_store_replay(s, "S", 0, 10002, count_event, count_done, &c),
-                     MCP_OK);
+    assert_int_equal(mcp_event_store_replay(s, "S", 0, 10002, count_event, count_done, &c), MCP_OK);
     assert_int_equal(c.status, MCP_OK);
     assert_int_equal(c.n, 4999);
     assert_true(c.ordered);
@@ -186,7 +185,8 @@ static void test_expire_drops_events_past_their_ttl_in_every_session(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_replay_gives_the_events_after_the_id_in_order_and_only_of_that_stream),
+        cmocka_unit_test(
+            test_replay_gives_the_events_after_the_id_in_order_and_only_of_that_stream),
         cmocka_unit_test(test_unknown_foreign_and_mismatched_ids_are_refused),
         cmocka_unit_test(test_bounds_evict_the_oldest_and_expired_ids_are_refused),
         cmocka_unit_test(test_dropping_a_session_forgets_only_it),
