@@ -11,6 +11,21 @@ static json_t *cursor_params(const char *cursor)
     return cursor ? json_pack("{s:s}", "cursor", cursor) : NULL;
 }
 
+/* A request whose params the caller built with json_pack: NULL means that failed
+ * (out of memory, or a string that is not UTF-8), never "no params". */
+static int request_packed(mcp_client *c, const char *method, json_t *params,
+                          const mcp_call_opts *opts, json_t **result, mcp_rpc_error *err)
+{
+    if (params == NULL) {
+        if (result != NULL)
+            *result = NULL;
+        if (err != NULL)
+            memset(err, 0, sizeof(*err));
+        return MCP_EINVAL;
+    }
+    return mcp_client_request(c, method, params, opts, result, err);
+}
+
 int mcp_client_ping(mcp_client *c, int timeout_ms)
 {
     mcp_call_opts opts = {.timeout_ms = timeout_ms};
@@ -34,7 +49,7 @@ int mcp_client_call_tool(mcp_client *c, const char *name, json_t *args, const mc
     }
     json_t *params =
         json_pack("{s:s, s:o}", "name", name, "arguments", args ? args : json_object());
-    return mcp_client_request(c, "tools/call", params, opts, result, err);
+    return request_packed(c, "tools/call", params, opts, result, err);
 }
 
 int mcp_client_list_resources(mcp_client *c, const char *cursor, json_t **result,
@@ -54,8 +69,7 @@ int mcp_client_read_resource(mcp_client *c, const char *uri, json_t **result, mc
 {
     if (uri == NULL)
         return MCP_EINVAL;
-    return mcp_client_request(c, "resources/read", json_pack("{s:s}", "uri", uri), NULL, result,
-                              err);
+    return request_packed(c, "resources/read", json_pack("{s:s}", "uri", uri), NULL, result, err);
 }
 
 static int uri_call(mcp_client *c, const char *method, const char *uri, mcp_rpc_error *err)
@@ -63,7 +77,7 @@ static int uri_call(mcp_client *c, const char *method, const char *uri, mcp_rpc_
     if (uri == NULL)
         return MCP_EINVAL;
     json_t *result = NULL;
-    int rc = mcp_client_request(c, method, json_pack("{s:s}", "uri", uri), NULL, &result, err);
+    int rc = request_packed(c, method, json_pack("{s:s}", "uri", uri), NULL, &result, err);
     json_decref(result);
     return rc;
 }
@@ -95,7 +109,7 @@ int mcp_client_get_prompt(mcp_client *c, const char *name, json_t *args, json_t 
         json_object_set_new(params, "arguments", args);
     else
         json_decref(args);
-    return mcp_client_request(c, "prompts/get", params, NULL, result, err);
+    return request_packed(c, "prompts/get", params, NULL, result, err);
 }
 
 int mcp_client_complete(mcp_client *c, json_t *ref, const char *arg_name, const char *arg_value,
@@ -107,7 +121,7 @@ int mcp_client_complete(mcp_client *c, json_t *ref, const char *arg_name, const 
     }
     json_t *params = json_pack("{s:o, s:{s:s, s:s}}", "ref", ref, "argument", "name", arg_name,
                                "value", arg_value);
-    return mcp_client_request(c, "completion/complete", params, NULL, result, err);
+    return request_packed(c, "completion/complete", params, NULL, result, err);
 }
 
 int mcp_client_set_logging_level(mcp_client *c, mcp_log_level level, mcp_rpc_error *err)
@@ -116,8 +130,8 @@ int mcp_client_set_logging_level(mcp_client *c, mcp_log_level level, mcp_rpc_err
     if (name == NULL)
         return MCP_EINVAL;
     json_t *result = NULL;
-    int rc = mcp_client_request(c, "logging/setLevel", json_pack("{s:s}", "level", name), NULL,
-                                &result, err);
+    int rc = request_packed(c, "logging/setLevel", json_pack("{s:s}", "level", name), NULL, &result,
+                            err);
     json_decref(result);
     return rc;
 }

@@ -83,6 +83,10 @@ static void do_initialize(mcp__session *s, mcp__inreq *req)
     }
     if (srv->instructions != NULL)
         json_object_set_new(result, "instructions", json_string(srv->instructions));
+    json_t *declared = json_object_get(result, "capabilities");
+    s->declared = (json_object_get(declared, "tools") ? MCP__CAP_TOOLS : 0) |
+                  (json_object_get(declared, "resources") ? MCP__CAP_RESOURCES : 0) |
+                  (json_object_get(declared, "prompts") ? MCP__CAP_PROMPTS : 0);
     s->version = version;
     s->client_caps = caps ? json_incref(caps) : json_object();
     s->client_info = info ? json_incref(info) : json_object();

@@ -272,8 +272,14 @@ static int match_from(const char *tpl, const char *uri, json_t *vars)
     return *uri == '\0';
 }
 
+/* Matching backtracks, so its cost grows with the URI's length to the power of the
+ * template's variables: URIs longer than this never match a template. */
+#define MCP__MAX_TEMPLATE_URI 2048
+
 mcp__template *mcp__match_template(mcp_server *srv, const char *uri, json_t **vars)
 {
+    if (strlen(uri) > MCP__MAX_TEMPLATE_URI)
+        return NULL;
     for (size_t i = 0; i < srv->templates.len; i++) {
         mcp__template *t = srv->templates.items[i];
         json_t *v = json_object();
@@ -573,6 +579,14 @@ static void broadcast_run(mcp__mail *m)
         if (b->filter_uri != NULL && json_object_get(s->subscriptions, b->filter_uri) == NULL)
             continue;
         if (b->level >= 0 && b->level < (int)s->level)
+            continue;
+        /* The spec: list_changed only where initialize declared listChanged. */
+        if ((strcmp(b->method, "notifications/tools/list_changed") == 0 &&
+             !(s->declared & MCP__CAP_TOOLS)) ||
+            (strcmp(b->method, "notifications/resources/list_changed") == 0 &&
+             !(s->declared & MCP__CAP_RESOURCES)) ||
+            (strcmp(b->method, "notifications/prompts/list_changed") == 0 &&
+             !(s->declared & MCP__CAP_PROMPTS)))
             continue;
         mcp__session_notify(s, b->method, json_incref(b->params));
     }

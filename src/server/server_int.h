@@ -136,12 +136,17 @@ struct mcp__session {
     json_t *client_caps, *client_info;
     int initialized; /* initialize answered */
     mcp_log_level level;
+    unsigned declared;     /* MCP__CAP_*: what initialize told the client we offer */
     json_t *subscriptions; /* object used as a set of URIs */
     struct mcp_ctx *ctxs;  /* requests in flight */
     int refs;
     int closed;
     mcp__session *prev, *next;
 };
+
+#define MCP__CAP_TOOLS 0x1u
+#define MCP__CAP_RESOURCES 0x2u
+#define MCP__CAP_PROMPTS 0x4u
 
 /* Creates a session on rt. id is copied (may be NULL). NULL on ENOMEM. */
 mcp__session *mcp__session_new(mcp__srt *rt, const mcp__session_io *io, void *io_user,

@@ -93,6 +93,7 @@ void mcp__session_assume_initialized(mcp__session *s, const char *version)
     if (s->client_info == NULL)
         s->client_info = json_object();
     s->initialized = 1;
+    s->declared = MCP__CAP_TOOLS | MCP__CAP_RESOURCES | MCP__CAP_PROMPTS;
     mcp__rpc_allow_batch(s->rpc, strcmp(s->version, MCP_PROTOCOL_2025_03_26) == 0);
 }
 

@@ -588,6 +588,8 @@ static void test_broadcasts_reach_initialized_sessions_by_subscription_and_level
     assert_non_null(s);
     assert_non_null(uninit);
     s->initialized = 1;
+    /* As initialize sets it when the server offers tools, resources and prompts. */
+    s->declared = MCP__CAP_TOOLS | MCP__CAP_RESOURCES | MCP__CAP_PROMPTS;
 
     assert_int_equal(mcp_server_add_tool(srv, "t", NULL, NULL, tool_fn, NULL), MCP_OK);
     run_until_count(&loop, &live.n, 1);
