@@ -61,12 +61,15 @@ MCP_EXTERN void mcp_event_store_free(mcp_event_store *store);
  * The in-memory store: per session at most max_events events and max_bytes
  * bytes (the oldest go first), each kept at most ttl_ms. Appends are O(1);
  * a replay of k events is O(log n + k). Zeroed options give the defaults:
- * 10,000 events, 16 MiB, 5 minutes.
+ * 10,000 events, 16 MiB, 5 minutes, 256 MiB in all.
  */
 typedef struct mcp_memory_store_opts {
     size_t max_events;
     size_t max_bytes;
     int ttl_ms;
+    /* Bytes of all sessions together (default 256 MiB): past it the appending
+     * session's oldest events go first, then other sessions'. */
+    size_t max_total_bytes;
 } mcp_memory_store_opts;
 
 MCP_EXTERN mcp_event_store *mcp_memory_store_new(const mcp_memory_store_opts *opts);

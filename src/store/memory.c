@@ -15,6 +15,7 @@
 #define DEFAULT_MAX_EVENTS 10000
 #define DEFAULT_MAX_BYTES (16u << 20)
 #define DEFAULT_TTL_MS (5 * 60 * 1000)
+#define DEFAULT_MAX_TOTAL_BYTES (256u << 20)
 
 typedef struct mstream mstream;
 
@@ -34,16 +35,20 @@ struct mstream {
     size_t head, count, cap;
 };
 
+typedef struct mstore mstore;
+
 typedef struct msess {
+    mstore *m;
     mev *fifo_head, *fifo_tail;
     size_t nevents, nbytes;
     mcp__map streams; /* "<id>" -> mstream */
 } msess;
 
-typedef struct mstore {
+struct mstore {
     mcp_memory_store_opts o;
     mcp__map sessions; /* session id -> msess */
-} mstore;
+    size_t total;      /* bytes of every session */
+};
 
 static mev *ring_at(const mstream *st, size_t i)
 {
@@ -85,6 +90,7 @@ static void evict_one(msess *ss)
         ss->fifo_tail = NULL;
     ss->nevents--;
     ss->nbytes -= e->len;
+    ss->m->total -= e->len;
     /* It is the head of its stream too. */
     st->head = (st->head + 1) % st->cap;
     st->count--;
@@ -103,6 +109,21 @@ static void expire(mstore *m, msess *ss)
     while (ss->fifo_head != NULL && (ss->nevents > m->o.max_events || ss->nbytes > m->o.max_bytes ||
                                      now - ss->fifo_head->born_ms > (uint64_t)m->o.ttl_ms))
         evict_one(ss);
+}
+
+/* The bound on all sessions together: the session that grows pays first (keeping its
+ * newest event), then the others, oldest events first within each. */
+static void enforce_total(mstore *m, msess *cur)
+{
+    while (m->total > m->o.max_total_bytes && cur->nevents > 1)
+        evict_one(cur);
+    size_t pos = 0;
+    void *v;
+    while (m->total > m->o.max_total_bytes && mcp__map_next(&m->sessions, &pos, NULL, &v)) {
+        msess *ss = v;
+        while (ss != cur && m->total > m->o.max_total_bytes && ss->fifo_head != NULL)
+            evict_one(ss);
+    }
 }
 
 static void sess_free(msess *ss)
@@ -125,6 +146,7 @@ static int m_append(void *self, const char *session, uint64_t stream, uint64_t s
             free(ss);
             return MCP_ENOMEM;
         }
+        ss->m = m;
     }
     char key[24];
     snprintf(key, sizeof(key), "%llu", (unsigned long long)stream);
@@ -165,7 +187,9 @@ static int m_append(void *self, const char *session, uint64_t stream, uint64_t s
     ss->fifo_tail = e;
     ss->nevents++;
     ss->nbytes += len;
+    m->total += len;
     expire(m, ss);
+    enforce_total(m, ss);
     return MCP_OK;
 }
 
@@ -260,6 +284,8 @@ mcp_event_store *mcp_memory_store_new(const mcp_memory_store_opts *opts)
         m->o.max_bytes = DEFAULT_MAX_BYTES;
     if (m->o.ttl_ms <= 0)
         m->o.ttl_ms = DEFAULT_TTL_MS;
+    if (m->o.max_total_bytes == 0)
+        m->o.max_total_bytes = DEFAULT_MAX_TOTAL_BYTES;
     mcp_event_store *s = mcp_event_store_new(&memory_ops, m);
     if (s == NULL)
         free(m);

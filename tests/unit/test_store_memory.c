@@ -105,6 +105,25 @@ static void test_bounds_evict_the_oldest_and_expired_ids_are_refused(void **st)
     mcp_event_store_free(s);
 }
 
+static void test_the_bound_on_all_sessions_evicts_the_growing_session_first(void **st)
+{
+    (void)st;
+    mcp_memory_store_opts o = {.max_total_bytes = 30};
+    mcp_event_store *s = mcp_memory_store_new(&o);
+    /* A holds 20 bytes; B then appends 3 x 10: B's own oldest go before A's. */
+    mcp_event_store_append(s, "A", 1, 1, "aaaaaaaaaa", 10);
+    mcp_event_store_append(s, "A", 1, 2, "aaaaaaaaaa", 10);
+    mcp_event_store_append(s, "B", 1, 1, "bbbbbbbbbb", 10);
+    mcp_event_store_append(s, "B", 1, 2, "bbbbbbbbbb", 10);
+    assert_int_equal(replay(s, "B", 1, 1).status, MCP_ENOENT); /* B's oldest went */
+    assert_int_equal(replay(s, "A", 1, 1).status, MCP_OK);     /* A kept everything */
+    /* One session alone over the bound: it keeps its newest event, others give way. */
+    mcp_event_store_append(s, "B", 1, 3, "bbbbbbbbbbbbbbbbbbbbbbbbb", 25);
+    assert_int_equal(replay(s, "B", 1, 3).status, MCP_OK);
+    assert_int_equal(replay(s, "A", 1, 1).status, MCP_ENOENT);
+    mcp_event_store_free(s);
+}
+
 static void test_dropping_a_session_forgets_only_it(void **st)
 {
     (void)st;
@@ -190,6 +209,7 @@ int main(void)
         cmocka_unit_test(test_unknown_foreign_and_mismatched_ids_are_refused),
         cmocka_unit_test(test_bounds_evict_the_oldest_and_expired_ids_are_refused),
         cmocka_unit_test(test_dropping_a_session_forgets_only_it),
+        cmocka_unit_test(test_the_bound_on_all_sessions_evicts_the_growing_session_first),
         cmocka_unit_test(test_ten_thousand_events_replay_in_order),
         cmocka_unit_test(test_expire_drops_events_past_their_ttl_in_every_session),
     };
