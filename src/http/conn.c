@@ -49,6 +49,7 @@ void mcp__http_req_free(mcp__http_req *req)
 {
     if (!req)
         return;
+    mcp__mem_released(sizeof *req + req->target.cap + req->hdrs.cap + req->body.cap);
     mcp__buf_free(&req->target);
     mcp__buf_free(&req->hdrs);
     mcp__buf_free(&req->body);
@@ -76,6 +77,7 @@ static void on_handle_close(uv_handle_t *h)
     if (c->next)
         c->next->prev = c->prev;
     srv->nconns--;
+    mcp__mem_released(sizeof *c + c->in.cap + c->out.cap);
     mcp__buf_free(&c->in);
     mcp__http_conn_uncork(c);
     free(c);
@@ -611,10 +613,22 @@ static void conn_feed(mcp__http_conn *c, const char *data, size_t len, int from_
         conn_dispatch(c);
 }
 
+size_t mcp__http_conn_unsent(const mcp__http_conn *c)
+{
+    return c->out.len + uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp);
+}
+
 /* The previous request is finished: wait for the next, or parse it if it is
- * already buffered. */
+ * already buffered. A client that pipelines requests without reading the
+ * answers must not make us hold them without bound: past max_unsent_bytes,
+ * the next request waits until the socket has taken the backlog. */
 static void conn_next(mcp__http_conn *c)
 {
+    if (mcp__http_conn_unsent(c) > c->srv->opts.max_unsent_bytes) {
+        c->phase = PHASE_DRAIN;
+        timer_set(c, c->srv->opts.idle_timeout_ms);
+        return;
+    }
     c->phase = PHASE_IDLE;
     timer_set(c, c->srv->opts.idle_timeout_ms);
     if (!c->reading)
@@ -647,9 +661,50 @@ static void on_timer(uv_timer_t *t)
     case PHASE_NEXT:
         conn_next(c);
         break;
+    case PHASE_DRAIN:
+        /* The client took nothing for a whole idle period. */
+        mcp__http_conn_close(c);
+        break;
     case PHASE_BUSY:
+        /* mcp__http_req_on_drain() found the connection drained already. */
+        mcp__http_conn_wrote(c);
         break;
     }
+}
+
+void mcp__http_conn_wrote(mcp__http_conn *c)
+{
+    if (c->closing)
+        return;
+    size_t queued = uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp);
+    if (c->phase == PHASE_DRAIN) {
+        if (queued <= c->srv->opts.max_unsent_bytes / 2) {
+            /* From a timer, so that the next request's owner is never called from
+             * inside a write callback. */
+            c->phase = PHASE_NEXT;
+            timer_set(c, 0);
+        } else {
+            timer_set(c, c->srv->opts.idle_timeout_ms); /* it is reading: more time */
+        }
+        return;
+    }
+    mcp__http_req *req = c->req;
+    if (req != NULL && req->on_drain != NULL && queued <= req->drain_below) {
+        mcp__http_close_fn cb = req->on_drain;
+        req->on_drain = NULL;
+        cb(req->on_drain_arg, req);
+    }
+}
+
+void mcp__http_req_on_drain(mcp__http_req *req, size_t below, mcp__http_close_fn cb, void *arg)
+{
+    req->on_drain = cb;
+    req->on_drain_arg = arg;
+    req->drain_below = below;
+    mcp__http_conn *c = req->conn;
+    if (cb != NULL && c != NULL && !c->closing && c->phase == PHASE_BUSY &&
+        uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp) <= below)
+        timer_set(c, 0);
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -676,7 +731,8 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         return;
     if (c->phase == PHASE_LINGER)
         return;
-    if (c->phase == PHASE_BUSY || c->phase == PHASE_NEXT || c->in.len > 0) {
+    if (c->phase == PHASE_BUSY || c->phase == PHASE_NEXT || c->phase == PHASE_DRAIN ||
+        c->in.len > 0) {
         if (mcp__buf_append(&c->in, buf->base, (size_t)nread) != MCP_OK) {
             mcp__http_conn_close(c);
             return;

@@ -91,6 +91,12 @@ typedef struct mcp__http_opts {
     /* Open connections; past it new connections are accepted, answered 503 and
      * closed at once. [1024] */
     unsigned max_connections;
+    /* Bytes a connection may have written but not yet handed to its socket (a
+     * client that does not read) before its next pipelined request is parsed:
+     * past it, the connection is not read on until the socket has taken all but
+     * half of it, so answers nobody reads cannot grow memory. A connection that
+     * takes nothing of it for idle_timeout_ms is closed. [256 KiB] */
+    size_t max_unsent_bytes;
 } mcp__http_opts;
 
 /* ---- Server ---- */
@@ -234,6 +240,15 @@ int mcp__http_stream_end(mcp__http_req *req);
  * the connection is gone.
  */
 size_t mcp__http_stream_queued(const mcp__http_req *req);
+
+/*
+ * Asks for cb(arg, req) to run once, from the loop, when req's connection has no
+ * more than `below` bytes left unsent (see mcp__http_stream_queued()); it runs at
+ * the next loop turn if that is already so. One-shot: a later call replaces it,
+ * cb NULL removes it. It does not run once the connection is gone (on_close runs
+ * instead). cb may call any function here, finishing req included.
+ */
+void mcp__http_req_on_drain(mcp__http_req *req, size_t below, mcp__http_close_fn cb, void *arg);
 
 /*
  * Closes req's connection now, without a clean end (queued bytes are dropped),

@@ -21,6 +21,7 @@ typedef enum conn_phase {
     PHASE_BODY,    /* headers complete, body not (body deadline) */
     PHASE_BUSY,    /* a request is with its owner (no timer) */
     PHASE_NEXT,    /* the owner finished; go on with buffered input (0 ms timer) */
+    PHASE_DRAIN,   /* finished, but too much output unsent: wait for the socket */
     PHASE_LINGER   /* final response sent, write side shut, discarding input */
 } conn_phase;
 
@@ -44,7 +45,9 @@ struct mcp__http_server {
      * made of a head and several chunks costs one system call, not four. */
     uv_check_t flush;
     uv_prepare_t flush_prep;
-    int flush_open; /* both handles, until their close callbacks */
+    int flush_open; /* the three handles, until their close callbacks */
+    /* Gives freed memory back to the system once a burst is over (see trim.c). */
+    uv_timer_t trim;
     mcp__http_conn *dirty;
     char rbuf[MCP__HTTP_READ_BUF]; /* shared: every read is consumed before the next */
 };
@@ -101,6 +104,9 @@ struct mcp__http_req {
     mcp__buf body;
     mcp__http_close_fn on_close;
     void *on_close_arg;
+    mcp__http_close_fn on_drain; /* see mcp__http_req_on_drain() */
+    void *on_drain_arg;
+    size_t drain_below;
 };
 
 /* conn.c */
@@ -117,6 +123,11 @@ void mcp__http_req_finish(mcp__http_req *req, int close_after);
 void mcp__http_req_free(mcp__http_req *req);
 void mcp__http_server_maybe_done(mcp__http_server *srv);
 const char *mcp__http_date(mcp__http_server *srv);
+
+/* A write of c completed: the drain checks (DRAIN phase, the request's on_drain). */
+void mcp__http_conn_wrote(mcp__http_conn *c);
+/* Bytes c was given to send that the socket has not taken: corked and queued. */
+size_t mcp__http_conn_unsent(const mcp__http_conn *c);
 
 /* response.c */
 /* Writes bufs in order: try_write first, the rest copied and queued. MCP_OK,

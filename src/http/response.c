@@ -23,16 +23,21 @@
 
 typedef struct write_req {
     uv_write_t w;
+    size_t size;
     char data[];
 } write_req;
 
 static void on_write(uv_write_t *w, int status)
 {
     mcp__http_conn *c = w->handle->data;
-    free(w);
+    write_req *wr = (write_req *)(void *)w;
+    mcp__mem_released(wr->size);
+    free(wr);
     /* UV_ECANCELED: the handle is closing, which is already in hand. */
     if (status < 0 && !c->closing)
         mcp__http_conn_close(c);
+    else if (status == 0)
+        mcp__http_conn_wrote(c);
 }
 
 /* Writes now: uv_try_write, and what the socket does not take is queued. */
@@ -57,6 +62,8 @@ static int conn_write_now(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
         return MCP_OK;
 
     write_req *wr = malloc(sizeof *wr + (total - done));
+    if (wr)
+        wr->size = sizeof *wr + (total - done);
     if (!wr) {
         mcp__http_conn_break(c);
         return MCP_ENOMEM;

@@ -17,6 +17,8 @@
 #define DEFAULT_BODY_TIMEOUT_MS 30000
 #define DEFAULT_IDLE_TIMEOUT_MS 60000
 #define DEFAULT_MAX_CONNECTIONS 1024
+#define DEFAULT_MAX_UNSENT_BYTES (256 * 1024)
+#define TRIM_CHECK_MS 1000
 #define LISTEN_BACKLOG 511
 
 /* Parses an IP literal (bracketed IPv6 allowed, "localhost" = 127.0.0.1). */
@@ -43,6 +45,14 @@ static int parse_addr(const char *host, int port, struct sockaddr_storage *ss)
 static void on_start_failed_close(uv_handle_t *h)
 {
     free(h->data);
+}
+
+/* Memory freed by a burst (answers nobody read, a closed crowd of connections)
+ * goes back to the system within a second or so of the burst's end. */
+static void on_trim(uv_timer_t *t)
+{
+    (void)t;
+    mcp__mem_trim_maybe();
 }
 
 int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__http_server **out)
@@ -79,6 +89,8 @@ int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__htt
         o->idle_timeout_ms = DEFAULT_IDLE_TIMEOUT_MS;
     if (!o->max_connections)
         o->max_connections = DEFAULT_MAX_CONNECTIONS;
+    if (!o->max_unsent_bytes)
+        o->max_unsent_bytes = DEFAULT_MAX_UNSENT_BYTES;
     mcp__http_settings_init(&srv->settings);
 
     if (uv_tcp_init(loop, &srv->listener) != 0) {
@@ -103,8 +115,12 @@ int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__htt
     }
     uv_check_init(loop, &srv->flush);
     uv_prepare_init(loop, &srv->flush_prep);
-    srv->flush.data = srv->flush_prep.data = srv;
-    srv->flush_open = 2;
+    uv_timer_init(loop, &srv->trim);
+    srv->flush.data = srv->flush_prep.data = srv->trim.data = srv;
+    srv->flush_open = 3;
+    /* It must not keep a loop alive that has nothing else to do. */
+    uv_timer_start(&srv->trim, on_trim, TRIM_CHECK_MS, TRIM_CHECK_MS);
+    uv_unref((uv_handle_t *)&srv->trim);
     srv->port = bound.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&bound)->sin6_port)
                                             : ntohs(((struct sockaddr_in *)&bound)->sin_port);
     srv->listener_open = 1;
@@ -158,6 +174,7 @@ void mcp__http_server_stop(mcp__http_server *srv, mcp__http_done_fn done_cb, voi
     uv_close((uv_handle_t *)&srv->listener, on_listener_close);
     uv_close((uv_handle_t *)&srv->flush, on_flush_close);
     uv_close((uv_handle_t *)&srv->flush_prep, on_flush_close);
+    uv_close((uv_handle_t *)&srv->trim, on_flush_close);
     /* Connections leave the list only in their close callbacks, later, so
      * the list stays intact while on_close callbacks run from here. */
     for (mcp__http_conn *c = srv->conns; c; c = c->next)

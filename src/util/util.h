@@ -100,6 +100,14 @@ void mcp__log(int level, const char *fmt, ...) MCP_PRINTF(2, 3);
 #define mcp__info(...) mcp__log(2, __VA_ARGS__)
 #define mcp__debug(...) mcp__log(3, __VA_ARGS__)
 
+/* ---- Giving memory back ---- */
+
+/* Notes that n bytes of a burst (queued output, stored events...) were freed. Any thread. */
+void mcp__mem_released(size_t n);
+/* Returns freed heap memory to the system (malloc_trim) when at least a few
+ * MiB were released since the last time; cheap otherwise. Any thread. */
+void mcp__mem_trim_maybe(void);
+
 /* ---- Worker pool ---- */
 
 /* A fixed set of threads running submitted jobs in FIFO order. */

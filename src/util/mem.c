@@ -1,0 +1,39 @@
+/*
+ * Giving memory back to the system once a burst is over.
+ *
+ * glibc keeps freed small blocks in its heaps (one per thread that allocated:
+ * the loop and every worker), so a burst of queued output or stored events
+ * leaves the process large long after the memory was freed. malloc_trim()
+ * returns the free pages of every heap; it walks the heaps, so it is called
+ * only after enough was released, from a timer of the loop.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h> /* defines __GLIBC__ on glibc */
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#include "util.h"
+
+#define TRIM_AFTER_BYTES (4u << 20)
+
+static atomic_size_t released;
+
+void mcp__mem_released(size_t n)
+{
+    atomic_fetch_add_explicit(&released, n, memory_order_relaxed);
+}
+
+void mcp__mem_trim_maybe(void)
+{
+    if (atomic_load_explicit(&released, memory_order_relaxed) < TRIM_AFTER_BYTES)
+        return;
+    atomic_store_explicit(&released, 0, memory_order_relaxed);
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
