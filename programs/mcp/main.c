@@ -99,10 +99,13 @@ static void usage(FILE *f)
           "\n"
           "Exit status:\n"
           "  0  success\n"
-          "  1  the tool reported an error (isError), or the server answered with a\n"
-          "     JSON-RPC error (printed as \"error: CODE MESSAGE\")\n"
+          "  1  the tool reported an error (isError), the server answered with a\n"
+          "     JSON-RPC error (printed as \"error: CODE MESSAGE\" and its data), or\n"
+          "     the server does not offer what COMMAND needs (it did not declare the\n"
+          "     capability: tools, resources, prompts, completions or logging)\n"
           "  2  usage error\n"
-          "  3  connecting failed, a request timed out, or the connection broke\n"
+          "  3  connecting failed (the server's JSON-RPC error, if any, is printed),\n"
+          "     a request timed out, or the connection broke\n"
           "\n"
           "Example:\n"
           "  mcp -- npx -y @modelcontextprotocol/server-everything tools call echo message=hi\n",
@@ -346,20 +349,84 @@ static int parse_args(cli *o, int argc, char **argv)
 }
 
 /*
+ * The server command as the user typed it, for messages: the words joined by
+ * spaces, each one that a shell would split or expand single-quoted, cut with
+ * "..." when it does not fit. Naming argv[0] alone says "node" or "npx" where
+ * the user needs to see which server failed.
+ */
+static char server_text[1024];
+
+/* Appends s to the NUL-terminated text in buf (size bytes); false when it did not fit. */
+static bool text_append(char *buf, size_t size, const char *s)
+{
+    size_t used = strlen(buf);
+    size_t n = strlen(s);
+    if (used + n + 1 > size)
+        return false;
+    memcpy(buf + used, s, n + 1);
+    return true;
+}
+
+/* True when a shell would take word as it is: no quoting needed. */
+static bool shell_safe(const char *word)
+{
+    if (*word == '\0')
+        return false;
+    for (const char *p = word; *p != '\0'; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              strchr("@%+=:,./_-", ch) != NULL))
+            return false;
+    }
+    return true;
+}
+
+static void set_server_text(const char *const *argv)
+{
+    char *buf = server_text;
+    size_t size = sizeof server_text - 4; /* room for "..." */
+    bool fits = true;
+    buf[0] = '\0';
+    for (size_t i = 0; argv[i] != NULL && fits; i++) {
+        if (i > 0)
+            fits = text_append(buf, size, " ");
+        if (shell_safe(argv[i])) {
+            fits = fits && text_append(buf, size, argv[i]);
+            continue;
+        }
+        /* 'it'\''s': a single quote ends the quoted part, is escaped, and reopens it. */
+        fits = fits && text_append(buf, size, "'");
+        for (const char *p = argv[i]; *p != '\0' && fits; p++) {
+            char one[2] = {*p, '\0'};
+            fits = text_append(buf, size, *p == '\'' ? "'\\''" : one);
+        }
+        fits = fits && text_append(buf, size, "'");
+    }
+    if (!fits)
+        memcpy(buf + strlen(buf), "...", 4);
+}
+
+/* Prints a JSON-RPC error the server answered: "error: CODE MESSAGE", then its data. */
+static void print_rpc_error(const char *prefix, const mcp_rpc_error *err)
+{
+    cli_errorf("%serror: %d %s\n", prefix, err->code, err->message);
+    if (err->data != NULL) {
+        char *data = json_dumps(err->data, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (data != NULL)
+            cli_errorf("  data: %s\n", data);
+        free(data);
+    }
+}
+
+/*
  * Reports a failed request and returns the exit code: JSON-RPC errors and
  * missing capabilities are the server's answer (1); anything else means the
- * connection failed or timed out (3).
+ * connection failed or timed out (3), and the message names the server.
  */
 static int report_failure(const char *what, int rc, mcp_rpc_error *err)
 {
     if (rc == MCP_ERPC) {
-        cli_errorf("error: %d %s\n", err->code, err->message);
-        if (err->data != NULL) {
-            char *data = json_dumps(err->data, JSON_COMPACT | JSON_ENCODE_ANY);
-            if (data != NULL)
-                cli_errorf("  data: %s\n", data);
-            free(data);
-        }
+        print_rpc_error("", err);
         mcp_rpc_error_clear(err);
         return CLI_EXIT_ERROR;
     }
@@ -367,8 +434,55 @@ static int report_failure(const char *what, int rc, mcp_rpc_error *err)
         cli_errorf("error: %s: %s\n", what, mcp_strerror(rc));
         return CLI_EXIT_ERROR;
     }
-    cli_errorf("mcp: %s: %s\n", what, mcp_strerror(rc));
+    if (rc == MCP_ENOMEM) {
+        cli_errorf("mcp: %s: %s\n", what, mcp_strerror(rc));
+        return CLI_EXIT_CONNECT;
+    }
+    cli_errorf("mcp: %s: %s (server: %s)\n", what, mcp_strerror(rc), server_text);
     return CLI_EXIT_CONNECT;
+}
+
+/*
+ * The capability the server must have declared for a command (its key in the
+ * initialize result's capabilities), or NULL when none is needed (ping).
+ */
+static const char *needed_capability(cli_command command)
+{
+    switch (command) {
+    case CMD_TOOLS_LIST:
+    case CMD_TOOLS_CALL:
+        return "tools";
+    case CMD_RESOURCES_LIST:
+    case CMD_RESOURCES_TEMPLATES:
+    case CMD_RESOURCES_READ:
+        return "resources";
+    case CMD_PROMPTS_LIST:
+    case CMD_PROMPTS_GET:
+        return "prompts";
+    case CMD_COMPLETE:
+        return "completions";
+    case CMD_LOGGING_SET:
+        return "logging";
+    case CMD_PING:
+        return NULL;
+    }
+    return NULL;
+}
+
+/*
+ * True when the server declared `capability` in its initialize result. The
+ * spec has a client use only what the server declared, so a command needing
+ * anything else is refused here rather than sent. completions did not exist
+ * before 2025-03-26: a 2024-11-05 server may complete without declaring it.
+ */
+static bool server_offers(mcp_client *c, const char *capability)
+{
+    const char *version = mcp_client_protocol_version(c);
+    if (strcmp(capability, "completions") == 0 && version != NULL &&
+        strcmp(version, "2024-11-05") == 0)
+        return true;
+    const json_t *v = json_object_get(mcp_client_server_capabilities(c), capability);
+    return v != NULL && !json_is_null(v) && !json_is_false(v);
 }
 
 /* Prints a result as --json asks, or reports that it could not be serialised. */
@@ -465,19 +579,17 @@ static int run_tools_call(mcp_client *c, const cli *o)
 
 static int run_ping(mcp_client *c, const cli *o)
 {
+    /* mcp_client_ping has no error out-parameter: ask for the answer's code and data. */
+    mcp_call_opts opts = {.timeout_ms = o->timeout_ms};
+    mcp_rpc_error err = {0};
+    json_t *result = NULL;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = mcp_client_ping(c, o->timeout_ms);
+    int rc = mcp_client_request(c, "ping", NULL, &opts, &result, &err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (rc != MCP_OK) {
-        mcp_rpc_error none = {0};
-        /* ping has no error out-parameter, so a JSON-RPC error has no code to show. */
-        if (rc == MCP_ERPC) {
-            cli_errorf("error: ping: %s\n", mcp_strerror(rc));
-            return CLI_EXIT_ERROR;
-        }
-        return report_failure("ping", rc, &none);
-    }
+    json_decref(result);
+    if (rc != MCP_OK)
+        return report_failure("ping", rc, &err);
     long long ms =
         (long long)(t1.tv_sec - t0.tv_sec) * 1000 + (long long)(t1.tv_nsec - t0.tv_nsec) / 1000000;
     if (o->json)
@@ -558,8 +670,45 @@ static int run_logging_set(mcp_client *c, const cli *o)
     return CLI_EXIT_OK;
 }
 
+/*
+ * Says why connecting failed, naming the server command as typed. When the
+ * server answered initialize with a JSON-RPC error, libmcp has already
+ * printed its code, message and data (mcp_client_connect_stdio returns only
+ * the status).
+ */
+static void report_connect_failure(int rc, int timeout_ms)
+{
+    char why[160];
+    switch (rc) {
+    case MCP_EIO:
+        snprintf(why, sizeof why, "cannot start the server");
+        break;
+    case MCP_ECLOSED:
+        snprintf(why, sizeof why,
+                 "the server exited or closed its stdout before answering "
+                 "initialize");
+        break;
+    case MCP_ETIMEDOUT:
+        snprintf(why, sizeof why, "the server did not answer initialize within %d ms", timeout_ms);
+        break;
+    case MCP_ERPC:
+        snprintf(why, sizeof why, "the server answered initialize with a JSON-RPC error");
+        break;
+    case MCP_EPROTO:
+        snprintf(why, sizeof why,
+                 "the server answered initialize with a protocol version mcp "
+                 "does not speak");
+        break;
+    default:
+        snprintf(why, sizeof why, "%s", mcp_strerror(rc));
+        break;
+    }
+    cli_errorf("mcp: cannot connect: %s (server: %s)\n", why, server_text);
+}
+
 static int run(const cli *o)
 {
+    set_server_text(o->server_argv);
     mcp_client *c = mcp_client_new("mcp", MCP_VERSION_STRING);
     if (c == NULL) {
         cli_errorf("mcp: %s\n", mcp_strerror(MCP_ENOMEM));
@@ -577,19 +726,29 @@ static int run(const cli *o)
 
     rc = mcp_client_connect_stdio(c, o->server_argv, o->timeout_ms);
     if (rc != MCP_OK) {
-        cli_errorf("mcp: cannot connect to '%s': %s\n", o->server_argv[0], mcp_strerror(rc));
+        report_connect_failure(rc, o->timeout_ms);
         code = CLI_EXIT_CONNECT;
         goto done;
     }
 
-    if (o->log_level >= 0) {
+    const char *capability = needed_capability(o->command);
+    if (capability != NULL && !server_offers(c, capability)) {
+        cli_errorf("mcp: the server does not offer %s (server: %s)\n", capability, server_text);
+        code = CLI_EXIT_ERROR;
+        goto done;
+    }
+
+    if (o->log_level >= 0 && !server_offers(c, "logging")) {
+        /* The command can still run; the user only gets no log lines. */
+        if (!o->quiet)
+            cli_errorf("mcp: warning: --log-level: the server does not offer logging\n");
+    } else if (o->log_level >= 0) {
         mcp_rpc_error err = {0};
         rc = mcp_client_set_logging_level(c, (mcp_log_level)o->log_level, &err);
-        if (rc == MCP_ERPC || rc == MCP_ENOTSUP) {
+        if (rc == MCP_ERPC) {
             /* The command can still run; the user only gets fewer log lines. */
             if (!o->quiet)
-                cli_errorf("mcp: warning: --log-level: %s%s%s\n", mcp_strerror(rc),
-                           rc == MCP_ERPC ? ": " : "", rc == MCP_ERPC ? err.message : "");
+                print_rpc_error("mcp: warning: --log-level: ", &err);
             mcp_rpc_error_clear(&err);
         } else if (rc != MCP_OK) {
             code = report_failure("logging/setLevel", rc, &err);

@@ -688,6 +688,14 @@ int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeou
     }
     waiter_wait(&w);
     rc = w.status;
+    if (rc == MCP_ERPC) {
+        /* The caller gets only the status: say what the server answered, data included. */
+        char *data =
+            w.err.data != NULL ? json_dumps(w.err.data, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        mcp__error("the server answered initialize with error %d %s%s%s", w.err.code, w.err.message,
+                   data != NULL ? ", data: " : "", data != NULL ? data : "");
+        free(data);
+    }
     json_decref(w.result);
     mcp_rpc_error_clear(&w.err);
     waiter_destroy(&w);

@@ -1,0 +1,397 @@
+/*
+ * The `mcp` command-line client against server_cli_peer, a scripted server
+ * that declares exactly the capabilities a test gives it and logs every
+ * method it receives: the server's JSON-RPC errors are printed with code,
+ * message and data; failures name the server command as the user typed it;
+ * a command whose capability the server did not declare is refused with
+ * "the server does not offer ..." and exit status 1, and nothing is sent.
+ *
+ * Each run of mcp is a real process with its stdout and stderr on pipes and
+ * its server on real pipes, bounded by a deadline.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define RUN_DEADLINE_MS 20000
+#define MAX_ARGS 32
+
+static char mcp_path[4096];
+static char peer_path[4096];
+static char log_path[64];
+
+/* What one run of mcp printed, and how it ended. */
+typedef struct cli_run {
+    int status; /* exit status, or -1 when it did not exit normally */
+    char *out;  /* stdout, NUL-terminated */
+    char *err;  /* stderr, NUL-terminated */
+} cli_run;
+
+static void cli_run_free(cli_run *r)
+{
+    free(r->out);
+    free(r->err);
+    memset(r, 0, sizeof *r);
+}
+
+static void buf_add(char **buf, size_t *len, const char *data, size_t n)
+{
+    char *grown = realloc(*buf, *len + n + 1);
+    assert_non_null(grown);
+    memcpy(grown + *len, data, n);
+    *len += n;
+    grown[*len] = '\0';
+    *buf = grown;
+}
+
+/*
+ * Runs mcp with the given arguments (NULL-terminated), stdin from /dev/null,
+ * collecting stdout and stderr until both close, within RUN_DEADLINE_MS.
+ */
+static void run_mcp(cli_run *r, const char *const *args)
+{
+    const char *argv[MAX_ARGS + 2];
+    size_t n = 0;
+    argv[n++] = mcp_path;
+    for (; args[n - 1] != NULL; n++) {
+        assert_true(n <= MAX_ARGS);
+        argv[n] = args[n - 1];
+    }
+    argv[n] = NULL;
+
+    int outp[2], errp[2];
+    assert_int_equal(pipe2(outp, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(errp, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0)
+            _exit(127);
+        execv(mcp_path, (char *const *)argv);
+        _exit(127);
+    }
+    close(outp[1]);
+    close(errp[1]);
+
+    memset(r, 0, sizeof *r);
+    size_t outlen = 0, errlen = 0;
+    buf_add(&r->out, &outlen, "", 0);
+    buf_add(&r->err, &errlen, "", 0);
+    struct pollfd fds[2] = {{.fd = outp[0], .events = POLLIN}, {.fd = errp[0], .events = POLLIN}};
+    long long deadline = harness_now_ms() + RUN_DEADLINE_MS;
+    int open_fds = 2;
+    while (open_fds > 0) {
+        long long left = deadline - harness_now_ms();
+        if (left <= 0)
+            break;
+        int k = poll(fds, 2, (int)left);
+        if (k < 0 && errno == EINTR)
+            continue;
+        assert_true(k >= 0);
+        for (int i = 0; i < 2; i++) {
+            if (fds[i].fd < 0 || fds[i].revents == 0)
+                continue;
+            char chunk[4096];
+            ssize_t got = read(fds[i].fd, chunk, sizeof chunk);
+            if (got > 0) {
+                if (i == 0)
+                    buf_add(&r->out, &outlen, chunk, (size_t)got);
+                else
+                    buf_add(&r->err, &errlen, chunk, (size_t)got);
+            } else if (got == 0 || errno != EINTR) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                open_fds--;
+            }
+        }
+    }
+    bool late = open_fds > 0;
+    for (int i = 0; i < 2; i++) {
+        if (fds[i].fd >= 0)
+            close(fds[i].fd);
+    }
+    if (late)
+        kill(pid, SIGKILL);
+    int wstatus;
+    assert_int_equal(waitpid(pid, &wstatus, 0), pid);
+    if (late)
+        fail_msg("mcp did not finish within %d ms; stderr so far:\n%s", RUN_DEADLINE_MS, r->err);
+    r->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+}
+
+/* The whole log file of the peer (what it received), or "" when it wrote none. */
+static char *read_log(void)
+{
+    FILE *f = fopen(log_path, "r");
+    char *text = NULL;
+    size_t len = 0;
+    buf_add(&text, &len, "", 0);
+    if (f == NULL)
+        return text;
+    char chunk[1024];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+        buf_add(&text, &len, chunk, got);
+    fclose(f);
+    return text;
+}
+
+static void expect_contains(const char *what, const char *text, const char *needle)
+{
+    if (strstr(text, needle) == NULL)
+        fail_msg("%s lacks \"%s\":\n%s", what, needle, text);
+}
+
+static void expect_status(const cli_run *r, int want)
+{
+    if (r->status != want)
+        fail_msg("exit status %d, expected %d\nstdout:\n%s\nstderr:\n%s", r->status, want, r->out,
+                 r->err);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    assert_int_equal(harness_bin_path("mcp", mcp_path, sizeof mcp_path), 0);
+    assert_int_equal(harness_bin_path("server_cli_peer", peer_path, sizeof peer_path), 0);
+    snprintf(log_path, sizeof log_path, "/tmp/mcp-cli-peer-log-XXXXXX");
+    int fd = mkstemp(log_path);
+    assert_true(fd >= 0);
+    close(fd);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    unlink(log_path);
+    return 0;
+}
+
+/* Each test starts with an empty log. */
+static int clear_log(void **state)
+{
+    (void)state;
+    FILE *f = fopen(log_path, "w");
+    assert_non_null(f);
+    fclose(f);
+    return 0;
+}
+
+static void test_initialize_error_is_printed_with_code_message_and_data(void **state)
+{
+    (void)state;
+    cli_run r;
+    const char *args[] = {"--timeout",    "10000", "--",   peer_path,
+                          "--init-error", "tools", "list", NULL};
+    run_mcp(&r, args);
+    expect_status(&r, 3);
+    expect_contains("stderr", r.err, "-32602");
+    expect_contains("stderr", r.err, "Unsupported protocol version");
+    expect_contains("stderr", r.err,
+                    "{\"supported\":[\"1999-01-01\"],\"requested\":\"2025-11-25\"}");
+    char named[4200];
+    snprintf(named, sizeof named, "(server: %s --init-error)", peer_path);
+    expect_contains("stderr", r.err, named);
+    assert_string_equal(r.out, "");
+    cli_run_free(&r);
+}
+
+static void test_server_exiting_before_initialize_is_named_as_typed(void **state)
+{
+    (void)state;
+    cli_run r;
+    const char *args[] = {"--timeout", "10000", "--",    peer_path, "--exit-at-init",
+                          "a label",   "it's",  "tools", "list",    NULL};
+    run_mcp(&r, args);
+    expect_status(&r, 3);
+    expect_contains("stderr", r.err, "exited or closed its stdout before answering initialize");
+    /* Every word as typed, quoted the way a shell would need it. */
+    char named[4200];
+    snprintf(named, sizeof named, "(server: %s --exit-at-init 'a label' 'it'\\''s')", peer_path);
+    expect_contains("stderr", r.err, named);
+    cli_run_free(&r);
+}
+
+static void test_server_that_cannot_start_is_named_as_typed(void **state)
+{
+    (void)state;
+    cli_run r;
+    const char *args[] = {"--", "/nonexistent/mcp-test-server", "--flag", "tools", "list", NULL};
+    run_mcp(&r, args);
+    expect_status(&r, 3);
+    expect_contains("stderr", r.err, "cannot start the server");
+    expect_contains("stderr", r.err, "(server: /nonexistent/mcp-test-server --flag)");
+    cli_run_free(&r);
+}
+
+/* A server that declares only tools: every other command is refused and not sent. */
+static void test_commands_needing_undeclared_capabilities_are_refused_unsent(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *words[6];
+        const char *capability;
+    } cases[] = {
+        {{"prompts", "list"}, "prompts"},
+        {{"prompts", "get", "greeting", "name=x"}, "prompts"},
+        {{"resources", "list"}, "resources"},
+        {{"resources", "templates"}, "resources"},
+        {{"resources", "read", "x://y"}, "resources"},
+        {{"complete", "prompt", "greeting", "name", "a"}, "completions"},
+        {{"logging", "set", "info"}, "logging"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        clear_log(NULL);
+        const char *args[MAX_ARGS] = {"--timeout", "10000",          "--",    peer_path,
+                                      "--caps",    "{\"tools\":{}}", "--log", log_path};
+        size_t n = 8;
+        for (size_t w = 0; cases[i].words[w] != NULL; w++)
+            args[n++] = cases[i].words[w];
+        args[n] = NULL;
+        cli_run r;
+        run_mcp(&r, args);
+        expect_status(&r, 1);
+        char want[128];
+        snprintf(want, sizeof want, "the server does not offer %s", cases[i].capability);
+        expect_contains("stderr", r.err, want);
+        assert_string_equal(r.out, "");
+        char *log = read_log();
+        if (strcmp(log, "initialize\nnotifications/initialized\n") != 0)
+            fail_msg("'%s %s' sent more than initialize; the server received:\n%s",
+                     cases[i].words[0], cases[i].words[1], log);
+        free(log);
+        cli_run_free(&r);
+    }
+}
+
+/* The same commands go through when the server declared what they need. */
+static void test_commands_with_declared_capabilities_are_sent(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *words[6];
+        const char *method;
+    } cases[] = {
+        {{"tools", "list"}, "tools/list"},
+        {{"prompts", "list"}, "prompts/list"},
+        {{"resources", "list"}, "resources/list"},
+        {{"complete", "prompt", "greeting", "name", "a"}, "completion/complete"},
+        {{"logging", "set", "info"}, "logging/setLevel"},
+    };
+    const char *caps = "{\"tools\":{},\"prompts\":{},\"resources\":{},\"completions\":{},"
+                       "\"logging\":{}}";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        clear_log(NULL);
+        const char *args[MAX_ARGS] = {"--timeout", "10000", "--",    peer_path,
+                                      "--caps",    caps,    "--log", log_path};
+        size_t n = 8;
+        for (size_t w = 0; cases[i].words[w] != NULL; w++)
+            args[n++] = cases[i].words[w];
+        args[n] = NULL;
+        cli_run r;
+        run_mcp(&r, args);
+        expect_status(&r, 0);
+        char *log = read_log();
+        char want[128];
+        snprintf(want, sizeof want, "\n%s\n", cases[i].method);
+        expect_contains("the server's log", log, want);
+        free(log);
+        cli_run_free(&r);
+    }
+}
+
+/* completions has been a capability since 2025-03-26: a 2024-11-05 server is not asked for it. */
+static void test_completion_on_a_2024_11_05_server_needs_no_declaration(void **state)
+{
+    (void)state;
+    clear_log(NULL);
+    const char *args[] = {"--timeout", "10000",      "--",       peer_path,
+                          "--version", "2024-11-05", "--caps",   "{\"prompts\":{}}",
+                          "--log",     log_path,     "complete", "prompt",
+                          "greeting",  "name",       "a",        NULL};
+    cli_run r;
+    run_mcp(&r, args);
+    expect_status(&r, 0);
+    expect_contains("stdout", r.out, "done");
+    char *log = read_log();
+    expect_contains("the server's log", log, "\ncompletion/complete\n");
+    free(log);
+    cli_run_free(&r);
+}
+
+static void test_log_level_without_logging_capability_warns_and_sends_nothing(void **state)
+{
+    (void)state;
+    clear_log(NULL);
+    const char *args[] = {
+        "--timeout",      "10000", "--log-level", "debug", "--",   peer_path, "--caps",
+        "{\"tools\":{}}", "--log", log_path,      "tools", "list", NULL};
+    cli_run r;
+    run_mcp(&r, args);
+    expect_status(&r, 0);
+    expect_contains("stderr", r.err, "--log-level: the server does not offer logging");
+    expect_contains("stdout", r.out, "echo");
+    char *log = read_log();
+    assert_string_equal(log, "initialize\nnotifications/initialized\ntools/list\n");
+    free(log);
+    cli_run_free(&r);
+}
+
+static void test_tool_call_json_rpc_error_prints_code_message_and_data(void **state)
+{
+    (void)state;
+    const char *args[] = {"--timeout",      "10000", "--",   peer_path, "--caps",
+                          "{\"tools\":{}}", "tools", "call", "explode", NULL};
+    cli_run r;
+    run_mcp(&r, args);
+    expect_status(&r, 1);
+    expect_contains("stderr", r.err, "error: -32603 Tool exploded\n");
+    expect_contains("stderr", r.err, "data: {\"reason\":\"on purpose\",\"retry\":false}\n");
+    cli_run_free(&r);
+}
+
+static void test_ping_json_rpc_error_prints_code_message_and_data(void **state)
+{
+    (void)state;
+    const char *args[] = {"--timeout", "10000", "--", peer_path, "--ping-error", "ping", NULL};
+    cli_run r;
+    run_mcp(&r, args);
+    expect_status(&r, 1);
+    expect_contains("stderr", r.err, "error: -32000 Busy\n");
+    expect_contains("stderr", r.err, "data: {\"retryAfterMs\":250}\n");
+    cli_run_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_initialize_error_is_printed_with_code_message_and_data),
+        cmocka_unit_test(test_server_exiting_before_initialize_is_named_as_typed),
+        cmocka_unit_test(test_server_that_cannot_start_is_named_as_typed),
+        cmocka_unit_test(test_commands_needing_undeclared_capabilities_are_refused_unsent),
+        cmocka_unit_test(test_commands_with_declared_capabilities_are_sent),
+        cmocka_unit_test(test_completion_on_a_2024_11_05_server_needs_no_declaration),
+        cmocka_unit_test(test_log_level_without_logging_capability_warns_and_sends_nothing),
+        cmocka_unit_test(test_tool_call_json_rpc_error_prints_code_message_and_data),
+        cmocka_unit_test(test_ping_json_rpc_error_prints_code_message_and_data),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
