@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "server/server_int.h"
+#include "server/uri_template.h"
 
 int mcp__vec_push(mcp__vec *v, void *item)
 {
@@ -228,64 +229,16 @@ mcp__prompt *mcp__find_prompt(mcp_server *srv, const char *name)
     return NULL;
 }
 
-/*
- * RFC 6570 level 1 matching: a "{name}" stands for one or more characters
- * other than '/', up to the literal text that follows it.
- */
-static int match_from(const char *tpl, const char *uri, json_t *vars)
-{
-    while (*tpl != '\0') {
-        if (*tpl != '{') {
-            if (*tpl != *uri)
-                return 0;
-            tpl++;
-            uri++;
-            continue;
-        }
-        const char *close = strchr(tpl, '}');
-        if (close == NULL)
-            return 0;
-        char name[128];
-        size_t nlen = (size_t)(close - tpl - 1);
-        if (nlen == 0 || nlen >= sizeof(name))
-            return 0;
-        memcpy(name, tpl + 1, nlen);
-        name[nlen] = '\0';
-        tpl = close + 1;
-        /* Try every length of the variable, shortest first, until the rest matches. */
-        size_t max = strcspn(uri, "/");
-        for (size_t n = 1; n <= max; n++) {
-            if (*tpl != '\0' && uri[n] != *tpl)
-                continue;
-            if (*tpl == '\0' && n != max)
-                continue;
-            json_t *value = json_stringn(uri, n);
-            if (value == NULL)
-                return 0;
-            json_object_set_new(vars, name, value);
-            if (match_from(tpl, uri + n, vars))
-                return 1;
-            json_object_del(vars, name);
-        }
-        return 0;
-    }
-    return *uri == '\0';
-}
-
-/* Matching backtracks, so its cost grows with the URI's length to the power of the
- * template's variables: URIs longer than this never match a template. */
-#define MCP__MAX_TEMPLATE_URI 2048
-
 mcp__template *mcp__match_template(mcp_server *srv, const char *uri, json_t **vars)
 {
-    if (strlen(uri) > MCP__MAX_TEMPLATE_URI)
-        return NULL;
     for (size_t i = 0; i < srv->templates.len; i++) {
         mcp__template *t = srv->templates.items[i];
         json_t *v = json_object();
         if (v == NULL)
             return NULL;
-        if (match_from(t->uri_template, uri, v)) {
+        /* Linear in the URI's length (uri_template.c), so a long URI cannot hold the
+         * loop: the message size limit is its only bound. */
+        if (mcp__uri_template_match(t->uri_template, uri, v, NULL) == 1) {
             *vars = v;
             return t;
         }
