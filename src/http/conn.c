@@ -22,7 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <time.h>
+
+#include <linux/sockios.h>
 
 #include "http/http_int.h"
 
@@ -672,6 +675,22 @@ static void on_timer(uv_timer_t *t)
     }
 }
 
+/* Bytes the kernel holds for c that the peer has not acknowledged yet. */
+static size_t conn_unacked(mcp__http_conn *c)
+{
+    uv_os_fd_t fd;
+    int n = 0;
+    if (uv_fileno((const uv_handle_t *)&c->tcp, &fd) != 0 || ioctl(fd, SIOCOUTQ, &n) != 0 || n < 0)
+        return 0;
+    return (size_t)n;
+}
+
+size_t mcp__http_req_unacked(const mcp__http_req *req)
+{
+    mcp__http_conn *c = req->conn;
+    return c != NULL && !c->closing ? conn_unacked(c) : 0;
+}
+
 void mcp__http_conn_wrote(mcp__http_conn *c)
 {
     if (c->closing)
@@ -690,6 +709,14 @@ void mcp__http_conn_wrote(mcp__http_conn *c)
     }
     mcp__http_req *req = c->req;
     if (req != NULL && req->on_drain != NULL && queued <= req->drain_below) {
+        if (req->drain_below == 0 && conn_unacked(c) > 0) {
+            c->ack_poll_ms = c->ack_poll_ms == 0     ? 5
+                             : c->ack_poll_ms >= 500 ? 1000
+                                                     : c->ack_poll_ms * 2;
+            timer_set(c, c->ack_poll_ms);
+            return;
+        }
+        c->ack_poll_ms = 0;
         mcp__http_close_fn cb = req->on_drain;
         req->on_drain = NULL;
         cb(req->on_drain_arg, req);

@@ -241,10 +241,16 @@ int mcp__http_stream_end(mcp__http_req *req);
  */
 size_t mcp__http_stream_queued(const mcp__http_req *req);
 
+/* Bytes sent on req's connection that the client's TCP has not acknowledged yet
+ * (the kernel's send queue). 0 once the connection is gone. */
+size_t mcp__http_req_unacked(const mcp__http_req *req);
+
 /*
  * Asks for cb(arg, req) to run once, from the loop, when req's connection has no
  * more than `below` bytes left unsent (see mcp__http_stream_queued()); it runs at
- * the next loop turn if that is already so. One-shot: a later call replaces it,
+ * the next loop turn if that is already so. `below` 0 asks for more: that the
+ * client's TCP has acknowledged every byte (the socket's send queue is empty too),
+ * which is polled, from every 5 ms up to every second. One-shot: a later call replaces it,
  * cb NULL removes it. It does not run once the connection is gone (on_close runs
  * instead). cb may call any function here, finishing req included.
  */

@@ -75,6 +75,7 @@ struct mcp__http_conn {
     int err_status;      /* a limit we enforce in a parser callback */
     size_t cur_name;     /* offset in req->hdrs of the header being parsed */
     int in_value;        /* that header's value has begun */
+    unsigned ack_poll_ms; /* see mcp__http_req_on_drain(): the next poll's delay */
 };
 
 typedef struct mcp__http_hdr {

@@ -143,6 +143,16 @@ void mcp__ctx_run(mcp_ctx *ctx, int inline_handler)
     }
 }
 
+void mcp__ctx_resume(mcp_ctx *ctx)
+{
+    uv_mutex_lock(&ctx->lock);
+    if (ctx->paused) {
+        ctx->paused = 0;
+        uv_cond_broadcast(&ctx->cond);
+    }
+    uv_mutex_unlock(&ctx->lock);
+}
+
 void mcp__ctx_cancel(mcp_ctx *ctx)
 {
     atomic_store(&ctx->cancelled, 1);
@@ -283,6 +293,21 @@ static void request_reply(void *arg, int status, const json_t *result, const mcp
     wake(ctx, status, result, err);
 }
 
+/* Loop thread: a message of the handler's went out (or was dropped); the handler
+ * may post the next one, unless its stream says it cannot take more for now. */
+static void op_sent(mcp_ctx *ctx, int live)
+{
+    mcp__session *s = ctx->sess;
+    int congested = live && s->io != NULL && s->io->congested != NULL &&
+                    s->io->congested(s->io_user, ctx->stream);
+    uv_mutex_lock(&ctx->lock);
+    ctx->queued_ops--;
+    if (congested)
+        ctx->paused = 1;
+    uv_cond_broadcast(&ctx->cond);
+    uv_mutex_unlock(&ctx->lock);
+}
+
 /* Loop thread. */
 static void op_run(ctx_op *op)
 {
@@ -293,10 +318,12 @@ static void op_run(ctx_op *op)
     case OP_LOG:
         if (live && op->level >= (int)s->level)
             mcp__rpc_notify(s->rpc, op->method, json_incref(op->params), ctx->stream);
+        op_sent(ctx, live);
         break;
     case OP_NOTIFY:
         if (live)
             mcp__rpc_notify(s->rpc, op->method, json_incref(op->params), ctx->stream);
+        op_sent(ctx, live);
         break;
     case OP_CLOSE_STREAM:
     case OP_CLOSE_STANDALONE: {
@@ -337,18 +364,61 @@ static void op_mail(mcp__mail *m)
     op_run((ctx_op *)m);
 }
 
+/*
+ * How many of a handler's messages may wait for the loop at once. With the
+ * pause on a congested stream, this is what keeps a handler that outruns its
+ * client from growing memory: it waits here instead (design.md, "Backpressure").
+ */
+#define MAX_QUEUED_OPS 64
+
+/* Worker thread: waits until the handler may post another message, or it is
+ * cancelled (then MCP_ECANCELED: the message would be dropped anyway). */
+static int op_wait_room(mcp_ctx *ctx)
+{
+    int rc = MCP_OK;
+    uv_mutex_lock(&ctx->lock);
+    while ((ctx->paused || ctx->queued_ops >= MAX_QUEUED_OPS) && !atomic_load(&ctx->cancelled))
+        uv_cond_wait(&ctx->cond, &ctx->lock);
+    if (atomic_load(&ctx->cancelled))
+        rc = MCP_ECANCELED;
+    else
+        ctx->queued_ops++;
+    uv_mutex_unlock(&ctx->lock);
+    return rc;
+}
+
 /* Runs op now on the loop thread, or posts it there. Takes op. */
 static int op_submit(ctx_op *op)
 {
     mcp_ctx *ctx = op->ctx;
+    int counted = op->kind == OP_NOTIFY || op->kind == OP_LOG;
     if (ctx->on_loop || mcp__srt_on_loop(ctx->rt)) {
+        /* A handler on the loop cannot wait for the loop: it is trusted to be short. */
+        if (counted) {
+            uv_mutex_lock(&ctx->lock);
+            ctx->queued_ops++;
+            uv_mutex_unlock(&ctx->lock);
+        }
         op_run(op);
         return MCP_OK;
     }
+    if (counted) {
+        int rc = op_wait_room(ctx);
+        if (rc != MCP_OK) {
+            op_free(op);
+            return rc;
+        }
+    }
     op->mail.fn = op_mail;
     int rc = mcp__mailbox_post(&ctx->rt->mb, &op->mail);
-    if (rc != MCP_OK)
+    if (rc != MCP_OK) {
+        if (counted) {
+            uv_mutex_lock(&ctx->lock);
+            ctx->queued_ops--;
+            uv_mutex_unlock(&ctx->lock);
+        }
         op_free(op);
+    }
     return rc;
 }
 

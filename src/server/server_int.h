@@ -37,6 +37,11 @@ typedef struct mcp__session_io {
      * NULL, or MCP_ENOTSUP, where the transport cannot. */
     int (*close_stream)(void *io, uint64_t stream, int retry_ms);
     int (*close_standalone)(void *io, int all, int retry_ms);
+    /* Asked after a handler's message went out on `stream`: true when the stream
+     * cannot take more for now (its reader is behind, or away with as much kept for
+     * it as the store can hold). The handler then waits in its next mcp_ctx call
+     * until the transport calls mcp__session_stream_ready(). May be NULL. */
+    int (*congested)(void *io, uint64_t stream);
 } mcp__session_io;
 
 /* ---- Registry (registry.c) ---- */
@@ -166,6 +171,11 @@ void mcp__session_close(mcp__session *s);
 void mcp__session_unref(mcp__session *s);
 /* Sends a notification not tied to a request (stream 0). */
 int mcp__session_notify(mcp__session *s, const char *method, json_t *params);
+/* Loop thread: `stream` can take messages again; its paused handlers go on. */
+void mcp__session_stream_ready(mcp__session *s, uint64_t stream);
+/* True when every request in flight is a handler paused by a congested stream
+ * (it waits for its client, and nothing else goes on). */
+int mcp__session_all_paused(const mcp__session *s);
 
 /* ---- Request context (ctx.c) ---- */
 
@@ -205,6 +215,11 @@ struct mcp_ctx {
     mcp_rpc_error wait_err;
     int out_pending; /* loop thread: a request to the client is outstanding */
     json_int_t out_id;
+    /* Backpressure (under lock): messages posted to the loop and not yet sent, and
+     * whether the request's stream is congested; the handler waits while either
+     * is too much (see op_submit). */
+    int queued_ops;
+    int paused;
 
     mcp__mail done_mail;
     struct mcp_ctx *prev, *next;
@@ -216,6 +231,8 @@ struct mcp_ctx *mcp__ctx_new(mcp__session *s, mcp__inreq *req);
 void mcp__ctx_run(struct mcp_ctx *ctx, int inline_handler);
 /* The client cancelled, or the session ended: wakes the handler's waits. */
 void mcp__ctx_cancel(struct mcp_ctx *ctx);
+/* Loop thread: the request's stream can take messages again. */
+void mcp__ctx_resume(struct mcp_ctx *ctx);
 
 /* ---- Dispatch (dispatch.c) ---- */
 

@@ -112,6 +112,23 @@ int mcp__session_notify(mcp__session *s, const char *method, json_t *params)
     return mcp__rpc_notify(s->rpc, method, params, MCP__STREAM_STANDALONE);
 }
 
+void mcp__session_stream_ready(mcp__session *s, uint64_t stream)
+{
+    for (struct mcp_ctx *c = s->ctxs; c != NULL; c = c->next)
+        if (c->stream == stream)
+            mcp__ctx_resume(c);
+}
+
+int mcp__session_all_paused(const mcp__session *s)
+{
+    size_t n = 0;
+    for (const struct mcp_ctx *c = s->ctxs; c != NULL; c = c->next, n++)
+        if (!c->paused)
+            return 0;
+    /* A request without a context (being answered by the engine) is work too. */
+    return n > 0 && mcp__rpc_inflight(s->rpc) <= n;
+}
+
 void mcp__session_close(mcp__session *s)
 {
     if (s->closed)

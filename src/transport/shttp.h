@@ -49,6 +49,10 @@ struct hstream {
     size_t slack;       /* a resume's replayed backlog, allowed on top of max_queued */
     uint64_t slack_at;  /* the loop time it was granted at */
     uint64_t last_write_ms;
+    /* Events stored for this stream since the client last proved it had them (its
+     * TCP acknowledged every byte, or it resumed): what a resume may need. A
+     * handler pauses before they are more than the store is sure to keep. */
+    size_t unconfirmed, unconfirmed_bytes;
     hstream *prev, *next;
 };
 
@@ -88,6 +92,8 @@ struct shttp {
     int max_sessions;
     int idle_ms;
     size_t max_queued;
+    size_t pause_bytes; /* a handler's stream with more unsent than this pauses it */
+    size_t max_unconfirmed, max_unconfirmed_bytes;
     int max_get_streams;
     mcp_event_store *store; /* NULL: not resumable */
     mcp_event_store *own_store;
@@ -139,10 +145,23 @@ int mcp__hstream_write(hstream *st, const char *data, size_t len);
 int mcp__hstream_event(hstream *st, const char *text, size_t len);
 /* Finishes the HTTP side of st cleanly (ends the SSE response). */
 void mcp__hstream_end(hstream *st);
+/* st's connection or its client changed (gone, resumed): handlers paused on it go
+ * on if it can take messages now. */
+void mcp__hstream_maybe_ready(hstream *st);
 
 /* ---- shttp_mcp.c ---- */
 
 void mcp__shttp_mcp_request(shttp *t, mcp__http_req *req);
+/* The id of the one request a POST body holds (a string or an integer), when it can be
+ * read: a new reference, or NULL (no body, not JSON, a batch, a notification, a
+ * response, an id of another type). */
+json_t *mcp__shttp_body_id(mcp__http_req *req);
+/* mcp__shttp_error with the id already known (borrowed; NULL: null). */
+void mcp__shttp_error_id(shttp *t, mcp__http_req *req, int status, const json_t *id, int code,
+                         const char *message);
+/* A JSON-mode POST stream whose request sends a message of its own before its answer
+ * becomes an SSE stream (primed when the session primes): see shttp_mcp.c. */
+void mcp__hstream_json_to_sse(hstream *st);
 /* Validates a POST body: parses it and checks every message. On failure answers
  * req (400) and returns NULL. *n_requests and *has_init describe it. */
 json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, int *has_init);

@@ -110,6 +110,8 @@ void mcp__shttp_stream_closed(void *arg, mcp__http_req *req)
         st->hs->last_standalone = st->id;
     if (st->kind == HS_GET || st->kind == HS_IDLE)
         mcp__hstream_free(st);
+    else
+        mcp__hstream_maybe_ready(st); /* a handler waiting for it now only stores */
 }
 
 static void post(shttp *t, mcp__http_req *req)
@@ -391,6 +393,10 @@ static void resume_finish(hresume *r, int status)
     }
     st->req = req;
     mcp__http_req_on_close(req, mcp__shttp_stream_closed, st);
+    /* What the client had is confirmed by its Last-Event-ID; what was replayed is
+     * on its way. */
+    st->unconfirmed = (size_t)replayed;
+    st->unconfirmed_bytes = 0;
     if (st->kind == HS_GET)
         hs->last_standalone = st->id;
     if (st->finished || (st->kind == HS_IDLE && replayed > 0)) {
@@ -402,6 +408,8 @@ static void resume_finish(hresume *r, int status)
     }
     /* Headers at once; an idle resume then only gets keep-alive comments. */
     mcp__hstream_write(st, NULL, 0);
+    if (st->req != NULL)
+        mcp__hstream_maybe_ready(st);
 }
 
 static void resume_done(void *arg, int status)

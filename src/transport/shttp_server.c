@@ -16,6 +16,12 @@
 #define DEFAULT_IDLE_MS (30 * 60 * 1000)
 /* Bytes a slow reader may leave queued on one stream before it is cut off. */
 #define DEFAULT_MAX_QUEUED (4u << 20)
+/* A handler's stream with more unsent bytes than this pauses the handler. */
+#define DEFAULT_PAUSE_BYTES (256u << 10)
+/* Events (and bytes) a handler may send that its client has not confirmed having,
+ * before it pauses; a quarter of the in-memory store's default per session. */
+#define DEFAULT_MAX_UNCONFIRMED 2500
+#define DEFAULT_MAX_UNCONFIRMED_BYTES (4u << 20)
 #define DEFAULT_RETRY_MS 1000
 /* GET connections one session may hold open: enough for every client seen (they
  * open one to three), and a bound on what one session can take. */
@@ -285,6 +291,10 @@ static int emit(hsess *hs, uint64_t id, hstream *st, const char *text, size_t le
             mcp__warn("session %s: an event could not be stored", hs->id);
         mcp__event_id(hs, id, seq, eid);
         eid_p = eid;
+        if (st != NULL) {
+            st->unconfirmed++;
+            st->unconfirmed_bytes += len;
+        }
     }
     if (st == NULL || st->req == NULL)
         return MCP_OK;
@@ -450,10 +460,76 @@ static int io_close_standalone(void *io, int all, int retry_ms)
     return MCP_OK;
 }
 
+/* ---- Backpressure: a handler waits for its stream's client ---- */
+
+static int stream_congested(hstream *st);
+
+static void on_stream_drained(void *arg, mcp__http_req *req)
+{
+    (void)req;
+    mcp__hstream_maybe_ready(arg);
+}
+
+void mcp__hstream_maybe_ready(hstream *st)
+{
+    if (!stream_congested(st))
+        mcp__session_stream_ready(st->hs->sess, st->id);
+}
+
+/*
+ * True when a handler must not send more on st for now, and then the transport
+ * is set to call mcp__hstream_maybe_ready() when that may have changed:
+ * - its reader is behind (more than pause_bytes unsent): until the socket takes
+ *   half of it;
+ * - with a store, more events went out unconfirmed than the store is sure to
+ *   keep: until the client's TCP has acknowledged them all (then they are with
+ *   the client) or, if it is away, until it resumes. So a slow or absent reader
+ *   never makes the store drop what it has not had ("nothing lost").
+ */
+static int stream_congested(hstream *st)
+{
+    shttp *t = st->hs->t;
+    if (st->resuming != NULL)
+        return st->unconfirmed >= t->max_unconfirmed ||
+               st->unconfirmed_bytes >= t->max_unconfirmed_bytes;
+    if (st->req == NULL) {
+        if (t->store == NULL || st->kind != HS_POST_SSE)
+            return 0; /* nothing is kept for it: pausing would save nothing */
+        return st->unconfirmed >= t->max_unconfirmed ||
+               st->unconfirmed_bytes >= t->max_unconfirmed_bytes;
+    }
+    size_t queued = mcp__http_stream_queued(st->req);
+    if (queued > t->pause_bytes) {
+        mcp__http_req_on_drain(st->req, t->pause_bytes / 2, on_stream_drained, st);
+        return 1;
+    }
+    if (t->store == NULL || st->hs->legacy ||
+        (st->unconfirmed < t->max_unconfirmed && st->unconfirmed_bytes < t->max_unconfirmed_bytes))
+        return 0;
+    if (queued == 0 && mcp__http_req_unacked(st->req) == 0) {
+        st->unconfirmed = st->unconfirmed_bytes = 0;
+        return 0;
+    }
+    mcp__http_req_on_drain(st->req, 0, on_stream_drained, st);
+    return 1;
+}
+
+static int io_congested(void *io, uint64_t stream)
+{
+    hsess *hs = io;
+    hstream *st = hs->legacy ? hs->streams : find_stream(hs, stream);
+    /* A JSON-mode POST's messages travel on the standalone stream, whose other
+     * sources cannot wait: its slow-reader limit covers it. */
+    if (st == NULL || st->kind == HS_POST_JSON)
+        return 0;
+    return stream_congested(st);
+}
+
 static const mcp__session_io shttp_io = {.send = io_send,
                                          .idle = NULL,
                                          .close_stream = io_close_stream,
-                                         .close_standalone = io_close_standalone};
+                                         .close_standalone = io_close_standalone,
+                                         .congested = io_congested};
 
 /* ---- Sessions ---- */
 
@@ -579,7 +655,9 @@ static int session_busy(hsess *hs)
     for (hstream *st = hs->streams; st != NULL; st = st->next)
         if (st->req != NULL)
             return 1;
-    return mcp__rpc_inflight(hs->sess->rpc) > 0;
+    /* Handlers that only wait for their absent client do not keep it alive: when
+     * it expires they are cancelled. */
+    return mcp__rpc_inflight(hs->sess->rpc) > 0 && !mcp__session_all_paused(hs->sess);
 }
 
 /* Sessions idle past the limit expire, but never while a stream is open or a
@@ -749,6 +827,19 @@ int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
     t->max_sessions = o.max_sessions > 0 ? o.max_sessions : DEFAULT_MAX_SESSIONS;
     t->idle_ms = o.session_idle_ms > 0 ? o.session_idle_ms : DEFAULT_IDLE_MS;
     t->max_queued = o.max_queued ? o.max_queued : DEFAULT_MAX_QUEUED;
+    t->pause_bytes = DEFAULT_PAUSE_BYTES;
+    if (t->max_queued / 2 < t->pause_bytes)
+        t->pause_bytes = t->max_queued / 2;
+    /* Well inside what the in-memory store keeps per session, so that what a
+     * handler's client has not confirmed is never what the store drops. */
+    t->max_unconfirmed = DEFAULT_MAX_UNCONFIRMED;
+    t->max_unconfirmed_bytes = DEFAULT_MAX_UNCONFIRMED_BYTES;
+    if (o.store == NULL && o.memory_store.max_events > 0 &&
+        o.memory_store.max_events / 4 < t->max_unconfirmed)
+        t->max_unconfirmed = o.memory_store.max_events / 4 + 1;
+    if (o.store == NULL && o.memory_store.max_bytes > 0 &&
+        o.memory_store.max_bytes / 4 < t->max_unconfirmed_bytes)
+        t->max_unconfirmed_bytes = o.memory_store.max_bytes / 4 + 1;
     t->max_get_streams = o.max_get_streams > 0 ? o.max_get_streams : DEFAULT_MAX_GET_STREAMS;
     t->retry_ms = o.retry_ms > 0 ? o.retry_ms : DEFAULT_RETRY_MS;
     if (!o.disable_resumability && !o.stateless) {
