@@ -271,13 +271,21 @@ typedef struct mcp_http_opts {
                                            bound to a loopback address, any name otherwise */
     const char *const *cors_origins;    /* NULL: no CORS headers; "*" allows every origin */
     int keepalive_ms;                   /* SSE keep-alive comment interval; 0: 15000; < 0: none */
-    int max_sessions;                   /* 0: 1000; a new session past it gets 503 */
+    int max_sessions;                   /* 0: 1000; past it, a new session takes the place
+                                           of the least recently used idle one (no stream,
+                                           no request); 503 only when every one is busy */
     int session_idle_ms;                /* idle sessions expire after it; 0: 30 minutes */
     size_t max_body;                    /* request body limit; 0: 4 MiB */
-    int max_get_streams; /* open GET streams (standalone and resumed) per session; more
-                            get 429; 0: 16 */
-    size_t max_queued;   /* bytes a slow reader may leave queued on one stream before it
-                            is cut off (it resumes and loses nothing); 0: 4 MiB */
+    int max_get_streams;      /* open GET streams (standalone and resumed) per session; more
+                                 get 429; 0: 16 */
+    size_t max_queued;        /* bytes a slow reader may leave queued on one stream before it
+                                 is cut off (it resumes and loses nothing); 0: 4 MiB. A handler
+                                 whose stream is behind waits in its mcp_ctx calls long before */
+    unsigned max_connections; /* open connections; 0: the file-descriptor limit (RLIMIT_NOFILE)
+                                 less 64. When they run short, connections that have not sent
+                                 their headers or sit idle give way, the source holding the
+                                 most first; 503 only when none can */
+    unsigned max_connections_per_source; /* from one address; more get 503; 0: no limit */
     /* Resumability (on unless disabled): every SSE event gets an id and is kept in the
      * event store, SSE streams of 2025-11-25 sessions begin with a priming event, and
      * a client resumes a stream with GET and Last-Event-ID. */

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 
 #define DEFAULT_LISTEN "127.0.0.1:8080"
@@ -62,13 +63,18 @@ static void print_help(FILE *out)
             "                        (repeatable; default: no CORS)\n"
             "      --keepalive-ms N  SSE keep-alive comment interval, 0 for none\n"
             "                        (default 15000)\n"
-            "      --max-sessions N  open sessions at most (default 1000)\n"
+            "      --max-sessions N  open sessions at most; past it the least recently\n"
+            "                        used idle session makes room (default 1000)\n"
+            "      --max-connections N  open connections (default: the file-descriptor\n"
+            "                        limit, raised to its hard limit, less 64)\n"
+            "      --max-connections-per-source N  from one address (default: no limit)\n"
             "      --session-idle-ms N  idle sessions expire after N ms (default 1800000)\n"
             "      --max-body BYTES  request body limit (default 4194304)\n"
             "      --max-get-streams N  open GET streams per session; more get 429\n"
             "                        (default 16)\n"
             "      --max-queued BYTES  bytes a slow reader may leave queued on a stream\n"
-            "                        before it is cut off (default 4194304)\n"
+            "                        before it is cut off (default 4194304; a tool whose\n"
+            "                        stream is behind waits long before)\n"
             "\n"
             "Resumability (on by default; SSE events get ids and are kept for replay):\n"
             "      --retry-ms N      the retry interval priming events announce\n"
@@ -172,6 +178,8 @@ static int parse_args(int argc, char **argv, struct options *opt)
         OPT_MAX_BODY,
         OPT_MAX_QUEUED,
         OPT_MAX_GETS,
+        OPT_MAX_CONNS,
+        OPT_MAX_CONNS_SOURCE,
         OPT_RETRY,
         OPT_NO_RESUME,
         OPT_STORE_EVENTS,
@@ -192,6 +200,8 @@ static int parse_args(int argc, char **argv, struct options *opt)
         {"max-body", required_argument, NULL, OPT_MAX_BODY},
         {"max-queued", required_argument, NULL, OPT_MAX_QUEUED},
         {"max-get-streams", required_argument, NULL, OPT_MAX_GETS},
+        {"max-connections", required_argument, NULL, OPT_MAX_CONNS},
+        {"max-connections-per-source", required_argument, NULL, OPT_MAX_CONNS_SOURCE},
         {"retry-ms", required_argument, NULL, OPT_RETRY},
         {"no-resumability", no_argument, NULL, OPT_NO_RESUME},
         {"store-max-events", required_argument, NULL, OPT_STORE_EVENTS},
@@ -297,6 +307,8 @@ static int parse_args(int argc, char **argv, struct options *opt)
         case OPT_STORE_EVENTS:
         case OPT_STORE_BYTES:
         case OPT_STORE_TTL:
+        case OPT_MAX_CONNS:
+        case OPT_MAX_CONNS_SOURCE:
         case OPT_RETRY: {
             int v;
             if (parse_int(optarg, 1, 1 << 30, &v) != 0) {
@@ -314,6 +326,10 @@ static int parse_args(int argc, char **argv, struct options *opt)
                 opt->http.memory_store.max_bytes = (size_t)v;
             else if (c == OPT_STORE_TTL)
                 opt->http.memory_store.ttl_ms = v;
+            else if (c == OPT_MAX_CONNS)
+                opt->http.max_connections = (unsigned)v;
+            else if (c == OPT_MAX_CONNS_SOURCE)
+                opt->http.max_connections_per_source = (unsigned)v;
             else
                 opt->http.retry_ms = v;
             break;
@@ -386,6 +402,18 @@ static int apply_settings(mcp_server *srv, const struct options *opt)
     return 0;
 }
 
+/* Idle connections are cheap; file descriptors are what runs out first (a soft
+ * limit of 1024 is common). The connection limit follows the soft limit, so it
+ * is raised to the hard one. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct options opt;
@@ -400,6 +428,7 @@ int main(int argc, char **argv)
     if (status == 0) {
         int rc;
         if (opt.transport == TRANSPORT_HTTP) {
+            raise_fd_limit();
             opt.http.listen = opt.listen;
             opt.http.on_listen = on_listen;
             rc = mcp_serve_http(srv, &opt.http);

@@ -65,6 +65,66 @@ static size_t pipeline_limit(const mcp__http_conn *c)
     return MCP__HTTP_READ_BUF + c->srv->opts.max_header_bytes;
 }
 
+/* ---- Sources: open connections per peer address ---- */
+
+static size_t source_count(const mcp__http_server *srv, const char *source)
+{
+    return source[0] ? (size_t)(uintptr_t)mcp__map_get(&srv->sources, source) : 0;
+}
+
+static int source_add(mcp__http_conn *c)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) != 0)
+        return MCP_OK;
+    if (uv_ip_name((const struct sockaddr *)&ss, c->source, sizeof c->source) != 0) {
+        c->source[0] = '\0';
+        return MCP_OK;
+    }
+    size_t n = source_count(c->srv, c->source) + 1;
+    if (mcp__map_put(&c->srv->sources, c->source, (void *)(uintptr_t)n) != MCP_OK) {
+        c->source[0] = '\0';
+        return MCP_ENOMEM;
+    }
+    return MCP_OK;
+}
+
+static void source_forget(mcp__http_conn *c)
+{
+    size_t n = source_count(c->srv, c->source);
+    if (n > 1)
+        (void)mcp__map_put(&c->srv->sources, c->source, (void *)(uintptr_t)(n - 1));
+    else if (n == 1)
+        mcp__map_remove(&c->srv->sources, c->source);
+    c->source[0] = '\0';
+}
+
+/*
+ * The connections are all taken: the one that costs others least to lose gives
+ * its place. Only a connection with no request in hand qualifies (headers not
+ * complete, or idle between requests), and of those one of the source holding
+ * the most connections, the oldest first: a crowd of slow or idle connections
+ * from one place cannot keep anyone else out (slowloris).
+ */
+static mcp__http_conn *eviction_victim(mcp__http_server *srv)
+{
+    mcp__http_conn *victim = NULL;
+    size_t most = 0;
+    for (mcp__http_conn *c = srv->conns; c != NULL; c = c->next) {
+        if (c->closing || c->broken ||
+            (c->phase != PHASE_FIRST && c->phase != PHASE_HEADERS && c->phase != PHASE_IDLE))
+            continue;
+        size_t n = source_count(srv, c->source);
+        /* Newest first in the list: ">=" ends on the oldest of the most. */
+        if (victim == NULL || n >= most) {
+            victim = c;
+            most = n;
+        }
+    }
+    return victim;
+}
+
 /* ---- Closing ---- */
 
 static void on_handle_close(uv_handle_t *h)
@@ -80,6 +140,8 @@ static void on_handle_close(uv_handle_t *h)
     if (c->next)
         c->next->prev = c->prev;
     srv->nconns--;
+    srv->nclosing--;
+    source_forget(c);
     mcp__mem_released(sizeof *c + c->in.cap + c->out.cap);
     mcp__buf_free(&c->in);
     mcp__http_conn_uncork(c);
@@ -94,6 +156,7 @@ void mcp__http_conn_close(mcp__http_conn *c)
     /* A close drops what was not sent, as an abort must. */
     mcp__http_conn_uncork(c);
     c->closing = 1;
+    c->srv->nclosing++;
     uv_timer_stop(&c->timer);
     uv_close((uv_handle_t *)&c->timer, on_handle_close);
     uv_close((uv_handle_t *)&c->tcp, on_handle_close);
@@ -821,9 +884,15 @@ void mcp__http_on_connection(uv_stream_t *listener, int status)
         mcp__warn("http: accept: %s", uv_strerror(status));
         return;
     }
-    if (srv->nconns >= srv->opts.max_connections) {
-        refuse(srv, listener);
-        return;
+    if (srv->nconns - srv->nclosing >= srv->opts.max_connections) {
+        mcp__http_conn *victim = eviction_victim(srv);
+        if (victim == NULL) {
+            refuse(srv, listener);
+            return;
+        }
+        mcp__debug("http: connections full: closing one of %s to make room",
+                   victim->source[0] ? victim->source : "an unknown source");
+        mcp__http_conn_close(victim);
     }
     mcp__http_conn *c = calloc(1, sizeof *c);
     if (!c) {
@@ -854,6 +923,17 @@ void mcp__http_on_connection(uv_stream_t *listener, int status)
         return;
     }
     (void)uv_tcp_nodelay(&c->tcp, 1);
+    if (source_add(c) != MCP_OK) {
+        mcp__http_conn_close(c);
+        return;
+    }
+    if (srv->opts.max_connections_per_source > 0 &&
+        source_count(srv, c->source) > srv->opts.max_connections_per_source) {
+        uv_buf_t b = uv_buf_init((char *)refuse_msg, sizeof refuse_msg - 1);
+        (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+        mcp__http_conn_close(c);
+        return;
+    }
     timer_set(c, srv->opts.header_timeout_ms);
     read_start(c);
 }

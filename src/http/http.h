@@ -88,9 +88,14 @@ typedef struct mcp__http_opts {
     /* Idle time allowed on a keep-alive connection between two requests; then
      * the connection is closed silently. [60 000 ms] */
     unsigned idle_timeout_ms;
-    /* Open connections; past it new connections are accepted, answered 503 and
-     * closed at once. [1024] */
+    /* Open connections. When they run short, a new connection takes the place
+     * of one that has not finished its request headers or sits idle between
+     * requests, one of the source that holds the most connections first; only
+     * when none is left is it answered 503 and closed. [the process's
+     * file-descriptor limit (RLIMIT_NOFILE) less 64 for everything else] */
     unsigned max_connections;
+    /* Open connections from one source address; past it: 503. [0: no limit] */
+    unsigned max_connections_per_source;
     /* Bytes a connection may have written but not yet handed to its socket (a
      * client that does not read) before its next pipelined request is parsed:
      * past it, the connection is not read on until the socket has taken all but
@@ -118,6 +123,8 @@ int mcp__http_server_port(const mcp__http_server *srv);
 
 /* The number of open connections, counting those that are closing. */
 size_t mcp__http_server_connections(const mcp__http_server *srv);
+/* The connection limit in force (opts.max_connections, or its default). */
+size_t mcp__http_server_max_connections(const mcp__http_server *srv);
 
 /*
  * Stops listening and closes every connection at once (pending writes are

@@ -33,6 +33,7 @@ struct mcp__http_server {
     int stopping;
     int listener_open;
     size_t nconns;   /* connections not yet freed */
+    size_t nclosing; /* of those, the ones closing (their fd is closed already) */
     size_t nrefused; /* refused sockets whose handle is still closing */
     mcp__http_conn *conns;
     mcp__http_done_fn done_cb;
@@ -49,6 +50,7 @@ struct mcp__http_server {
     /* Gives freed memory back to the system once a burst is over (see trim.c). */
     uv_timer_t trim;
     mcp__http_conn *dirty;
+    mcp__map sources; /* source address -> its open connections (as a uintptr_t) */
     char rbuf[MCP__HTTP_READ_BUF]; /* shared: every read is consumed before the next */
 };
 
@@ -76,6 +78,7 @@ struct mcp__http_conn {
     size_t cur_name;     /* offset in req->hdrs of the header being parsed */
     int in_value;        /* that header's value has begun */
     unsigned ack_poll_ms; /* see mcp__http_req_on_drain(): the next poll's delay */
+    char source[48];      /* the peer's address, "" when unknown */
 };
 
 typedef struct mcp__http_hdr {

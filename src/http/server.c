@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <string.h>
 
 #include "http/http_int.h"
@@ -16,7 +17,8 @@
 #define DEFAULT_HEADER_TIMEOUT_MS 10000
 #define DEFAULT_BODY_TIMEOUT_MS 30000
 #define DEFAULT_IDLE_TIMEOUT_MS 60000
-#define DEFAULT_MAX_CONNECTIONS 1024
+#define DEFAULT_MAX_CONNECTIONS 1024 /* when the fd limit cannot be read */
+#define FD_RESERVE 64
 #define DEFAULT_MAX_UNSENT_BYTES (256 * 1024)
 #define TRIM_CHECK_MS 1000
 #define LISTEN_BACKLOG 511
@@ -45,6 +47,18 @@ static int parse_addr(const char *host, int port, struct sockaddr_storage *ss)
 static void on_start_failed_close(uv_handle_t *h)
 {
     free(h->data);
+}
+
+/* Idle connections cost a few hundred bytes: the limit that matters is the
+ * file descriptors, so the default follows them, leaving some for the rest of
+ * the process (the store, logs, child processes). */
+static unsigned default_max_connections(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return DEFAULT_MAX_CONNECTIONS;
+    rlim_t n = rl.rlim_cur > 2 * FD_RESERVE ? rl.rlim_cur - FD_RESERVE : rl.rlim_cur / 2;
+    return n > 1u << 24 ? 1u << 24 : n < 16 ? 16 : (unsigned)n;
 }
 
 /* Memory freed by a burst (answers nobody read, a closed crowd of connections)
@@ -88,7 +102,7 @@ int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__htt
     if (!o->idle_timeout_ms)
         o->idle_timeout_ms = DEFAULT_IDLE_TIMEOUT_MS;
     if (!o->max_connections)
-        o->max_connections = DEFAULT_MAX_CONNECTIONS;
+        o->max_connections = default_max_connections();
     if (!o->max_unsent_bytes)
         o->max_unsent_bytes = DEFAULT_MAX_UNSENT_BYTES;
     mcp__http_settings_init(&srv->settings);
@@ -138,6 +152,11 @@ size_t mcp__http_server_connections(const mcp__http_server *srv)
     return srv->nconns;
 }
 
+size_t mcp__http_server_max_connections(const mcp__http_server *srv)
+{
+    return srv->opts.max_connections;
+}
+
 void mcp__http_server_maybe_done(mcp__http_server *srv)
 {
     if (!srv->stopping || srv->listener_open || srv->flush_open || srv->nconns > 0 ||
@@ -145,6 +164,7 @@ void mcp__http_server_maybe_done(mcp__http_server *srv)
         return;
     mcp__http_done_fn cb = srv->done_cb;
     void *arg = srv->done_arg;
+    mcp__map_free(&srv->sources);
     free(srv);
     if (cb)
         cb(arg);

@@ -120,6 +120,15 @@ size_t mcp__shttp_cors(shttp *t, mcp__http_req *req, const char **hdrs, size_t n
 hsess *mcp__hsess_new(shttp *t, int stateless, int legacy);
 /* Ends the session: its streams end, its handlers are cancelled, its id is forgotten. */
 void mcp__hsess_close(hsess *hs);
+/* The session limit is reached: the least recently used idle session (no open
+ * stream, no request in flight, no resume) is closed to make room. 1 when one was,
+ * 0 when every session is busy. */
+int mcp__shttp_evict_idle_session(shttp *t);
+/* True when long-lived streams (GET, resumed, legacy) hold half the connection
+ * limit: a new one must wait, so that they never lock out short requests. */
+int mcp__shttp_get_streams_full(shttp *t);
+/* The next resume of a session's list. */
+hresume *mcp__shttp_resume_next(const hresume *r);
 /* Closes hs once the current callback stack has unwound. */
 void mcp__hsess_close_later(hsess *hs);
 hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req);

@@ -23,9 +23,14 @@ static void on_legacy_closed(void *arg, mcp__http_req *req)
 
 void mcp__shttp_legacy_sse(shttp *t, mcp__http_req *req)
 {
-    if (t->sessions.len >= (size_t)t->max_sessions) {
+    if (t->sessions.len >= (size_t)t->max_sessions && !mcp__shttp_evict_idle_session(t)) {
         mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR,
-                         "Service Unavailable: too many open sessions");
+                         "Service Unavailable: too many open sessions, all of them busy");
+        return;
+    }
+    if (mcp__shttp_get_streams_full(t)) {
+        mcp__shttp_error(t, req, 429, MCP_RPC_SERVER_ERROR,
+                         "Too Many Requests: too many open streams on this server");
         return;
     }
     hsess *hs = mcp__hsess_new(t, 0, 1);

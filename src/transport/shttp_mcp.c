@@ -146,9 +146,9 @@ static void post(shttp *t, mcp__http_req *req)
                                                          : MCP_PROTOCOL_LATEST);
         }
     } else if (has_init && mcp__http_header(req, "mcp-session-id") == NULL) {
-        if (t->sessions.len >= (size_t)t->max_sessions) {
+        if (t->sessions.len >= (size_t)t->max_sessions && !mcp__shttp_evict_idle_session(t)) {
             mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR,
-                             "Service Unavailable: too many open sessions");
+                             "Service Unavailable: too many open sessions, all of them busy");
             goto out;
         }
         hs = mcp__hsess_new(t, 0, 0);
@@ -232,6 +232,11 @@ static void get(shttp *t, mcp__http_req *req)
                          "Too Many Requests: too many open GET streams in this session");
         return;
     }
+    if (mcp__shttp_get_streams_full(t)) {
+        mcp__shttp_error(t, req, 429, MCP_RPC_SERVER_ERROR,
+                         "Too Many Requests: too many open streams on this server");
+        return;
+    }
     const char *last = mcp__http_header(req, "last-event-id");
     if (last != NULL && t->store != NULL) {
         mcp__shttp_resume(t, hs, req, last);
@@ -282,6 +287,11 @@ struct hresume {
 };
 
 static void resume_next(hresume *r);
+
+hresume *mcp__shttp_resume_next(const hresume *r)
+{
+    return r->next;
+}
 
 static int resumes_running(const hsess *hs)
 {

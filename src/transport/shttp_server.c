@@ -660,6 +660,43 @@ static int session_busy(hsess *hs)
     return mcp__rpc_inflight(hs->sess->rpc) > 0 && !mcp__session_all_paused(hs->sess);
 }
 
+int mcp__shttp_evict_idle_session(shttp *t)
+{
+    hsess *lru = NULL;
+    for (hsess *hs = t->all; hs != NULL; hs = hs->next) {
+        if (hs->stateless || hs->legacy || hs->closing || hs->resumes != NULL ||
+            mcp__rpc_inflight(hs->sess->rpc) > 0)
+            continue;
+        int open = 0;
+        for (hstream *st = hs->streams; st != NULL && !open; st = st->next)
+            open = st->req != NULL;
+        if (!open && (lru == NULL || hs->last_active_ms < lru->last_active_ms))
+            lru = hs;
+    }
+    if (lru == NULL)
+        return 0;
+    mcp__info("session %s closed to make room: the least recently used idle one", lru->id);
+    mcp__hsess_close(lru);
+    return 1;
+}
+
+int mcp__shttp_get_streams_full(shttp *t)
+{
+    size_t max = t->http != NULL ? mcp__http_server_max_connections(t->http) : 0;
+    /* Counted only when connections run short, which is when it matters. */
+    if (max == 0 || mcp__http_server_connections(t->http) < max / 2)
+        return 0;
+    size_t n = 0;
+    for (hsess *hs = t->all; hs != NULL; hs = hs->next) {
+        for (hstream *st = hs->streams; st != NULL; st = st->next)
+            n += (st->kind == HS_GET || st->kind == HS_IDLE || st->kind == HS_LEGACY) &&
+                 st->req != NULL;
+        for (hresume *r = hs->resumes; r != NULL; r = mcp__shttp_resume_next(r))
+            n++;
+    }
+    return n >= max / 2;
+}
+
 /* Sessions idle past the limit expire, but never while a stream is open or a
  * request runs. */
 static void on_sweep(uv_timer_t *h)
@@ -873,6 +910,8 @@ int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
     ho.on_request = on_request;
     ho.user = t;
     ho.max_body_bytes = o.max_body ? o.max_body : srv->max_message;
+    ho.max_connections = o.max_connections;
+    ho.max_connections_per_source = o.max_connections_per_source;
     rc = mcp__http_server_start(&t->loop, &ho, &t->http);
     if (rc != MCP_OK) {
         mcp__error("cannot listen on %s: %s", o.listen ? o.listen : "127.0.0.1:8080",

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "http_expect.h"
+#include "resume_client.h"
 
 #define PING "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"
 
@@ -205,15 +206,18 @@ static void test_delete_ends_the_open_standalone_stream(void **state)
 
 static int setup_idle(void **state)
 {
-    static const char *const flags[] = {"--session-idle-ms", "1500", "--max-sessions", "1", NULL};
-    return hx_setup(state, flags, 0);
+    static const char *const flags[] = {"--session-idle-ms", "1500", NULL};
+    /* The server says when a session expires (an info line, shown with MCP_DEBUG). */
+    setenv("MCP_DEBUG", "1", 1);
+    int rc = hx_setup(state, flags, 0);
+    unsetenv("MCP_DEBUG");
+    return rc;
 }
 
 /*
  * Every request naming a session refreshes it, so the session's expiry cannot
- * be watched through its own id. With --max-sessions 1 a new initialize gets
- * 503 while the old session lives and succeeds once it has expired; that is
- * polled (paced, with a deadline), then the old id must get 404.
+ * be watched through its own id: the server's own line says when it expired,
+ * then the old id must get 404.
  */
 static void test_idle_session_expires_then_404(void **state)
 {
@@ -222,37 +226,15 @@ static void test_idle_session_expires_then_404(void **state)
     hx_new_session(f->port, old);
     assert_int_equal(ping_status(f->port, old), 200);
     long long last_use = hc_now_ms();
-
-    char *init = hc_initialize_body(NULL);
-    long long deadline = last_use + 10000;
-    int status = 0;
-    char fresh[33] = "";
-    while (hc_now_ms() < deadline) {
-        hc_response r;
-        if (hc_mcp_post(f->port, NULL, NULL, init, &r, HX_REQ_MS) != 0)
-            fail_msg("initialize while polling for expiry: no response");
-        status = r.status;
-        if (status == 200)
-            snprintf(fresh, sizeof(fresh), "%s",
-                     hc_header_get(&r, "mcp-session-id") ? hc_header_get(&r, "mcp-session-id")
-                                                         : "");
-        else if (status != 503)
-            fail_msg("initialize while the one allowed session lives: expected 503, got %d",
-                     status);
-        hc_response_free(&r);
-        if (status == 200)
-            break;
-        poll(NULL, 0, 25); /* pacing between polls; the sweep runs about every second */
-    }
-    free(init);
-    long long elapsed = hc_now_ms() - last_use;
-    if (status != 200)
+    char expired[80];
+    snprintf(expired, sizeof(expired), "session %s expired", old);
+    if (rc_wait_stderr(&f->srv, expired, 1, 10000) < 0)
         fail_msg("the idle session did not expire within 10 s of --session-idle-ms 1500");
+    long long elapsed = hc_now_ms() - last_use;
     if (elapsed < 1400)
         fail_msg("the session expired after %lld ms of idleness, before --session-idle-ms 1500",
                  elapsed);
     assert_int_equal(ping_status(f->port, old), 404);
-    assert_int_equal(hc_mcp_delete(f->port, fresh, HX_REQ_MS), 200);
 }
 
 /* ---- The session cap (server 3: --max-sessions 3) ---- */
@@ -263,31 +245,57 @@ static int setup_cap(void **state)
     return hx_setup(state, flags, 0);
 }
 
-static void test_initialize_past_max_sessions_gets_503(void **state)
+static int new_session_status(int port, char out[33])
 {
-    hx_fixture *f = *state;
-    char s[3][33];
-    for (int i = 0; i < 3; i++)
-        hx_new_session(f->port, s[i]);
     char *init = hc_initialize_body(NULL);
     hc_response r;
-    hx_post(f->port, NULL, NULL, init, &r, "4th initialize with --max-sessions 3");
-    json_decref(hx_expect_error(&r, 503, -32000, "4th initialize with --max-sessions 3"));
-    assert_null(hc_header_get(&r, "mcp-session-id"));
-    hc_response_free(&r);
-    /* The three sessions still work, and ending one makes room. */
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(ping_status(f->port, s[i]), 200);
-    assert_int_equal(hc_mcp_delete(f->port, s[0], HX_REQ_MS), 200);
-    hx_post(f->port, NULL, NULL, init, &r, "initialize after a DELETE with --max-sessions 3");
-    hx_expect_status(&r, 200, "initialize after a DELETE with --max-sessions 3");
-    char again[33];
-    snprintf(again, sizeof(again), "%s", hc_header_get(&r, "mcp-session-id"));
-    hc_response_free(&r);
+    hx_post(port, NULL, NULL, init, &r, "initialize with --max-sessions 3");
     free(init);
-    assert_int_equal(hc_mcp_delete(f->port, again, HX_REQ_MS), 200);
-    assert_int_equal(hc_mcp_delete(f->port, s[1], HX_REQ_MS), 200);
-    assert_int_equal(hc_mcp_delete(f->port, s[2], HX_REQ_MS), 200);
+    int status = r.status;
+    const char *id = hc_header_get(&r, "mcp-session-id");
+    snprintf(out, 33, "%s", status == 200 && id ? id : "");
+    if (status == 503) {
+        json_decref(hx_expect_error(&r, 503, -32000, "initialize with every session busy"));
+        assert_null(hc_header_get(&r, "mcp-session-id"));
+    }
+    hc_response_free(&r);
+    return status;
+}
+
+/*
+ * A full session table does not lock newcomers out (issue 8: 1,000 initialize
+ * calls that never came back made every new client get 503 for 30 minutes):
+ * the least recently used idle session makes room. Only when every session is
+ * busy (here each holds an open GET stream) does a newcomer get 503.
+ */
+static void test_full_table_evicts_the_least_recently_used_idle_session(void **state)
+{
+    hx_fixture *f = *state;
+    char s[3][33], fresh[33];
+    for (int i = 0; i < 3; i++)
+        hx_new_session(f->port, s[i]);
+    /* s[0] is used last, so s[1] is the least recently used. */
+    assert_int_equal(ping_status(f->port, s[2]), 200);
+    assert_int_equal(ping_status(f->port, s[0]), 200);
+    assert_int_equal(new_session_status(f->port, fresh), 200);
+    assert_int_equal(ping_status(f->port, s[1]), 404);
+    assert_int_equal(ping_status(f->port, s[0]), 200);
+    assert_int_equal(ping_status(f->port, s[2]), 200);
+    assert_int_equal(ping_status(f->port, fresh), 200);
+
+    /* Every session busy: 503, and nobody is evicted. */
+    const char *live[3] = {s[0], s[2], fresh};
+    rc_conn gets[3];
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(rc_get(&gets[i], f->port, live[i], NULL, HX_REQ_MS), 200);
+    char none[33];
+    assert_int_equal(new_session_status(f->port, none), 503);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(ping_status(f->port, live[i]), 200);
+    for (int i = 0; i < 3; i++)
+        rc_close(&gets[i]);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(hc_mcp_delete(f->port, live[i], HX_REQ_MS), 200);
 }
 
 int main(void)
@@ -303,7 +311,7 @@ int main(void)
         cmocka_unit_test(test_idle_session_expires_then_404),
     };
     const struct CMUnitTest cap[] = {
-        cmocka_unit_test(test_initialize_past_max_sessions_gets_503),
+        cmocka_unit_test(test_full_table_evicts_the_least_recently_used_idle_session),
     };
     int failed = cmocka_run_group_tests_name("http_sessions", basic, setup_default, hx_teardown);
     failed += cmocka_run_group_tests_name("http_sessions_idle", idle, setup_idle, hx_teardown);

@@ -878,17 +878,54 @@ static void test_connection_close_and_http10_close_after_the_response(void **sta
     fx_stop(f);
 }
 
-static void test_max_connections_refuses_extra_ones(void **state)
+/* A connection the server refuses: closed, after a 503 if the socket took it. */
+static void assert_refused(cli *c)
+{
+    assert_true(cli_closed(c));
+    c->buf[c->len < sizeof c->buf ? c->len : sizeof c->buf - 1] = '\0';
+    assert_non_null(strstr(c->buf, "HTTP/1.1 503 "));
+}
+
+/*
+ * At the limit a newcomer takes the place of a connection with no request in
+ * hand (idle, or headers not complete), the oldest of the source holding the
+ * most; only when every connection is busy with a request is it refused.
+ */
+static void test_max_connections_evicts_idle_then_refuses(void **state)
 {
     (void)state;
     fx *f = fx_start(&(mcp__http_opts){.max_connections = 2});
+    f->release_on_close = 1;
     cli *a = cli_open(f->port), *b = cli_open(f->port);
     get_echo(a, "/a");
     get_echo(b, "/b");
     cli *c = cli_open(f->port);
-    assert_true(cli_closed(c));
-    c->buf[c->len < sizeof c->buf ? c->len : sizeof c->buf - 1] = '\0';
-    assert_non_null(strstr(c->buf, "HTTP/1.1 503 "));
+    get_echo(c, "/c");
+    assert_true(cli_closed(a)); /* the oldest idle one gave way */
+    cli_free(a);
+    get_echo(b, "/still-fine");
+
+    cli_sends(b, "GET /stream-hold HTTP/1.1\r\nHost: t\r\n\r\n");
+    cli_sends(c, "GET /stream-hold HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_int_equal(fx_wait(f, &f->requests, 6), 6);
+    cli *d = cli_open(f->port);
+    assert_refused(d);
+    cli_free(d);
+    cli_free(b);
+    cli_free(c);
+    assert_int_equal(fx_wait(f, &f->closes, 2), 2);
+    fx_stop(f);
+}
+
+static void test_max_connections_per_source_refuses_extra_ones(void **state)
+{
+    (void)state;
+    fx *f = fx_start(&(mcp__http_opts){.max_connections_per_source = 2});
+    cli *a = cli_open(f->port), *b = cli_open(f->port);
+    get_echo(a, "/a");
+    get_echo(b, "/b");
+    cli *c = cli_open(f->port);
+    assert_refused(c);
     cli_free(c);
     get_echo(a, "/still-fine");
     cli_free(a);
@@ -1097,7 +1134,8 @@ int main(void)
         cmocka_unit_test(test_body_timeout_gets_408),
         cmocka_unit_test(test_idle_keep_alive_connection_is_closed),
         cmocka_unit_test(test_connection_close_and_http10_close_after_the_response),
-        cmocka_unit_test(test_max_connections_refuses_extra_ones),
+        cmocka_unit_test(test_max_connections_evicts_idle_then_refuses),
+        cmocka_unit_test(test_max_connections_per_source_refuses_extra_ones),
         cmocka_unit_test(test_expect_100_continue),
         cmocka_unit_test(test_stop_with_open_connections_frees_everything),
         cmocka_unit_test(test_burst_of_200_connections),
