@@ -48,3 +48,33 @@ set_tests_properties(conformance_server_all PROPERTIES
     TIMEOUT 900
     RUN_SERIAL TRUE
     LABELS conformance)
+
+# The prerelease harness (0.2.0-alpha.12, npm alias conformance-next) scores the frozen
+# requirement set of spec 2025-11-25 (--requirements 2025-11-25); every scenario it runs is
+# checked, the unscored ones (pending, added after the release) too. One test per server mode:
+#   conformance_next_sse            the default mode (SSE answers, sessions, resumability)
+#   conformance_next_json_response  --json-response: everything passes, no warning
+#   conformance_next_stateless      --stateless: everything passes but what needs a request to
+#                                   the client, which must fail at once and say why, and the
+#                                   warnings a server without sessions cannot avoid; both listed
+#                                   by name in tests/conformance/expected-stateless.json
+foreach(_mode sse json_response stateless)
+    set(_env "MCP_BIN_DIR=${_mcp_conformance_bin}" "MCP_CONFORMANCE_HARNESS=next"
+             "MCP_CONFORMANCE_REQUIREMENTS=2025-11-25")
+    if(_mode STREQUAL "json_response")
+        list(APPEND _env "MCP_CONFORMANCE_SERVER_FLAGS=--json-response")
+    elseif(_mode STREQUAL "stateless")
+        list(APPEND _env "MCP_CONFORMANCE_SERVER_FLAGS=--stateless"
+             "MCP_CONFORMANCE_EXPECTED=expected-stateless.json")
+    endif()
+    add_test(NAME conformance_next_${_mode}
+        COMMAND "${MCP_BASH_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/tests/conformance/run-server.sh"
+        WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}/tests/conformance")
+    # Each scenario is bounded by the harness (30 s) and the run by the script (600 s); a
+    # passing run takes seconds.
+    set_tests_properties(conformance_next_${_mode} PROPERTIES
+        ENVIRONMENT "${_env}"
+        TIMEOUT 900
+        RUN_SERIAL TRUE
+        LABELS conformance)
+endforeach()

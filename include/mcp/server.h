@@ -211,16 +211,20 @@ MCP_EXTERN int mcp_ctx_notify(mcp_ctx *ctx, const char *method, json_t *params);
  * is a new reference. On MCP_ERPC *err is filled (if err is not NULL). On
  * timeout the library sends notifications/cancelled and returns
  * MCP_ETIMEDOUT. From an inline handler: MCP_ESTATE (it would block the loop).
+ * On a stateless transport (mcp_http_opts.stateless): MCP_ESTATELESS at once,
+ * nothing sent, since the client's answer could reach no session.
  */
 MCP_EXTERN int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params, int timeout_ms,
                                json_t **result, mcp_rpc_error *err);
-/* sampling/createMessage; MCP_ENOTSUP unless the client declared sampling. */
+/* sampling/createMessage; MCP_ENOTSUP unless the client declared sampling (MCP_ESTATELESS
+ * first on a stateless transport, where the client's capabilities are never known). */
 MCP_EXTERN int mcp_ctx_create_message(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
                                       mcp_rpc_error *err);
-/* elicitation/create; MCP_ENOTSUP unless the client declared elicitation. */
+/* elicitation/create; MCP_ENOTSUP unless the client declared elicitation (MCP_ESTATELESS
+ * as above). */
 MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
                               mcp_rpc_error *err);
-/* roots/list; MCP_ENOTSUP unless the client declared roots. */
+/* roots/list; MCP_ENOTSUP unless the client declared roots (MCP_ESTATELESS as above). */
 MCP_EXTERN int mcp_ctx_list_roots(mcp_ctx *ctx, int timeout_ms, json_t **result,
                                   mcp_rpc_error *err);
 
@@ -230,8 +234,9 @@ MCP_EXTERN int mcp_ctx_list_roots(mcp_ctx *ctx, int timeout_ms, json_t **result,
  * (< 0: the transport's configured retry interval) and resumes. The request
  * keeps running; what it sends meanwhile is stored and replayed. Only on a
  * resumable Streamable HTTP session of protocol 2025-11-25 or later, where
- * the client was told an event id to resume from: MCP_ENOTSUP otherwise
- * (stdio, JSON responses, no event store, older clients).
+ * the client was told an event id to resume from (with JSON responses, the
+ * request is then answered as an SSE stream): MCP_ENOTSUP otherwise (stdio,
+ * stateless, no event store, older clients).
  */
 MCP_EXTERN int mcp_ctx_close_sse_stream(mcp_ctx *ctx, int retry_ms);
 /*
@@ -261,8 +266,13 @@ typedef struct mcp_http_opts {
     const char *listen;     /* "HOST:PORT" (IPv6 in brackets); default 127.0.0.1:8080;
                                port 0 picks a free port (see on_listen) */
     const char *path;       /* the MCP endpoint; default "/mcp" */
-    int json_response;      /* answer requests with one application/json body, not SSE */
-    int stateless;          /* no sessions: each POST stands alone; GET and DELETE get 405 */
+    int json_response;      /* answer requests with one application/json body, not SSE; a
+                               request that sends messages of its own (progress, logs,
+                               requests to the client) before its answer gets an SSE stream
+                               instead, so they arrive before the answer */
+    int stateless;          /* no sessions: each POST stands alone; GET and DELETE get 405;
+                               requests to the client fail with MCP_ESTATELESS, and
+                               initialize offers no listChanged and no subscribe */
     int disable_get;        /* no standalone stream: GET gets 405 */
     int disable_legacy_sse; /* do not serve the 2024-11-05 endpoints GET /sse, POST /messages */
     const char *const *allowed_origins; /* NULL-terminated exact origins; NULL: loopback origins

@@ -246,8 +246,9 @@ static json_t *tool_reconnection(mcp_ctx *ctx, const json_t *args, void *user)
 {
     (void)args, (void)user;
     /* SEP-1699: close this request's SSE stream; the client comes back with GET and
-     * Last-Event-ID and gets the result, stored meanwhile. Where the stream cannot be
-     * closed (stdio, JSON responses, older clients) the result simply follows. */
+     * Last-Event-ID and gets the result, stored meanwhile (with --json-response the call is
+     * then answered as an SSE stream). Where the stream cannot be closed (stdio,
+     * --stateless, older clients) the result simply follows. */
     mcp_ctx_close_sse_stream(ctx, -1);
     if (mcp_ctx_sleep(ctx, 100) != MCP_OK)
         return cancelled_result();

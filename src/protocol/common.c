@@ -45,6 +45,9 @@ const char *mcp_strerror(int err)
         return "Not allowed in the current state or on this thread";
     case MCP_ELIMIT:
         return "A configured limit was reached";
+    case MCP_ESTATELESS:
+        return "Stateless server: requests to the client are not possible (no session to "
+               "carry them or the client's answer)";
     default:
         return "Unknown error";
     }

@@ -543,6 +543,12 @@ int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params, int timeou
 {
     if (result != NULL)
         *result = NULL;
+    if (ctx->sess->stateless) {
+        /* Not even sent: no answer could ever come back (the client's POST would reach
+         * no session), so waiting would only end in the timeout. */
+        json_decref(params);
+        return MCP_ESTATELESS;
+    }
     if (ctx->on_loop || mcp__srt_on_loop(ctx->rt)) {
         json_decref(params);
         return MCP_ESTATE; /* waiting here would stall the loop that must carry the answer */
@@ -607,17 +613,22 @@ int mcp_ctx_close_standalone_streams(mcp_ctx *ctx, int all, int retry_ms)
     return close_op(ctx, OP_CLOSE_STANDALONE, all, retry_ms);
 }
 
-static int client_has(const mcp_ctx *ctx, const char *capability)
+/* MCP_OK when the client can be asked what needs capability. A stateless session never
+ * learns the client's capabilities, and could not ask anyway: that reason comes first. */
+static int client_can(const mcp_ctx *ctx, const char *capability)
 {
-    return json_object_get(ctx->sess->client_caps, capability) != NULL;
+    if (ctx->sess->stateless)
+        return MCP_ESTATELESS;
+    return json_object_get(ctx->sess->client_caps, capability) != NULL ? MCP_OK : MCP_ENOTSUP;
 }
 
 int mcp_ctx_create_message(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
                            mcp_rpc_error *err)
 {
-    if (!client_has(ctx, "sampling")) {
+    int rc = client_can(ctx, "sampling");
+    if (rc != MCP_OK) {
         json_decref(params);
-        return MCP_ENOTSUP;
+        return rc;
     }
     return mcp_ctx_request(ctx, "sampling/createMessage", params, timeout_ms, result, err);
 }
@@ -625,16 +636,18 @@ int mcp_ctx_create_message(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t 
 int mcp_ctx_elicit(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
                    mcp_rpc_error *err)
 {
-    if (!client_has(ctx, "elicitation")) {
+    int rc = client_can(ctx, "elicitation");
+    if (rc != MCP_OK) {
         json_decref(params);
-        return MCP_ENOTSUP;
+        return rc;
     }
     return mcp_ctx_request(ctx, "elicitation/create", params, timeout_ms, result, err);
 }
 
 int mcp_ctx_list_roots(mcp_ctx *ctx, int timeout_ms, json_t **result, mcp_rpc_error *err)
 {
-    if (!client_has(ctx, "roots"))
-        return MCP_ENOTSUP;
+    int rc = client_can(ctx, "roots");
+    if (rc != MCP_OK)
+        return rc;
     return mcp_ctx_request(ctx, "roots/list", json_object(), timeout_ms, result, err);
 }

@@ -27,23 +27,37 @@ static const char *require_string(mcp__inreq *req, const char *field)
 
 /* ---- initialize ---- */
 
-static json_t *server_capabilities(mcp_server *srv)
+/*
+ * What initialize offers. A stateless session offers only what it can deliver: list
+ * changes and resource updates are messages outside any request, which need a session
+ * (a standalone stream) to reach the client, so no listChanged and no subscribe.
+ * Logging and progress stay: they travel in the request's own answer.
+ */
+static json_t *server_capabilities(mcp_server *srv, int stateless)
 {
     json_t *caps = json_pack("{s:{}}", "logging");
     if (caps == NULL)
         return NULL;
     uv_mutex_lock(&srv->lock);
     if (srv->tools.len > 0)
-        json_object_set_new(caps, "tools", json_pack("{s:b}", "listChanged", 1));
+        json_object_set_new(caps, "tools",
+                            stateless ? json_object() : json_pack("{s:b}", "listChanged", 1));
     if (srv->resources.len > 0 || srv->templates.len > 0)
         json_object_set_new(caps, "resources",
-                            json_pack("{s:b, s:b}", "subscribe", 1, "listChanged", 1));
+                            stateless ? json_object()
+                                      : json_pack("{s:b, s:b}", "subscribe", 1, "listChanged", 1));
     if (srv->prompts.len > 0)
-        json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 1));
+        json_object_set_new(caps, "prompts",
+                            stateless ? json_object() : json_pack("{s:b}", "listChanged", 1));
     uv_mutex_unlock(&srv->lock);
     if (srv->complete_fn != NULL)
         json_object_set_new(caps, "completions", json_object());
     return caps;
+}
+
+static int told_list_changed(const json_t *caps, const char *feature)
+{
+    return json_is_true(json_object_get(json_object_get(caps, feature), "listChanged"));
 }
 
 static void do_initialize(mcp__session *s, mcp__inreq *req)
@@ -76,17 +90,18 @@ static void do_initialize(mcp__session *s, mcp__inreq *req)
     if (server_info != NULL && srv->title != NULL)
         json_object_set_new(server_info, "title", json_string(srv->title));
     json_t *result = json_pack("{s:s, s:o, s:o}", "protocolVersion", version, "capabilities",
-                               server_capabilities(srv), "serverInfo", server_info);
+                               server_capabilities(srv, s->stateless), "serverInfo", server_info);
     if (result == NULL) {
         mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
     if (srv->instructions != NULL)
         json_object_set_new(result, "instructions", json_string(srv->instructions));
+    /* list_changed goes only where listChanged was declared. */
     json_t *declared = json_object_get(result, "capabilities");
-    s->declared = (json_object_get(declared, "tools") ? MCP__CAP_TOOLS : 0) |
-                  (json_object_get(declared, "resources") ? MCP__CAP_RESOURCES : 0) |
-                  (json_object_get(declared, "prompts") ? MCP__CAP_PROMPTS : 0);
+    s->declared = (told_list_changed(declared, "tools") ? MCP__CAP_TOOLS : 0) |
+                  (told_list_changed(declared, "resources") ? MCP__CAP_RESOURCES : 0) |
+                  (told_list_changed(declared, "prompts") ? MCP__CAP_PROMPTS : 0);
     s->version = version;
     s->client_caps = caps ? json_incref(caps) : json_object();
     s->client_info = info ? json_incref(info) : json_object();

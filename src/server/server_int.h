@@ -140,6 +140,10 @@ struct mcp__session {
     const char *version; /* negotiated (static string), NULL before initialize */
     json_t *client_caps, *client_info;
     int initialized; /* initialize answered */
+    /* Stateless HTTP: the session lives for one POST and nothing of the client's can
+     * come back to it, so no request to the client, and no list_changed or resource
+     * update outside a request's own answer, can ever be delivered. */
+    int stateless;
     mcp_log_level level;
     unsigned declared;     /* MCP__CAP_*: what initialize told the client we offer */
     json_t *subscriptions; /* object used as a set of URIs */
@@ -160,6 +164,10 @@ mcp__session *mcp__session_new(mcp__srt *rt, const mcp__session_io *io, void *io
 void mcp__session_feed(mcp__session *s, const char *text, size_t len, uint64_t stream);
 /* Feeds one parsed message or batch (borrowed). */
 void mcp__session_feed_value(mcp__session *s, json_t *value, uint64_t stream);
+/* Marks a session of a stateless transport (see mcp__session.stateless): requests to
+ * the client fail at once with MCP_ESTATELESS, and initialize offers only what can be
+ * delivered. Call before the first message is fed. */
+void mcp__session_set_stateless(mcp__session *s);
 /* Serves requests without an initialize (stateless HTTP): as if the client had
  * negotiated `version` and declared no capabilities. */
 void mcp__session_assume_initialized(mcp__session *s, const char *version);

@@ -85,6 +85,11 @@ void mcp__session_feed_value(mcp__session *s, json_t *value, uint64_t stream)
         mcp__rpc_feed_value(s->rpc, value, stream);
 }
 
+void mcp__session_set_stateless(mcp__session *s)
+{
+    s->stateless = 1;
+}
+
 void mcp__session_assume_initialized(mcp__session *s, const char *version)
 {
     s->version = version ? version : MCP_PROTOCOL_LATEST;
@@ -93,7 +98,8 @@ void mcp__session_assume_initialized(mcp__session *s, const char *version)
     if (s->client_info == NULL)
         s->client_info = json_object();
     s->initialized = 1;
-    s->declared = MCP__CAP_TOOLS | MCP__CAP_RESOURCES | MCP__CAP_PROMPTS;
+    /* No initialize told this client listChanged (a stateless one could not get it). */
+    s->declared = s->stateless ? 0 : MCP__CAP_TOOLS | MCP__CAP_RESOURCES | MCP__CAP_PROMPTS;
     mcp__rpc_allow_batch(s->rpc, strcmp(s->version, MCP_PROTOCOL_2025_03_26) == 0);
 }
 

@@ -111,7 +111,8 @@ struct shttp {
 
 /* Answers with a JSON-RPC error message (stolen) as the body and the status; finishes req. */
 void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *body);
-/* Answers with a JSON-RPC error body (id null) and the status; finishes req. */
+/* Answers with a JSON-RPC error body and the status; finishes req. The body carries the
+ * id of the request req's body holds when it can be read (mcp__shttp_body_id), else null. */
 void mcp__shttp_error(shttp *t, mcp__http_req *req, int status, int code, const char *message);
 /* The CORS headers for req (if configured), appended to a header list. */
 size_t mcp__shttp_cors(shttp *t, mcp__http_req *req, const char **hdrs, size_t n);

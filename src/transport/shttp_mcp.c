@@ -11,6 +11,38 @@
 
 #define MAX_BATCH 100
 
+/* The id to echo in an error about the message v (borrowed): a request's string or
+ * integer id, even when the rest of it is invalid (JSON-RPC 2.0, Error object: null
+ * only when the id could not be read). A response, a notification or a batch has none. */
+static const json_t *request_id(const json_t *v)
+{
+    const json_t *id = json_object_get(v, "id");
+    if (!mcp__id_valid(id))
+        return NULL;
+    if (json_object_get(v, "method") == NULL &&
+        (json_object_get(v, "result") != NULL || json_object_get(v, "error") != NULL))
+        return NULL;
+    return id;
+}
+
+json_t *mcp__shttp_body_id(mcp__http_req *req)
+{
+    size_t len;
+    const char *body = mcp__http_req_body(req, &len);
+    if (mcp__http_req_method(req) != MCP__HTTP_POST || len == 0)
+        return NULL;
+    json_t *v = json_loadb(body, len, JSON_DECODE_ANY, NULL);
+    json_t *id = json_incref((json_t *)request_id(v));
+    json_decref(v);
+    return id;
+}
+
+void mcp__shttp_error_id(shttp *t, mcp__http_req *req, int status, const json_t *id, int code,
+                         const char *message)
+{
+    mcp__shttp_error_body(t, req, status, mcp__error_message(id, code, message, NULL));
+}
+
 json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, int *has_init)
 {
     size_t len;
@@ -25,9 +57,9 @@ json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, 
     }
     size_t count = json_is_array(v) ? json_array_size(v) : 1;
     if (json_is_array(v) && (count == 0 || count > MAX_BATCH)) {
-        mcp__shttp_error(t, req, 400, MCP_RPC_INVALID_REQUEST,
-                         count == 0 ? "Invalid Request: an empty batch"
-                                    : "Invalid Request: a batch may hold at most 100 messages");
+        mcp__shttp_error_id(t, req, 400, NULL, MCP_RPC_INVALID_REQUEST,
+                            count == 0 ? "Invalid Request: an empty batch"
+                                       : "Invalid Request: a batch may hold at most 100 messages");
         json_decref(v);
         return NULL;
     }
@@ -51,8 +83,8 @@ json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, 
         }
     }
     if (*has_init && json_is_array(v)) {
-        mcp__shttp_error(t, req, 400, MCP_RPC_INVALID_REQUEST,
-                         "Invalid Request: initialize must not be part of a batch");
+        mcp__shttp_error_id(t, req, 400, NULL, MCP_RPC_INVALID_REQUEST,
+                            "Invalid Request: initialize must not be part of a batch");
         json_decref(v);
         return NULL;
     }
@@ -64,7 +96,7 @@ json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, 
  * one means 2025-03-26 (spec). What a session is sent is still decided by its
  * negotiated version, never by this header.
  */
-static int check_version_header(shttp *t, mcp__http_req *req)
+static int check_version_header(shttp *t, mcp__http_req *req, const json_t *id)
 {
     const char *v = mcp__http_header(req, "mcp-protocol-version");
     if (v == NULL || mcp_protocol_version_supported(v) != NULL)
@@ -74,23 +106,23 @@ static int check_version_header(shttp *t, mcp__http_req *req)
              "Bad Request: Unsupported protocol version: %.64s (supported versions: 2025-11-25, "
              "2025-06-18, 2025-03-26, 2024-11-05)",
              v);
-    mcp__shttp_error(t, req, 400, MCP_RPC_SERVER_ERROR, msg);
+    mcp__shttp_error_id(t, req, 400, id, MCP_RPC_SERVER_ERROR, msg);
     return -1;
 }
 
 /* Finds the session a request names: 400 without an id, 404 for an unknown or
  * ended one (never 401: seed 001). */
-static hsess *find_session(shttp *t, mcp__http_req *req)
+static hsess *find_session(shttp *t, mcp__http_req *req, const json_t *rpc_id)
 {
     const char *id = mcp__http_header(req, "mcp-session-id");
     if (id == NULL) {
-        mcp__shttp_error(t, req, 400, MCP_RPC_SERVER_ERROR,
-                         "Bad Request: Mcp-Session-Id header is required");
+        mcp__shttp_error_id(t, req, 400, rpc_id, MCP_RPC_SERVER_ERROR,
+                            "Bad Request: Mcp-Session-Id header is required");
         return NULL;
     }
     hsess *hs = mcp__map_get(&t->sessions, id);
     if (hs == NULL || hs->legacy || hs->closing) {
-        mcp__shttp_error(t, req, 404, MCP_RPC_REQUEST_TIMEOUT, "Session not found");
+        mcp__shttp_error_id(t, req, 404, rpc_id, MCP_RPC_REQUEST_TIMEOUT, "Session not found");
         return NULL;
     }
     hs->last_active_ms = mcp__now_ms();
@@ -133,11 +165,15 @@ static void post(shttp *t, mcp__http_req *req)
     json_t *v = mcp__shttp_parse_body(t, req, &n_requests, &has_init);
     if (v == NULL)
         return;
+    /* From here on every refusal names the request it refuses. */
+    const json_t *id = request_id(v);
     hsess *hs;
     if (t->stateless) {
-        if (check_version_header(t, req) != 0)
+        if (check_version_header(t, req, id) != 0)
             goto out;
         hs = mcp__hsess_new(t, 1, 0);
+        if (hs != NULL)
+            mcp__session_set_stateless(hs->sess);
         if (hs != NULL && !has_init) {
             /* Each stateless POST stands alone: it is served as an initialized
              * session of the version its header names. */
@@ -147,25 +183,26 @@ static void post(shttp *t, mcp__http_req *req)
         }
     } else if (has_init && mcp__http_header(req, "mcp-session-id") == NULL) {
         if (t->sessions.len >= (size_t)t->max_sessions && !mcp__shttp_evict_idle_session(t)) {
-            mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR,
-                             "Service Unavailable: too many open sessions, all of them busy");
+            mcp__shttp_error_id(t, req, 503, id, MCP_RPC_SERVER_ERROR,
+                                "Service Unavailable: too many open sessions, all of them busy");
             goto out;
         }
         hs = mcp__hsess_new(t, 0, 0);
     } else {
-        if ((hs = find_session(t, req)) == NULL || check_version_header(t, req) != 0)
+        if ((hs = find_session(t, req, id)) == NULL || check_version_header(t, req, id) != 0)
             goto out;
     }
     if (hs == NULL) {
-        mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        mcp__shttp_error_id(t, req, 500, id, MCP_RPC_INTERNAL_ERROR,
+                            "Internal error: out of memory");
         goto out;
     }
     if (json_is_array(v) && hs->sess->initialized &&
         strcmp(hs->sess->version, MCP_PROTOCOL_2025_03_26) != 0) {
         /* JSON-RPC batches exist only in protocol 2025-03-26. */
-        mcp__shttp_error(t, req, 400, MCP_RPC_INVALID_REQUEST,
-                         "Invalid Request: JSON-RPC batches are only allowed with protocol "
-                         "version 2025-03-26");
+        mcp__shttp_error_id(t, req, 400, id, MCP_RPC_INVALID_REQUEST,
+                            "Invalid Request: JSON-RPC batches are only allowed with protocol "
+                            "version 2025-03-26");
         if (hs->stateless)
             mcp__hsess_close(hs);
         goto out;
@@ -183,7 +220,8 @@ static void post(shttp *t, mcp__http_req *req)
     }
     hstream *st = mcp__hstream_new(hs, t->json_response ? HS_POST_JSON : HS_POST_SSE, req);
     if (st == NULL) {
-        mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        mcp__shttp_error_id(t, req, 500, id, MCP_RPC_INTERNAL_ERROR,
+                            "Internal error: out of memory");
         if (hs->stateless || (has_init && !hs->sess->initialized))
             mcp__hsess_close(hs);
         goto out;
@@ -207,6 +245,26 @@ out:
     json_decref(v);
 }
 
+/*
+ * --json-response answers a request with one application/json body, but a request
+ * that sends progress, logs or requests of its own before its answer is answered
+ * as an SSE stream instead, from its first such message on. Those messages belong
+ * on the request's stream (spec, Transports: a POST's SSE stream MAY carry requests
+ * and notifications before the response, and they SHOULD relate to that request;
+ * the standalone GET stream's SHOULD be unrelated to any running request). On the
+ * standalone stream they raced the answer on another connection, and were lost
+ * without one: the last progress notification reached clients after the result.
+ * Every client supports both forms (the POST's Accept must list both), and requests
+ * that send nothing but their answer, nearly all of them, still get plain JSON.
+ */
+void mcp__hstream_json_to_sse(hstream *st)
+{
+    st->kind = HS_POST_SSE;
+    /* As in SSE mode, the first event names a place to resume from. */
+    if (mcp__hsess_primes(st->hs))
+        mcp__hstream_prime(st, -1);
+}
+
 static int resumes_running(const hsess *hs);
 
 static void get(shttp *t, mcp__http_req *req)
@@ -220,8 +278,8 @@ static void get(shttp *t, mcp__http_req *req)
         mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");
         return;
     }
-    hsess *hs = find_session(t, req);
-    if (hs == NULL || check_version_header(t, req) != 0)
+    hsess *hs = find_session(t, req, NULL);
+    if (hs == NULL || check_version_header(t, req, NULL) != 0)
         return;
     int open_gets = 0;
     for (hstream *p = hs->streams; p != NULL; p = p->next)
@@ -541,8 +599,8 @@ static void delete (shttp *t, mcp__http_req *req)
         mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");
         return;
     }
-    hsess *hs = find_session(t, req);
-    if (hs == NULL || check_version_header(t, req) != 0)
+    hsess *hs = find_session(t, req, NULL);
+    if (hs == NULL || check_version_header(t, req, NULL) != 0)
         return;
     mcp__hsess_close(hs);
     const char *hdrs[12];

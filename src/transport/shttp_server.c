@@ -46,7 +46,10 @@ void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *bod
 
 void mcp__shttp_error(shttp *t, mcp__http_req *req, int status, int code, const char *message)
 {
-    mcp__shttp_error_body(t, req, status, mcp__error_message(NULL, code, message, NULL));
+    /* Every error answer carries the request's id whenever it can be read. */
+    json_t *id = mcp__shttp_body_id(req);
+    mcp__shttp_error_id(t, req, status, id, code, message);
+    json_decref(id);
 }
 
 static int list_has(char **list, const char *value)
@@ -405,9 +408,10 @@ static int io_send(void *io, uint64_t stream, const char *text, size_t len, unsi
         return st != NULL && text != NULL ? mcp__hstream_event(st, text, len) : MCP_OK;
     }
     hstream *st = stream == MCP__STREAM_STANDALONE ? NULL : find_stream(hs, stream);
-    if (st == NULL || (st->kind == HS_POST_JSON && !(flags & MCP__SEND_RESPONSE))) {
-        /* Not tied to a live request stream (or a JSON-mode POST, whose one body can only
-         * hold the answer): the standalone stream carries it. */
+    if (st != NULL && st->kind == HS_POST_JSON && !(flags & MCP__SEND_RESPONSE) && text != NULL)
+        mcp__hstream_json_to_sse(st); /* its messages must precede its answer: see there */
+    if (st == NULL) {
+        /* Not tied to a live request stream: the standalone stream carries it. */
         return text != NULL ? emit_standalone(hs, text, len) : MCP_OK;
     }
     if (st->kind == HS_POST_JSON) {
@@ -432,6 +436,8 @@ static int io_close_stream(void *io, uint64_t stream, int retry_ms)
 {
     hsess *hs = io;
     hstream *st = find_stream(hs, stream);
+    if (mcp__hsess_primes(hs) && st != NULL && st->kind == HS_POST_JSON)
+        st->kind = HS_POST_SSE; /* a JSON-mode request that polls is answered as SSE */
     if (!mcp__hsess_primes(hs) || st == NULL || st->kind != HS_POST_SSE)
         return MCP_ENOTSUP;
     if (st->req == NULL)

@@ -1,16 +1,31 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
-# tests/interop/package-lock.json) in server mode, "active" suite, against
-# `$MCP_BIN_DIR/mcp-everything --http 127.0.0.1:0`.
+# tests/interop/package-lock.json) in server mode against
+# `$MCP_BIN_DIR/mcp-everything --http 127.0.0.1:0 [flags]`.
 #
 # Exit status 0 only if every check passed: a FAILURE or a WARNING in any scenario fails the
 # run, and so does a missing result, a suite that did not finish, or a server that does not
 # exit with status 0 on SIGTERM. The suite itself ignores warnings in server mode, so its
-# per-check results (written with -o to a temporary directory) are read here.
+# per-check results (written with -o to a temporary directory) are read here. Only an
+# expectations file (MCP_CONFORMANCE_EXPECTED) can allow failures or warnings, each by name,
+# and then each must happen exactly as listed.
 #
 # Environment:
 #   MCP_BIN_DIR            the build's bin directory (required)
+#   MCP_CONFORMANCE_HARNESS  which pinned harness: "stable" (default: the package
+#                          @modelcontextprotocol/conformance, 0.1.x) or "next" (the prerelease,
+#                          installed under the npm alias conformance-next)
 #   MCP_CONFORMANCE_SUITE  suite to run (default: active)
+#   MCP_CONFORMANCE_REQUIREMENTS  run a spec revision's frozen requirement set instead of a
+#                          suite (e.g. 2025-11-25; the prerelease only). Every scenario it runs
+#                          is checked, the unscored ones too.
+#   MCP_CONFORMANCE_SERVER_FLAGS  more flags for mcp-everything, space-separated
+#                          (e.g. "--json-response", "--stateless")
+#   MCP_CONFORMANCE_EXPECTED  a JSON file (relative to this directory or absolute) naming the
+#                          scenarios allowed to fail and the checks allowed to warn; see
+#                          expected-stateless.json. A listed failure must fail at once, with
+#                          the reason the file gives; an unlisted one, or a listed one that
+#                          passes, fails the run.
 #   MCP_CONFORMANCE_KEEP   if set to 1, keep the results directory even when everything passed
 #
 # The harness needs Node 22 (its bundle imports fs.globSync), which comes from the npm package
@@ -22,6 +37,10 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 interop=$(cd "$here/../interop" && pwd)
 suite=${MCP_CONFORMANCE_SUITE:-active}
+requirements=${MCP_CONFORMANCE_REQUIREMENTS:-}
+harness_name=${MCP_CONFORMANCE_HARNESS:-stable}
+expected=${MCP_CONFORMANCE_EXPECTED:-}
+read -r -a server_flags <<<"${MCP_CONFORMANCE_SERVER_FLAGS:-}"
 fix="run scripts/deps (it runs \`npm ci\` in tests/interop)"
 
 die() {
@@ -33,8 +52,21 @@ die() {
 server_bin="$MCP_BIN_DIR/mcp-everything"
 [ -x "$server_bin" ] || die "$server_bin does not exist or is not executable"
 
+case "$harness_name" in
+stable) harness_pkg="$interop/node_modules/@modelcontextprotocol/conformance" ;;
+next) harness_pkg="$interop/node_modules/conformance-next" ;;
+*) die "MCP_CONFORMANCE_HARNESS must be stable or next, not \"$harness_name\"" ;;
+esac
+if [ -n "$expected" ]; then
+    case "$expected" in
+    /*) ;;
+    *) expected="$here/$expected" ;;
+    esac
+    [ -f "$expected" ] || die "the expectations file $expected does not exist"
+fi
+
 node22="$interop/node_modules/node/bin/node"
-harness="$interop/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+harness="$harness_pkg/dist/index.js"
 [ -d "$interop/node_modules" ] || die "$interop/node_modules is missing: $fix"
 [ -f "$harness" ] || die "$harness is missing: $fix"
 [ -x "$node22" ] || die "$node22 is missing (npm package \"node\"): $fix"
@@ -43,8 +75,20 @@ case "$node_version" in
 v22.*) ;;
 *) die "$node22 is $node_version, but the conformance harness needs Node 22: $fix" ;;
 esac
-conf_version=$("$node22" -p "require('$interop/node_modules/@modelcontextprotocol/conformance/package.json').version") ||
+conf_version=$("$node22" -p "require('$harness_pkg/package.json').version") ||
     die "cannot read the conformance package version"
+# What to run: a requirement set (the prerelease's --requirements) or a suite. The 0.2 line
+# also bounds each scenario itself (--timeout); 0.1.x has no such option.
+run_args=(--suite "$suite")
+what="suite $suite"
+if [ -n "$requirements" ]; then
+    run_args=(--requirements "$requirements")
+    what="requirements $requirements"
+fi
+case "$conf_version" in
+0.1.*) ;;
+*) run_args+=(--timeout 30000) ;;
+esac
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcp-conformance.XXXXXX") || die "mktemp failed"
 server_pid=
@@ -74,7 +118,7 @@ trap 'keep=1; exit 1' INT TERM
 # Its stderr goes through a FIFO so that the listening line can be awaited with a deadline,
 # then a background cat keeps draining it (into a log) so the server never blocks on a full pipe.
 mkfifo "$tmp/server.fifo" || die "mkfifo failed"
-"$server_bin" --http 127.0.0.1:0 2>"$tmp/server.fifo" >"$tmp/server.stdout" </dev/null &
+"$server_bin" --http 127.0.0.1:0 "${server_flags[@]}" 2>"$tmp/server.fifo" >"$tmp/server.stdout" </dev/null &
 server_pid=$!
 exec 3<"$tmp/server.fifo"
 
@@ -100,13 +144,14 @@ drain_pid=$!
 exec 3<&-
 
 url="http://127.0.0.1:$port/mcp"
-echo "conformance: @modelcontextprotocol/conformance $conf_version, node $node_version, suite $suite, server $url"
+echo "conformance: @modelcontextprotocol/conformance $conf_version, node $node_version, $what," \
+    "server $url (mcp-everything ${server_flags[*]:-with no flags})"
 
 # ---- Run the suite ------------------------------------------------------------------------------
 
-# The harness has no per-scenario timeout in server mode, so a request the server never
-# answers would hang it: timeout bounds it (exit 124).
-(cd "$interop" && timeout 600 "$node22" "$harness" server --url "$url" --suite "$suite" -o "$tmp/results") \
+# 0.1.x has no per-scenario timeout in server mode, so a request the server never answered
+# would hang it: timeout bounds the whole run (exit 124).
+(cd "$interop" && timeout 600 "$node22" "$harness" server --url "$url" "${run_args[@]}" -o "$tmp/results") \
     >"$tmp/suite.log" 2>&1
 suite_rc=$?
 cat "$tmp/suite.log"
@@ -120,28 +165,48 @@ fail() {
 case "$suite_rc" in
 0) ;;
 124) fail "the suite did not finish within 600 s (hung on a request the server never answered?)" ;;
+# Expected failures make the harness exit 1; the checks below decide whether they were
+# exactly the expected ones.
+1) [ -n "$expected" ] || fail "the suite exited with status 1" ;;
 *) fail "the suite exited with status $suite_rc" ;;
 esac
 
 # ---- Read every check of every scenario ---------------------------------------------------------
 
-# One directory per scenario run, each with checks.json. The summary ignores warnings, so the
-# checks themselves decide. Scenarios the log says ran must all have a results file.
-"$node22" - "$tmp/results" "$tmp/suite.log" <<'EOF' || status=1
+# One directory per scenario run ("server-<scenario>-<start time>"), each with checks.json,
+# written when the scenario ends. The summary ignores warnings, so the checks themselves
+# decide. Scenarios the log says ran must all have a results file.
+"$node22" - "$tmp/results" "$tmp/suite.log" "$url" "$expected" <<'EOF' || status=1
 const fs = require('node:fs');
 const path = require('node:path');
-const [dir, logFile] = process.argv.slice(2);
+const [dir, logFile, url, expectedFile] = process.argv.slice(2);
 const log = fs.readFileSync(logFile, 'utf8').replace(/\x1b\[[0-9;]*m/g, '');
 const ran = [...log.matchAll(/=== Running scenario: (\S+) ===/g)].map((m) => m[1]);
+const expected = expectedFile ? JSON.parse(fs.readFileSync(expectedFile, 'utf8')) : {};
+const allowFail = expected.failures ?? {};
+const allowWarn = expected.warnings ?? {};
+const maxFailMs = expected.max_fail_ms ?? 2000;
 let bad = 0;
 const complain = (msg) => {
     bad++;
     console.error(`conformance: FAIL: ${msg}`);
 };
+const describe = (c) => {
+    const details = c.details === undefined ? '' : `\n    details: ${JSON.stringify(c.details)}`;
+    const logs = Array.isArray(c.logs) && c.logs.length ? `\n    logs: ${c.logs.join(' | ')}` : '';
+    return `[${c.id}] ${c.status}: ${c.description ?? c.name ?? ''}` +
+        `${c.errorMessage ? `\n    error: ${c.errorMessage}` : ''}${details}${logs}`;
+};
+// "...-2026-11-23T17-36-19-497Z" (":" and "." made "-") back to a time.
+const startOf = (d) => {
+    const m = d.match(/-(\d{4}-\d\d-\d\d)T(\d\d)-(\d\d)-(\d\d)-(\d{3})Z$/);
+    return m ? Date.parse(`${m[1]}T${m[2]}:${m[3]}:${m[4]}.${m[5]}Z`) : NaN;
+};
 const dirs = fs.existsSync(dir) ? fs.readdirSync(dir).filter((d) => d.startsWith('server-')) : [];
 if (ran.length === 0) complain('the suite log names no scenario');
 const counts = { SUCCESS: 0, FAILURE: 0, WARNING: 0, SKIPPED: 0, INFO: 0 };
 const seen = new Set();
+const failedAsExpected = [];
 for (const d of dirs.sort()) {
     const file = path.join(dir, d, 'checks.json');
     const scenario = d.replace(/^server-/, '').replace(/-\d{4}-\d\d-\d\dT.*$/, '');
@@ -157,24 +222,97 @@ for (const d of dirs.sort()) {
         complain(`${scenario}: ${file} is not an array`);
         continue;
     }
+    const warnAllowed = new Set(allowWarn[scenario]?.checks ?? []);
+    const warned = new Set();
+    let failures = 0;
     for (const c of checks) {
         counts[c.status] = (counts[c.status] ?? 0) + 1;
-        if (c.status === 'FAILURE' || c.status === 'WARNING') {
-            const details = c.details === undefined ? '' : `\n    details: ${JSON.stringify(c.details)}`;
-            const logs = Array.isArray(c.logs) && c.logs.length ? `\n    logs: ${c.logs.join(' | ')}` : '';
-            complain(
-                `${scenario}: [${c.id}] ${c.status}: ${c.description ?? c.name ?? ''}` +
-                    `${c.errorMessage ? `\n    error: ${c.errorMessage}` : ''}${details}${logs}`,
-            );
+        if (c.status === 'WARNING' && warnAllowed.has(c.id)) {
+            warned.add(c.id);
+            console.log(`conformance: expected warning: ${scenario}: [${c.id}] (${allowWarn[scenario].why})`);
+        } else if (c.status === 'FAILURE' && allowFail[scenario] !== undefined) {
+            failures++;
+            // Where the check quotes the tool's answer, it must give the precise reason.
+            const text = JSON.stringify(c.details ?? {});
+            if (text.includes('"result"') && !text.includes(expected.reason))
+                complain(`${scenario}: failed, but not for the expected reason ` +
+                    `("${expected.reason}"):\n    ${describe(c)}`);
+        } else if (c.status === 'FAILURE' || c.status === 'WARNING') {
+            complain(`${scenario}: ${describe(c)}`);
         }
+    }
+    for (const id of warnAllowed)
+        if (!warned.has(id))
+            complain(`${scenario}: the expected warning [${id}] did not happen: update ${expectedFile}`);
+    if (allowFail[scenario] !== undefined) {
+        // Failing at once: the scenario ended within max_fail_ms of its start, never after a
+        // wait for an answer that cannot come (or for the harness's own timeout).
+        const took = fs.statSync(file).mtimeMs - startOf(d);
+        if (failures === 0)
+            complain(`${scenario}: expected to fail (${allowFail[scenario].why}) but passed: ` +
+                `update ${expectedFile}`);
+        else if (!(took <= maxFailMs))
+            complain(`${scenario}: failed as expected, but only after ${Math.round(took)} ms ` +
+                `(at most ${maxFailMs} ms allowed)`);
+        else
+            failedAsExpected.push(`${scenario} (${Math.round(took)} ms)`);
     }
 }
 for (const s of ran) if (!seen.has(s)) complain(`${s}: the suite ran it but wrote no checks.json`);
-console.log(
-    `conformance: ${ran.length} scenarios, ${dirs.length} result files; checks: ` +
-        Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', '),
-);
-process.exit(bad ? 1 : 0);
+for (const s of [...Object.keys(allowFail), ...Object.keys(allowWarn)])
+    if (!ran.includes(s)) complain(`${s}: listed in ${expectedFile} but the suite did not run it`);
+
+// The checks do not always quote the tool's answer (the elicitation scenarios only say that
+// no request came), so each expected failure's tool is also called here, directly, to show
+// that it fails at once and says why.
+async function probe(scenario, { tool, arguments: args }) {
+    const t0 = Date.now();
+    const res = await fetch(url, {
+        method: 'POST',
+        headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify({
+            jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: args },
+        }),
+        signal: AbortSignal.timeout(10000),
+    });
+    const body = await res.text();
+    const took = Date.now() - t0;
+    const sse = (res.headers.get('content-type') ?? '').startsWith('text/event-stream');
+    const msgs = sse
+        ? body.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim())
+            .filter(Boolean).map((l) => JSON.parse(l))
+        : [JSON.parse(body)];
+    const answer = msgs.find((m) => m.id === 1);
+    const text = answer?.result?.content?.[0]?.text ?? '';
+    if (res.status !== 200 || answer?.result?.isError !== true || !text.includes(expected.reason))
+        complain(`${scenario}: calling ${tool} directly should fail with "${expected.reason}"; ` +
+            `got HTTP ${res.status}: ${body.slice(0, 500)}`);
+    else if (took > maxFailMs)
+        complain(`${scenario}: ${tool} failed for the right reason, but only after ${took} ms`);
+    else
+        console.log(`conformance: ${tool} fails at once (${took} ms): ${text}`);
+}
+
+(async () => {
+    for (const [s, e] of Object.entries(allowFail)) {
+        try {
+            await probe(s, e);
+        } catch (err) {
+            complain(`${s}: calling ${e.tool} directly failed: ${err.message}`);
+        }
+    }
+    if (failedAsExpected.length)
+        console.log(`conformance: failed as expected, each at once: ${failedAsExpected.join(', ')}`);
+    console.log(
+        `conformance: ${ran.length} scenarios, ${dirs.length} result files; checks: ` +
+            Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', '),
+    );
+    process.exit(bad ? 1 : 0);
+})();
 EOF
 
 # Sends SIGKILL to pid $1 after 10 s unless it gets SIGTERM first.
@@ -197,8 +335,13 @@ else
     kill -TERM "$server_pid"
     # A watchdog bounds the wait; it is the deadline, not the synchronisation. It kills its
     # own sleep when told to stop, so nothing outlives this script holding CTest's pipe open.
+    # Until the subshell has reset the traps it inherits, a TERM would run this script's
+    # own (exit, then cleanup: killing the server and deleting the results). A quick server
+    # exit makes that race real, so the watchdog starts with the default TERM action.
+    trap - INT TERM
     watchdog "$server_pid" >/dev/null 2>&1 </dev/null &
     watchdog=$!
+    trap 'keep=1; exit 1' INT TERM
     wait "$server_pid"
     server_rc=$?
     kill "$watchdog" 2>/dev/null
@@ -219,6 +362,8 @@ fi
 if [ "$status" -ne 0 ]; then
     keep=1
     echo "conformance: FAILED" >&2
+elif [ -n "$expected" ]; then
+    echo "conformance: PASSED (no failure, no warning but those $(basename "$expected") lists)"
 else
     echo "conformance: PASSED (no failure, no warning)"
 fi

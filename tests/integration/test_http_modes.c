@@ -91,39 +91,153 @@ static void test_json_response_batch_answers_with_an_array(void **state)
     assert_int_equal(hc_mcp_delete(f->port, session, HX_REQ_MS), 200);
 }
 
-static void test_json_response_mode_sends_request_notifications_to_get_stream(void **state)
+/* POSTs body on a new connection (session may be NULL) and reads the response's head; the
+ * caller reads the body, event by event. */
+static void post_open(hc_conn *c, int port, const char *session, const char *body,
+                      hc_response *head, const char *what)
+{
+    char hdrs[256];
+    snprintf(hdrs, sizeof(hdrs), HC_MCP_POST_HEADERS "%s%s%s", session ? "Mcp-Session-Id: " : "",
+             session ? session : "", session ? "\r\n" : "");
+    if (hc_connect(c, port, HX_REQ_MS) != 0 ||
+        hc_send_request(c, port, "POST", "/mcp", hdrs, body, HX_REQ_MS) != 0 ||
+        hc_read_head(c, head, HX_REQ_MS) != 0)
+        fail_msg("%s: no response head within %d ms", what, HX_REQ_MS);
+}
+
+static int is_string(const json_t *v, const char *text)
+{
+    return json_is_string(v) && strcmp(json_string_value(v), text) == 0;
+}
+
+/* The next JSON-RPC message of an SSE body, failing with what when none comes. */
+static json_t *next_message(hc_conn *c, const char *what)
+{
+    int rc;
+    json_t *m = hc_sse_next_json(c, HX_EVENT_MS, &rc);
+    if (m == NULL)
+        fail_msg("%s: %s", what, rc == 0 ? "the stream ended" : "no event within the deadline");
+    return m;
+}
+
+static void expect_stream_end(hc_conn *c, const char *what)
+{
+    int rc;
+    json_t *m = hc_sse_next_json(c, HX_EVENT_MS, &rc);
+    if (m != NULL || rc != 0) {
+        char *s = m ? hx_dump(m) : strdup("(timeout)");
+        fail_msg("%s: expected the stream to end after the answer, got %s", what, s);
+    }
+}
+
+/*
+ * The TypeScript client saw the last progress notification after the result when progress
+ * went to the standalone GET stream: a request that sends messages of its own is answered
+ * as an SSE stream, those messages first, and nothing of it reaches the GET stream.
+ */
+static void test_json_response_progress_comes_before_the_result_on_the_requests_stream(void **state)
 {
     hx_fixture *f = *state;
-    hc_conn g;
-    hc_response ghead, r;
+    hc_conn g, c;
+    hc_response ghead, head, r;
     hx_open_get_stream(&g, f->port, f->session, &ghead);
     hx_post(f->port, f->session, NULL,
-            "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"logging/setLevel\",\"params\":{\"level\":"
-            "\"debug\"}}",
-            &r, "logging/setLevel");
+            "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/subscribe\",\"params\":{\"uri\":"
+            "\"test://watched-resource\"}}",
+            &r, "resources/subscribe");
+    hx_expect_status(&r, 200, "resources/subscribe");
     hc_response_free(&r);
-    char *body = hc_tools_call_body(6, "notify", "{\"count\":2}");
-    hx_post(f->port, f->session, NULL, body, &r, "tools/call notify with --json-response");
-    free(body);
-    hx_expect_status(&r, 200, "tools/call notify with --json-response");
-    expect_content_type(&r, "application/json", "tools/call notify with --json-response");
-    hc_response_free(&r);
-    for (int i = 1; i <= 2; i++) {
-        int rc;
-        json_t *m = hc_sse_next_json(&g, HX_EVENT_MS, &rc);
-        if (m == NULL)
-            fail_msg("--json-response: notification %d of the call did not come on the GET "
-                     "stream (%s)",
-                     i, rc == 0 ? "stream ended" : "timeout");
+
+    post_open(&c, f->port, f->session,
+              "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":"
+              "\"long_running\",\"arguments\":{\"steps\":3,\"delay_ms\":10},\"_meta\":{"
+              "\"progressToken\":\"tok\"}}}",
+              &head, "long_running with progress, --json-response");
+    hx_expect_status(&head, 200, "long_running with progress, --json-response");
+    expect_content_type(&head, "text/event-stream", "long_running with progress");
+    if (hc_header_get(&head, "mcp-session-id") == NULL)
+        fail_msg("long_running with progress: the SSE answer lacks Mcp-Session-Id");
+    int progress = 0;
+    for (;;) {
+        json_t *m = next_message(&c, "long_running with progress, --json-response");
         const char *method = json_string_value(json_object_get(m, "method"));
+        if (method == NULL) {
+            assert_int_equal(json_integer_value(json_object_get(m, "id")), 8);
+            assert_non_null(json_object_get(m, "result"));
+            json_decref(m);
+            break;
+        }
         char *s = hx_dump(m);
-        if (method == NULL || strcmp(method, "notifications/message") != 0)
-            fail_msg("--json-response GET stream: expected notifications/message, got %s", s);
+        if (strcmp(method, "notifications/progress") != 0)
+            fail_msg("long_running: expected progress before the result, got %s", s);
+        json_t *params = json_object_get(m, "params");
+        if (!is_string(json_object_get(params, "progressToken"), "tok") ||
+            json_integer_value(json_object_get(params, "progress")) != progress + 1)
+            fail_msg("long_running: progress %d out of order or for another token: %s",
+                     progress + 1, s);
         free(s);
+        progress++;
         json_decref(m);
     }
+    assert_int_equal(progress, 3);
+    expect_stream_end(&c, "long_running with progress, --json-response");
+    hc_response_free(&head);
+    hc_close(&c);
+
+    /* A request that sends nothing but its answer still gets one JSON body. */
+    char *body =
+        hc_tools_call_body(9, "trigger_resource_update", "{\"uri\":\"test://watched-resource\"}");
+    hx_post(f->port, f->session, NULL, body, &r, "trigger_resource_update, --json-response");
+    free(body);
+    hx_expect_status(&r, 200, "trigger_resource_update, --json-response");
+    expect_content_type(&r, "application/json", "trigger_resource_update, --json-response");
+    hc_response_free(&r);
+    /* The GET stream's first message is that update, sent after the call: none of the
+     * call's progress went there. */
+    json_t *m = next_message(&g, "the standalone GET stream");
+    char *s = hx_dump(m);
+    if (!is_string(json_object_get(m, "method"), "notifications/resources/updated"))
+        fail_msg("--json-response: the GET stream carried %s before the resource update", s);
+    free(s);
+    json_decref(m);
     hc_response_free(&ghead);
     hc_close(&g);
+}
+
+/* A request to the client made by a handler travels on the request's own stream too, so it
+ * needs no GET stream, and the answer follows once the client has answered it. */
+static void test_json_response_server_request_comes_on_the_requests_stream(void **state)
+{
+    hx_fixture *f = *state;
+    hc_conn c;
+    hc_response head, r;
+    char *body = hc_tools_call_body(21, "test_sampling", "{\"prompt\":\"json mode\"}");
+    post_open(&c, f->port, f->session, body, &head, "test_sampling, --json-response");
+    free(body);
+    hx_expect_status(&head, 200, "test_sampling, --json-response");
+    expect_content_type(&head, "text/event-stream", "test_sampling, --json-response");
+    json_t *ask = next_message(&c, "test_sampling: sampling/createMessage");
+    char *s = hx_dump(ask);
+    if (!is_string(json_object_get(ask, "method"), "sampling/createMessage") ||
+        !json_is_integer(json_object_get(ask, "id")))
+        fail_msg("test_sampling: expected sampling/createMessage first, got %s", s);
+    free(s);
+    char answer[256];
+    snprintf(answer, sizeof(answer),
+             "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"model\":\"m\",\"role\":"
+             "\"assistant\",\"content\":{\"type\":\"text\",\"text\":\"sampled\"}}}",
+             (long long)json_integer_value(json_object_get(ask, "id")));
+    json_decref(ask);
+    hx_post(f->port, f->session, NULL, answer, &r, "the client's sampling answer");
+    hx_expect_status(&r, 202, "the client's sampling answer");
+    hc_response_free(&r);
+    json_t *res = next_message(&c, "test_sampling: the result");
+    assert_int_equal(json_integer_value(json_object_get(res, "id")), 21);
+    assert_string_equal(hx_result_text(res, "test_sampling"), "LLM response: sampled");
+    json_decref(res);
+    expect_stream_end(&c, "test_sampling, --json-response");
+    hc_response_free(&head);
+    hc_close(&c);
 }
 
 /* ---- --stateless ---- */
@@ -171,6 +285,89 @@ static void test_stateless_get_and_delete_get_405(void **state)
                                 HX_REQ_MS),
                      0);
     json_decref(hx_expect_error(&r, 405, -32000, "DELETE with --stateless"));
+    hc_response_free(&r);
+}
+
+#define STATELESS_REASON "Stateless server: requests to the client are not possible"
+
+/*
+ * A tool that asks the client something cannot be served without a session: the client's
+ * answer would come in another POST, which reaches no session (it used to get 202 and be
+ * dropped, so ping waited 60 s), and the client's capabilities are never known (so
+ * elicitation and roots said the client had not declared them). Each fails at once, and
+ * says why.
+ */
+static void test_stateless_requests_to_the_client_fail_at_once_saying_why(void **state)
+{
+    hx_fixture *f = *state;
+    static const struct {
+        const char *tool, *args;
+    } calls[] = {
+        {"ping_client", NULL},
+        {"list_roots", NULL},
+        {"test_sampling", "{\"prompt\":\"stateless\"}"},
+        {"test_elicitation", "{\"message\":\"stateless\"}"},
+    };
+    /* The client declares every capability: that is not what stops these. */
+    hc_response r;
+    char *init = hc_initialize_body(NULL);
+    hx_post(f->port, NULL, NULL, init, &r, "stateless initialize");
+    free(init);
+    hx_expect_status(&r, 200, "stateless initialize");
+    hc_response_free(&r);
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+        char *body = hc_tools_call_body(30 + (long long)i, calls[i].tool, calls[i].args);
+        long long t0 = hc_now_ms();
+        hx_post(f->port, NULL, NULL, body, &r, calls[i].tool);
+        long long took = hc_now_ms() - t0;
+        free(body);
+        hx_expect_status(&r, 200, calls[i].tool);
+        json_t *msgs = hx_messages(&r, calls[i].tool);
+        json_t *res = hx_find_response(msgs, 30 + (long long)i, calls[i].tool);
+        const char *text = hx_result_text(res, calls[i].tool);
+        if (!json_is_true(json_object_get(json_object_get(res, "result"), "isError")) ||
+            strstr(text, STATELESS_REASON) == NULL)
+            fail_msg("--stateless %s: expected an error result saying \"" STATELESS_REASON
+                     "\", got %s",
+                     calls[i].tool, text);
+        /* Nothing was sent to the client: only the answer came. */
+        assert_int_equal(json_array_size(msgs), 1);
+        if (took > 2000)
+            fail_msg("--stateless %s: failed for the right reason, but after %lld ms",
+                     calls[i].tool, took);
+        json_decref(msgs);
+        hc_response_free(&r);
+    }
+}
+
+/* What cannot be delivered is not offered: list changes and resource updates need a
+ * standalone stream, hence a session. Logging and progress travel in the answer. */
+static void test_stateless_initialize_offers_no_list_changed_and_no_subscribe(void **state)
+{
+    hx_fixture *f = *state;
+    hc_response r;
+    char *init = hc_initialize_body(NULL);
+    hx_post(f->port, NULL, NULL, init, &r, "stateless initialize");
+    free(init);
+    hx_expect_status(&r, 200, "stateless initialize");
+    json_t *msgs = hx_messages(&r, "stateless initialize");
+    json_t *caps = json_object_get(
+        json_object_get(hx_find_response(msgs, 1, "stateless initialize"), "result"),
+        "capabilities");
+    char *s = hx_dump(caps);
+    static const char *const features[] = {"tools", "resources", "prompts"};
+    for (size_t i = 0; i < 3; i++) {
+        json_t *feat = json_object_get(caps, features[i]);
+        if (!json_is_object(feat) || json_object_get(feat, "listChanged") != NULL ||
+            json_object_get(feat, "subscribe") != NULL)
+            fail_msg("--stateless initialize: %s must be offered without listChanged and "
+                     "subscribe: %s",
+                     features[i], s);
+    }
+    if (!json_is_object(json_object_get(caps, "logging")))
+        fail_msg("--stateless initialize: logging is deliverable and must be offered: %s", s);
+    free(s);
+    json_decref(msgs);
     hc_response_free(&r);
 }
 
@@ -544,16 +741,93 @@ static void test_legacy_sse_disconnect_removes_session_seed_003(void **state)
                  id, status, tries);
 }
 
+/*
+ * JSON-RPC 2.0 (Error object): the id is null only when it could not be read. A transport
+ * refusal of a body that holds a request (wrong session, header, media type, Host) names
+ * that request, as the engine's own refusals do; a body that is not JSON, an id of a wrong
+ * type, and messages that are not requests get null.
+ */
+static void test_error_answers_carry_the_request_id_whenever_it_can_be_read(void **state)
+{
+    hx_fixture *f = *state;
+    char with_session[200], bad_version[300];
+    snprintf(with_session, sizeof(with_session), HC_MCP_POST_HEADERS "Mcp-Session-Id: %s\r\n",
+             f->session);
+    snprintf(bad_version, sizeof(bad_version), "%sMCP-Protocol-Version: 1999-01-01\r\n",
+             with_session);
+    static const char unknown[] =
+        HC_MCP_POST_HEADERS "Mcp-Session-Id: 0123456789abcdef0123456789abcdef\r\n";
+    char no_sse[200], text_plain[200], evil_host[300];
+    snprintf(no_sse, sizeof(no_sse),
+             "Accept: application/json\r\nContent-Type: application/json\r\nMcp-Session-Id: "
+             "%s\r\n",
+             f->session);
+    snprintf(text_plain, sizeof(text_plain),
+             "Accept: application/json, text/event-stream\r\nContent-Type: text/plain\r\n"
+             "Mcp-Session-Id: %s\r\n",
+             f->session);
+    snprintf(evil_host, sizeof(evil_host), "Host: evil.example.com\r\n%s", with_session);
+    const struct {
+        const char *what, *headers, *body;
+        int status;
+        const char *id; /* JSON text of the id expected */
+    } cases[] = {
+        {"an unknown session", unknown, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}", 404,
+         "7"},
+        {"no Mcp-Session-Id", HC_MCP_POST_HEADERS,
+         "{\"jsonrpc\":\"2.0\",\"id\":\"s8\",\"method\":\"ping\"}", 400, "\"s8\""},
+        {"an unsupported MCP-Protocol-Version", bad_version,
+         "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}", 400, "9"},
+        {"an Accept without text/event-stream", no_sse,
+         "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\"}", 406, "10"},
+        {"Content-Type text/plain", text_plain,
+         "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"ping\"}", 415, "11"},
+        {"a foreign Host", evil_host, "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"ping\"}", 403,
+         "12"},
+        {"jsonrpc 1.0", with_session, "{\"jsonrpc\":\"1.0\",\"id\":13,\"method\":\"ping\"}", 400,
+         "13"},
+        {"params that are not an object", with_session,
+         "{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"tools/list\",\"params\":[]}", 400, "14"},
+        {"a body that is not JSON", with_session, "{\"jsonrpc\":\"2.0\",\"id\":15,", 400, "null"},
+        {"an id of a wrong type", with_session,
+         "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", 400, "null"},
+        {"a response to an unknown session", unknown,
+         "{\"jsonrpc\":\"2.0\",\"id\":16,\"result\":{}}", 404, "null"},
+        {"a notification to an unknown session", unknown,
+         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", 404, "null"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        hc_response r;
+        if (hc_request(f->port, "POST", "/mcp", cases[i].headers, cases[i].body, &r, HX_REQ_MS) !=
+            0)
+            fail_msg("%s: no complete response", cases[i].what);
+        hx_expect_status(&r, cases[i].status, cases[i].what);
+        json_t *got = json_loadb(r.body ? r.body : "", r.body_len, 0, NULL);
+        json_t *want = json_loads(cases[i].id, JSON_DECODE_ANY, NULL);
+        json_t *id = json_object_get(got, "id");
+        if (json_object_get(got, "error") == NULL || id == NULL || !json_equal(id, want))
+            fail_msg("%s: expected an error answer with id %s, got %s", cases[i].what, cases[i].id,
+                     r.body ? r.body : "(no body)");
+        json_decref(want);
+        json_decref(got);
+        hc_response_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest json_mode[] = {
         cmocka_unit_test(test_json_response_mode_answers_with_application_json),
         cmocka_unit_test(test_json_response_batch_answers_with_an_array),
-        cmocka_unit_test(test_json_response_mode_sends_request_notifications_to_get_stream),
+        cmocka_unit_test(
+            test_json_response_progress_comes_before_the_result_on_the_requests_stream),
+        cmocka_unit_test(test_json_response_server_request_comes_on_the_requests_stream),
     };
     const struct CMUnitTest stateless[] = {
         cmocka_unit_test(test_stateless_call_works_without_initialize_or_session),
         cmocka_unit_test(test_stateless_get_and_delete_get_405),
+        cmocka_unit_test(test_stateless_requests_to_the_client_fail_at_once_saying_why),
+        cmocka_unit_test(test_stateless_initialize_offers_no_list_changed_and_no_subscribe),
     };
     const struct CMUnitTest no_get[] = {
         cmocka_unit_test(test_no_get_flag_makes_get_405),
@@ -570,6 +844,7 @@ int main(void)
     };
     const struct CMUnitTest defaults[] = {
         cmocka_unit_test(test_no_cors_headers_or_preflight_without_cors_origin),
+        cmocka_unit_test(test_error_answers_carry_the_request_id_whenever_it_can_be_read),
         cmocka_unit_test(test_legacy_post_gets_202_and_answer_on_sse_stream),
         cmocka_unit_test(test_legacy_post_without_or_with_unknown_session_id),
         cmocka_unit_test(test_legacy_sse_disconnect_removes_session_seed_003),

@@ -576,7 +576,7 @@ test('SIGTERM stops the server with exit status 0', async () => {
 
 // ---- Streamable HTTP with --json-response -----------------------------------------------------
 
-test('--json-response: basic calls get application/json answers; notifications use the GET stream', async () => {
+test('--json-response: plain calls get application/json answers; a call that notifies gets SSE, notifications first', async () => {
     const jserver = await startEverything(binDir, ['--json-response']);
     const jrec = new HttpRecorder();
     const st = newState();
@@ -611,22 +611,36 @@ test('--json-response: basic calls get application/json answers; notifications u
             }
         }
 
-        // Request-scoped notifications go to the standalone GET stream once it is open.
+        // A call that sends notifications of its own is answered as an SSE stream, on its own
+        // POST, notifications first: on the standalone GET stream they raced the JSON answer
+        // (the last progress notification reached clients after the result).
         const get = await jrec.waitResponse((e) => e.method === 'GET', 5000, 'the standalone GET');
         assert.equal(get.status, 200);
-        assert.equal(get.contentType, 'text/event-stream');
-        const mark = transport.wire.length;
+        const postOf = (name) => jrec.exchanges.filter((e) => e.method === 'POST' && e.body?.params?.name === name).at(-1);
         const n = await client.callTool({ name: 'notify', arguments: { count: 2, delay_ms: 0 } }, undefined, { timeout: REQUEST_TIMEOUT_MS });
         assert.deepEqual(n.content, [{ type: 'text', text: 'sent 2' }]);
-        for (const i of [1, 2]) {
-            const isIt = (m) => m.method === 'notifications/message' && m.params?.data === `notification ${i}`;
-            await transport.waitFor(isIt, mark, 5000, `notification ${i} on the GET stream`);
-            assert.equal(jrec.carrierOf(isIt), get, `notification ${i} came on the standalone GET stream`);
+        const notifyPost = postOf('notify');
+        await jrec.waitEnd(notifyPost, 5000, 'the notify POST stream end');
+        assert.equal(notifyPost.contentType, 'text/event-stream', 'a call that notifies is answered as SSE');
+        assert.deepEqual(
+            notifyPost.messages.map((m) => m.method ?? `response ${m.id}`),
+            ['notifications/message', 'notifications/message', `response ${notifyPost.body.id}`],
+            'its notifications, then its response, on its own stream',
+        );
+        assert.ok(!get.messages.some((m) => m.method === 'notifications/message'), 'nothing of it on the GET stream');
+        // The symptom real clients saw: every progress notification arrives before the result.
+        for (let i = 0; i < 5; i++) {
+            const progress = [];
+            await client.callTool({ name: 'long_running', arguments: { steps: 3, delay_ms: 5 } }, undefined, {
+                timeout: REQUEST_TIMEOUT_MS,
+                onprogress: (p) => progress.push(p.progress),
+            });
+            assert.deepEqual(progress, [1, 2, 3], `call ${i + 1}: all progress before the result`);
         }
-        // And so do server-to-client requests: sampling works while the GET stream is open.
+        // Server-to-client requests travel the same way: sampling comes on the call's stream.
         const s = await client.callTool({ name: 'test_sampling', arguments: { prompt: 'json mode' } }, undefined, { timeout: REQUEST_TIMEOUT_MS });
         assert.deepEqual(s.content, [{ type: 'text', text: `LLM response: ${SAMPLING_TEXT}` }]);
-        assert.equal(jrec.carrierOf((m) => m.method === 'sampling/createMessage'), get, 'sampling/createMessage on the GET stream');
+        assert.equal(jrec.carrierOf((m) => m.method === 'sampling/createMessage'), postOf('test_sampling'), 'sampling/createMessage on the call\'s own stream');
 
         const real = st.clientErrors.filter((e) => !e.includes('progress notification for an unknown token'));
         assert.deepEqual(real, []);

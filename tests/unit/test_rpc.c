@@ -305,6 +305,45 @@ static void test_feed_value_that_is_not_an_object_is_an_invalid_request(void **s
     expect_error_for(f, "true", MCP_RPC_INVALID_REQUEST);
 }
 
+/* The transports answer refusals of their own with the id classify gives: every invalid
+ * message with a readable id (an integer or a string) names it, whatever else is wrong. */
+static void test_classify_gives_the_id_to_echo_whenever_it_is_readable(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        const char *echo; /* the id's JSON text, NULL for none */
+    } cases[] = {
+        {"{\"jsonrpc\":\"1.0\",\"id\":5,\"method\":\"ping\"}", "5"},
+        {"{\"id\":\"s\",\"method\":\"ping\"}", "\"s\""},
+        {"{\"jsonrpc\":\"2.0\",\"id\":6}", "6"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":3}", "7"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"x\",\"params\":[1]}", "8"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", NULL},
+        {"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", NULL},
+        {"{\"jsonrpc\":\"1.0\",\"id\":true}", NULL},
+        {"[1]", NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *msg = json_loads(cases[i].text, JSON_DECODE_ANY, NULL);
+        assert_non_null(msg);
+        int code;
+        const char *why;
+        const json_t *echo;
+        assert_int_equal(mcp__jsonrpc_classify(msg, &code, &why, &echo), MCP__MSG_INVALID);
+        assert_non_null(why);
+        if (cases[i].echo == NULL) {
+            assert_null(echo);
+        } else {
+            json_t *want = json_loads(cases[i].echo, JSON_DECODE_ANY, NULL);
+            assert_non_null(echo);
+            assert_true(json_equal(echo, want));
+            json_decref(want);
+        }
+        json_decref(msg);
+    }
+}
+
 static void test_feed_wrong_or_missing_jsonrpc_version_is_an_invalid_request(void **state)
 {
     fixture *f = *state;
@@ -1231,6 +1270,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(test_feed_malformed_json_answers_parse_error_with_line_and_column),
         T(test_feed_value_that_is_not_an_object_is_an_invalid_request),
+        T(test_classify_gives_the_id_to_echo_whenever_it_is_readable),
         T(test_feed_wrong_or_missing_jsonrpc_version_is_an_invalid_request),
         T(test_feed_missing_method_is_an_invalid_request_echoing_the_id),
         T(test_feed_method_that_is_not_a_string_is_an_invalid_request),
