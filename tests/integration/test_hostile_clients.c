@@ -1,0 +1,558 @@
+/*
+ * Hostile clients over real loopback sockets (issue 8): each attack runs
+ * against a live mcp-everything while a normal client keeps initializing
+ * sessions and calling a tool, and the test asserts that the server's memory
+ * stays bounded and that the normal client is served, every request within a
+ * second:
+ *
+ * - a client that pipelines requests and never reads the answers, in SSE and
+ *   in JSON-response mode (the server must stop reading it, not queue answers);
+ * - tool calls whose clients never read their streams (the handlers must wait,
+ *   and each client, when it finally reads, gets every notification and the
+ *   result exactly once and in order);
+ * - a slowloris of 1,100 connections that reconnect, against a server with
+ *   fewer connections than that (headerless connections give way);
+ * - 1,024 held GET streams (64 sessions x 16);
+ * - 10,000 initialize calls that never come back (idle sessions give way).
+ *
+ * Memory is the server's VmRSS; the bound is its idle figure plus 64 MiB.
+ * Attack sizes are smaller in the sanitizer build, which is several times
+ * slower; the figures of issue 8's "Done when" are measured by the same code
+ * with MCP_HOSTILE_FULL=1.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "http_expect.h"
+#include "resume_client.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
+
+#define MEM_BOUND_KB (64L * 1024)
+#define PROBE_MS 1000
+#define STEP_MS 20000
+
+static int full(void)
+{
+    const char *v = getenv("MCP_HOSTILE_FULL");
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
+/* ---- The normal client ---- */
+
+typedef struct probes {
+    int tried, ok;
+    long long worst_ms;
+    char first_failure[256];
+} probes;
+
+/* One normal client: initialize, then a tools/call, each within PROBE_MS. */
+static void probe(int port, probes *p)
+{
+    p->tried++;
+    char session[33];
+    long long t0 = hc_now_ms();
+    int init = hc_mcp_initialize(port, session, PROBE_MS);
+    long long t1 = hc_now_ms();
+    if (init != 0 || t1 - t0 > PROBE_MS) {
+        if (!p->first_failure[0])
+            snprintf(p->first_failure, sizeof(p->first_failure), "initialize: %s after %lld ms",
+                     init != 0 ? "failed" : "succeeded too late", t1 - t0);
+        p->worst_ms = t1 - t0 > p->worst_ms ? t1 - t0 : p->worst_ms;
+        return;
+    }
+    char *body = hc_tools_call_body(2, "echo", "{\"text\":\"still here\"}");
+    hc_response r;
+    int rc = hc_mcp_post(port, session, NULL, body, &r, PROBE_MS);
+    long long t2 = hc_now_ms();
+    free(body);
+    int good = 0;
+    if (rc == 0 && r.status == 200) {
+        json_t *msgs = hc_messages(&r);
+        char *dump = msgs ? json_dumps(msgs, JSON_COMPACT) : NULL;
+        good = dump != NULL && strstr(dump, "still here") != NULL;
+        free(dump);
+        json_decref(msgs);
+    }
+    if (rc == 0)
+        hc_response_free(&r);
+    long long took = t2 - t0 > t1 - t0 ? t2 - t1 : t1 - t0;
+    p->worst_ms = took > p->worst_ms ? took : p->worst_ms;
+    if (good && t2 - t1 <= PROBE_MS)
+        p->ok++;
+    else if (!p->first_failure[0])
+        snprintf(p->first_failure, sizeof(p->first_failure), "tools/call: %s after %lld ms",
+                 good ? "answered too late" : "failed", t2 - t1);
+    (void)hc_mcp_delete(port, session, PROBE_MS);
+}
+
+/* At least 99% of the probes succeeded, each within PROBE_MS. */
+static void expect_served(const probes *p, const char *attack)
+{
+    printf("%s: the normal client succeeded %d of %d times (worst %lld ms)\n", attack, p->ok,
+           p->tried, p->worst_ms);
+    if (p->tried == 0 || p->ok * 100 < p->tried * 99)
+        fail_msg("%s: the normal client succeeded only %d of %d times; first failure: %s", attack,
+                 p->ok, p->tried, p->first_failure);
+}
+
+/* ---- Attackers: a thread each, stopped by a flag ---- */
+
+typedef struct attack {
+    pthread_t thread;
+    atomic_int stop;
+    int port;
+    char session[33];
+    long long sent;   /* requests or connections made */
+    int blocked;      /* the server stopped reading */
+    const char *path; /* what the pipeliner sends */
+    int held;         /* connections held */
+} attack;
+
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+/*
+ * Pipelines the same request as fast as the socket takes it and never reads,
+ * until told to stop, a million requests are out, or the server has taken
+ * nothing for two seconds (it stopped reading: what this attack must cause).
+ */
+static void *pipeliner(void *arg)
+{
+    attack *a = arg;
+    char one[1024];
+    int n;
+    if (a->session[0] == '\0') {
+        n = snprintf(one, sizeof(one), "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", a->path);
+    } else {
+        static const char body[] = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}";
+        n = snprintf(one, sizeof(one),
+                     "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     "Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\n"
+                     "MCP-Protocol-Version: 2025-11-25\r\nContent-Length: %zu\r\n\r\n%s",
+                     a->session, sizeof(body) - 1, body);
+    }
+    enum { BATCH = 256 };
+    size_t len = (size_t)n * BATCH;
+    char *buf = malloc(len);
+    if (buf == NULL)
+        return NULL;
+    for (int i = 0; i < BATCH; i++)
+        memcpy(buf + (size_t)i * (size_t)n, one, (size_t)n);
+    hc_conn c;
+    if (hc_connect(&c, a->port, 2000) != 0) {
+        free(buf);
+        return NULL;
+    }
+    size_t off = 0, total = 0;
+    long long last_progress = hc_now_ms();
+    while (!atomic_load(&a->stop) && a->sent < 1000000) {
+        struct pollfd pfd = {.fd = c.fd, .events = POLLOUT};
+        if (poll(&pfd, 1, 100) <= 0) {
+            if (hc_now_ms() - last_progress > 2000) {
+                a->blocked = 1;
+                /* Stay connected and idle: the server must still hold nothing more. */
+                while (!atomic_load(&a->stop))
+                    poll(NULL, 0, 20);
+                break;
+            }
+            continue;
+        }
+        ssize_t w = send(c.fd, buf + off, len - off, MSG_NOSIGNAL);
+        if (w < 0 && (errno == EAGAIN || errno == EINTR))
+            continue;
+        if (w <= 0)
+            break;
+        last_progress = hc_now_ms();
+        off += (size_t)w;
+        total += (size_t)w;
+        a->sent = (long long)(total / (size_t)n);
+        if (off == len)
+            off = 0;
+    }
+    hc_close_reset(&c);
+    free(buf);
+    return NULL;
+}
+
+static void attack_start(attack *a, void *(*fn)(void *))
+{
+    atomic_store(&a->stop, 0);
+    assert_int_equal(pthread_create(&a->thread, NULL, fn, a), 0);
+}
+
+static void attack_stop(attack *a)
+{
+    atomic_store(&a->stop, 1);
+    pthread_join(a->thread, NULL);
+}
+
+/*
+ * Samples the server's RSS while probing, until `until_ms`, or once max_probes
+ * were made and the attack (if any) has made the server stop reading it.
+ */
+static long probe_during(hc_server *srv, attack *a, probes *p, long long until_ms, int max_probes)
+{
+    long peak = hc_server_rss_kb(srv);
+    while (hc_now_ms() < until_ms) {
+        long rss = hc_server_rss_kb(srv);
+        peak = rss > peak ? rss : peak;
+        if (p->tried < max_probes)
+            probe(srv->port, p);
+        else if (a == NULL || a->blocked)
+            break;
+        else
+            poll(NULL, 0, 20);
+    }
+    long rss = hc_server_rss_kb(srv);
+    return rss > peak ? rss : peak;
+}
+
+static void expect_bounded(long idle, long peak, const char *attack)
+{
+    printf("%s: server RSS %ld KiB idle, %ld KiB at most\n", attack, idle, peak);
+    if (peak - idle > MEM_BOUND_KB)
+        fail_msg("%s: the server grew from %ld KiB to %ld KiB, more than 64 MiB", attack, idle,
+                 peak);
+}
+
+/* After an attack, the memory of the burst goes back: within 10% of idle (or 1 MiB). */
+static void expect_memory_returns(hc_server *srv, long idle, const char *attack)
+{
+    if (UNDER_ASAN)
+        return; /* ASan's allocator keeps its own pools */
+    long long deadline = hc_now_ms() + 5000;
+    long rss;
+    long slack = idle / 10 > 1024 ? idle / 10 : 1024;
+    while ((rss = hc_server_rss_kb(srv)) > idle + slack && hc_now_ms() < deadline)
+        poll(NULL, 0, 50);
+    printf("%s: server RSS back to %ld KiB (idle %ld KiB)\n", attack, rss, idle);
+    if (rss > idle + slack)
+        fail_msg("%s: 5 s after the attacker left the server still has %ld KiB, idle was %ld KiB",
+                 attack, rss, idle);
+}
+
+static int start(hc_server *srv, const char *const flags[])
+{
+    raise_fd_limit();
+    if (UNDER_ASAN) {
+        /* ASan keeps freed memory in a quarantine (256 MiB by default), which would
+         * look like growth; the sanitized server is asked to keep little. */
+        const char *old = getenv("ASAN_OPTIONS");
+        if (old == NULL || strstr(old, "quarantine_size_mb") == NULL) {
+            char opts[1024];
+            snprintf(opts, sizeof(opts), "%s%squarantine_size_mb=4", old ? old : "",
+                     old && *old ? ":" : "");
+            setenv("ASAN_OPTIONS", opts, 1);
+        }
+    }
+    return hc_server_start(srv, flags, 10000);
+}
+
+/* ---- Pipelining without reading ---- */
+
+static void pipelining_attack(const char *const flags[], int json, const char *what)
+{
+    hc_server srv;
+    assert_int_equal(start(&srv, flags), 0);
+    probes warm = {0};
+    probe(srv.port, &warm); /* idle means after the first session, threads started */
+    long idle = hc_server_rss_kb(&srv);
+    attack a = {.port = srv.port, .path = "/x"};
+    if (json)
+        assert_int_equal(hc_mcp_initialize(srv.port, a.session, STEP_MS), 0);
+    attack_start(&a, pipeliner);
+    probes p = {0};
+    long peak = probe_during(&srv, &a, &p, hc_now_ms() + (full() ? 60000 : 15000), 100);
+    attack_stop(&a);
+    printf("%s: %lld requests pipelined, the server %s reading\n", what, a.sent,
+           a.blocked ? "stopped" : "never stopped");
+    expect_bounded(idle, peak, what);
+    expect_served(&p, what);
+    if (!a.blocked && a.sent < 1000000)
+        fail_msg("%s: neither a million requests went out nor did the server stop reading", what);
+    expect_memory_returns(&srv, idle, what);
+    assert_int_equal(hc_server_stop_check(&srv, 10000), 0);
+    hc_server_free(&srv);
+}
+
+static void test_pipelined_requests_nobody_reads_stay_bounded(void **state)
+{
+    (void)state;
+    pipelining_attack(NULL, 0, "pipelined GET /x, never read");
+}
+
+static void test_pipelined_json_answers_nobody_reads_stay_bounded(void **state)
+{
+    (void)state;
+    static const char *const flags[] = {"--json-response", NULL};
+    pipelining_attack(flags, 1, "pipelined tools/list with --json-response, never read");
+}
+
+/* ---- Tool calls whose clients never read ---- */
+
+static void test_never_reading_tool_calls_wait_and_lose_nothing(void **state)
+{
+    (void)state;
+    int clients = full() ? 20 : UNDER_ASAN ? 5 : 10;
+    int count = full() ? 100000 : UNDER_ASAN ? 5000 : 20000;
+    hc_server srv;
+    assert_int_equal(start(&srv, NULL), 0);
+    probes warm = {0};
+    probe(srv.port, &warm);
+    long idle = hc_server_rss_kb(&srv);
+
+    char args[96];
+    snprintf(args, sizeof(args), "{\"count\":%d,\"delay_ms\":0,\"close_after\":0}", count);
+    rc_conn *conns = calloc((size_t)clients, sizeof(*conns));
+    rc_call *calls = calloc((size_t)clients, sizeof(*calls));
+    char(*sessions)[33] = calloc((size_t)clients, sizeof(*sessions));
+    assert_true(conns != NULL && calls != NULL && sessions != NULL);
+    for (int i = 0; i < clients; i++) {
+        assert_int_equal(hc_mcp_initialize(srv.port, sessions[i], STEP_MS), 0);
+        char *body = rc_call_body(100 + i, "poll_notify", args, NULL);
+        /* A small receive window, and not a byte read. */
+        assert_int_equal(rc_post(&conns[i], srv.port, sessions[i], body, 4096, STEP_MS), 200);
+        free(body);
+        rc_call_init(&calls[i], 100 + i, count);
+    }
+    probes p = {0};
+    long peak = probe_during(&srv, NULL, &p, hc_now_ms() + 3000, 20);
+    expect_bounded(idle, peak, "never-reading poll_notify calls");
+    expect_served(&p, "never-reading poll_notify calls");
+
+    /* Each reads at last: half its notifications, a dropped connection and a resume
+     * for the rest. */
+    for (int i = 0; i < clients; i++) {
+        rc_call *call = &calls[i];
+        int r = rc_call_read(&conns[i], call, count / 2, STEP_MS);
+        if (call->err[0] != '\0' || r != 2)
+            fail_msg("client %d: reading the first half: rc %d after %lld notifications %s", i, r,
+                     call->next - 1, call->err);
+        rc_close(&conns[i]);
+        assert_int_equal(rc_get(&conns[i], srv.port, sessions[i], call->last_id, STEP_MS), 200);
+        r = rc_call_read(&conns[i], call, 0, STEP_MS);
+        if (call->err[0] != '\0' || r != 1)
+            fail_msg("client %d: after the resume: rc %d after %lld notifications %s", i, r,
+                     call->next - 1, call->err);
+        assert_int_equal(call->next - 1, count);
+        long rss = hc_server_rss_kb(&srv);
+        peak = rss > peak ? rss : peak;
+        rc_close(&conns[i]);
+        rc_call_free(call);
+    }
+    printf("never-reading poll_notify calls: %d clients x %d notifications and the result, "
+           "exactly once and in order\n",
+           clients, count);
+    expect_bounded(idle, peak, "never-reading poll_notify calls, then read");
+    free(conns);
+    free(calls);
+    free(sessions);
+    assert_int_equal(hc_server_stop_check(&srv, 10000), 0);
+    hc_server_free(&srv);
+}
+
+/* ---- Slowloris, held streams, sessions never used ---- */
+
+#define SLOW_CONNS 1100
+
+/* Keeps SLOW_CONNS connections that trickle a request head, one byte a
+ * second, and reconnects whichever the server closes. */
+static void *slowloris(void *arg)
+{
+    attack *a = arg;
+    static const char head[] = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+    hc_conn *c = calloc(SLOW_CONNS, sizeof(*c));
+    int *open = calloc(SLOW_CONNS, sizeof(*open));
+    if (c == NULL || open == NULL) {
+        free(c);
+        free(open);
+        return NULL;
+    }
+    long long next_tick = 0;
+    while (!atomic_load(&a->stop)) {
+        int held = 0;
+        for (int i = 0; i < SLOW_CONNS && !atomic_load(&a->stop); i++) {
+            if (open[i]) {
+                char b;
+                ssize_t r = recv(c[i].fd, &b, 1, MSG_DONTWAIT);
+                if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+                    hc_close(&c[i]);
+                    open[i] = 0;
+                }
+            }
+            if (!open[i] && hc_connect(&c[i], a->port, 1000) == 0) {
+                open[i] = send(c[i].fd, head, sizeof(head) - 1, MSG_NOSIGNAL) > 0;
+                if (!open[i])
+                    hc_close(&c[i]);
+                else
+                    a->sent++;
+            }
+            held += open[i];
+        }
+        a->held = held;
+        if (hc_now_ms() >= next_tick) {
+            for (int i = 0; i < SLOW_CONNS; i++)
+                if (open[i] && send(c[i].fd, "x", 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+                    errno != EAGAIN) {
+                    hc_close(&c[i]);
+                    open[i] = 0;
+                }
+            next_tick = hc_now_ms() + 1000;
+        }
+        poll(NULL, 0, 50);
+    }
+    for (int i = 0; i < SLOW_CONNS; i++)
+        if (open[i])
+            hc_close(&c[i]);
+    free(c);
+    free(open);
+    return NULL;
+}
+
+/* A server with fewer connections than the attackers hold. */
+static const char *const few_conns[] = {"--max-connections", "600", NULL};
+
+static void test_slowloris_that_reconnects_does_not_lock_others_out(void **state)
+{
+    (void)state;
+    hc_server srv;
+    assert_int_equal(start(&srv, few_conns), 0);
+    probes warm = {0};
+    probe(srv.port, &warm);
+    long idle = hc_server_rss_kb(&srv);
+    attack a = {.port = srv.port};
+    attack_start(&a, slowloris);
+    /* Probing starts once the attack holds more connections than the server has. */
+    long long deadline = hc_now_ms() + 20000;
+    while (a.sent < SLOW_CONNS && hc_now_ms() < deadline)
+        poll(NULL, 0, 20);
+    probes p = {0};
+    /* Past the 10 s header deadline, so the attackers reconnect meanwhile. */
+    long peak = probe_during(&srv, NULL, &p, hc_now_ms() + (full() ? 40000 : 12000), 100);
+    attack_stop(&a);
+    printf("slowloris: %lld connections made, %d held at the end\n", a.sent, a.held);
+    expect_bounded(idle, peak, "slowloris");
+    expect_served(&p, "slowloris");
+    assert_int_equal(hc_server_stop_check(&srv, 10000), 0);
+    hc_server_free(&srv);
+}
+
+static void test_held_get_streams_do_not_lock_others_out(void **state)
+{
+    (void)state;
+    enum { SESSIONS = 64, PER_SESSION = 16 };
+    hc_server srv;
+    assert_int_equal(start(&srv, few_conns), 0);
+    probes warm = {0};
+    probe(srv.port, &warm);
+    long idle = hc_server_rss_kb(&srv);
+    rc_conn *gets = calloc(SESSIONS * PER_SESSION, sizeof(*gets));
+    assert_non_null(gets);
+    int held = 0, refused = 0;
+    for (int s = 0; s < SESSIONS; s++) {
+        char session[33];
+        assert_int_equal(hc_mcp_initialize(srv.port, session, STEP_MS), 0);
+        for (int i = 0; i < PER_SESSION; i++) {
+            int status = rc_get(&gets[held], srv.port, session, NULL, STEP_MS);
+            if (status == 200)
+                held++;
+            else if (status == 429)
+                refused++, rc_close(&gets[held]);
+            else
+                fail_msg("GET stream %d of session %d: status %d", i, s, status);
+        }
+    }
+    printf("held GET streams: %d open, %d refused with 429 (server of 600 connections)\n", held,
+           refused);
+    if (held > 300)
+        fail_msg("%d GET streams held open on a server of 600 connections: more than half", held);
+    probes p = {0};
+    long peak = probe_during(&srv, NULL, &p, hc_now_ms() + 10000, 100);
+    expect_bounded(idle, peak, "held GET streams");
+    expect_served(&p, "held GET streams");
+    for (int i = 0; i < held; i++)
+        rc_close(&gets[i]);
+    free(gets);
+    assert_int_equal(hc_server_stop_check(&srv, 10000), 0);
+    hc_server_free(&srv);
+}
+
+static void test_initialize_flood_does_not_lock_others_out(void **state)
+{
+    (void)state;
+    int n = UNDER_ASAN && !full() ? 3000 : 10000;
+    hc_server srv;
+    assert_int_equal(start(&srv, NULL), 0);
+    probes warm = {0};
+    probe(srv.port, &warm);
+    long idle = hc_server_rss_kb(&srv);
+    char *init = hc_initialize_body(NULL);
+    long peak = idle;
+    int ok = 0;
+    /* One keep-alive connection would be kinder; a flood opens one per call. */
+    for (int i = 0; i < n; i++) {
+        hc_response r;
+        if (hc_mcp_post(srv.port, NULL, NULL, init, &r, STEP_MS) == 0) {
+            ok += r.status == 200;
+            hc_response_free(&r);
+        }
+        if (i % 1000 == 0) {
+            long rss = hc_server_rss_kb(&srv);
+            peak = rss > peak ? rss : peak;
+        }
+    }
+    free(init);
+    printf("initialize flood: %d of %d sessions created and never used\n", ok, n);
+    assert_int_equal(ok, n); /* idle sessions gave way: never a 503 */
+    probes p = {0};
+    long after = probe_during(&srv, NULL, &p, hc_now_ms() + 10000, 100);
+    peak = after > peak ? after : peak;
+    expect_bounded(idle, peak, "initialize flood");
+    expect_served(&p, "initialize flood");
+    assert_int_equal(hc_server_stop_check(&srv, 10000), 0);
+    hc_server_free(&srv);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pipelined_requests_nobody_reads_stay_bounded),
+        cmocka_unit_test(test_pipelined_json_answers_nobody_reads_stay_bounded),
+        cmocka_unit_test(test_never_reading_tool_calls_wait_and_lose_nothing),
+        cmocka_unit_test(test_slowloris_that_reconnects_does_not_lock_others_out),
+        cmocka_unit_test(test_held_get_streams_do_not_lock_others_out),
+        cmocka_unit_test(test_initialize_flood_does_not_lock_others_out),
+    };
+    return cmocka_run_group_tests_name("hostile_clients", tests, NULL, NULL);
+}
