@@ -47,10 +47,10 @@ struct mcp__http_server {
     uv_check_t flush;
     uv_prepare_t flush_prep;
     int flush_open; /* the three handles, until their close callbacks */
-    /* Gives freed memory back to the system once a burst is over (see trim.c). */
+    /* Gives freed memory back to the system once a burst is over (see util/mem.c). */
     uv_timer_t trim;
     mcp__http_conn *dirty;
-    mcp__map sources; /* source address -> its open connections (as a uintptr_t) */
+    mcp__map sources;              /* source address -> its open connections (as a uintptr_t) */
     char rbuf[MCP__HTTP_READ_BUF]; /* shared: every read is consumed before the next */
 };
 
@@ -72,11 +72,11 @@ struct mcp__http_conn {
     mcp__buf in;           /* received bytes not parsed yet (pipelined) */
     mcp__buf out;          /* bytes to send at the end of this loop turn */
     mcp__http_conn *dirty_next;
-    unsigned dirty : 1;  /* listed in srv->dirty */
-    size_t header_bytes; /* of the request being received */
-    int err_status;      /* a limit we enforce in a parser callback */
-    size_t cur_name;     /* offset in req->hdrs of the header being parsed */
-    int in_value;        /* that header's value has begun */
+    unsigned dirty : 1;   /* listed in srv->dirty */
+    size_t header_bytes;  /* of the request being received */
+    int err_status;       /* a limit we enforce in a parser callback */
+    size_t cur_name;      /* offset in req->hdrs of the header being parsed */
+    int in_value;         /* that header's value has begun */
     unsigned ack_poll_ms; /* see mcp__http_req_on_drain(): the next poll's delay */
     char source[48];      /* the peer's address, "" when unknown */
 };
