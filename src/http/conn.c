@@ -326,7 +326,8 @@ static int on_url(llhttp_t *p, const char *at, size_t len)
 
 /* Header fields are stored as "name\0value\0" in req->hdrs; c->in_value says
  * where the current one is: 0 none, 1 in its name, 2 name done, 3 in its
- * value. */
+ * value, its last piece cut by the end of the input, 4 in its value, its last
+ * piece ended by its line (see "obs-fold" below for those and 5 and 6). */
 static int header_push(mcp__http_conn *c)
 {
     mcp__http_req *req = c->req;
@@ -368,6 +369,101 @@ static int is_tchar(char ch)
     return ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL;
 }
 
+/*
+ * obs-fold (RFC 9112 §5.2), a header line that begins with a space or a tab
+ * and continues the previous one, is refused with 400: a proxy in front of us
+ * that unfolds a Transfer-Encoding or Content-Length differently, or not at
+ * all, would read other requests than ours (smuggling). The llhttp 8 we compile
+ * in accepts it two ways, whatever its lenient flags:
+ *
+ * - After a value ("Transfer-Encoding: gzip,\r\n chunked"), as one more piece
+ *   of the value. llhttp hands over a piece cut by the end of the input from
+ *   llhttp_execute with the span still open (_span_pos0 set), and a piece
+ *   ended by its line after closing it: a piece after one that ended its line
+ *   (c->in_value 4) is a fold.
+ * - After an empty first line ("Transfer-Encoding:\r\n chunked"), as blanks
+ *   before the value, skipped without any callback, even when the reads end
+ *   in the middle. So from the colon to the value we keep a span of our own
+ *   open: llhttp restarts an open span at the start of every input and reports
+ *   it at the end (llparse's spans), which shows us the bytes between colon and
+ *   value in every input but the value's; starting the value's span ends ours.
+ *   c->in_value is then 2 while they are all in the colon's input, 6 when some
+ *   were in an earlier input, all blanks, and 5 when those held a line end.
+ */
+static int gap_span(llhttp_t *p, const char *start, const char *end)
+{
+    mcp__http_conn *c = p->data;
+    if (c->in_value == 2)
+        c->in_value = 6;
+    for (const char *q = start; q < end; q++) {
+        if (*q == '\r' || *q == '\n') {
+            c->in_value = 5;
+        } else if (c->in_value == 5) {
+            /* Blanks after the end of the line: a fold (or a bare CR). */
+            c->err_status = 400;
+            return HPE_USER;
+        }
+    }
+    return 0;
+}
+
+/* The colon at `colon` ended a header name: opens the span between it and the value. */
+static void gap_open(llhttp_t *p, const char *colon)
+{
+    p->_span_pos0 = (void *)(uintptr_t)(colon + 1);
+    p->_span_cb0 = (void *)gap_span;
+}
+
+/*
+ * The bytes llhttp is parsing, of which at is one: a read, which on_alloc puts
+ * at the start of srv->rbuf, or c->in, which conn_feed parses from its start.
+ * at itself when it is in neither.
+ */
+static const char *input_start(const mcp__http_conn *c, const char *at)
+{
+    uintptr_t a = (uintptr_t)at, r = (uintptr_t)c->srv->rbuf, i = (uintptr_t)c->in.data;
+    if (a >= r && a < r + sizeof c->srv->rbuf)
+        return c->srv->rbuf;
+    if (c->in.data != NULL && a >= i && a < i + c->in.len)
+        return c->in.data;
+    return at;
+}
+
+/*
+ * True when the first piece of a value (at, len) follows a fold llhttp took
+ * for blanks. Between the colon and a value there may be only blanks; before
+ * an empty value, which llhttp places past the end of its line, blanks and
+ * that end. The part in the value's own input lies before at.
+ */
+static int folded_before(const mcp__http_conn *c, const char *at, size_t len, int line_ended)
+{
+    int empty = len == 0 && line_ended;
+    if (c->in_value == 2) {
+        /* The colon is in this input too, so everything back to it is readable. */
+        const char *q = at;
+        if (empty && q[-1] == '\n')
+            q--;
+        if (empty && q[-1] == '\r')
+            q--;
+        while (q[-1] == ' ' || q[-1] == '\t')
+            q--;
+        return q[-1] != ':';
+    }
+    const char *start = input_start(c, at), *q = at;
+    if (empty && q > start && q[-1] == '\n')
+        q--;
+    if (empty && q > start && q[-1] == '\r')
+        q--;
+    const char *line_end = q;
+    while (q > start && (q[-1] == ' ' || q[-1] == '\t'))
+        q--;
+    if (q > start)
+        return 1; /* a line end after the colon's input, with blanks or a value after it */
+    /* All blanks since the colon; or its line ended, which is no fold only for an
+     * empty value whose own end of line that was. */
+    return c->in_value == 5 && (!empty || line_end != start);
+}
+
 static int on_header_field(llhttp_t *p, const char *at, size_t len)
 {
     mcp__http_conn *c = p->data;
@@ -398,6 +494,9 @@ static int on_header_field(llhttp_t *p, const char *at, size_t len)
         req->hdrs.data[req->hdrs.len++] = (ch >= 'A' && ch <= 'Z') ? (char)(ch + 32) : ch;
     }
     req->hdrs.data[req->hdrs.len] = '\0';
+    /* The last piece of a name ends at its colon (a closed span, as above). */
+    if (p->_span_pos0 == NULL)
+        gap_open(p, at + len);
     return 0;
 nomem:
     c->err_status = 503;
@@ -425,7 +524,12 @@ static int on_header_value(llhttp_t *p, const char *at, size_t len)
         return 0;
     if (c->in_value == 1 && name_end(c) != 0)
         goto nomem;
-    c->in_value = 3;
+    int line_ended = p->_span_pos0 == NULL; /* see "obs-fold" above */
+    if (c->in_value == 4 || (c->in_value != 3 && folded_before(c, at, len, line_ended))) {
+        c->err_status = 400;
+        return HPE_USER;
+    }
+    c->in_value = line_ended ? 4 : 3;
     if (mcp__buf_append(&c->req->hdrs, at, len) != MCP_OK)
         goto nomem;
     return 0;

@@ -15,15 +15,21 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <linux/sockios.h>
 
 #include "http/http.h"
 
@@ -800,6 +806,203 @@ static void test_bad_requests_get_4xx_or_501_and_close(void **state)
     fx_stop(f);
 }
 
+/* Requests with an obs-fold (RFC 9112 §5.2): 400, whatever header it is in. */
+static const char *const folded_requests[] = {
+    /* An ordinary header, folded after a value, with a space or a tab. */
+    "GET /echo HTTP/1.1\r\nHost: t\r\nX-Test: a\r\n b\r\n\r\n",
+    "GET /echo HTTP/1.1\r\nHost: t\r\nX-Test: a\r\n\tb\r\nAccept: */*\r\n\r\n",
+    /* After an empty first line, which llhttp takes for blanks. */
+    "GET /echo HTTP/1.1\r\nHost: t\r\nX-Test:\r\n b\r\n\r\n",
+    "GET /echo HTTP/1.1\r\nHost: t\r\nX-Test:  \r\n \t b\r\n\r\n",
+    /* A fold of blanks only. */
+    "GET /echo HTTP/1.1\r\nHost: t\r\nX-Test: a\r\n \r\n\r\n",
+    "GET /echo HTTP/1.1\r\nHost: t\r\nX-Test:\r\n \r\nAccept: */*\r\n\r\n",
+    "GET /echo HTTP/1.1\r\nHost:\r\n t\r\n\r\n",
+    /* Transfer-Encoding and Content-Length, both ways (smuggling). */
+    "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip,\r\n chunked\r\n\r\n"
+    "3\r\nabc\r\n0\r\n\r\n",
+    "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding:\r\n chunked\r\n\r\n"
+    "3\r\nabc\r\n0\r\n\r\n",
+    "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n 0\r\n\r\nabc",
+    "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length:\r\n 3\r\n\r\nabc",
+    "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length:\r\n\t3\r\n\r\nabc",
+};
+
+static void test_obs_fold_gets_400_and_close(void **state)
+{
+    (void)state;
+    fx *f = fx_start(NULL);
+    for (size_t i = 0; i < sizeof folded_requests / sizeof folded_requests[0]; i++) {
+        print_message("case %zu\n", i);
+        cli *c = cli_open(f->port);
+        cli_sends(c, folded_requests[i]);
+        expect_status_then_close(c, 400);
+        cli_free(c);
+    }
+    uv_mutex_lock(&f->mu);
+    assert_int_equal(f->requests, 0);
+    uv_mutex_unlock(&f->mu);
+    fx_stop(f);
+}
+
+/* True when fd is the server's end of c's connection (whose addresses are given). */
+static int is_server_side(int fd, const cli *c, const struct sockaddr_in *me,
+                          const struct sockaddr_in *peer)
+{
+    struct sockaddr_in a, b;
+    socklen_t la = sizeof a, lb = sizeof b;
+    return fd != c->fd && getsockname(fd, (struct sockaddr *)&a, &la) == 0 &&
+           getpeername(fd, (struct sockaddr *)&b, &lb) == 0 && la == sizeof a && lb == sizeof b &&
+           a.sin_family == AF_INET && b.sin_family == AF_INET && a.sin_port == peer->sin_port &&
+           b.sin_port == me->sin_port;
+}
+
+/*
+ * The server's socket of c's connection, found among the descriptors of this
+ * process (the server runs in it) by its addresses, trying *fd first; -1 when
+ * there is none.
+ */
+static int server_side(const cli *c, int fd)
+{
+    struct sockaddr_in me, peer;
+    socklen_t len = sizeof me;
+    assert_int_equal(getsockname(c->fd, (struct sockaddr *)&me, &len), 0);
+    len = sizeof peer;
+    assert_int_equal(getpeername(c->fd, (struct sockaddr *)&peer, &len), 0);
+    if (fd >= 0 && is_server_side(fd, c, &me, &peer))
+        return fd;
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    fd = -1;
+    for (struct dirent *e; fd < 0 && (e = readdir(d)) != NULL;)
+        if (e->d_name[0] != '.' && is_server_side(atoi(e->d_name), c, &me, &peer))
+            fd = atoi(e->d_name);
+    closedir(d);
+    return fd;
+}
+
+/*
+ * Waits until the server has read all that c sent: our kernel has passed it
+ * on (nothing unsent in our queue; over loopback that puts it in the server's
+ * queue), and nothing is left unread on the server's side. As the server
+ * parses what it reads at once, the next send is a read of its own. Returns
+ * early when the server has closed the connection. *sfd caches the server's
+ * descriptor (-1: not known yet).
+ */
+static void wait_read_by_server(cli *c, int *sfd)
+{
+    uint64_t deadline = uv_hrtime() + (uint64_t)DEADLINE_MS * 1000000;
+    const struct timespec pause = {0, 20000};
+    for (int seen = *sfd >= 0;; nanosleep(&pause, NULL)) {
+        assert_true(uv_hrtime() < deadline);
+        int unsent = 0, unread = 0;
+        assert_int_equal(ioctl(c->fd, SIOCOUTQNSD, &unsent), 0);
+        if (unsent > 0)
+            continue;
+        if ((*sfd = server_side(c, *sfd)) < 0) {
+            if (seen)
+                return; /* closed */
+            continue;   /* not accepted yet */
+        }
+        seen = 1;
+        if (ioctl(*sfd, FIONREAD, &unread) != 0 || unread == 0)
+            return;
+    }
+}
+
+/*
+ * Sends req to the server in pieces ending at cuts[0..ncut) and at its end,
+ * each read by the server alone. With `after`, the first piece follows a whole
+ * request, so that the server parses it from its buffer of pipelined bytes.
+ */
+static void send_in_reads(cli *c, const char *req, const size_t *cuts, size_t ncut, int after)
+{
+    size_t len = strlen(req), from = 0;
+    int sfd = -1;
+    if (after) {
+        resp r;
+        cli_sends(c, "GET /echo HTTP/1.1\r\nHost: t\r\n\r\n");
+        cli_send(c, req, ncut > 0 ? cuts[0] : len);
+        assert_int_equal(cli_response(c, &r), 0);
+        assert_int_equal(r.status, 200);
+        from = ncut > 0 ? cuts[0] : len;
+        cuts++, ncut -= ncut > 0;
+    }
+    for (size_t k = 0; k <= ncut && from < len; k++) {
+        if (from > 0)
+            wait_read_by_server(c, &sfd);
+        size_t to = k < ncut ? cuts[k] : len;
+        if (send(c->fd, req + from, to - from, MSG_NOSIGNAL) != (ssize_t)(to - from)) {
+            /* The server refused the request and closed before it all arrived. */
+            assert_true(errno == EPIPE || errno == ECONNRESET);
+            return;
+        }
+        from = to;
+    }
+}
+
+/*
+ * Sends req cut every way in two (straight, and after a pipelined request),
+ * and a byte per read; expects 400 and the close each time, or with want_body
+ * the /headers answer want_body.
+ */
+static void expect_every_cut(fx *f, const char *req, const char *want_body)
+{
+    size_t len = strlen(req);
+    size_t *bytes = calloc(len, sizeof *bytes);
+    assert_non_null(bytes);
+    for (size_t i = 0; i < len; i++)
+        bytes[i] = i + 1;
+    uv_mutex_lock(&f->mu);
+    int requests = f->requests;
+    uv_mutex_unlock(&f->mu);
+    for (size_t i = 0; i < 2 * len + 1; i++) {
+        size_t cut = i % len + 1;
+        cli *c = cli_open(f->port);
+        int one = 1;
+        setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        if (i == 2 * len)
+            send_in_reads(c, req, bytes, len - 1, 0);
+        else
+            send_in_reads(c, req, &cut, 1, i >= len);
+        if (want_body == NULL) {
+            expect_status_then_close(c, 400);
+        } else {
+            resp r;
+            assert_int_equal(cli_response(c, &r), 0);
+            assert_int_equal(r.status, 200);
+            if (strcmp(r.body, want_body) != 0)
+                fail_msg("cut %zu of %zu: got \"%s\", want \"%s\"", i, len, r.body, want_body);
+        }
+        cli_free(c);
+    }
+    /* The handler saw the pipelined requests, and the others only when not refused. */
+    uv_mutex_lock(&f->mu);
+    assert_int_equal(f->requests - requests, (int)len + (want_body ? 2 * (int)len + 1 : 0));
+    uv_mutex_unlock(&f->mu);
+    free(bytes);
+}
+
+static void test_obs_fold_is_refused_wherever_the_reads_cut_it(void **state)
+{
+    (void)state;
+    fx *f = fx_start(NULL);
+    for (size_t i = 0; i < sizeof folded_requests / sizeof folded_requests[0]; i++) {
+        print_message("case %zu\n", i);
+        expect_every_cut(f, folded_requests[i], NULL);
+    }
+    /* A bare CR in the blanks after a colon, which llhttp takes for a line end. */
+    expect_every_cut(f, "GET / HTTP/1.1\r\nHost: t\r\nX:\rZ b\r\n\r\n", NULL);
+
+    /* Blanks, tabs, empty values and values with blanks inside are no folds. */
+    expect_every_cut(f, "GET /headers HTTP/1.1\r\nHost: t\r\nA:   x y \r\nB:\r\n\r\n",
+                     "host=t;a=x y;b=;");
+    expect_every_cut(f, "GET /headers HTTP/1.1\r\nHost:\tt\r\nA: \t \r\nB:\t a\tb\r\nC:c\r\n\r\n",
+                     "host=t;a=;b=a\tb;c=c;");
+    expect_every_cut(f, "GET /headers HTTP/1.1\r\nA:\r\nB:  \r\nHost: t\r\n\r\n", "a=;b=;host=t;");
+    fx_stop(f);
+}
+
 static void test_header_timeout_closes_a_slow_client(void **state)
 {
     (void)state;
@@ -1130,6 +1333,8 @@ int main(void)
         cmocka_unit_test(test_header_too_large_gets_431),
         cmocka_unit_test(test_body_too_large_gets_413),
         cmocka_unit_test(test_bad_requests_get_4xx_or_501_and_close),
+        cmocka_unit_test(test_obs_fold_gets_400_and_close),
+        cmocka_unit_test(test_obs_fold_is_refused_wherever_the_reads_cut_it),
         cmocka_unit_test(test_header_timeout_closes_a_slow_client),
         cmocka_unit_test(test_body_timeout_gets_408),
         cmocka_unit_test(test_idle_keep_alive_connection_is_closed),
