@@ -67,37 +67,43 @@ static size_t pipeline_limit(const mcp__http_conn *c)
 
 /* ---- Sources: open connections per peer address ---- */
 
-static size_t source_count(const mcp__http_server *srv, const char *source)
+static size_t source_count(const mcp__http_conn *c)
 {
-    return source[0] ? (size_t)(uintptr_t)mcp__map_get(&srv->sources, source) : 0;
+    return c->source != NULL ? c->source->conns : 0;
 }
 
 static int source_add(mcp__http_conn *c)
 {
     struct sockaddr_storage ss;
     int len = sizeof ss;
-    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) != 0)
-        return MCP_OK;
-    if (uv_ip_name((const struct sockaddr *)&ss, c->source, sizeof c->source) != 0) {
-        c->source[0] = '\0';
-        return MCP_OK;
+    char addr[48];
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) != 0 ||
+        uv_ip_name((const struct sockaddr *)&ss, addr, sizeof addr) != 0)
+        return MCP_OK; /* counted nowhere */
+    mcp__http_source *src = mcp__map_get(&c->srv->sources, addr);
+    if (src == NULL) {
+        src = calloc(1, sizeof *src);
+        if (src == NULL)
+            return MCP_ENOMEM;
+        memcpy(src->addr, addr, sizeof addr);
+        if (mcp__map_put(&c->srv->sources, src->addr, src) != MCP_OK) {
+            free(src);
+            return MCP_ENOMEM;
+        }
     }
-    size_t n = source_count(c->srv, c->source) + 1;
-    if (mcp__map_put(&c->srv->sources, c->source, (void *)(uintptr_t)n) != MCP_OK) {
-        c->source[0] = '\0';
-        return MCP_ENOMEM;
-    }
+    src->conns++;
+    c->source = src;
     return MCP_OK;
 }
 
 static void source_forget(mcp__http_conn *c)
 {
-    size_t n = source_count(c->srv, c->source);
-    if (n > 1)
-        (void)mcp__map_put(&c->srv->sources, c->source, (void *)(uintptr_t)(n - 1));
-    else if (n == 1)
-        mcp__map_remove(&c->srv->sources, c->source);
-    c->source[0] = '\0';
+    mcp__http_source *src = c->source;
+    c->source = NULL;
+    if (src != NULL && --src->conns == 0) {
+        mcp__map_remove(&c->srv->sources, src->addr);
+        free(src);
+    }
 }
 
 /*
@@ -115,7 +121,7 @@ static mcp__http_conn *eviction_victim(mcp__http_server *srv)
         if (c->closing || c->broken ||
             (c->phase != PHASE_FIRST && c->phase != PHASE_HEADERS && c->phase != PHASE_IDLE))
             continue;
-        size_t n = source_count(srv, c->source);
+        size_t n = source_count(c);
         /* Newest first in the list: ">=" ends on the oldest of the most. */
         if (victim == NULL || n >= most) {
             victim = c;
@@ -995,7 +1001,7 @@ void mcp__http_on_connection(uv_stream_t *listener, int status)
             return;
         }
         mcp__debug("http: connections full: closing one of %s to make room",
-                   victim->source[0] ? victim->source : "an unknown source");
+                   victim->source != NULL ? victim->source->addr : "an unknown source");
         mcp__http_conn_close(victim);
     }
     mcp__http_conn *c = calloc(1, sizeof *c);
@@ -1032,7 +1038,7 @@ void mcp__http_on_connection(uv_stream_t *listener, int status)
         return;
     }
     if (srv->opts.max_connections_per_source > 0 &&
-        source_count(srv, c->source) > srv->opts.max_connections_per_source) {
+        source_count(c) > srv->opts.max_connections_per_source) {
         uv_buf_t b = uv_buf_init((char *)refuse_msg, sizeof refuse_msg - 1);
         (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
         mcp__http_conn_close(c);

@@ -13,6 +13,12 @@
 
 typedef struct mcp__http_conn mcp__http_conn;
 
+/* A peer address and how many open connections it has. */
+typedef struct mcp__http_source {
+    size_t conns;
+    char addr[48];
+} mcp__http_source;
+
 /* What a connection's timer is counting down to; see conn.c. */
 typedef enum conn_phase {
     PHASE_FIRST,   /* accepted, waiting for the first request (header timeout) */
@@ -50,7 +56,7 @@ struct mcp__http_server {
     /* Gives freed memory back to the system once a burst is over (see util/mem.c). */
     uv_timer_t trim;
     mcp__http_conn *dirty;
-    mcp__map sources;              /* source address -> its open connections (as a uintptr_t) */
+    mcp__map sources;              /* source address -> mcp__http_source */
     char rbuf[MCP__HTTP_READ_BUF]; /* shared: every read is consumed before the next */
 };
 
@@ -72,13 +78,13 @@ struct mcp__http_conn {
     mcp__buf in;           /* received bytes not parsed yet (pipelined) */
     mcp__buf out;          /* bytes to send at the end of this loop turn */
     mcp__http_conn *dirty_next;
-    unsigned dirty : 1;   /* listed in srv->dirty */
-    size_t header_bytes;  /* of the request being received */
-    int err_status;       /* a limit we enforce in a parser callback */
-    size_t cur_name;      /* offset in req->hdrs of the header being parsed */
-    int in_value;         /* that header's value has begun */
-    unsigned ack_poll_ms; /* see mcp__http_req_on_drain(): the next poll's delay */
-    char source[48];      /* the peer's address, "" when unknown */
+    unsigned dirty : 1;              /* listed in srv->dirty */
+    size_t header_bytes;             /* of the request being received */
+    int err_status;                  /* a limit we enforce in a parser callback */
+    size_t cur_name;                 /* offset in req->hdrs of the header being parsed */
+    int in_value;                    /* that header's value has begun */
+    unsigned ack_poll_ms;            /* see mcp__http_req_on_drain(): the next poll's delay */
+    struct mcp__http_source *source; /* the peer's address and its count, or NULL */
 };
 
 typedef struct mcp__http_hdr {

@@ -21,7 +21,9 @@
 #define FD_RESERVE 64
 #define DEFAULT_MAX_UNSENT_BYTES (256 * 1024)
 #define TRIM_CHECK_MS 1000
-#define LISTEN_BACKLOG 511
+/* The kernel caps it at net.core.somaxconn. A short queue drops the SYNs of
+ * normal clients under a connection flood, and they retry only after a second. */
+#define LISTEN_BACKLOG 4096
 
 /* Parses an IP literal (bracketed IPv6 allowed, "localhost" = 127.0.0.1). */
 static int parse_addr(const char *host, int port, struct sockaddr_storage *ss)
