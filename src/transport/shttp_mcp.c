@@ -40,7 +40,13 @@ json_t *mcp__shttp_body_id(mcp__http_req *req)
 void mcp__shttp_error_id(shttp *t, mcp__http_req *req, int status, const json_t *id, int code,
                          const char *message)
 {
-    mcp__shttp_error_body(t, req, status, mcp__error_message(id, code, message, NULL));
+    /* Messages quote header values (Host, Origin, MCP-Protocol-Version), which may hold
+     * any byte: as they came, one that is not UTF-8 would leave the error without its
+     * body (json_pack refuses it). */
+    char text[1024];
+    mcp__shttp_error_body(
+        t, req, status,
+        mcp__error_message(id, code, mcp__quotable(text, sizeof(text), message), NULL));
 }
 
 json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, int *has_init)

@@ -523,6 +523,61 @@ static void test_loopback_origin_is_accepted(void **state)
     }
 }
 
+/* ---- Errors that quote what the client sent ---- */
+
+/*
+ * The error quotes the header value; whatever its bytes, the answer keeps its
+ * JSON-RPC body, with U+FFFD for what is not UTF-8 or is a control character,
+ * and the request id.
+ */
+static void expect_quoting_error(const hc_response *r, int status, const char *what)
+{
+    json_t *body = hx_expect_error(r, status, -32000, what);
+    hx_expect_message_has(body, "\xEF\xBF\xBD", what);
+    const char *msg = json_string_value(json_object_get(json_object_get(body, "error"), "message"));
+    for (const char *c = msg; *c != '\0'; c++)
+        if ((unsigned char)*c < 0x20)
+            fail_msg("%s: a control character in the message: %s", what, msg);
+    if (json_integer_value(json_object_get(body, "id")) != 1)
+        fail_msg("%s: the error does not carry the request's id 1", what);
+    json_decref(body);
+}
+
+static void test_header_values_that_are_not_utf8_still_get_their_error_body(void **state)
+{
+    hx_fixture *f = *state;
+    /* Not UTF-8: stray bytes, an overlong '/', a surrogate, a truncated sequence; a tab;
+     * and a value whose quote (256 bytes) cuts a two-byte character in half. */
+    char long_value[400] = "x";
+    for (size_t i = 1; i + 2 < sizeof(long_value); i += 2)
+        memcpy(long_value + i, "\xC3\xA9", 3);
+    const char *const values[] = {"\xFF\xFE",         "a\xC0\xAFz", "\xED\xA0\x80.example",
+                                  "evil\xE2\x82.com", "a\tb",       long_value};
+    for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+        char hdrs[1024], extra[512], what[128];
+        hc_response r;
+        snprintf(what, sizeof(what), "POST with Host number %zu", i);
+        snprintf(hdrs, sizeof(hdrs), "Host: %s\r\n" HC_MCP_POST_HEADERS "Mcp-Session-Id: %s\r\n",
+                 values[i], f->session);
+        raw(f, "POST", hdrs, PING, &r, what);
+        expect_quoting_error(&r, 403, what);
+        hc_response_free(&r);
+
+        snprintf(what, sizeof(what), "POST with Origin number %zu", i);
+        snprintf(extra, sizeof(extra), "Origin: %s\r\n", values[i]);
+        hx_post(f->port, f->session, extra, PING, &r, what);
+        expect_quoting_error(&r, 403, what);
+        hc_response_free(&r);
+
+        snprintf(what, sizeof(what), "POST with MCP-Protocol-Version number %zu", i);
+        snprintf(extra, sizeof(extra), "MCP-Protocol-Version: %s\r\n", values[i]);
+        hx_post(f->port, f->session, extra, PING, &r, what);
+        expect_quoting_error(&r, 400, what);
+        hc_response_free(&r);
+    }
+    assert_session_alive(f);
+}
+
 /* ---- Limits of the HTTP layer ---- */
 
 static void test_headers_over_16k_get_431(void **state)
@@ -605,6 +660,7 @@ int main(void)
         cmocka_unit_test(test_non_loopback_host_gets_403),
         cmocka_unit_test(test_foreign_origin_gets_403),
         cmocka_unit_test(test_loopback_origin_is_accepted),
+        cmocka_unit_test(test_header_values_that_are_not_utf8_still_get_their_error_body),
         cmocka_unit_test(test_headers_over_16k_get_431),
         cmocka_unit_test(test_incomplete_head_gets_408_after_header_timeout_and_close),
     };
