@@ -864,6 +864,15 @@ size_t mcp__http_req_unacked(const mcp__http_req *req)
     return c != NULL && !c->closing ? conn_unacked(c) : 0;
 }
 
+uint64_t mcp__http_req_acked(const mcp__http_req *req)
+{
+    mcp__http_conn *c = req->conn;
+    if (c == NULL || c->closing)
+        return 0;
+    size_t unacked = conn_unacked(c);
+    return c->to_kernel > unacked ? c->to_kernel - unacked : 0;
+}
+
 void mcp__http_conn_wrote(mcp__http_conn *c)
 {
     if (c->closing)

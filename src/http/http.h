@@ -251,6 +251,10 @@ size_t mcp__http_stream_queued(const mcp__http_req *req);
 /* Bytes sent on req's connection that the client's TCP has not acknowledged yet
  * (the kernel's send queue). 0 once the connection is gone. */
 size_t mcp__http_req_unacked(const mcp__http_req *req);
+/* Bytes of req's connection the client's TCP has acknowledged so far (all of
+ * them, responses before req's included): growing while the client reads. 0 once
+ * the connection is gone or where the system does not say. */
+uint64_t mcp__http_req_acked(const mcp__http_req *req);
 
 /*
  * Asks for cb(arg, req) to run once, from the loop, when req's connection has no

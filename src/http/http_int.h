@@ -85,6 +85,7 @@ struct mcp__http_conn {
     int in_value;                    /* that header's value has begun */
     unsigned ack_poll_ms;            /* see mcp__http_req_on_drain(): the next poll's delay */
     struct mcp__http_source *source; /* the peer's address and its count, or NULL */
+    uint64_t to_kernel;              /* bytes the socket has taken so far */
 };
 
 typedef struct mcp__http_hdr {

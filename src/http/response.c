@@ -31,6 +31,8 @@ static void on_write(uv_write_t *w, int status)
 {
     mcp__http_conn *c = w->handle->data;
     write_req *wr = (write_req *)(void *)w;
+    if (status == 0)
+        c->to_kernel += wr->size - sizeof *wr;
     mcp__mem_released(wr->size);
     free(wr);
     /* UV_ECANCELED: the handle is closing, which is already in hand. */
@@ -54,6 +56,7 @@ static int conn_write_now(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
     int r = uv_try_write((uv_stream_t *)&c->tcp, bufs, n);
     if (r >= 0) {
         done = (size_t)r;
+        c->to_kernel += done;
     } else if (r != UV_EAGAIN && r != UV_ENOSYS) {
         mcp__http_conn_break(c);
         return MCP_ECLOSED;

@@ -53,6 +53,8 @@ struct hstream {
      * TCP acknowledged every byte, or it resumed): what a resume may need. A
      * handler pauses before they are more than the store is sure to keep. */
     size_t unconfirmed, unconfirmed_bytes;
+    uint64_t stall_mark;  /* bytes the client had taken at the last sweep */
+    uint64_t stall_since; /* since when it has taken nothing while bytes waited */
     hstream *prev, *next;
 };
 
@@ -72,6 +74,7 @@ struct hsess {
     uint64_t last_standalone; /* where standalone messages are stored while no GET is open */
     hresume *resumes;         /* replays under way */
     uint64_t last_active_ms;
+    uint64_t last_use;    /* shttp.uses when it was last used: orders sessions for eviction */
     hsess *prev, *next;   /* every session, for the timers */
     hsess *deferred_next; /* in the list of sessions to close once the stack unwinds */
 };
@@ -84,6 +87,7 @@ struct shttp {
     mcp__map sessions; /* id -> hsess, stateful and legacy sessions */
     hsess *all;
     hsess *deferred;
+    uint64_t uses; /* counts session uses (see hsess.last_use) */
     uv_idle_t deferred_idle;
 
     char *path;
@@ -130,6 +134,8 @@ int mcp__shttp_evict_idle_session(shttp *t);
 int mcp__shttp_get_streams_full(shttp *t);
 /* The next resume of a session's list. */
 hresume *mcp__shttp_resume_next(const hresume *r);
+/* The session was used now: for its idle expiry, and its place in eviction order. */
+void mcp__hsess_touch(hsess *hs);
 /* Closes hs once the current callback stack has unwound. */
 void mcp__hsess_close_later(hsess *hs);
 hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req);

@@ -90,7 +90,7 @@ void mcp__shttp_legacy_post(shttp *t, mcp__http_req *req)
     json_t *v = mcp__shttp_parse_body(t, req, &n_requests, &has_init);
     if (v == NULL)
         return;
-    hs->last_active_ms = mcp__now_ms();
+    mcp__hsess_touch(hs);
     const char *hdrs[12] = {"Content-Type", "text/plain"};
     size_t n = mcp__shttp_cors(t, req, hdrs, 2);
     hdrs[n] = NULL;

@@ -131,7 +131,7 @@ static hsess *find_session(shttp *t, mcp__http_req *req, const json_t *rpc_id)
         mcp__shttp_error_id(t, req, 404, rpc_id, MCP_RPC_REQUEST_TIMEOUT, "Session not found");
         return NULL;
     }
-    hs->last_active_ms = mcp__now_ms();
+    mcp__hsess_touch(hs);
     return hs;
 }
 
@@ -140,7 +140,7 @@ void mcp__shttp_stream_closed(void *arg, mcp__http_req *req)
     hstream *st = arg;
     mcp__http_req_release(req);
     st->req = NULL;
-    st->hs->last_active_ms = mcp__now_ms();
+    mcp__hsess_touch(st->hs);
     /* A POST stream stays until its requests are answered: disconnection is not
      * cancellation. A standalone or idle stream has nothing left to wait for; a
      * standalone one's later messages are stored under its id for its resume. */

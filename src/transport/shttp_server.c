@@ -207,7 +207,7 @@ void mcp__hstream_free(hstream *st)
     if (st->next != NULL)
         st->next->prev = st->prev;
     free(st);
-    hs->last_active_ms = mcp__now_ms();
+    mcp__hsess_touch(hs);
 }
 
 static int begin(hstream *st)
@@ -539,6 +539,12 @@ static const mcp__session_io shttp_io = {.send = io_send,
 
 /* ---- Sessions ---- */
 
+void mcp__hsess_touch(hsess *hs)
+{
+    hs->last_active_ms = mcp__now_ms();
+    hs->last_use = ++hs->t->uses;
+}
+
 hsess *mcp__hsess_new(shttp *t, int stateless, int legacy)
 {
     hsess *hs = calloc(1, sizeof(*hs));
@@ -547,7 +553,7 @@ hsess *mcp__hsess_new(shttp *t, int stateless, int legacy)
     hs->t = t;
     hs->stateless = stateless;
     hs->legacy = legacy;
-    hs->last_active_ms = mcp__now_ms();
+    mcp__hsess_touch(hs);
     if (!stateless) {
         /* The spec: globally unique and cryptographically secure, visible ASCII. */
         unsigned char raw[16];
@@ -676,7 +682,7 @@ int mcp__shttp_evict_idle_session(shttp *t)
         int open = 0;
         for (hstream *st = hs->streams; st != NULL && !open; st = st->next)
             open = st->req != NULL;
-        if (!open && (lru == NULL || hs->last_active_ms < lru->last_active_ms))
+        if (!open && (lru == NULL || hs->last_use < lru->last_use))
             lru = hs;
     }
     if (lru == NULL)
@@ -703,6 +709,42 @@ int mcp__shttp_get_streams_full(shttp *t)
     return n >= max / 2;
 }
 
+/*
+ * A stream whose client has taken nothing of what waits for it (in our queue or
+ * the kernel's) for the session idle time, or a minute at most, is cut: the
+ * client is as good as away, and a connection held open without reading must
+ * not keep its session, its paused handlers and its place for ever. A client
+ * that was only slow resumes and loses nothing.
+ */
+static void cut_stalled_streams(hsess *hs, uint64_t now)
+{
+    uint64_t limit = hs->t->idle_ms < 60000 ? (uint64_t)hs->t->idle_ms : 60000;
+    hstream *next;
+    for (hstream *st = hs->streams; st != NULL; st = next) {
+        next = st->next;
+        if (st->req == NULL || !st->begun)
+            continue;
+        size_t waiting = mcp__http_stream_queued(st->req) + mcp__http_req_unacked(st->req);
+        uint64_t acked = mcp__http_req_acked(st->req);
+        if (waiting == 0 || acked != st->stall_mark) {
+            st->stall_mark = acked;
+            st->stall_since = now;
+            continue;
+        }
+        if (now - st->stall_since < limit)
+            continue;
+        mcp__warn("session %s: a stream's reader took nothing for %llu ms; closing it", hs->id,
+                  (unsigned long long)(now - st->stall_since));
+        if (st->kind == HS_LEGACY) {
+            mcp__http_req_abort(st->req);
+            st->req = NULL;
+            mcp__hsess_close_later(hs); /* seed 003: a legacy session ends with its stream */
+            return;
+        }
+        mcp__shttp_stream_closed(st, st->req);
+    }
+}
+
 /* Sessions idle past the limit expire, but never while a stream is open or a
  * request runs. */
 static void on_sweep(uv_timer_t *h)
@@ -714,6 +756,7 @@ static void on_sweep(uv_timer_t *h)
     hsess *next;
     for (hsess *hs = t->all; hs != NULL; hs = next) {
         next = hs->next;
+        cut_stalled_streams(hs, now);
         if (hs->stateless || session_busy(hs)) {
             hs->last_active_ms = hs->stateless ? hs->last_active_ms : now;
             continue;

@@ -391,6 +391,45 @@ static void test_never_reading_tool_calls_wait_and_lose_nothing(void **state)
     hc_server_free(&srv);
 }
 
+/*
+ * A client that holds its stream open and never reads must not keep its
+ * session, its paused handler and its connection for ever: after the session
+ * idle time without taking a byte (here 2 s) the stream is cut. The client,
+ * reading at last what reached it and resuming, still loses nothing.
+ */
+static void test_stream_held_without_reading_is_cut_then_resumes(void **state)
+{
+    (void)state;
+    static const char *const flags[] = {"--session-idle-ms", "2000", NULL};
+    hc_server srv;
+    assert_int_equal(start(&srv, flags), 0);
+    char session[33];
+    assert_int_equal(hc_mcp_initialize(srv.port, session, STEP_MS), 0);
+    rc_conn c;
+    char *body = rc_call_body(100, "poll_notify",
+                              "{\"count\":20000,\"delay_ms\":0,\"close_after\":0}", NULL);
+    assert_int_equal(rc_post(&c, srv.port, session, body, 4096, STEP_MS), 200);
+    free(body);
+    if (rc_wait_stderr(&srv, "took nothing", 1, 10000) < 0)
+        fail_msg("a stream nobody read for 2 s (--session-idle-ms 2000) was not cut within 10 s");
+    rc_call call;
+    rc_call_init(&call, 100, 20000);
+    int r = rc_call_read(&c, &call, 0, STEP_MS);
+    if (call.err[0] != '\0' || r != 0 || c.done)
+        fail_msg("the held stream: expected it cut without its result (rc %d) %s", r, call.err);
+    rc_close(&c);
+    assert_non_null(call.last_id);
+    assert_int_equal(rc_get(&c, srv.port, session, call.last_id, STEP_MS), 200);
+    r = rc_call_read(&c, &call, 0, STEP_MS);
+    if (call.err[0] != '\0' || r != 1)
+        fail_msg("after the resume: rc %d after %lld notifications %s", r, call.next - 1, call.err);
+    assert_int_equal(call.next - 1, 20000);
+    rc_close(&c);
+    rc_call_free(&call);
+    assert_int_equal(hc_server_stop_check(&srv, 10000), 0);
+    hc_server_free(&srv);
+}
+
 /* ---- Slowloris, held streams, sessions never used ---- */
 
 #define SLOW_CONNS 1100
@@ -582,6 +621,7 @@ int main(void)
         cmocka_unit_test(test_pipelined_requests_nobody_reads_stay_bounded),
         cmocka_unit_test(test_pipelined_json_answers_nobody_reads_stay_bounded),
         cmocka_unit_test(test_never_reading_tool_calls_wait_and_lose_nothing),
+        cmocka_unit_test(test_stream_held_without_reading_is_cut_then_resumes),
         cmocka_unit_test(test_slowloris_that_reconnects_does_not_lock_others_out),
         cmocka_unit_test(test_held_get_streams_do_not_lock_others_out),
         cmocka_unit_test(test_initialize_flood_does_not_lock_others_out),
