@@ -190,6 +190,17 @@ MCP_EXTERN int mcp_ctx_sleep(mcp_ctx *ctx, int ms);
 MCP_EXTERN int mcp_ctx_set_error(mcp_ctx *ctx, int code, const char *fmt, ...) MCP_PRINTF(3, 4);
 
 /*
+ * Backpressure, for mcp_ctx_progress, mcp_ctx_log(f) and mcp_ctx_notify: on a
+ * worker thread these return once the message is queued for the client, but
+ * wait first while the request's stream cannot take more (its reader is behind,
+ * or away with as much kept for it as the event store is sure to hold), so a
+ * handler that outruns its client never grows memory and never makes the store
+ * drop what the client has not had. The wait ends when the client catches up
+ * or resumes, or with MCP_ECANCELED when the request is cancelled or its session
+ * ends (expiry included); the message is then not sent.
+ */
+
+/*
  * notifications/progress for the request's progressToken; MCP_OK without
  * sending anything when the client gave no token. total < 0 means unknown;
  * message may be NULL. Progress must increase (MCP_EINVAL otherwise).
