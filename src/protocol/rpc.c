@@ -79,6 +79,12 @@ int mcp__id_valid(const json_t *id)
 json_t *mcp__error_message(const json_t *id, int code, const char *message, json_t *data)
 {
     json_t *err = json_pack("{s:i, s:s}", "code", code, "message", message);
+    if (err == NULL && message != NULL) {
+        /* Not UTF-8 (a handler's text, a quoted header): the error still goes out. */
+        char text[1024];
+        err = json_pack("{s:i, s:s}", "code", code, "message",
+                        mcp__quotable(text, sizeof(text), message));
+    }
     if (err == NULL) {
         json_decref(data);
         return NULL;

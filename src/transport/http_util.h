@@ -28,17 +28,6 @@ int mcp__origin_host(const char *origin, char *out, size_t out_len);
 int mcp__is_loopback_name(const char *host_name);
 
 /*
- * Copies s into out as text an error message may carry whatever the client
- * sent: a JSON string needs valid UTF-8, and a header value may hold any byte
- * but CR, LF and NUL. Valid UTF-8 is kept; each byte that does not begin a
- * valid UTF-8 sequence (RFC 3629: no overlong forms, no surrogates), and each
- * control character (C0, DEL, C1), becomes U+FFFD. When s does not fit, the
- * copy ends at a character boundary with "...". out_len must be at least 4;
- * out is always NUL-terminated. Returns out.
- */
-char *mcp__quotable(char *out, size_t out_len, const char *s);
-
-/*
  * Appends one SSE event: optional "event:" and "id:" lines, an optional
  * "retry:" (retry_ms >= 0), and the data (which must hold no newline: our
  * JSON never does), ended by a blank line. With data NULL, writes "data: "

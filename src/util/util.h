@@ -100,6 +100,17 @@ void mcp__log(int level, const char *fmt, ...) MCP_PRINTF(2, 3);
 #define mcp__info(...) mcp__log(2, __VA_ARGS__)
 #define mcp__debug(...) mcp__log(3, __VA_ARGS__)
 
+/*
+ * Copies s into out as text an error message may carry whatever the client
+ * sent: a JSON string needs valid UTF-8, and a header value may hold any byte
+ * but CR, LF and NUL. Valid UTF-8 is kept; each byte that does not begin a
+ * valid UTF-8 sequence (RFC 3629: no overlong forms, no surrogates), and each
+ * control character (C0, DEL, C1), becomes U+FFFD. When s does not fit, the
+ * copy ends at a character boundary with "...". out_len must be at least 4;
+ * out is always NUL-terminated. Returns out.
+ */
+char *mcp__quotable(char *out, size_t out_len, const char *s);
+
 /* ---- Giving memory back ---- */
 
 /* Notes that n bytes of a burst (queued output, stored events...) were freed. Any thread. */

@@ -1170,6 +1170,12 @@ static void test_id_valid_and_error_message_helpers(void **state)
     assert_error_answer(m, s, -32601);
     assert_non_null(json_object_get(json_object_get(m, "error"), "data"));
     json_decref(m);
+    /* A message that is not UTF-8 (a handler's bytes) still makes an answer. */
+    m = mcp__error_message(i, -32603, "bad \xff\xfe bytes", NULL);
+    assert_error_answer(m, i, -32603);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(m, "error"), "message")),
+                        "bad \xEF\xBF\xBD\xEF\xBF\xBD bytes");
+    json_decref(m);
     json_decref(i);
     json_decref(s);
     json_decref(r);
