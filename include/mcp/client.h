@@ -79,6 +79,13 @@ MCP_EXTERN int mcp_client_on_notification(mcp_client *c, mcp_client_notification
  * inherited. Blocks until initialized or timeout_ms (<= 0: default).
  */
 MCP_EXTERN int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeout_ms);
+/*
+ * After a connect that returned MCP_ERPC: the JSON-RPC error the server answered
+ * initialize with, copied into *err (err->data is a new reference: release it
+ * with mcp_rpc_error_clear). MCP_OK, or MCP_ENOENT when the last connect did not
+ * fail that way. Call it from the thread that called connect.
+ */
+MCP_EXTERN int mcp_client_connect_error(const mcp_client *c, mcp_rpc_error *err);
 
 /* After connecting: what the server said in its initialize result (borrowed). */
 MCP_EXTERN const char *mcp_client_protocol_version(const mcp_client *c);

@@ -671,12 +671,11 @@ static int run_logging_set(mcp_client *c, const cli *o)
 }
 
 /*
- * Says why connecting failed, naming the server command as typed. When the
- * server answered initialize with a JSON-RPC error, libmcp has already
- * printed its code, message and data (mcp_client_connect_stdio returns only
- * the status).
+ * Says why connecting failed, naming the server command as typed, and, when
+ * the server answered initialize with a JSON-RPC error, its code, message and
+ * data.
  */
-static void report_connect_failure(int rc, int timeout_ms)
+static void report_connect_failure(const mcp_client *c, int rc, int timeout_ms)
 {
     char why[160];
     switch (rc) {
@@ -704,6 +703,11 @@ static void report_connect_failure(int rc, int timeout_ms)
         break;
     }
     cli_errorf("mcp: cannot connect: %s (server: %s)\n", why, server_text);
+    mcp_rpc_error err;
+    if (rc == MCP_ERPC && mcp_client_connect_error(c, &err) == MCP_OK) {
+        print_rpc_error("mcp: ", &err);
+        mcp_rpc_error_clear(&err);
+    }
 }
 
 static int run(const cli *o)
@@ -726,7 +730,7 @@ static int run(const cli *o)
 
     rc = mcp_client_connect_stdio(c, o->server_argv, o->timeout_ms);
     if (rc != MCP_OK) {
-        report_connect_failure(rc, o->timeout_ms);
+        report_connect_failure(c, rc, o->timeout_ms);
         code = CLI_EXIT_CONNECT;
         goto done;
     }

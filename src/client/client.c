@@ -29,6 +29,7 @@ struct mcp_client {
     json_t *roots; /* guarded by lock */
     mcp_client_notification_fn notify_fn;
     void *notify_user;
+    mcp_rpc_error connect_err; /* the server's answer to the last failed initialize */
 
     uv_mutex_t lock;
     uv_loop_t loop;
@@ -688,13 +689,11 @@ int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeou
     }
     waiter_wait(&w);
     rc = w.status;
+    mcp_rpc_error_clear(&c->connect_err);
     if (rc == MCP_ERPC) {
-        /* The caller gets only the status: say what the server answered, data included. */
-        char *data =
-            w.err.data != NULL ? json_dumps(w.err.data, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-        mcp__error("the server answered initialize with error %d %s%s%s", w.err.code, w.err.message,
-                   data != NULL ? ", data: " : "", data != NULL ? data : "");
-        free(data);
+        /* Kept for mcp_client_connect_error(): the caller gets only the status. */
+        c->connect_err = w.err;
+        w.err.data = NULL;
     }
     json_decref(w.result);
     mcp_rpc_error_clear(&w.err);
@@ -1053,6 +1052,17 @@ static int post_simple(mcp_client *c, void (*fn)(mcp__mail *))
     return rc;
 }
 
+int mcp_client_connect_error(const mcp_client *c, mcp_rpc_error *err)
+{
+    if (c == NULL || err == NULL)
+        return MCP_EINVAL;
+    if (c->connect_err.code == 0 && c->connect_err.message[0] == '\0')
+        return MCP_ENOENT;
+    *err = c->connect_err;
+    err->data = json_incref(c->connect_err.data);
+    return MCP_OK;
+}
+
 void mcp_client_free(mcp_client *c)
 {
     if (c == NULL)
@@ -1086,6 +1096,7 @@ void mcp_client_free(mcp_client *c)
             mcp__warn("the client loop closed with handles still open");
     }
     mcp__rpc_free(c->rpc);
+    mcp_rpc_error_clear(&c->connect_err);
     json_decref(c->roots);
     json_decref(c->server_info);
     json_decref(c->server_caps);
