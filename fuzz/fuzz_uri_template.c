@@ -116,8 +116,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     answered = 0;
     mcp__session_feed_value(s, req, 1);
     json_decref(req);
-    if (answered != 1)
-        abort(); /* every request gets exactly one answer, at once for inline handlers */
+    if (answered != 1) { /* every request gets exactly one answer, at once for inline handlers */
+        fprintf(stderr, "resources/read got %d answers\n", answered);
+        abort();
+    }
     mcp__session_close(s);
     mcp__srt_close(rt);
     uv_run(&loop, UV_RUN_DEFAULT);
