@@ -761,7 +761,8 @@ static void on_sweep(uv_timer_t *h)
             hs->last_active_ms = hs->stateless ? hs->last_active_ms : now;
             continue;
         }
-        if (now - hs->last_active_ms >= (uint64_t)t->idle_ms) {
+        /* Used during this sweep (a cut stream touches it): later than now. */
+        if (hs->last_active_ms <= now && now - hs->last_active_ms >= (uint64_t)t->idle_ms) {
             mcp__info("session %s expired after %d ms idle", hs->id, t->idle_ms);
             mcp__hsess_close(hs);
         }

@@ -5,7 +5,7 @@
  * the loop and every worker), so a burst of queued output or stored events
  * leaves the process large long after the memory was freed. malloc_trim()
  * returns the free pages of every heap; it walks the heaps, so it is called
- * only after enough was released, from a timer of the loop.
+ * only after a burst (256 KiB or more) was released, from a timer of the loop (once a second at most).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -19,7 +19,7 @@
 
 #include "util.h"
 
-#define TRIM_AFTER_BYTES (4u << 20)
+#define TRIM_AFTER_BYTES (256u << 10)
 
 static atomic_size_t released;
 

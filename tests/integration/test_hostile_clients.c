@@ -255,14 +255,14 @@ static void expect_bounded(long idle, long peak, const char *attack)
                  peak);
 }
 
-/* After an attack, the memory of the burst goes back: within 10% of idle (or 1 MiB). */
+/* After an attack, the memory of the burst goes back: within 10% of idle. */
 static void expect_memory_returns(hc_server *srv, long idle, const char *attack)
 {
     if (UNDER_ASAN)
         return; /* ASan's allocator keeps its own pools */
     long long deadline = hc_now_ms() + 5000;
     long rss;
-    long slack = idle / 10 > 1024 ? idle / 10 : 1024;
+    long slack = idle / 10;
     while ((rss = hc_server_rss_kb(srv)) > idle + slack && hc_now_ms() < deadline)
         poll(NULL, 0, 50);
     printf("%s: server RSS back to %ld KiB (idle %ld KiB)\n", attack, rss, idle);
@@ -394,13 +394,13 @@ static void test_never_reading_tool_calls_wait_and_lose_nothing(void **state)
 /*
  * A client that holds its stream open and never reads must not keep its
  * session, its paused handler and its connection for ever: after the session
- * idle time without taking a byte (here 2 s) the stream is cut. The client,
+ * idle time without taking a byte (here 4 s) the stream is cut. The client,
  * reading at last what reached it and resuming, still loses nothing.
  */
 static void test_stream_held_without_reading_is_cut_then_resumes(void **state)
 {
     (void)state;
-    static const char *const flags[] = {"--session-idle-ms", "2000", NULL};
+    static const char *const flags[] = {"--session-idle-ms", "4000", NULL};
     hc_server srv;
     assert_int_equal(start(&srv, flags), 0);
     char session[33];
@@ -411,7 +411,7 @@ static void test_stream_held_without_reading_is_cut_then_resumes(void **state)
     assert_int_equal(rc_post(&c, srv.port, session, body, 4096, STEP_MS), 200);
     free(body);
     if (rc_wait_stderr(&srv, "took nothing", 1, 10000) < 0)
-        fail_msg("a stream nobody read for 2 s (--session-idle-ms 2000) was not cut within 10 s");
+        fail_msg("a stream nobody read for 4 s (--session-idle-ms 4000) was not cut within 10 s");
     rc_call call;
     rc_call_init(&call, 100, 20000);
     int r = rc_call_read(&c, &call, 0, STEP_MS);
@@ -419,7 +419,11 @@ static void test_stream_held_without_reading_is_cut_then_resumes(void **state)
         fail_msg("the held stream: expected it cut without its result (rc %d) %s", r, call.err);
     rc_close(&c);
     assert_non_null(call.last_id);
-    assert_int_equal(rc_get(&c, srv.port, session, call.last_id, STEP_MS), 200);
+    int status = rc_get(&c, srv.port, session, call.last_id, STEP_MS);
+    if (status != 200) {
+        char *err = hc_server_stderr(&srv);
+        fail_msg("the resume after the cut got %d; the server said:\n%s", status, err ? err : "");
+    }
     r = rc_call_read(&c, &call, 0, STEP_MS);
     if (call.err[0] != '\0' || r != 1)
         fail_msg("after the resume: rc %d after %lld notifications %s", r, call.next - 1, call.err);
