@@ -5,7 +5,8 @@
  * the loop and every worker), so a burst of queued output or stored events
  * leaves the process large long after the memory was freed. malloc_trim()
  * returns the free pages of every heap; it walks the heaps, so it is called
- * only after a burst (256 KiB or more) was released, from a timer of the loop (once a second at most).
+ * only once a burst (256 KiB or more) was released and has wound down, from a
+ * timer of the loop.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -30,9 +31,17 @@ void mcp__mem_released(size_t n)
 
 void mcp__mem_trim_maybe(void)
 {
-    if (atomic_load_explicit(&released, memory_order_relaxed) < TRIM_AFTER_BYTES)
+    /* Called about once a second. Under steady load memory is freed and taken
+     * again at once: trimming would only make the next allocations fault pages
+     * back in. So it waits for the burst to wind down: less freed in the last
+     * period than a quarter of all freed since the last trim. */
+    static atomic_size_t at_last_check;
+    size_t total = atomic_load_explicit(&released, memory_order_relaxed);
+    size_t recent = total - atomic_exchange_explicit(&at_last_check, total, memory_order_relaxed);
+    if (total < TRIM_AFTER_BYTES || recent * 4 > total)
         return;
-    atomic_store_explicit(&released, 0, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&released, total, memory_order_relaxed);
+    atomic_store_explicit(&at_last_check, 0, memory_order_relaxed);
 #if defined(__GLIBC__)
     malloc_trim(0);
 #endif

@@ -115,8 +115,8 @@ char *mcp__quotable(char *out, size_t out_len, const char *s);
 
 /* Notes that n bytes of a burst (queued output, stored events...) were freed. Any thread. */
 void mcp__mem_released(size_t n);
-/* Returns freed heap memory to the system (malloc_trim) when at least a few
- * MiB were released since the last time; cheap otherwise. Any thread. */
+/* Returns freed heap memory to the system (malloc_trim) once a burst of
+ * releases has wound down; cheap otherwise. Called about once a second; any thread. */
 void mcp__mem_trim_maybe(void);
 
 /* ---- Worker pool ---- */
