@@ -107,24 +107,51 @@ static void source_forget(mcp__http_conn *c)
 }
 
 /*
+ * How much a connection costs others to lose, when connections run short: 0 has
+ * no request in hand yet (its headers or body are still coming: slowloris and
+ * slow bodies), 1 sits idle between requests with nothing left to send, 2 has
+ * answers not yet taken (idle with a backlog, or draining one: a client that
+ * pipelines without reading); -1 is busy with a request and never gives way.
+ */
+static int eviction_tier(const mcp__http_conn *c)
+{
+    if (c->closing || c->broken)
+        return -1;
+    switch (c->phase) {
+    case PHASE_FIRST:
+    case PHASE_HEADERS:
+    case PHASE_BODY:
+        return 0;
+    case PHASE_IDLE:
+        return mcp__http_conn_unsent(c) == 0 ? 1 : 2;
+    case PHASE_DRAIN:
+        return 2;
+    default:
+        return -1;
+    }
+}
+
+/*
  * The connections are all taken: the one that costs others least to lose gives
- * its place. Only a connection with no request in hand qualifies (headers not
- * complete, or idle between requests), and of those one of the source holding
- * the most connections, the oldest first: a crowd of slow or idle connections
- * from one place cannot keep anyone else out (slowloris).
+ * its place: the lowest tier, and in it one of the source holding the most
+ * connections, the oldest first. So a crowd of slow or idle connections from
+ * one place cannot keep anyone else out (slowloris, slow bodies), and a reader
+ * still taking its answer is the last to go.
  */
 static mcp__http_conn *eviction_victim(mcp__http_server *srv)
 {
     mcp__http_conn *victim = NULL;
+    int best_tier = 3;
     size_t most = 0;
     for (mcp__http_conn *c = srv->conns; c != NULL; c = c->next) {
-        if (c->closing || c->broken ||
-            (c->phase != PHASE_FIRST && c->phase != PHASE_HEADERS && c->phase != PHASE_IDLE))
+        int tier = eviction_tier(c);
+        if (tier < 0 || tier > best_tier)
             continue;
         size_t n = source_count(c);
         /* Newest first in the list: ">=" ends on the oldest of the most. */
-        if (victim == NULL || n >= most) {
+        if (tier < best_tier || n >= most) {
             victim = c;
+            best_tier = tier;
             most = n;
         }
     }

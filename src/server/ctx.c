@@ -302,8 +302,7 @@ static void op_sent(mcp_ctx *ctx, int live)
                     s->io->congested(s->io_user, ctx->stream);
     uv_mutex_lock(&ctx->lock);
     ctx->queued_ops--;
-    if (congested)
-        ctx->paused = 1;
+    ctx->paused = congested; /* the latest word on the stream */
     uv_cond_broadcast(&ctx->cond);
     uv_mutex_unlock(&ctx->lock);
 }

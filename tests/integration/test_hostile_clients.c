@@ -11,8 +11,8 @@
  *   and each client, when it finally reads, gets every notification and the
  *   result exactly once and in order);
  * - a slowloris of 1,100 connections from another address (127.0.0.2) that
- *   reconnect, against a server with fewer connections than that (headerless
- *   connections of the source holding the most give way);
+ *   trickle headers or bodies and reconnect, against a server with fewer connections than that
+ * (headerless connections of the source holding the most give way);
  * - 1,024 held GET streams (64 sessions x 16);
  * - 10,000 initialize calls that never come back (idle sessions give way).
  *
@@ -458,13 +458,18 @@ static int connect_from(const char *source, int port)
 }
 
 /*
- * Keeps SLOW_CONNS connections from 127.0.0.2 that trickle a request head,
- * one byte a second, and reconnects whichever the server closes.
+ * Keeps SLOW_CONNS connections from 127.0.0.2 that trickle a request, one byte
+ * a second (half of them their headers, half their body), and reconnects
+ * whichever the server closes.
  */
 static void *slowloris(void *arg)
 {
     attack *a = arg;
+    /* Half trickle their headers, half a body (the headers complete). */
     static const char head[] = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+    static const char body_head[] = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                    "Content-Type: application/json\r\n"
+                                    "Content-Length: 100000\r\n\r\n{";
     int *fd = malloc(SLOW_CONNS * sizeof(*fd));
     int *sent_head = calloc(SLOW_CONNS, sizeof(*sent_head));
     if (fd == NULL || sent_head == NULL) {
@@ -483,7 +488,9 @@ static void *slowloris(void *arg)
                 ssize_t r = recv(fd[i], b, sizeof(b), MSG_DONTWAIT);
                 int gone = r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
                 if (!gone && !sent_head[i]) {
-                    ssize_t w = send(fd[i], head, sizeof(head) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+                    const char *h = i % 2 ? body_head : head;
+                    size_t hl = i % 2 ? sizeof(body_head) - 1 : sizeof(head) - 1;
+                    ssize_t w = send(fd[i], h, hl, MSG_NOSIGNAL | MSG_DONTWAIT);
                     sent_head[i] = w > 0;
                     gone = w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOTCONN;
                 } else if (!gone && tick) {

@@ -1120,6 +1120,24 @@ static void test_max_connections_evicts_idle_then_refuses(void **state)
     fx_stop(f);
 }
 
+/* A slow body gives way before an idle connection: its request is not in hand. */
+static void test_max_connections_evicts_a_slow_body_first(void **state)
+{
+    (void)state;
+    fx *f = fx_start(&(mcp__http_opts){.max_connections = 2});
+    cli *a = cli_open(f->port), *b = cli_open(f->port);
+    get_echo(b, "/b");
+    cli_sends(a, "POST /slow HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc");
+    cli *c = cli_open(f->port);
+    get_echo(c, "/c");
+    assert_true(cli_closed(a));
+    get_echo(b, "/still-fine");
+    cli_free(a);
+    cli_free(b);
+    cli_free(c);
+    fx_stop(f);
+}
+
 static void test_max_connections_per_source_refuses_extra_ones(void **state)
 {
     (void)state;
@@ -1340,6 +1358,7 @@ int main(void)
         cmocka_unit_test(test_idle_keep_alive_connection_is_closed),
         cmocka_unit_test(test_connection_close_and_http10_close_after_the_response),
         cmocka_unit_test(test_max_connections_evicts_idle_then_refuses),
+        cmocka_unit_test(test_max_connections_evicts_a_slow_body_first),
         cmocka_unit_test(test_max_connections_per_source_refuses_extra_ones),
         cmocka_unit_test(test_expect_100_continue),
         cmocka_unit_test(test_stop_with_open_connections_frees_everything),
