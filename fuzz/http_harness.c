@@ -132,6 +132,8 @@ int fz_port(int cfg)
 void fz_step(int cfg)
 {
     fz_srv *s = &servers[cfg];
+    if (!s->ready)
+        start(cfg); /* an input that never connected still turns its server's loop */
     pthread_mutex_lock(&s->mu);
     unsigned long target = ++s->want;
     pthread_cond_broadcast(&s->cv);
