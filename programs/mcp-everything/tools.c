@@ -478,6 +478,8 @@ static json_t *tool_notify(mcp_ctx *ctx, const json_t *args, void *user)
     for (long long i = 1; i <= count; i++) {
         if (i > 1 && delay_ms > 0 && mcp_ctx_sleep(ctx, (int)delay_ms) != MCP_OK)
             return cancelled_result();
+        if (mcp_ctx_is_cancelled(ctx))
+            return cancelled_result(); /* e.g. its client stayed away too long */
         char text[48];
         snprintf(text, sizeof text, "notification %lld", i);
         log_text(ctx, MCP_LOG_INFO, text);
@@ -507,6 +509,8 @@ static json_t *tool_poll_notify(mcp_ctx *ctx, const json_t *args, void *user)
     for (long long i = 1; i <= count; i++) {
         if (i > 1 && delay_ms > 0 && mcp_ctx_sleep(ctx, (int)delay_ms) != MCP_OK)
             return cancelled_result();
+        if (mcp_ctx_is_cancelled(ctx))
+            return cancelled_result(); /* e.g. its client stayed away too long */
         char text[48];
         snprintf(text, sizeof text, "notification %lld", i);
         log_text(ctx, MCP_LOG_INFO, text);

@@ -181,6 +181,8 @@ void mcp__session_unref(mcp__session *s);
 int mcp__session_notify(mcp__session *s, const char *method, json_t *params);
 /* Loop thread: `stream` can take messages again; its paused handlers go on. */
 void mcp__session_stream_ready(mcp__session *s, uint64_t stream);
+/* Cancels the handlers paused on `stream` (their answers still go out); how many. */
+int mcp__session_cancel_paused(mcp__session *s, uint64_t stream);
 /* True when every request in flight is a handler paused by a congested stream
  * (it waits for its client, and nothing else goes on). */
 int mcp__session_all_paused(const mcp__session *s);

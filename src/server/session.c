@@ -125,6 +125,18 @@ void mcp__session_stream_ready(mcp__session *s, uint64_t stream)
             mcp__ctx_resume(c);
 }
 
+int mcp__session_cancel_paused(mcp__session *s, uint64_t stream)
+{
+    int n = 0;
+    for (struct mcp_ctx *c = s->ctxs; c != NULL; c = c->next) {
+        if (c->stream == stream && c->paused && !atomic_load(&c->cancelled)) {
+            mcp__ctx_cancel(c);
+            n++;
+        }
+    }
+    return n;
+}
+
 int mcp__session_all_paused(const mcp__session *s)
 {
     size_t n = 0;

@@ -53,8 +53,11 @@ struct hstream {
      * TCP acknowledged every byte, or it resumed): what a resume may need. A
      * handler pauses before they are more than the store is sure to keep. */
     size_t unconfirmed, unconfirmed_bytes;
-    uint64_t stall_mark;  /* bytes the client had taken at the last sweep */
-    uint64_t stall_since; /* since when it has taken nothing while bytes waited */
+    uint64_t unconfirmed_seq; /* the first of them */
+    uint64_t unconfirmed_at;  /* the session's stored bytes before it */
+    uint64_t away_since;      /* the sweep that first found its client away, or 0 */
+    uint64_t stall_mark;      /* bytes the client had taken at the last sweep */
+    uint64_t stall_since;     /* since when it has taken nothing while bytes waited */
     hstream *prev, *next;
 };
 
@@ -71,6 +74,8 @@ struct hsess {
      * the tag is a per-session secret, so ids cannot be guessed across sessions. */
     char tag[17];
     uint64_t next_seq;
+    uint64_t stored_bytes;    /* of all its events so far */
+    int window_moved;         /* a stream confirmed events (see mcp__hstream_maybe_ready) */
     uint64_t last_standalone; /* where standalone messages are stored while no GET is open */
     hresume *resumes;         /* replays under way */
     uint64_t last_active_ms;
@@ -98,6 +103,8 @@ struct shttp {
     size_t max_queued;
     size_t pause_bytes; /* a handler's stream with more unsent than this pauses it */
     size_t max_unconfirmed, max_unconfirmed_bytes;
+    uint64_t window_events, window_bytes;
+    uint64_t away_limit_ms; /* see cut_stalled_streams and sweep_away */
     int max_get_streams;
     mcp_event_store *store; /* NULL: not resumable */
     mcp_event_store *own_store;

@@ -343,9 +343,11 @@ struct hresume {
     uint64_t after;  /* the last event the client has */
     uint64_t seq_at; /* the session's event count when this replay began */
     int replayed;
-    int cancelled;   /* the session closed */
-    int running;     /* inside the store's replay call */
-    int done_status; /* set by a replay that completed inside its call */
+    size_t replayed_bytes;
+    uint64_t resumed_after; /* the Last-Event-ID's seq */
+    int cancelled;          /* the session closed */
+    int running;            /* inside the store's replay call */
+    int done_status;        /* set by a replay that completed inside its call */
     int done_now;
     hresume *next;
 };
@@ -427,6 +429,7 @@ static void resume_emit(void *arg, uint64_t seq, const char *data, size_t len)
     }
     mcp__buf_free(&b);
     r->replayed++;
+    r->replayed_bytes += len;
 }
 
 /* The end of the resume: attach the GET to the stream, or refuse it. */
@@ -458,6 +461,8 @@ static void resume_finish(hresume *r, int status)
         mcp__http_req_abort(r->old_req);
     mcp__http_req *req = r->req;
     int replayed = r->replayed;
+    size_t replayed_bytes = r->replayed_bytes;
+    uint64_t after = r->resumed_after;
     free(r);
     if (req == NULL) {
         /* The client left (or was cut) during the replay: it resumes again later. */
@@ -470,7 +475,10 @@ static void resume_finish(hresume *r, int status)
     /* What the client had is confirmed by its Last-Event-ID; what was replayed is
      * on its way. */
     st->unconfirmed = (size_t)replayed;
-    st->unconfirmed_bytes = 0;
+    st->unconfirmed_bytes = replayed_bytes;
+    st->unconfirmed_seq = after + 1;
+    st->unconfirmed_at = hs->stored_bytes - replayed_bytes;
+    hs->window_moved = 1;
     if (st->kind == HS_GET)
         hs->last_standalone = st->id;
     if (st->finished || (st->kind == HS_IDLE && replayed > 0)) {
@@ -584,6 +592,7 @@ void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last
     r->created = created;
     r->stream = id;
     r->after = seq;
+    r->resumed_after = seq;
     /* The stream lives on (its request still runs, or a GET is open): this connection
      * takes it over once the replay is done. Meanwhile its messages are only stored. */
     r->old_req = st->req;

@@ -21,6 +21,10 @@
 /* Events (and bytes) a handler may send that its client has not confirmed having,
  * before it pauses; a quarter of the in-memory store's default per session. */
 #define DEFAULT_MAX_UNCONFIRMED 2500
+/* How far back a session's oldest unconfirmed event may lie: half the in-memory
+ * store's default per session. */
+#define DEFAULT_WINDOW_EVENTS 5000
+#define DEFAULT_WINDOW_BYTES (8u << 20)
 #define DEFAULT_MAX_UNCONFIRMED_BYTES (4u << 20)
 #define DEFAULT_RETRY_MS 1000
 /* GET connections one session may hold open: enough for every client seen (they
@@ -297,9 +301,14 @@ static int emit(hsess *hs, uint64_t id, hstream *st, const char *text, size_t le
         mcp__event_id(hs, id, seq, eid);
         eid_p = eid;
         if (st != NULL) {
+            if (st->unconfirmed == 0) {
+                st->unconfirmed_seq = seq;
+                st->unconfirmed_at = hs->stored_bytes;
+            }
             st->unconfirmed++;
             st->unconfirmed_bytes += len;
         }
+        hs->stored_bytes += len;
     }
     if (st == NULL || st->req == NULL)
         return MCP_OK;
@@ -478,10 +487,57 @@ static void on_stream_drained(void *arg, mcp__http_req *req)
     mcp__hstream_maybe_ready(arg);
 }
 
+/* Every stream of the session is looked at: what one confirms can let another
+ * go on (see window_full). Again while confirmations move the window. */
 void mcp__hstream_maybe_ready(hstream *st)
 {
-    if (!stream_congested(st))
-        mcp__session_stream_ready(st->hs->sess, st->id);
+    hsess *hs = st->hs;
+    for (int pass = 0; pass < 4; pass++) {
+        hs->window_moved = 0;
+        for (hstream *p = hs->streams; p != NULL; p = p->next)
+            if (!stream_congested(p))
+                mcp__session_stream_ready(hs->sess, p->id);
+        if (!hs->window_moved)
+            break;
+    }
+}
+
+/* More of st's events unconfirmed than its share. */
+static int over_share(const hstream *st)
+{
+    const shttp *t = st->hs->t;
+    return st->unconfirmed >= t->max_unconfirmed ||
+           st->unconfirmed_bytes >= t->max_unconfirmed_bytes;
+}
+
+static void confirm(hstream *st)
+{
+    if (st->unconfirmed > 0)
+        st->hs->window_moved = 1;
+    st->unconfirmed = st->unconfirmed_bytes = 0;
+}
+
+/*
+ * The store keeps a session's latest events and lets the oldest go (the memory
+ * store: 10,000 events or 16 MiB by default): the oldest event that some
+ * client has not confirmed must stay well inside that window, whichever stream
+ * the newer events belong to. Otherwise a stream whose client reads could push
+ * out what another one's absent client has not had.
+ */
+static int window_full(const hsess *hs)
+{
+    const shttp *t = hs->t;
+    uint64_t seq = 0, at = 0;
+    for (const hstream *p = hs->streams; p != NULL; p = p->next) {
+        if (p->unconfirmed == 0)
+            continue;
+        if (seq == 0 || p->unconfirmed_seq < seq)
+            seq = p->unconfirmed_seq;
+        if (seq == p->unconfirmed_seq && (at == 0 || p->unconfirmed_at < at))
+            at = p->unconfirmed_at;
+    }
+    return seq != 0 &&
+           (hs->next_seq - seq >= t->window_events || hs->stored_bytes - at >= t->window_bytes);
 }
 
 /*
@@ -489,36 +545,39 @@ void mcp__hstream_maybe_ready(hstream *st)
  * is set to call mcp__hstream_maybe_ready() when that may have changed:
  * - its reader is behind (more than pause_bytes unsent): until the socket takes
  *   half of it;
- * - with a store, more events went out unconfirmed than the store is sure to
- *   keep: until the client's TCP has acknowledged them all (then they are with
- *   the client) or, if it is away, until it resumes. So a slow or absent reader
+ * - with a store, more of its events went out unconfirmed than its share, or
+ *   the session's oldest unconfirmed event is near the edge of what the store
+ *   keeps: until the client's TCP has acknowledged them (then they are with the
+ *   client) or, if it is away, until it resumes. So a slow or absent reader
  *   never makes the store drop what it has not had ("nothing lost").
  */
 static int stream_congested(hstream *st)
 {
-    shttp *t = st->hs->t;
-    if (st->resuming != NULL)
-        return st->unconfirmed >= t->max_unconfirmed ||
-               st->unconfirmed_bytes >= t->max_unconfirmed_bytes;
-    if (st->req == NULL) {
-        if (t->store == NULL || st->kind != HS_POST_SSE)
+    hsess *hs = st->hs;
+    shttp *t = hs->t;
+    if (st->resuming != NULL || st->req == NULL) {
+        if (t->store == NULL || (st->resuming == NULL && st->kind != HS_POST_SSE))
             return 0; /* nothing is kept for it: pausing would save nothing */
-        return st->unconfirmed >= t->max_unconfirmed ||
-               st->unconfirmed_bytes >= t->max_unconfirmed_bytes;
+        return over_share(st) || window_full(hs);
     }
     size_t queued = mcp__http_stream_queued(st->req);
     if (queued > t->pause_bytes) {
         mcp__http_req_on_drain(st->req, t->pause_bytes / 2, on_stream_drained, st);
         return 1;
     }
-    if (t->store == NULL || st->hs->legacy ||
-        (st->unconfirmed < t->max_unconfirmed && st->unconfirmed_bytes < t->max_unconfirmed_bytes))
+    if (t->store == NULL || hs->legacy || (!over_share(st) && !window_full(hs)))
         return 0;
-    if (queued == 0 && mcp__http_req_unacked(st->req) == 0) {
-        st->unconfirmed = st->unconfirmed_bytes = 0;
-        return 0;
+    /* Only now the system call: not for every message. */
+    int unacked = queued > 0 || mcp__http_req_unacked(st->req) > 0;
+    if (!unacked) {
+        confirm(st);
+        if (!over_share(st) && !window_full(hs))
+            return 0;
     }
-    mcp__http_req_on_drain(st->req, 0, on_stream_drained, st);
+    /* Wait for this client's acknowledgements; a window held by another stream's
+     * client moves when that one confirms or resumes (mcp__hstream_maybe_ready). */
+    if (unacked)
+        mcp__http_req_on_drain(st->req, 0, on_stream_drained, st);
     return 1;
 }
 
@@ -712,6 +771,33 @@ int mcp__shttp_get_streams_full(shttp *t)
 }
 
 /*
+ * A stream whose client is away. Handlers paused for it hold worker threads that
+ * every other client needs, and its unconfirmed events hold the session's other
+ * streams back (window_full), so that lasts as long as a stalled reader is
+ * waited for: then its paused handlers are cancelled (the client, resuming,
+ * finds what they sent and their answer) and its events stop holding the
+ * others back (the store still keeps them within its bounds).
+ */
+static void sweep_away(hstream *st, uint64_t now, uint64_t limit)
+{
+    hsess *hs = st->hs;
+    if (st->away_since == 0) {
+        st->away_since = now;
+        return;
+    }
+    uint64_t away = now - st->away_since;
+    if (away < limit)
+        return;
+    if (mcp__session_cancel_paused(hs->sess, st->id) > 0)
+        mcp__info("session %s: handlers paused for a client away %llu ms were cancelled", hs->id,
+                  (unsigned long long)away);
+    if (st->unconfirmed > 0) {
+        confirm(st);
+        mcp__hstream_maybe_ready(st);
+    }
+}
+
+/*
  * A stream whose client has taken nothing of what waits for it (in our queue or
  * the kernel's) for the session idle time, or a minute at most, is cut: the
  * client is as good as away, and a connection held open without reading must
@@ -720,10 +806,15 @@ int mcp__shttp_get_streams_full(shttp *t)
  */
 static void cut_stalled_streams(hsess *hs, uint64_t now)
 {
-    uint64_t limit = hs->t->idle_ms < 60000 ? (uint64_t)hs->t->idle_ms : 60000;
+    uint64_t limit = hs->t->away_limit_ms;
     hstream *next;
     for (hstream *st = hs->streams; st != NULL; st = next) {
         next = st->next;
+        if (st->req == NULL && st->resuming == NULL) {
+            sweep_away(st, now, limit);
+            continue;
+        }
+        st->away_since = 0;
         if (st->req == NULL || !st->begun)
             continue;
         size_t waiting = mcp__http_stream_queued(st->req) + mcp__http_req_unacked(st->req);
@@ -921,6 +1012,20 @@ int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
         t->pause_bytes = t->max_queued / 2;
     /* Well inside what the in-memory store keeps per session, so that what a
      * handler's client has not confirmed is never what the store drops. */
+    /* How long a stalled reader or an absent client is waited for: the session
+     * idle time, a minute at most, and half the events' lifetime in our store. */
+    t->away_limit_ms = t->idle_ms < 60000 ? (uint64_t)t->idle_ms : 60000;
+    if (o.store == NULL && o.memory_store.ttl_ms > 0 &&
+        (uint64_t)o.memory_store.ttl_ms / 2 < t->away_limit_ms)
+        t->away_limit_ms = (uint64_t)o.memory_store.ttl_ms / 2;
+    t->window_events = DEFAULT_WINDOW_EVENTS;
+    t->window_bytes = DEFAULT_WINDOW_BYTES;
+    if (o.store == NULL && o.memory_store.max_events > 0 &&
+        o.memory_store.max_events / 2 < t->window_events)
+        t->window_events = o.memory_store.max_events / 2 + 1;
+    if (o.store == NULL && o.memory_store.max_bytes > 0 &&
+        o.memory_store.max_bytes / 2 < t->window_bytes)
+        t->window_bytes = o.memory_store.max_bytes / 2 + 1;
     t->max_unconfirmed = DEFAULT_MAX_UNCONFIRMED;
     t->max_unconfirmed_bytes = DEFAULT_MAX_UNCONFIRMED_BYTES;
     if (o.store == NULL && o.memory_store.max_events > 0 &&

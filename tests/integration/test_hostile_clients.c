@@ -101,8 +101,7 @@ static void probe(int port, probes *p)
         free(dump);
         json_decref(msgs);
     }
-    if (rc == 0)
-        hc_response_free(&r);
+    hc_response_free(&r); /* also what arrived before a deadline */
     long long took = t2 - t0 > t1 - t0 ? t2 - t1 : t1 - t0;
     p->worst_ms = took > p->worst_ms ? took : p->worst_ms;
     if (good && t2 - t1 <= PROBE_MS)
@@ -434,6 +433,89 @@ static void test_stream_held_without_reading_is_cut_then_resumes(void **state)
     hc_server_free(&srv);
 }
 
+/* A tools/call answered (its result read) within timeout_ms, on a fresh
+ * connection; 0 or -1. */
+static int call_answered(int port, const char *session, long long id, const char *tool,
+                         const char *args, int timeout_ms)
+{
+    char *body = hc_tools_call_body(id, tool, args);
+    hc_response r;
+    int rc = hc_mcp_post(port, session, NULL, body, &r, timeout_ms);
+    free(body);
+    if (rc != 0) {
+        hc_response_free(&r); /* what arrived before the deadline */
+        return -1;
+    }
+    json_t *msgs = r.status == 200 ? hc_messages(&r) : NULL;
+    int ok = 0;
+    size_t i;
+    json_t *m;
+    json_array_foreach(msgs, i, m) ok |= json_object_get(m, "result") != NULL;
+    json_decref(msgs);
+    hc_response_free(&r);
+    return ok ? 0 : -1;
+}
+
+/*
+ * A client that drops a chatty call's stream and never comes back, while it
+ * keeps its session alive, must not hold a worker for ever: with one worker,
+ * another client's tool call waits only until the paused handler is given up
+ * (the session idle time, here 3 s). The dropped call, resumed at last, has
+ * everything its handler sent and its answer.
+ */
+static void test_handlers_waiting_for_an_absent_client_give_their_worker_back(void **state)
+{
+    (void)state;
+    static const char *const flags[] = {"--workers", "1", "--session-idle-ms", "3000", NULL};
+    hc_server srv;
+    assert_int_equal(start(&srv, flags), 0);
+    char away[33], other[33];
+    assert_int_equal(hc_mcp_initialize(srv.port, away, STEP_MS), 0);
+    assert_int_equal(hc_mcp_initialize(srv.port, other, STEP_MS), 0);
+    rc_conn c;
+    /* The server closes the stream after the first notification (SEP-1699); the
+     * client does not come back for it. */
+    char *body = rc_call_body(100, "poll_notify", "{\"count\":100000,\"delay_ms\":0}", NULL);
+    assert_int_equal(rc_post(&c, srv.port, away, body, 0, STEP_MS), 200);
+    free(body);
+    rc_call call;
+    rc_call_init(&call, 100, -1);
+    assert_int_equal(rc_call_read(&c, &call, 0, STEP_MS), 0);
+    rc_close(&c);
+    assert_non_null(call.last_id);
+
+    /* The other client's call needs the one worker. Meanwhile the absent client's
+     * session stays in use, so it never expires. */
+    long long t0 = hc_now_ms();
+    int answered = -1;
+    for (int i = 0; answered != 0 && hc_now_ms() - t0 < 15000; i++) {
+        answered = call_answered(srv.port, other, 10 + i, "slow_echo",
+                                 "{\"text\":\"x\",\"delay_ms\":0}", 1000);
+        char *ping = hc_tools_call_body(1000 + i, "echo", "{\"text\":\"keep\"}");
+        hc_response r;
+        (void)hc_mcp_post(srv.port, away, NULL, ping, &r, STEP_MS);
+        hc_response_free(&r);
+        free(ping);
+    }
+    long long waited = hc_now_ms() - t0;
+    printf("absent client: another client's call was answered after %lld ms\n", waited);
+    if (answered != 0)
+        fail_msg("with one worker held by a handler paused for an absent client, another "
+                 "client's call was not answered within 15 s");
+
+    assert_int_equal(rc_get(&c, srv.port, away, call.last_id, STEP_MS), 200);
+    int r = rc_call_read(&c, &call, 0, STEP_MS);
+    if (call.err[0] != '\0' || r != 1)
+        fail_msg("the resume: rc %d after %lld notifications %s", r, call.next - 1, call.err);
+    printf("absent client: resumed, %lld notifications and the answer \"%s\"\n", call.next - 1,
+           rc_result_text(call.result));
+    assert_string_equal(rc_result_text(call.result), "The request was cancelled.");
+    rc_close(&c);
+    rc_call_free(&call);
+    assert_int_equal(hc_server_stop_check(&srv, 10000), 0);
+    hc_server_free(&srv);
+}
+
 /* ---- Slowloris, held streams, sessions never used ---- */
 
 #define SLOW_CONNS 1100
@@ -605,10 +687,9 @@ static void test_initialize_flood_does_not_lock_others_out(void **state)
     /* One keep-alive connection would be kinder; a flood opens one per call. */
     for (int i = 0; i < n; i++) {
         hc_response r;
-        if (hc_mcp_post(srv.port, NULL, NULL, init, &r, STEP_MS) == 0) {
+        if (hc_mcp_post(srv.port, NULL, NULL, init, &r, STEP_MS) == 0)
             ok += r.status == 200;
-            hc_response_free(&r);
-        }
+        hc_response_free(&r);
         if (i % 1000 == 0) {
             long rss = hc_server_rss_kb(&srv);
             peak = rss > peak ? rss : peak;
@@ -633,6 +714,7 @@ int main(void)
         cmocka_unit_test(test_pipelined_json_answers_nobody_reads_stay_bounded),
         cmocka_unit_test(test_never_reading_tool_calls_wait_and_lose_nothing),
         cmocka_unit_test(test_stream_held_without_reading_is_cut_then_resumes),
+        cmocka_unit_test(test_handlers_waiting_for_an_absent_client_give_their_worker_back),
         cmocka_unit_test(test_slowloris_that_reconnects_does_not_lock_others_out),
         cmocka_unit_test(test_held_get_streams_do_not_lock_others_out),
         cmocka_unit_test(test_initialize_flood_does_not_lock_others_out),
