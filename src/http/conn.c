@@ -885,6 +885,12 @@ static size_t conn_unacked(mcp__http_conn *c)
     return (size_t)n;
 }
 
+const char *mcp__http_req_source(const mcp__http_req *req)
+{
+    mcp__http_conn *c = req->conn;
+    return c != NULL && c->source != NULL ? c->source->addr : "";
+}
+
 size_t mcp__http_req_unacked(const mcp__http_req *req)
 {
     mcp__http_conn *c = req->conn;

@@ -168,6 +168,8 @@ int mcp__http_header_at(const mcp__http_req *req, size_t i, const char **name, c
  * len may be NULL.
  */
 const char *mcp__http_req_body(const mcp__http_req *req, size_t *len);
+/* The client's address ("127.0.0.1", "::1"), "" when unknown or gone. */
+const char *mcp__http_req_source(const mcp__http_req *req);
 /* 10 for HTTP/1.0, 11 for HTTP/1.1. */
 int mcp__http_req_version(const mcp__http_req *req);
 /* True when the connection may carry another request after this one's response. */

@@ -80,6 +80,8 @@ struct hsess {
     hresume *resumes;         /* replays under way */
     uint64_t last_active_ms;
     uint64_t last_use;    /* shttp.uses when it was last used: orders sessions for eviction */
+    int used;             /* a request came after initialize */
+    char source[48];      /* the address that opened it, \"\" when unknown */
     hsess *prev, *next;   /* every session, for the timers */
     hsess *deferred_next; /* in the list of sessions to close once the stack unwinds */
 };
@@ -92,7 +94,8 @@ struct shttp {
     mcp__map sessions; /* id -> hsess, stateful and legacy sessions */
     hsess *all;
     hsess *deferred;
-    uint64_t uses; /* counts session uses (see hsess.last_use) */
+    uint64_t uses;            /* counts session uses (see hsess.last_use) */
+    mcp__map session_sources; /* address -> how many sessions it opened (a uintptr_t) */
     uv_idle_t deferred_idle;
 
     char *path;
@@ -143,6 +146,8 @@ int mcp__shttp_get_streams_full(shttp *t);
 hresume *mcp__shttp_resume_next(const hresume *r);
 /* The session was used now: for its idle expiry, and its place in eviction order. */
 void mcp__hsess_touch(hsess *hs);
+/* Records the address that opened hs (for eviction: see mcp__shttp_evict_idle_session). */
+void mcp__hsess_set_source(hsess *hs, mcp__http_req *req);
 /* Closes hs once the current callback stack has unwound. */
 void mcp__hsess_close_later(hsess *hs);
 hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req);

@@ -194,9 +194,12 @@ static void post(shttp *t, mcp__http_req *req)
             goto out;
         }
         hs = mcp__hsess_new(t, 0, 0);
+        if (hs != NULL)
+            mcp__hsess_set_source(hs, req);
     } else {
         if ((hs = find_session(t, req, id)) == NULL || check_version_header(t, req, id) != 0)
             goto out;
+        hs->used = 1;
     }
     if (hs == NULL) {
         mcp__shttp_error_id(t, req, 500, id, MCP_RPC_INTERNAL_ERROR,

@@ -644,6 +644,8 @@ hsess *mcp__hsess_new(shttp *t, int stateless, int legacy)
     return hs;
 }
 
+static void session_source_forget(hsess *hs);
+
 void mcp__hsess_close(hsess *hs)
 {
     shttp *t = hs->t;
@@ -652,6 +654,7 @@ void mcp__hsess_close(hsess *hs)
     hs->closing = 1;
     if (!hs->stateless)
         mcp__map_remove(&t->sessions, hs->id);
+    session_source_forget(hs);
     mcp__shttp_resumes_cancel(hs);
     while (hs->streams != NULL) {
         hstream *st = hs->streams;
@@ -733,9 +736,56 @@ static int session_busy(hsess *hs)
     return mcp__rpc_inflight(hs->sess->rpc) > 0 && !mcp__session_all_paused(hs->sess);
 }
 
+static size_t sessions_of(const shttp *t, const char *source)
+{
+    return source[0] ? (size_t)(uintptr_t)mcp__map_get(&t->session_sources, source) : 0;
+}
+
+void mcp__hsess_set_source(hsess *hs, mcp__http_req *req)
+{
+    shttp *t = hs->t;
+    const char *src = mcp__http_req_source(req);
+    size_t n = strlen(src);
+    if (n == 0 || n >= sizeof(hs->source) || hs->source[0] != '\0')
+        return;
+    if (mcp__map_put(&t->session_sources, src, (void *)(uintptr_t)(sessions_of(t, src) + 1)) !=
+        MCP_OK)
+        return; /* counted nowhere */
+    memcpy(hs->source, src, n + 1);
+}
+
+static void session_source_forget(hsess *hs)
+{
+    shttp *t = hs->t;
+    size_t n = sessions_of(t, hs->source);
+    if (n > 1)
+        (void)mcp__map_put(&t->session_sources, hs->source, (void *)(uintptr_t)(n - 1));
+    else if (n == 1)
+        mcp__map_remove(&t->session_sources, hs->source);
+    hs->source[0] = '\0';
+}
+
+/* Whether a goes before b when a session must make room. */
+static int evict_before(const shttp *t, const hsess *a, const hsess *b)
+{
+    if (a->used != b->used)
+        return !a->used;
+    size_t na = sessions_of(t, a->source), nb = sessions_of(t, b->source);
+    if (na != nb)
+        return na > nb;
+    return a->last_use < b->last_use;
+}
+
+/*
+ * Only idle sessions (no open stream, no request in flight, no resume) may make
+ * room, and of those first the ones never used after initialize (a flood of
+ * them is what fills the table), then those of the address that opened the
+ * most, then the least recently used: so one client cannot end everyone
+ * else's sessions by opening new ones.
+ */
 int mcp__shttp_evict_idle_session(shttp *t)
 {
-    hsess *lru = NULL;
+    hsess *victim = NULL;
     for (hsess *hs = t->all; hs != NULL; hs = hs->next) {
         if (hs->stateless || hs->legacy || hs->closing || hs->resumes != NULL ||
             mcp__rpc_inflight(hs->sess->rpc) > 0)
@@ -743,13 +793,14 @@ int mcp__shttp_evict_idle_session(shttp *t)
         int open = 0;
         for (hstream *st = hs->streams; st != NULL && !open; st = st->next)
             open = st->req != NULL;
-        if (!open && (lru == NULL || hs->last_use < lru->last_use))
-            lru = hs;
+        if (!open && (victim == NULL || evict_before(t, hs, victim)))
+            victim = hs;
     }
-    if (lru == NULL)
+    if (victim == NULL)
         return 0;
-    mcp__info("session %s closed to make room: the least recently used idle one", lru->id);
-    mcp__hsess_close(lru);
+    mcp__info("session %s closed to make room (%s, opened from %s)", victim->id,
+              victim->used ? "idle" : "never used", victim->source[0] ? victim->source : "?");
+    mcp__hsess_close(victim);
     return 1;
 }
 
@@ -974,6 +1025,7 @@ static void shttp_free(shttp *t)
 {
     mcp_event_store_free(t->own_store);
     mcp__map_free(&t->sessions);
+    mcp__map_free(&t->session_sources);
     free(t->path);
     free_list(t->allowed_origins);
     free_list(t->allowed_hosts);
