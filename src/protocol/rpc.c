@@ -3,6 +3,7 @@
  */
 #include "protocol/rpc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,9 +141,13 @@ static int dump_to_buf(const char *chunk, size_t size, void *data)
 }
 
 /* Serialises msg (stolen) and hands it to the transport. One pass into a buffer the
- * engine keeps, so the hot path allocates nothing once warm. */
-static int send_msg(mcp__rpc *rpc, json_t *msg, uint64_t stream, unsigned flags)
+ * engine keeps, so the hot path allocates nothing once warm. *handed (may be NULL)
+ * says whether the transport was called: when not, the message could not be built
+ * or serialised (out of memory). */
+static int send_msg_ex(mcp__rpc *rpc, json_t *msg, uint64_t stream, unsigned flags, int *handed)
 {
+    if (handed != NULL)
+        *handed = 0;
     if (msg == NULL)
         return MCP_ENOMEM;
     if (rpc->closed) {
@@ -161,14 +166,66 @@ static int send_msg(mcp__rpc *rpc, json_t *msg, uint64_t stream, unsigned flags)
     mcp__buf_reset(b);
     int rc = json_dump_callback(msg, dump_to_buf, b, JSON_COMPACT) == 0 ? MCP_OK : MCP_ENOMEM;
     json_decref(msg);
-    if (rc == MCP_OK && mcp__buf_append(b, "", 0) == MCP_OK)
+    if (rc == MCP_OK && mcp__buf_append(b, "", 0) != MCP_OK)
+        rc = MCP_ENOMEM;
+    if (rc == MCP_OK) {
+        if (handed != NULL)
+            *handed = 1;
         rc = rpc->cbs.send(rpc->user, stream, b->data ? b->data : "", b->len, flags);
+    }
     if (busy != NULL)
         *busy = 0;
     if (b != &local && b->cap > (64u << 10))
         mcp__buf_free(b); /* do not keep a huge message's memory */
     mcp__buf_free(&local);
     return rc;
+}
+
+static int send_msg(mcp__rpc *rpc, json_t *msg, uint64_t stream, unsigned flags)
+{
+    return send_msg_ex(rpc, msg, stream, flags, NULL);
+}
+
+/*
+ * The answer to req could not be built or serialised (out of memory): it still
+ * gets one, an internal error made in a stack buffer without allocating, so the
+ * client is not left waiting and the transport hears the request is over. The
+ * id goes in as read (integer or string; a string too long for the buffer, or
+ * one that would need escaping beyond quotes and backslashes, becomes null).
+ */
+static void send_fallback_error(mcp__rpc *rpc, const mcp__inreq *req)
+{
+    char text[640];
+    char id[512] = "null";
+    if (json_is_integer(req->id)) {
+        snprintf(id, sizeof(id), "%" JSON_INTEGER_FORMAT, json_integer_value(req->id));
+    } else if (json_is_string(req->id)) {
+        const char *v = json_string_value(req->id);
+        size_t n = 0, len = json_string_length(req->id);
+        int ok = 1;
+        id[n++] = '"';
+        for (size_t i = 0; i < len && ok; i++) {
+            unsigned char c = (unsigned char)v[i];
+            if (c < 0x20 || n + 3 >= sizeof(id))
+                ok = 0;
+            else if (c == '"' || c == '\\')
+                id[n++] = '\\', id[n++] = (char)c;
+            else
+                id[n++] = (char)c;
+        }
+        id[n++] = '"';
+        id[n] = '\0';
+        if (!ok)
+            snprintf(id, sizeof(id), "null");
+    }
+    int n = snprintf(text, sizeof(text),
+                     "{\"jsonrpc\":\"2.0\",\"id\":%s,\"error\":{\"code\":%d,\"message\":"
+                     "\"Internal error: out of memory while answering\"}}",
+                     id, MCP_RPC_INTERNAL_ERROR);
+    if (n > 0 && (size_t)n < sizeof(text))
+        rpc->cbs.send(rpc->user, req->stream, text, (size_t)n, MCP__SEND_RESPONSE);
+    else
+        rpc->cbs.send(rpc->user, req->stream, NULL, 0, MCP__SEND_RESPONSE);
 }
 
 static void batch_flush(mcp__rpc *rpc, mcp__batch *b)
@@ -428,8 +485,10 @@ static int finish(mcp__inreq *req, json_t *msg)
     mcp__batch *b = req->batch;
     if (msg == NULL) {
         rc = MCP_ENOMEM;
-        /* No answer could be built; the transport must still hear the request ended. */
-        if (b == NULL && !rpc->closed)
+        /* No answer could be built; the client still gets one (an internal error). */
+        if (b == NULL && !rpc->closed && !req->cancelled)
+            send_fallback_error(rpc, req);
+        else if (b == NULL && !rpc->closed)
             rpc->cbs.send(rpc->user, req->stream, NULL, 0, MCP__SEND_RESPONSE);
     } else if (rpc->closed) {
         json_decref(msg);
@@ -442,7 +501,10 @@ static int finish(mcp__inreq *req, json_t *msg)
     } else if (b != NULL) {
         json_array_append_new(b->responses, msg);
     } else {
-        rc = send_msg(rpc, msg, req->stream, MCP__SEND_RESPONSE);
+        int handed;
+        rc = send_msg_ex(rpc, msg, req->stream, MCP__SEND_RESPONSE, &handed);
+        if (!handed)
+            send_fallback_error(rpc, req); /* it could not be serialised */
     }
     in_unlink_free(req);
     if (b != NULL)

@@ -23,6 +23,8 @@
 #include "server/server_int.h"
 
 typedef struct shttp shttp;
+
+#define MCP__MAX_GAPS 4
 typedef struct hsess hsess;
 typedef struct hstream hstream;
 typedef struct hresume hresume;
@@ -79,8 +81,14 @@ struct hsess {
     uint64_t last_standalone; /* where standalone messages are stored while no GET is open */
     hresume *resumes;         /* replays under way */
     uint64_t last_active_ms;
-    uint64_t last_use;    /* shttp.uses when it was last used: orders sessions for eviction */
-    int used;             /* a request came after initialize */
+    uint64_t last_use; /* shttp.uses when it was last used: orders sessions for eviction */
+    int used;          /* a request came after initialize */
+    /* Events the store failed to keep (out of memory): a resume across one would
+     * silently miss it, so it is refused instead. */
+    struct {
+        uint64_t stream, seq;
+    } gaps[MCP__MAX_GAPS];
+    int ngaps, gaps_overflowed;
     char source[48];      /* the address that opened it, \"\" when unknown */
     hsess *prev, *next;   /* every session, for the timers */
     hsess *deferred_next; /* in the list of sessions to close once the stack unwinds */
@@ -144,6 +152,10 @@ int mcp__shttp_evict_idle_session(shttp *t);
 int mcp__shttp_get_streams_full(shttp *t);
 /* The next resume of a session's list. */
 hresume *mcp__shttp_resume_next(const hresume *r);
+/* The store failed to keep event seq of stream (see hsess.gaps). */
+void mcp__hsess_note_gap(hsess *hs, uint64_t stream, uint64_t seq);
+/* True when an event of stream after seq was not kept. */
+int mcp__hsess_gap_after(const hsess *hs, uint64_t stream, uint64_t seq);
 /* The session was used now: for its idle expiry, and its place in eviction order. */
 void mcp__hsess_touch(hsess *hs);
 /* Records the address that opened hs (for eviction: see mcp__shttp_evict_idle_session). */

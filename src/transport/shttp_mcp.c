@@ -419,17 +419,22 @@ static void resume_emit(void *arg, uint64_t seq, const char *data, size_t len)
     char eid[64];
     mcp__event_id(r->hs, r->stream, seq, eid);
     mcp__buf b = {0};
-    if (mcp__sse_event(&b, "message", eid, -1, data, len) == MCP_OK) {
-        /* Write through the stream's writer, which begins the response and guards
-         * against slow readers, with this GET as its connection for the moment. */
-        st->req = r->req;
-        st->slack += b.len;
-        st->slack_at = uv_now(&r->t->loop);
-        mcp__hstream_write(st, b.data, b.len);
-        if (st->req == NULL)
-            r->req = NULL; /* cut for being slow: aborted, and finished with it */
-        st->req = NULL;
+    if (mcp__sse_event(&b, "message", eid, -1, data, len) != MCP_OK) {
+        /* Out of memory: the replay must not skip an event. The client resumes again. */
+        mcp__buf_free(&b);
+        mcp__http_req_abort(r->req);
+        r->req = NULL;
+        return;
     }
+    /* Write through the stream's writer, which begins the response and guards
+     * against slow readers, with this GET as its connection for the moment. */
+    st->req = r->req;
+    st->slack += b.len;
+    st->slack_at = uv_now(&r->t->loop);
+    mcp__hstream_write(st, b.data, b.len);
+    if (st->req == NULL)
+        r->req = NULL; /* cut for being slow: aborted, and finished with it */
+    st->req = NULL;
     mcp__buf_free(&b);
     r->replayed++;
     r->replayed_bytes += len;
@@ -569,6 +574,12 @@ void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last
         /* Never an empty 200 stream: clients would reconnect to it forever. */
         mcp__shttp_error(t, req, 400, MCP_RPC_SERVER_ERROR,
                          "Bad Request: Last-Event-ID is not an event of this session");
+        return;
+    }
+    if (mcp__hsess_gap_after(hs, id, seq)) {
+        mcp__shttp_error(t, req, 400, MCP_RPC_SERVER_ERROR,
+                         "Bad Request: the server could not keep every event of this stream after "
+                         "Last-Event-ID (out of memory); it cannot be resumed");
         return;
     }
     hstream *st = NULL;

@@ -296,8 +296,10 @@ static int emit(hsess *hs, uint64_t id, hstream *st, const char *text, size_t le
     const char *eid_p = NULL;
     if (t->store != NULL && !hs->legacy && !hs->stateless && !(st != NULL && st->unstored)) {
         uint64_t seq = ++hs->next_seq;
-        if (mcp_event_store_append(t->store, hs->id, id, seq, text, len) != MCP_OK)
+        if (mcp_event_store_append(t->store, hs->id, id, seq, text, len) != MCP_OK) {
             mcp__warn("session %s: an event could not be stored", hs->id);
+            mcp__hsess_note_gap(hs, id, seq);
+        }
         mcp__event_id(hs, id, seq, eid);
         eid_p = eid;
         if (st != NULL) {
@@ -317,6 +319,12 @@ static int emit(hsess *hs, uint64_t id, hstream *st, const char *text, size_t le
     if (rc == MCP_OK)
         rc = mcp__hstream_write(st, b.data, b.len);
     mcp__buf_free(&b);
+    if (rc == MCP_ENOMEM && st->req != NULL) {
+        /* Out of memory for this message: the stream must not go on (or end cleanly)
+         * without it. A broken connection makes the client resume or retry. */
+        mcp__http_req_abort(st->req);
+        st->req = NULL;
+    }
     /* A stored message is not lost when its socket fails: the client resumes. */
     return eid_p != NULL ? MCP_OK : rc;
 }
@@ -599,6 +607,27 @@ static const mcp__session_io shttp_io = {.send = io_send,
                                          .congested = io_congested};
 
 /* ---- Sessions ---- */
+
+void mcp__hsess_note_gap(hsess *hs, uint64_t stream, uint64_t seq)
+{
+    if (hs->ngaps < MCP__MAX_GAPS) {
+        hs->gaps[hs->ngaps].stream = stream;
+        hs->gaps[hs->ngaps].seq = seq;
+        hs->ngaps++;
+    } else {
+        hs->gaps_overflowed = 1;
+    }
+}
+
+int mcp__hsess_gap_after(const hsess *hs, uint64_t stream, uint64_t seq)
+{
+    if (hs->gaps_overflowed)
+        return 1;
+    for (int i = 0; i < hs->ngaps; i++)
+        if (hs->gaps[i].stream == stream && hs->gaps[i].seq > seq)
+            return 1;
+    return 0;
+}
 
 void mcp__hsess_touch(hsess *hs)
 {
