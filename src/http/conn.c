@@ -23,17 +23,23 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/ioctl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <time.h>
 
 #include <linux/sockios.h>
 
 #include "http/http_int.h"
+#include "http/tcp_info.h"
 
 /* How long a connection whose final response is sent may keep sending (its
  * bytes are discarded) before it is closed. Reading them instead of closing
  * at once keeps the kernel from answering them with a reset, which could
  * destroy our error response before the client reads it. */
 #define LINGER_MS 2000
+
+/* See conn_caught_up(). */
+#define WINDOW_STABLE_MS 500
 
 static void on_timer(uv_timer_t *t);
 static void conn_next(mcp__http_conn *c);
@@ -876,12 +882,20 @@ static void on_timer(uv_timer_t *t)
 }
 
 /* Bytes the kernel holds for c that the peer has not acknowledged yet. */
+/* Bytes the kernel holds for c that the peer has not acknowledged yet; SIZE_MAX
+ * when that cannot be known, or when the connection was reset or is closing: the
+ * kernel then drops what it held, and what it had sent may never have been read. */
 static size_t conn_unacked(mcp__http_conn *c)
 {
     uv_os_fd_t fd;
     int n = 0;
-    if (uv_fileno((const uv_handle_t *)&c->tcp, &fd) != 0 || ioctl(fd, SIOCOUTQ, &n) != 0 || n < 0)
-        return 0;
+    struct tcp_info ti;
+    socklen_t len = sizeof ti;
+    if (c->closing || c->broken || uv_fileno((const uv_handle_t *)&c->tcp, &fd) != 0 ||
+        getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+        (ti.tcpi_state != TCP_ESTABLISHED && ti.tcpi_state != TCP_CLOSE_WAIT) ||
+        ioctl(fd, SIOCOUTQ, &n) != 0 || n < 0)
+        return SIZE_MAX;
     return (size_t)n;
 }
 
@@ -891,16 +905,56 @@ const char *mcp__http_req_source(const mcp__http_req *req)
     return c != NULL && c->source != NULL ? c->source->addr : "";
 }
 
+/* The client's receive window now (UINT32_MAX when unknown); keeps the largest seen. */
+static uint32_t peer_window(mcp__http_conn *c)
+{
+    uv_os_fd_t fd;
+    uint32_t w;
+    if (uv_fileno((const uv_handle_t *)&c->tcp, &fd) != 0 || mcp__tcp_peer_window(fd, &w) != 0)
+        return UINT32_MAX;
+    if (w > c->max_peer_window)
+        c->max_peer_window = w;
+    return w;
+}
+
+/*
+ * Everything acknowledged, and the client's window open again: as large as it
+ * has been (less an eighth), or, where it never gets there (a buffer the client
+ * shrank), unchanged for half a second: the client is not reading any further
+ * into what its kernel holds.
+ */
+static int conn_caught_up(mcp__http_conn *c)
+{
+    if (mcp__http_conn_unsent(c) > 0 || conn_unacked(c) > 0) {
+        c->window_since = 0;
+        return 0;
+    }
+    uint32_t w = peer_window(c);
+    if (w == UINT32_MAX || w >= c->max_peer_window - c->max_peer_window / 8)
+        return 1;
+    uint64_t now = uv_now(c->srv->loop);
+    if (c->window_since == 0 || w != c->last_window) {
+        c->last_window = w;
+        c->window_since = now;
+        return 0;
+    }
+    return now - c->window_since >= WINDOW_STABLE_MS;
+}
+
+int mcp__http_req_caught_up(mcp__http_req *req)
+{
+    return req->conn != NULL && conn_caught_up(req->conn);
+}
+
 size_t mcp__http_req_unacked(const mcp__http_req *req)
 {
-    mcp__http_conn *c = req->conn;
-    return c != NULL && !c->closing ? conn_unacked(c) : 0;
+    return req->conn != NULL ? conn_unacked(req->conn) : SIZE_MAX;
 }
 
 uint64_t mcp__http_req_acked(const mcp__http_req *req)
 {
     mcp__http_conn *c = req->conn;
-    if (c == NULL || c->closing)
+    if (c == NULL)
         return 0;
     size_t unacked = conn_unacked(c);
     return c->to_kernel > unacked ? c->to_kernel - unacked : 0;
@@ -924,7 +978,7 @@ void mcp__http_conn_wrote(mcp__http_conn *c)
     }
     mcp__http_req *req = c->req;
     if (req != NULL && req->on_drain != NULL && queued <= req->drain_below) {
-        if (req->drain_below == 0 && conn_unacked(c) > 0) {
+        if (req->drain_below == 0 && !conn_caught_up(c)) {
             c->ack_poll_ms = c->ack_poll_ms == 0     ? 5
                              : c->ack_poll_ms >= 500 ? 1000
                                                      : c->ack_poll_ms * 2;

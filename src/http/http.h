@@ -251,8 +251,17 @@ int mcp__http_stream_end(mcp__http_req *req);
 size_t mcp__http_stream_queued(const mcp__http_req *req);
 
 /* Bytes sent on req's connection that the client's TCP has not acknowledged yet
- * (the kernel's send queue). 0 once the connection is gone. */
+ * (the kernel's send queue); SIZE_MAX when unknown, or once the connection is
+ * reset, closing or gone (what was sent may never have been read). */
 size_t mcp__http_req_unacked(const mcp__http_req *req);
+/*
+ * True when the client has taken everything sent on req's connection: nothing
+ * is queued, its TCP acknowledged every byte, and its receive window is about as
+ * large as it has ever been, or has not changed for half a second (its
+ * application read what its kernel held, as far as TCP shows; where the kernel
+ * does not say, the acknowledgement alone).
+ */
+int mcp__http_req_caught_up(mcp__http_req *req);
 /* Bytes of req's connection the client's TCP has acknowledged so far (all of
  * them, responses before req's included): growing while the client reads. 0 once
  * the connection is gone or where the system does not say. */
@@ -262,8 +271,8 @@ uint64_t mcp__http_req_acked(const mcp__http_req *req);
  * Asks for cb(arg, req) to run once, from the loop, when req's connection has no
  * more than `below` bytes left unsent (see mcp__http_stream_queued()); it runs at
  * the next loop turn if that is already so. `below` 0 asks for more: that the
- * client's TCP has acknowledged every byte (the socket's send queue is empty too),
- * which is polled, from every 5 ms up to every second. One-shot: a later call replaces it,
+ * client has caught up (mcp__http_req_caught_up), which is polled, from every 5 ms
+ * up to every second. One-shot: a later call replaces it,
  * cb NULL removes it. It does not run once the connection is gone (on_close runs
  * instead). cb may call any function here, finishing req included.
  */

@@ -86,6 +86,9 @@ struct mcp__http_conn {
     unsigned ack_poll_ms;            /* see mcp__http_req_on_drain(): the next poll's delay */
     struct mcp__http_source *source; /* the peer's address and its count, or NULL */
     uint64_t to_kernel;              /* bytes the socket has taken so far */
+    uint32_t max_peer_window;        /* the largest receive window the client advertised */
+    uint32_t last_window;            /* the window at the last look, and since when */
+    uint64_t window_since;
 };
 
 typedef struct mcp__http_hdr {

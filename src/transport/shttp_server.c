@@ -555,9 +555,10 @@ static int window_full(const hsess *hs)
  *   half of it;
  * - with a store, more of its events went out unconfirmed than its share, or
  *   the session's oldest unconfirmed event is near the edge of what the store
- *   keeps: until the client's TCP has acknowledged them (then they are with the
- *   client) or, if it is away, until it resumes. So a slow or absent reader
- *   never makes the store drop what it has not had ("nothing lost").
+ *   keeps: until the client has caught up (its TCP acknowledged them and its
+ *   receive window is open again, so its application read them) or, if it is
+ *   away, until it resumes. So a slow or absent reader never makes the store
+ *   drop what it has not had ("nothing lost").
  */
 static int stream_congested(hstream *st)
 {
@@ -575,8 +576,8 @@ static int stream_congested(hstream *st)
     }
     if (t->store == NULL || hs->legacy || (!over_share(st) && !window_full(hs)))
         return 0;
-    /* Only now the system call: not for every message. */
-    int unacked = queued > 0 || mcp__http_req_unacked(st->req) > 0;
+    /* Only now the system calls: not for every message. */
+    int unacked = queued > 0 || !mcp__http_req_caught_up(st->req);
     if (!unacked) {
         confirm(st);
         if (!over_share(st) && !window_full(hs))
@@ -897,7 +898,9 @@ static void cut_stalled_streams(hsess *hs, uint64_t now)
         st->away_since = 0;
         if (st->req == NULL || !st->begun)
             continue;
-        size_t waiting = mcp__http_stream_queued(st->req) + mcp__http_req_unacked(st->req);
+        size_t unacked = mcp__http_req_unacked(st->req);
+        size_t waiting =
+            unacked == SIZE_MAX ? SIZE_MAX : mcp__http_stream_queued(st->req) + unacked;
         uint64_t acked = mcp__http_req_acked(st->req);
         if (waiting == 0 || acked != st->stall_mark) {
             st->stall_mark = acked;
