@@ -368,7 +368,7 @@ static void op_mail(mcp__mail *m)
  * pause on a congested stream, this is what keeps a handler that outruns its
  * client from growing memory: it waits here instead (design.md, "Backpressure").
  */
-#define MAX_QUEUED_OPS 64
+#define MAX_QUEUED_OPS 256
 
 /* Worker thread: waits until the handler may post another message, or it is
  * cancelled (then MCP_ECANCELED: the message would be dropped anyway). */
