@@ -1065,6 +1065,16 @@ static void shttp_free(shttp *t)
     free(t);
 }
 
+/* dflt, or less when our own in-memory store has a bound (store_bound, 0: its
+ * default) whose share (1/div) is smaller. */
+static uint64_t within_store(const mcp_http_opts *o, uint64_t dflt, uint64_t store_bound,
+                             uint64_t div)
+{
+    if (o->store != NULL || store_bound == 0 || store_bound / div >= dflt)
+        return dflt;
+    return store_bound / div + 1;
+}
+
 int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
 {
     mcp_http_opts o = {0};
@@ -1094,30 +1104,17 @@ int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
     t->pause_bytes = DEFAULT_PAUSE_BYTES;
     if (t->max_queued / 2 < t->pause_bytes)
         t->pause_bytes = t->max_queued / 2;
-    /* Well inside what the in-memory store keeps per session, so that what a
-     * handler's client has not confirmed is never what the store drops. */
-    /* How long a stalled reader or an absent client is waited for: the session
-     * idle time, a minute at most, and half the events' lifetime in our store. */
-    t->away_limit_ms = t->idle_ms < 60000 ? (uint64_t)t->idle_ms : 60000;
-    if (o.store == NULL && o.memory_store.ttl_ms > 0 &&
-        (uint64_t)o.memory_store.ttl_ms / 2 < t->away_limit_ms)
-        t->away_limit_ms = (uint64_t)o.memory_store.ttl_ms / 2;
-    t->window_events = DEFAULT_WINDOW_EVENTS;
-    t->window_bytes = DEFAULT_WINDOW_BYTES;
-    if (o.store == NULL && o.memory_store.max_events > 0 &&
-        o.memory_store.max_events / 2 < t->window_events)
-        t->window_events = o.memory_store.max_events / 2 + 1;
-    if (o.store == NULL && o.memory_store.max_bytes > 0 &&
-        o.memory_store.max_bytes / 2 < t->window_bytes)
-        t->window_bytes = o.memory_store.max_bytes / 2 + 1;
-    t->max_unconfirmed = DEFAULT_MAX_UNCONFIRMED;
-    t->max_unconfirmed_bytes = DEFAULT_MAX_UNCONFIRMED_BYTES;
-    if (o.store == NULL && o.memory_store.max_events > 0 &&
-        o.memory_store.max_events / 4 < t->max_unconfirmed)
-        t->max_unconfirmed = o.memory_store.max_events / 4 + 1;
-    if (o.store == NULL && o.memory_store.max_bytes > 0 &&
-        o.memory_store.max_bytes / 4 < t->max_unconfirmed_bytes)
-        t->max_unconfirmed_bytes = o.memory_store.max_bytes / 4 + 1;
+    /* What is held back for clients stays well inside what our in-memory store
+     * keeps (its bounds, when set): the events a client has not confirmed
+     * (a quarter per stream, half per session), and the time an absent client is
+     * waited for (the session idle time, a minute at most, half the events' TTL). */
+    uint64_t idle = t->idle_ms < 60000 ? (uint64_t)t->idle_ms : 60000;
+    t->away_limit_ms = within_store(&o, idle, (uint64_t)o.memory_store.ttl_ms, 2);
+    t->window_events = within_store(&o, DEFAULT_WINDOW_EVENTS, o.memory_store.max_events, 2);
+    t->window_bytes = within_store(&o, DEFAULT_WINDOW_BYTES, o.memory_store.max_bytes, 2);
+    t->max_unconfirmed = within_store(&o, DEFAULT_MAX_UNCONFIRMED, o.memory_store.max_events, 4);
+    t->max_unconfirmed_bytes =
+        within_store(&o, DEFAULT_MAX_UNCONFIRMED_BYTES, o.memory_store.max_bytes, 4);
     t->max_get_streams = o.max_get_streams > 0 ? o.max_get_streams : DEFAULT_MAX_GET_STREAMS;
     t->retry_ms = o.retry_ms > 0 ? o.retry_ms : DEFAULT_RETRY_MS;
     if (!o.disable_resumability && !o.stateless) {

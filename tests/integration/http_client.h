@@ -19,6 +19,18 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* 1 in the sanitizer build: tests that measure memory or time allow for ASan there. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
+
 /* The headers an MCP POST carries: the Accept and Content-Type the spec asks for. */
 #define HC_MCP_POST_HEADERS                                                                        \
     "Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"

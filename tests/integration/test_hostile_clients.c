@@ -44,17 +44,6 @@
 #include "http_expect.h"
 #include "resume_client.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
-
 #define MEM_BOUND_KB (64L * 1024)
 #define PROBE_MS 1000
 #define STEP_MS 20000

@@ -25,17 +25,6 @@
 #define WARMUP 1000
 #define CHURN 10000
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
-
 static int setup(void **state)
 {
     /* ASan keeps freed memory in a quarantine (256 MiB by default), which would
