@@ -145,3 +145,16 @@ if(EXISTS "${PROJECT_SOURCE_DIR}/README.md" AND EXISTS "${PROJECT_SOURCE_DIR}/ex
                 -P "${PROJECT_SOURCE_DIR}/cmake/CheckReadmeExample.cmake")
     set_tests_properties(docs_readme_example PROPERTIES TIMEOUT 30 LABELS docs)
 endif()
+
+# ---- Installing ----------------------------------------------------------
+
+# cmake --install into a temporary prefix, then the README's example built
+# against it with pkg-config (shared, --static) and find_package(libmcp), and
+# run. Not in the sanitizer build: its libraries need the sanitizer runtimes,
+# which a plain program linked against them does not bring.
+if(NOT MCP_SANITIZE AND EXISTS "${PROJECT_SOURCE_DIR}/examples/echo_server.c")
+    add_test(NAME install_package
+        COMMAND bash "${PROJECT_SOURCE_DIR}/tests/install/run.sh" "${PROJECT_BINARY_DIR}"
+                "${PROJECT_SOURCE_DIR}")
+    set_tests_properties(install_package PROPERTIES TIMEOUT 300 LABELS install)
+endif()

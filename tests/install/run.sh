@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Installs the build into a temporary prefix (cmake --install --prefix) and
+# builds the README's example (examples/echo_server.c) against that install
+# four ways: pkg-config shared, pkg-config --static, and find_package(libmcp)
+# with libmcp::mcp and with libmcp::mcp_static. Each program is then run as an
+# MCP server over stdio: initialize, then tools/call echo, answered.
+#
+# Usage: run.sh BUILD_DIR SOURCE_DIR. Exit status 0 only if all of it worked.
+set -u
+
+build=$(cd "${1:?build directory}" && pwd) || exit 1
+src=$(cd "${2:?source directory}" && pwd) || exit 1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcp-install.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+    echo "install: FAIL: $*" >&2
+    exit 1
+}
+step() { echo "install: $*"; }
+
+prefix=$tmp/prefix
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
+    { cat "$tmp/install.log" >&2; fail "cmake --install --prefix $prefix"; }
+pc=$(find "$prefix" -name libmcp.pc -print -quit)
+[ -n "$pc" ] || fail "no libmcp.pc under $prefix"
+libdir=$(dirname "$(dirname "$pc")")
+export PKG_CONFIG_PATH=$(dirname "$pc")
+
+# The installed headers, found through the pkg-config file from where it lies.
+cflags=$(pkg-config --cflags libmcp) || fail "pkg-config --cflags libmcp"
+case "$cflags" in
+*"-I$prefix/"* | *"-I$libdir/../"*) ;;
+*) fail "pkg-config --cflags libmcp gives '$cflags', not the install's include directory" ;;
+esac
+[ -f "$prefix/include/mcp/mcp.h" ] || fail "$prefix/include/mcp/mcp.h was not installed"
+
+# A session over stdio: the server must answer the tools/call with the text.
+run_server() {
+    local bin=$1 what=$2 out
+    out=$(printf '%s\n' \
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"install-test","version":"1"}}}' \
+        '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+        '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"installed and running"}}}' |
+        LD_LIBRARY_PATH=$libdir timeout 20 "$bin" 2>"$tmp/server.err")
+    case "$out" in
+    *'"id":2'*'installed and running'*) step "$what: answered" ;;
+    *) cat "$tmp/server.err" >&2; fail "$what: no answer to tools/call; it wrote: $out" ;;
+    esac
+}
+
+example=$src/examples/echo_server.c
+cc=${CC:-cc}
+
+step "pkg-config, shared"
+# shellcheck disable=SC2046 # word splitting of pkg-config's output is intended
+"$cc" -o "$tmp/echo_shared" "$example" $(pkg-config --cflags --libs libmcp) ||
+    fail "building against pkg-config's shared libmcp"
+ldd "$tmp/echo_shared" | grep -q "libmcp.so" || fail "echo_shared is not linked to libmcp.so"
+run_server "$tmp/echo_shared" "pkg-config, shared"
+
+step "pkg-config --static"
+static_libs=$(pkg-config --static --libs libmcp) || fail "pkg-config --static --libs libmcp"
+# Only libmcp itself is linked statically here: -lmcp picks the .a.
+static_libs=${static_libs/-lmcp/-l:libmcp.a}
+# shellcheck disable=SC2086
+"$cc" -o "$tmp/echo_static" "$example" $(pkg-config --cflags libmcp) $static_libs ||
+    fail "building against pkg-config --static (libs: $static_libs)"
+if ldd "$tmp/echo_static" | grep -q "libmcp.so"; then
+    fail "echo_static still needs libmcp.so"
+fi
+run_server "$tmp/echo_static" "pkg-config --static"
+
+for target in mcp mcp_static; do
+    step "find_package(libmcp), libmcp::$target"
+    proj=$tmp/cmake_$target
+    mkdir -p "$proj"
+    cat >"$proj/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.16)
+project(install_test_$target C)
+find_package(libmcp REQUIRED)
+add_executable(echo_server "$example")
+target_link_libraries(echo_server PRIVATE libmcp::$target)
+EOF
+    cmake -S "$proj" -B "$proj/build" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cmake.log" 2>&1 ||
+        { cat "$tmp/cmake.log" >&2; fail "find_package(libmcp) from $prefix"; }
+    cmake --build "$proj/build" >"$tmp/cmake-build.log" 2>&1 ||
+        { cat "$tmp/cmake-build.log" >&2; fail "building with libmcp::$target"; }
+    run_server "$proj/build/echo_server" "find_package, libmcp::$target"
+done
+
+step "all four builds answered"
