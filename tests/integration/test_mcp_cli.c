@@ -244,6 +244,20 @@ static void test_server_that_cannot_start_is_named_as_typed(void **state)
     cli_run_free(&r);
 }
 
+/* Runs mcp COMMAND WORDS (NULL-terminated) against the peer declaring caps, its
+ * log cleared first. */
+static void run_with_caps(cli_run *r, const char *caps, const char *const *words)
+{
+    clear_log(NULL);
+    const char *args[MAX_ARGS] = {"--timeout", "10000", "--",    peer_path,
+                                  "--caps",    caps,    "--log", log_path};
+    size_t n = 8;
+    for (size_t w = 0; words[w] != NULL && n < MAX_ARGS - 1; w++)
+        args[n++] = words[w];
+    args[n] = NULL;
+    run_mcp(r, args);
+}
+
 /* A server that declares only tools: every other command is refused and not sent. */
 static void test_commands_needing_undeclared_capabilities_are_refused_unsent(void **state)
 {
@@ -261,15 +275,8 @@ static void test_commands_needing_undeclared_capabilities_are_refused_unsent(voi
         {{"logging", "set", "info"}, "logging"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        clear_log(NULL);
-        const char *args[MAX_ARGS] = {"--timeout", "10000",          "--",    peer_path,
-                                      "--caps",    "{\"tools\":{}}", "--log", log_path};
-        size_t n = 8;
-        for (size_t w = 0; cases[i].words[w] != NULL; w++)
-            args[n++] = cases[i].words[w];
-        args[n] = NULL;
         cli_run r;
-        run_mcp(&r, args);
+        run_with_caps(&r, "{\"tools\":{}}", cases[i].words);
         expect_status(&r, 1);
         char want[128];
         snprintf(want, sizeof want, "the server does not offer %s", cases[i].capability);
@@ -301,15 +308,8 @@ static void test_commands_with_declared_capabilities_are_sent(void **state)
     const char *caps = "{\"tools\":{},\"prompts\":{},\"resources\":{},\"completions\":{},"
                        "\"logging\":{}}";
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        clear_log(NULL);
-        const char *args[MAX_ARGS] = {"--timeout", "10000", "--",    peer_path,
-                                      "--caps",    caps,    "--log", log_path};
-        size_t n = 8;
-        for (size_t w = 0; cases[i].words[w] != NULL; w++)
-            args[n++] = cases[i].words[w];
-        args[n] = NULL;
         cli_run r;
-        run_mcp(&r, args);
+        run_with_caps(&r, caps, cases[i].words);
         expect_status(&r, 0);
         char *log = read_log();
         char want[128];
