@@ -43,6 +43,14 @@ void mcp__buf_free(mcp__buf *b);  /* frees memory, zeroes the struct */
  * and zeroes the struct. */
 char *mcp__buf_steal(mcp__buf *b);
 
+/* ---- Versioned structs (opts.c) ---- */
+
+/* Copies a caller's option struct or operation table that begins with `size_t size`
+ * into dst (dst_size bytes): min(size, dst_size) bytes, the rest zeroed; a size of 0
+ * stands for v1_size (the layout of libmcp 0.1). src NULL gives a zeroed dst.
+ * MCP_EINVAL when size is smaller than the size field itself. */
+int mcp__opts_copy(void *dst, size_t dst_size, const void *src, size_t v1_size);
+
 /* ---- Strings ---- */
 
 /* strdup that accepts NULL (returns NULL). */
