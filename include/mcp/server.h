@@ -256,12 +256,69 @@ MCP_EXTERN int mcp_ctx_close_sse_stream(mcp_ctx *ctx, int retry_ms);
  */
 MCP_EXTERN int mcp_ctx_close_standalone_streams(mcp_ctx *ctx, int all, int retry_ms);
 
+/* ---- Endpoints on the caller's loop ---- */
+
+/*
+ * An endpoint serves an mcp_server over one transport, on a libuv loop the
+ * caller owns and runs (uv_loop_t; this header only declares the struct, so
+ * it can be included without <uv.h>). The endpoint functions must be called
+ * on that loop's thread, and the endpoint's callbacks run there; handlers of
+ * tools, resources and prompts still run on the server's workers. An endpoint
+ * installs no signal handler: the mcp_serve_* functions below are the short
+ * way that owns a loop and the signals.
+ *
+ * Stopping drains: no new connection or request is taken, requests in flight
+ * may finish until the drain deadline (their answers delivered and, on
+ * resumable streams, stored), then the rest are cancelled, streams end
+ * cleanly and sessions close. Once the endpoint's handles are all closed (and
+ * every handler it started has returned) the done callback runs, exactly
+ * once: from then on nothing of the endpoint is left on the loop, so
+ * uv_loop_close() succeeds once the host's own handles are closed too. Any
+ * function here may be called from inside any callback of ours, a route
+ * handler or an inline tool handler included.
+ */
+struct uv_loop_s;
+
+/* Runs once when an endpoint has ended (see above). status is MCP_OK, or the error
+ * that ended it (MCP_EIO: stdio output failed). */
+typedef void (*mcp_endpoint_done_fn)(void *user, int status);
+
 /* ---- stdio transport ---- */
+
+typedef struct mcp_stdio_endpoint mcp_stdio_endpoint;
+
+/*
+ * Serves one session over a pair of file descriptors (newline-delimited JSON: a
+ * pipe, a socket, stdin and stdout) on `loop`, and writes the endpoint to *out.
+ * The descriptors stay the caller's: they are not closed. The endpoint ends by
+ * itself when its input ends (the spec's stdio shutdown: answers still being
+ * made are written first; requests to the client fail at once), when writing
+ * fails, or after mcp_stdio_endpoint_stop(); then done(user, status) runs (done
+ * may be NULL). Returns MCP_OK; MCP_EINVAL (a NULL loop, srv or out, a negative
+ * descriptor), MCP_ENOMEM, MCP_EIO (a descriptor libuv cannot use). On failure
+ * *out is NULL, done never runs, and handles already made close by themselves:
+ * run the loop before closing it.
+ */
+MCP_EXTERN int mcp_stdio_endpoint_new(struct uv_loop_s *loop, mcp_server *srv, int in_fd,
+                                      int out_fd, mcp_endpoint_done_fn done, void *user,
+                                      mcp_stdio_endpoint **out);
+/*
+ * Stops reading and ends the endpoint: requests in flight may finish for drain_ms
+ * (0: cancelled at once; < 0: no deadline), then done runs. MCP_OK, or MCP_ESTATE
+ * when it is already ending (a shorter drain_ms still brings the deadline forward).
+ */
+MCP_EXTERN int mcp_stdio_endpoint_stop(mcp_stdio_endpoint *ep, int drain_ms);
+/*
+ * Frees the endpoint. After done ran, at once; before, it stops the endpoint with
+ * no drain and is freed as it ends (done still runs). NULL is allowed.
+ */
+MCP_EXTERN void mcp_stdio_endpoint_free(mcp_stdio_endpoint *ep);
 
 /*
  * Serves one session over stdin and stdout (newline-delimited JSON), on the
- * calling thread, until stdin reaches EOF or SIGTERM/SIGINT arrives. Logs go
- * to stderr only. Returns MCP_OK on a clean end.
+ * calling thread and a loop of its own, until stdin reaches EOF or SIGTERM or
+ * SIGINT arrives (the first drains for 10 s, a second stops at once). Logs go
+ * to stderr only. Returns MCP_OK on a clean end, MCP_EIO when output failed.
  */
 MCP_EXTERN int mcp_serve_stdio(mcp_server *srv);
 /* The same over any pair of file descriptors (pipes, sockets, files). */
@@ -273,7 +330,33 @@ MCP_EXTERN int mcp_serve_fds(mcp_server *srv, int in_fd, int out_fd);
  * Options of mcp_serve_http. A zeroed struct gives the safe defaults; strings
  * and arrays need only live for the call.
  */
+/*
+ * A request to a path of the endpoint's listener that is not MCP's (see
+ * mcp_http_route): what arrived, and the one answer it must get. Valid only
+ * during the route's callback.
+ */
+typedef struct mcp_http_exchange mcp_http_exchange;
+/*
+ * Answers a request on an extra route. It runs on the loop thread and must
+ * answer with mcp_http_exchange_respond() before it returns; one that does not
+ * is answered 500. Host and Origin were checked as for MCP requests.
+ */
+typedef void (*mcp_http_route_fn)(mcp_http_exchange *x, void *user);
+
+/* An extra route on an endpoint's listener: `path` exactly (no query), for one
+ * method or any (method NULL). Strings are copied. */
+typedef struct mcp_http_route {
+    const char *method; /* "GET", ...; NULL: any */
+    const char *path;   /* NULL ends an array of routes */
+    mcp_http_route_fn fn;
+    void *user;
+} mcp_http_route;
+
 typedef struct mcp_http_opts {
+    /* The caller's sizeof(mcp_http_opts), so the struct can grow: fields added
+     * later read as zero for a program built before them. 0 stands for the layout
+     * of libmcp 0.1 (this one). */
+    size_t size;
     const char *listen;     /* "HOST:PORT" (IPv6 in brackets); default 127.0.0.1:8080;
                                port 0 picks a free port (see on_listen) */
     const char *path;       /* the MCP endpoint; default "/mcp" */
@@ -317,13 +400,80 @@ typedef struct mcp_http_opts {
     /* Called once listening, with the endpoint's URL (e.g. to learn the port). */
     void (*on_listen)(const char *url, void *user);
     void *user;
+    const mcp_http_route *routes; /* extra routes, ended by one with path NULL */
+    int drain_ms; /* mcp_serve_http: how long SIGTERM and SIGINT let requests in flight
+                     finish; 0: 10000; < 0: no deadline. A second signal stops at once */
 } mcp_http_opts;
+
+typedef struct mcp_http_endpoint mcp_http_endpoint;
 
 /*
  * Serves srv over Streamable HTTP (protocol 2025-03-26 and later) and the
- * legacy HTTP+SSE transport (2024-11-05), on the calling thread, until SIGINT
- * or SIGTERM. Returns MCP_OK after a clean stop, MCP_EINVAL for bad options,
- * MCP_EIO when it cannot listen.
+ * legacy HTTP+SSE transport (2024-11-05) on `loop`, and writes the endpoint to
+ * *out once it listens (on_listen has run). opts is copied: its strings and
+ * arrays need only live for the call; opts->store is borrowed and must outlive
+ * the endpoint (it is attached to the loop here and detached before done runs).
+ * Returns MCP_OK; MCP_EINVAL (a NULL loop, srv or out; a bad listen address,
+ * path, route or opts->size); MCP_ENOMEM; MCP_EIO when it cannot listen (the
+ * address is in use) or the store cannot attach. On failure *out is NULL and
+ * handles already made close by themselves: run the loop before closing it.
+ */
+MCP_EXTERN int mcp_http_endpoint_new(struct uv_loop_s *loop, mcp_server *srv,
+                                     const mcp_http_opts *opts, mcp_http_endpoint **out);
+/* The endpoint's URL, "http://HOST:PORT/PATH" (owned by ep, valid until it is freed). */
+MCP_EXTERN const char *mcp_http_endpoint_url(const mcp_http_endpoint *ep);
+/* The port it listens on (useful with port 0). */
+MCP_EXTERN int mcp_http_endpoint_port(const mcp_http_endpoint *ep);
+/* True once a stop began (a health check can answer 503 then). */
+MCP_EXTERN int mcp_http_endpoint_stopping(const mcp_http_endpoint *ep);
+/*
+ * Adds an extra route (see mcp_http_route; strings copied). MCP_OK; MCP_EINVAL (no
+ * path or fn, a path not starting with '/'); MCP_EEXIST when the path is the MCP
+ * endpoint's, a legacy one (/sse, /messages, unless disabled) or already routed
+ * for that method; MCP_ENOMEM.
+ */
+MCP_EXTERN int mcp_http_endpoint_route(mcp_http_endpoint *ep, const char *method, const char *path,
+                                       mcp_http_route_fn fn, void *user);
+/*
+ * Stops the endpoint, draining for drain_ms (0: nothing waits; < 0: no deadline;
+ * see "Endpoints on the caller's loop" above), then done(user, MCP_OK) runs
+ * (done may be NULL). MCP_OK, or MCP_ESTATE when a stop is already under way:
+ * a shorter drain_ms then brings its deadline forward, and done and user of this
+ * call are ignored.
+ */
+MCP_EXTERN int mcp_http_endpoint_stop(mcp_http_endpoint *ep, int drain_ms,
+                                      mcp_endpoint_done_fn done, void *user);
+/*
+ * Frees the endpoint. After its done ran, at once; before, it stops it with no
+ * drain and is freed as it ends (a done already given still runs). NULL is allowed.
+ */
+MCP_EXTERN void mcp_http_endpoint_free(mcp_http_endpoint *ep);
+
+/* What a route's request holds; strings are owned by the exchange. */
+MCP_EXTERN const char *mcp_http_exchange_method(const mcp_http_exchange *x);
+MCP_EXTERN const char *mcp_http_exchange_path(const mcp_http_exchange *x);
+/* The query after '?' (without it), NULL when there is none. */
+MCP_EXTERN const char *mcp_http_exchange_query(const mcp_http_exchange *x);
+/* The first header called `name` (any case), or NULL. */
+MCP_EXTERN const char *mcp_http_exchange_header(const mcp_http_exchange *x, const char *name);
+/* The body (NUL-terminated, "" when none); len may be NULL. */
+MCP_EXTERN const char *mcp_http_exchange_body(const mcp_http_exchange *x, size_t *len);
+MCP_EXTERN mcp_http_endpoint *mcp_http_exchange_endpoint(const mcp_http_exchange *x);
+/*
+ * Answers: status 200..599, headers a NULL-terminated array of name, value pairs
+ * (NULL for none; Content-Length, Transfer-Encoding and Connection are the
+ * library's), `len` bytes of body (copied). MCP_OK, MCP_ECLOSED (the client is
+ * gone), MCP_ENOMEM; MCP_EINVAL for a bad status or header; MCP_ESTATE when the
+ * exchange was already answered.
+ */
+MCP_EXTERN int mcp_http_exchange_respond(mcp_http_exchange *x, int status,
+                                         const char *const *headers, const void *body, size_t len);
+
+/*
+ * Serves srv over Streamable HTTP and the legacy HTTP+SSE transport, on the
+ * calling thread and a loop of its own, until SIGINT or SIGTERM: the first
+ * drains (opts->drain_ms), a second stops at once. Returns MCP_OK after a clean
+ * stop, MCP_EINVAL for bad options, MCP_EIO when it cannot listen.
  */
 MCP_EXTERN int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts);
 

@@ -78,6 +78,10 @@ static void print_help(FILE *out)
             "      --max-queued BYTES  bytes a slow reader may leave queued on a stream\n"
             "                        before it is cut off (default 4194304; a tool whose\n"
             "                        stream is behind waits long before)\n"
+            "      --drain-ms N      on SIGTERM or SIGINT, stop taking requests and let\n"
+            "                        those in flight finish for N ms (default 10000);\n"
+            "                        a second signal stops at once. GET /healthz answers\n"
+            "                        200, or 503 while draining\n"
             "\n"
             "Resumability (on by default; SSE events get ids and are kept for replay):\n"
             "      --retry-ms N      the retry interval priming events announce\n"
@@ -184,6 +188,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
         OPT_MAX_CONNS,
         OPT_MAX_CONNS_SOURCE,
         OPT_RETRY,
+        OPT_DRAIN,
         OPT_NO_RESUME,
         OPT_STORE_EVENTS,
         OPT_STORE_BYTES,
@@ -206,6 +211,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
         {"max-connections", required_argument, NULL, OPT_MAX_CONNS},
         {"max-connections-per-source", required_argument, NULL, OPT_MAX_CONNS_SOURCE},
         {"retry-ms", required_argument, NULL, OPT_RETRY},
+        {"drain-ms", required_argument, NULL, OPT_DRAIN},
         {"no-resumability", no_argument, NULL, OPT_NO_RESUME},
         {"store-max-events", required_argument, NULL, OPT_STORE_EVENTS},
         {"store-max-bytes", required_argument, NULL, OPT_STORE_BYTES},
@@ -337,6 +343,15 @@ static int parse_args(int argc, char **argv, struct options *opt)
                 opt->http.retry_ms = v;
             break;
         }
+        case OPT_DRAIN:
+            if (parse_int(optarg, 0, 1 << 30, &opt->http.drain_ms) != 0) {
+                usage_error("--drain-ms needs an integer from 0 to 1073741824, not '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            /* 0 means "stop at once" here; the library reads 0 as its default. */
+            if (opt->http.drain_ms == 0)
+                opt->http.drain_ms = 1;
+            break;
         case OPT_NO_RESUME:
             opt->http.disable_resumability = 1;
             break;
@@ -380,6 +395,19 @@ static int parse_args(int argc, char **argv, struct options *opt)
     opt->http.allowed_hosts = opt->n_hosts ? opt->hosts : NULL;
     opt->http.cors_origins = opt->n_cors ? opt->cors : NULL;
     return 0;
+}
+
+/* GET /healthz: 200 while serving, 503 once a stop (SIGTERM) is draining, so a
+ * load balancer sends new clients elsewhere. */
+static void healthz(mcp_http_exchange *x, void *user)
+{
+    (void)user;
+    static const char *const hdrs[] = {"Content-Type", "text/plain", "Cache-Control", "no-store",
+                                       NULL};
+    if (mcp_http_endpoint_stopping(mcp_http_exchange_endpoint(x)))
+        mcp_http_exchange_respond(x, 503, hdrs, "draining\n", 9);
+    else
+        mcp_http_exchange_respond(x, 200, hdrs, "ok\n", 3);
 }
 
 /* Says where we listen; with port 0 this is how a caller learns the port. */
@@ -434,6 +462,9 @@ int main(int argc, char **argv)
             raise_fd_limit();
             opt.http.listen = opt.listen;
             opt.http.on_listen = on_listen;
+            static const mcp_http_route routes[] = {
+                {.method = "GET", .path = "/healthz", .fn = healthz}, {.path = NULL}};
+            opt.http.routes = routes;
             rc = mcp_serve_http(srv, &opt.http);
         } else {
             rc = mcp_serve_stdio(srv);

@@ -284,7 +284,7 @@ void mcp__http_req_finish(mcp__http_req *req, int close_after)
         mcp__http_conn_close(c);
         return;
     }
-    if (close_after || !keep || c->no_more || c->srv->stopping) {
+    if (close_after || !keep || c->no_more || c->srv->stopping || c->srv->quiescing) {
         mcp__http_conn_linger(c);
         return;
     }
@@ -836,6 +836,10 @@ static void conn_next(mcp__http_conn *c)
     if (mcp__http_conn_unsent(c) > c->srv->opts.max_unsent_bytes) {
         c->phase = PHASE_DRAIN;
         timer_set(c, c->srv->opts.idle_timeout_ms);
+        return;
+    }
+    if (c->srv->quiescing && c->in.len == 0) {
+        mcp__http_conn_linger(c);
         return;
     }
     c->phase = PHASE_IDLE;

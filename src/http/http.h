@@ -127,6 +127,22 @@ size_t mcp__http_server_connections(const mcp__http_server *srv);
 size_t mcp__http_server_max_connections(const mcp__http_server *srv);
 
 /*
+ * The first half of a graceful stop: stops listening, closes the connections
+ * that wait for a request, and lets every other one finish the request under
+ * way (a request whose headers or body are still arriving is handed over as
+ * usual) and then close, its response marked "Connection: close" and sent in
+ * full. empty_cb(arg) runs once, from a later loop turn, when no connection is
+ * left (it may call mcp__http_server_stop()). mcp__http_server_stop() may be
+ * called at any time after, to close what remains at once. A second call, or
+ * one after stop, does nothing.
+ */
+void mcp__http_server_quiesce(mcp__http_server *srv, mcp__http_done_fn empty_cb, void *arg);
+/* True once mcp__http_server_quiesce() was called. */
+int mcp__http_server_quiescing(const mcp__http_server *srv);
+/* True once mcp__http_server_stop() was called (srv is then freed once done_cb ran). */
+int mcp__http_server_stopping(const mcp__http_server *srv);
+
+/*
  * Stops listening and closes every connection at once (pending writes are
  * dropped). Requests still in progress see their on_close callback run, from
  * inside this call; they stay valid until their owner finishes them. When every

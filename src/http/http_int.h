@@ -38,6 +38,11 @@ struct mcp__http_server {
     int port;
     int stopping;
     int listener_open;
+    int listener_closing;
+    /* mcp__http_server_quiesce(): no new connection, none kept alive. */
+    int quiescing;
+    mcp__http_done_fn quiesced_cb;
+    void *quiesced_arg;
     size_t nconns;   /* connections not yet freed */
     size_t nclosing; /* of those, the ones closing (their fd is closed already) */
     size_t nrefused; /* refused sockets whose handle is still closing */

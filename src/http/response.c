@@ -323,7 +323,8 @@ static int conn_usable(const mcp__http_req *req)
 
 static int will_close(const mcp__http_req *req)
 {
-    return !req->keep_alive || req->conn->no_more || req->conn->srv->stopping;
+    return !req->keep_alive || req->conn->no_more || req->conn->srv->stopping ||
+           req->conn->srv->quiescing;
 }
 
 /* ---- Complete responses ---- */

@@ -161,6 +161,13 @@ size_t mcp__http_server_max_connections(const mcp__http_server *srv)
 
 void mcp__http_server_maybe_done(mcp__http_server *srv)
 {
+    if (srv->quiescing && srv->quiesced_cb != NULL && !srv->listener_open && srv->nconns == 0 &&
+        srv->nrefused == 0) {
+        mcp__http_done_fn cb = srv->quiesced_cb;
+        srv->quiesced_cb = NULL;
+        cb(srv->quiesced_arg); /* it may stop the server */
+        return;
+    }
     if (!srv->stopping || srv->listener_open || srv->flush_open || srv->nconns > 0 ||
         srv->nrefused > 0)
         return;
@@ -186,14 +193,48 @@ static void on_listener_close(uv_handle_t *h)
     mcp__http_server_maybe_done(srv);
 }
 
+static void close_listener(mcp__http_server *srv)
+{
+    if (srv->listener_closing)
+        return;
+    srv->listener_closing = 1;
+    uv_close((uv_handle_t *)&srv->listener, on_listener_close);
+}
+
+void mcp__http_server_quiesce(mcp__http_server *srv, mcp__http_done_fn empty_cb, void *arg)
+{
+    if (!srv || srv->stopping || srv->quiescing)
+        return;
+    srv->quiescing = 1;
+    srv->quiesced_cb = empty_cb;
+    srv->quiesced_arg = arg;
+    close_listener(srv);
+    /* A connection waiting for a request closes now; one with a request under way
+     * closes once its response is out (see mcp__http_req_finish and conn_next). */
+    for (mcp__http_conn *c = srv->conns; c; c = c->next)
+        if (!c->closing && (c->phase == PHASE_FIRST || c->phase == PHASE_IDLE))
+            mcp__http_conn_close(c);
+}
+
+int mcp__http_server_stopping(const mcp__http_server *srv)
+{
+    return srv->stopping;
+}
+
+int mcp__http_server_quiescing(const mcp__http_server *srv)
+{
+    return srv->quiescing;
+}
+
 void mcp__http_server_stop(mcp__http_server *srv, mcp__http_done_fn done_cb, void *arg)
 {
     if (!srv || srv->stopping)
         return;
     srv->stopping = 1;
+    srv->quiesced_cb = NULL;
     srv->done_cb = done_cb;
     srv->done_arg = arg;
-    uv_close((uv_handle_t *)&srv->listener, on_listener_close);
+    close_listener(srv);
     uv_close((uv_handle_t *)&srv->flush, on_flush_close);
     uv_close((uv_handle_t *)&srv->flush_prep, on_flush_close);
     uv_close((uv_handle_t *)&srv->trim, on_flush_close);

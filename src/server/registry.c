@@ -632,7 +632,12 @@ mcp__srt *mcp__srt_new(mcp_server *srv, uv_loop_t *loop)
 
 static void srt_mailbox_closed(mcp__mailbox *mb)
 {
-    free(mb->async.data);
+    mcp__srt *rt = mb->async.data;
+    void (*cb)(void *) = rt->closed_cb;
+    void *arg = rt->closed_arg;
+    free(rt);
+    if (cb != NULL)
+        cb(arg);
 }
 
 void mcp__srt_close(mcp__srt *rt)

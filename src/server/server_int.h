@@ -18,31 +18,11 @@
 #include <mcp/server.h>
 
 #include "protocol/rpc.h"
+#include "transport/answerer.h"
 #include "util/util.h"
 
 typedef struct mcp__srt mcp__srt;
 typedef struct mcp__session mcp__session;
-
-/* The stream that carries messages not tied to a request (stdio has only this one). */
-#define MCP__STREAM_STANDALONE 0
-
-/* What a transport gives a session. */
-typedef struct mcp__session_io {
-    /* Sends one serialised message on a stream (see mcp__rpc_cbs.send). */
-    int (*send)(void *io, uint64_t stream, const char *text, size_t len, unsigned flags);
-    /* The session has no more requests in flight (may be NULL). */
-    void (*idle)(void *io);
-    /* SEP-1699: ends the SSE stream `stream`, or the standalone stream (all of them when
-     * `all`), so the client resumes after retry_ms (< 0: the configured interval).
-     * NULL, or MCP_ENOTSUP, where the transport cannot. */
-    int (*close_stream)(void *io, uint64_t stream, int retry_ms);
-    int (*close_standalone)(void *io, int all, int retry_ms);
-    /* Asked after a handler's message went out on `stream`: true when the stream
-     * cannot take more for now (its reader is behind, or away with as much kept for
-     * it as the store can hold). The handler then waits in its next mcp_ctx call
-     * until the transport calls mcp__session_stream_ready(). May be NULL. */
-    int (*congested)(void *io, uint64_t stream);
-} mcp__session_io;
 
 /* ---- Registry (registry.c) ---- */
 
@@ -116,6 +96,9 @@ struct mcp__srt {
     /* Called on the loop when the last session is freed (may be NULL). */
     void (*empty_cb)(void *arg);
     void *empty_arg;
+    /* Called once mcp__srt_close has closed everything, just before rt is freed. */
+    void (*closed_cb)(void *arg);
+    void *closed_arg;
     mcp__srt *next;
 };
 

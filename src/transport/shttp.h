@@ -4,7 +4,7 @@
  * the listening server, the session table, streams and timers.
  *
  * A session (hsess) is one MCP session reached over HTTP; it owns the
- * protocol session (mcp__session) and its streams. A stream (hstream) is where
+ * answerer's session (mcp__asession, see answerer.h) and its streams. A stream (hstream) is where
  * a session's messages go: one per POST that carries requests, one per GET
  * (standalone), or the one SSE stream of a legacy session. A stream's HTTP
  * request (req) may go away before the stream ends: a client that drops a
@@ -20,14 +20,17 @@
 #include <mcp/server.h>
 
 #include "http/http.h"
-#include "server/server_int.h"
+#include "transport/answerer.h"
 
-typedef struct shttp shttp;
+typedef struct mcp_http_endpoint shttp;
 
 #define MCP__MAX_GAPS 4
 typedef struct hsess hsess;
 typedef struct hstream hstream;
 typedef struct hresume hresume;
+
+/* The operations of the answerer behind a session. */
+#define HS_ANS(hs) ((hs)->t->ans->ops)
 
 /*
  * HS_GET streams carry the session's messages not tied to a request (the newest
@@ -66,7 +69,7 @@ struct hstream {
 struct hsess {
     shttp *t;
     char id[33]; /* hex of 16 random bytes; "" for a stateless POST */
-    mcp__session *sess;
+    mcp__asession *sess;
     int legacy;
     int stateless;
     int closing;
@@ -94,10 +97,26 @@ struct hsess {
     hsess *deferred_next; /* in the list of sessions to close once the stack unwinds */
 };
 
-struct shttp {
-    mcp_server *srv;
-    uv_loop_t loop;
-    mcp__srt *rt;
+/* An extra route of the listener (mcp_http_route). */
+typedef struct shttp_route {
+    char *method; /* NULL: any */
+    char *path;
+    mcp_http_route_fn fn;
+    void *user;
+} shttp_route;
+
+/* Where a stop stands (see shttp_endpoint.c). */
+enum shttp_phase {
+    EP_RUNNING,
+    EP_DRAINING, /* no new request; those in flight may finish until the deadline */
+    EP_CLOSING,  /* sessions closed; waiting for connections, handlers and handles */
+    EP_DONE      /* done ran */
+};
+
+/* The public mcp_http_endpoint is this struct. */
+struct mcp_http_endpoint {
+    mcp__answerer *ans; /* what answers the sessions' messages */
+    uv_loop_t *loop;    /* the caller's */
     mcp__http_server *http;
     mcp__map sessions; /* id -> hsess, stateful and legacy sessions */
     hsess *all;
@@ -107,6 +126,7 @@ struct shttp {
     uv_idle_t deferred_idle;
 
     char *path;
+    char *url;
     int json_response, stateless, disable_get, legacy;
     int keepalive_ms;
     int max_sessions;
@@ -119,17 +139,48 @@ struct shttp {
     int max_get_streams;
     mcp_event_store *store; /* NULL: not resumable */
     mcp_event_store *own_store;
+    int store_attached;
     int retry_ms;
     char **allowed_origins, **allowed_hosts, **cors_origins;
     int bound_loopback;
+    shttp_route *routes;
+    size_t nroutes;
 
     uv_timer_t keepalive_timer, sweep_timer;
-    uv_signal_t sigint, sigterm;
-    int stopping;
-    int result;
+    /* Stopping: the drain deadline, then the end of the connections' flush. */
+    uv_timer_t drain_timer;
+    enum shttp_phase phase;
+    uint64_t deadline; /* loop time the drain ends at; UINT64_MAX: none */
+    int handles;       /* our own handles not yet closed */
+    int http_open, ans_open;
+    int free_when_done;
+    int in_done; /* done is running */
+    mcp_endpoint_done_fn done;
+    void *done_user;
 };
 
+/* ---- shttp_router.c ---- */
+
+/* The listener's on_request: Host and Origin, CORS preflight, then MCP, legacy SSE
+ * and extra routes. */
+void mcp__shttp_on_request(void *user, mcp__http_req *req);
+/* Frees the extra routes. */
+void mcp__shttp_routes_free(shttp *t);
+
+/* ---- shttp_endpoint.c ---- */
+
+/* A session has no more requests in flight: a drain may be over. */
+void mcp__shttp_drain_check(shttp *t);
+/* An endpoint whose sessions `ans` answers (the server's, or another answerer's);
+ * takes ans over, even on failure. As mcp_http_endpoint_new otherwise. */
+int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_opts *opts,
+                           mcp_http_endpoint **out);
+
 /* ---- shttp_server.c ---- */
+
+/* The keep-alive and sweep timers' callbacks. */
+void mcp__shttp_keepalive(uv_timer_t *h);
+void mcp__shttp_sweep(uv_timer_t *h);
 
 /* Answers with a JSON-RPC error message (stolen) as the body and the status; finishes req. */
 void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *body);

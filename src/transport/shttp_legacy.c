@@ -23,6 +23,10 @@ static void on_legacy_closed(void *arg, mcp__http_req *req)
 
 void mcp__shttp_legacy_sse(shttp *t, mcp__http_req *req)
 {
+    if (t->phase != EP_RUNNING) {
+        mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR, "Service Unavailable: shutting down");
+        return;
+    }
     if (t->sessions.len >= (size_t)t->max_sessions && !mcp__shttp_evict_idle_session(t)) {
         mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR,
                          "Service Unavailable: too many open sessions, all of them busy");
@@ -90,12 +94,18 @@ void mcp__shttp_legacy_post(shttp *t, mcp__http_req *req)
     json_t *v = mcp__shttp_parse_body(t, req, &n_requests, &has_init);
     if (v == NULL)
         return;
+    if (n_requests > 0 && t->phase != EP_RUNNING) {
+        /* Stopping: answers to the server's requests still help those in flight. */
+        mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR, "Service Unavailable: shutting down");
+        json_decref(v);
+        return;
+    }
     mcp__hsess_touch(hs);
     const char *hdrs[12] = {"Content-Type", "text/plain"};
     size_t n = mcp__shttp_cors(t, req, hdrs, 2);
     hdrs[n] = NULL;
     /* Answer first: the messages' answers may travel on the event stream at once. */
     mcp__http_respond(req, 202, hdrs, "Accepted", 8);
-    mcp__session_feed_value(hs->sess, v, hs->streams ? hs->streams->id : 0);
+    HS_ANS(hs)->feed_value(hs->sess, v, hs->streams ? hs->streams->id : 0);
     json_decref(v);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "transport/http_util.h"
+#include "protocol/rpc.h"
 #include "transport/shttp.h"
 
 #define MAX_BATCH 100
@@ -174,18 +175,23 @@ static void post(shttp *t, mcp__http_req *req)
     /* From here on every refusal names the request it refuses. */
     const json_t *id = request_id(v);
     hsess *hs;
+    if (n_requests > 0 && t->phase != EP_RUNNING) {
+        /* Stopping: no new work, but notifications and the client's answers to the
+         * server's requests still help those in flight finish. */
+        mcp__shttp_error_id(t, req, 503, id, MCP_RPC_SERVER_ERROR,
+                            "Service Unavailable: shutting down");
+        goto out;
+    }
     if (t->stateless) {
         if (check_version_header(t, req, id) != 0)
             goto out;
         hs = mcp__hsess_new(t, 1, 0);
-        if (hs != NULL)
-            mcp__session_set_stateless(hs->sess);
         if (hs != NULL && !has_init) {
             /* Each stateless POST stands alone: it is served as an initialized
              * session of the version its header names. */
             const char *hv = mcp__http_header(req, "mcp-protocol-version");
-            mcp__session_assume_initialized(hs->sess, hv ? mcp_protocol_version_supported(hv)
-                                                         : MCP_PROTOCOL_LATEST);
+            HS_ANS(hs)->assume_initialized(hs->sess, hv ? mcp_protocol_version_supported(hv)
+                                                        : MCP_PROTOCOL_LATEST);
         }
     } else if (has_init && mcp__http_header(req, "mcp-session-id") == NULL) {
         if (t->sessions.len >= (size_t)t->max_sessions && !mcp__shttp_evict_idle_session(t)) {
@@ -206,8 +212,8 @@ static void post(shttp *t, mcp__http_req *req)
                             "Internal error: out of memory");
         goto out;
     }
-    if (json_is_array(v) && hs->sess->initialized &&
-        strcmp(hs->sess->version, MCP_PROTOCOL_2025_03_26) != 0) {
+    if (json_is_array(v) && HS_ANS(hs)->initialized(hs->sess) &&
+        strcmp(HS_ANS(hs)->version(hs->sess), MCP_PROTOCOL_2025_03_26) != 0) {
         /* JSON-RPC batches exist only in protocol 2025-03-26. */
         mcp__shttp_error_id(t, req, 400, id, MCP_RPC_INVALID_REQUEST,
                             "Invalid Request: JSON-RPC batches are only allowed with protocol "
@@ -218,7 +224,7 @@ static void post(shttp *t, mcp__http_req *req)
     }
     if (n_requests == 0) {
         /* Only notifications and responses: 202 and no body (spec). */
-        mcp__session_feed_value(hs->sess, v, MCP__STREAM_STANDALONE);
+        HS_ANS(hs)->feed_value(hs->sess, v, MCP__STREAM_STANDALONE);
         const char *hdrs[12];
         size_t n = mcp__shttp_cors(t, req, hdrs, 0);
         hdrs[n] = NULL;
@@ -231,7 +237,7 @@ static void post(shttp *t, mcp__http_req *req)
     if (st == NULL) {
         mcp__shttp_error_id(t, req, 500, id, MCP_RPC_INTERNAL_ERROR,
                             "Internal error: out of memory");
-        if (hs->stateless || (has_init && !hs->sess->initialized))
+        if (hs->stateless || (has_init && !HS_ANS(hs)->initialized(hs->sess)))
             mcp__hsess_close(hs);
         goto out;
     }
@@ -245,8 +251,8 @@ static void post(shttp *t, mcp__http_req *req)
      * connection drops before the first message still has an id to resume from. */
     if (st->kind == HS_POST_SSE && !has_init && mcp__hsess_primes(hs))
         mcp__hstream_prime(st, -1);
-    mcp__session_feed_value(hs->sess, v, st->id);
-    if (has_init && !hs->stateless && !hs->sess->initialized) {
+    HS_ANS(hs)->feed_value(hs->sess, v, st->id);
+    if (has_init && !hs->stateless && !HS_ANS(hs)->initialized(hs->sess)) {
         /* initialize failed (bad params): the session never began. */
         mcp__hsess_close(hs);
     }
@@ -285,6 +291,10 @@ static void get(shttp *t, mcp__http_req *req)
     }
     if (t->stateless || t->disable_get) {
         mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");
+        return;
+    }
+    if (t->phase != EP_RUNNING) {
+        mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR, "Service Unavailable: shutting down");
         return;
     }
     hsess *hs = find_session(t, req, NULL);
@@ -430,7 +440,7 @@ static void resume_emit(void *arg, uint64_t seq, const char *data, size_t len)
      * against slow readers, with this GET as its connection for the moment. */
     st->req = r->req;
     st->slack += b.len;
-    st->slack_at = uv_now(&r->t->loop);
+    st->slack_at = uv_now(r->t->loop);
     mcp__hstream_write(st, b.data, b.len);
     if (st->req == NULL)
         r->req = NULL; /* cut for being slow: aborted, and finished with it */

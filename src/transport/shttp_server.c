@@ -1,171 +1,15 @@
 /*
- * The HTTP transports' server: options, listening, routing, DNS-rebinding
- * protection and CORS, the session table, streams, keep-alive and idle timers,
- * and shutdown. See shttp.h.
+ * The HTTP transports' sessions and streams: the session table, where a
+ * session's messages go, backpressure, keep-alive and idle timers. See shttp.h.
  */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "protocol/rpc.h"
 #include "transport/http_util.h"
 #include "transport/shttp.h"
-
-#define DEFAULT_KEEPALIVE_MS 15000
-#define DEFAULT_MAX_SESSIONS 1000
-#define DEFAULT_IDLE_MS (30 * 60 * 1000)
-/* Bytes a slow reader may leave queued on one stream before it is cut off. */
-#define DEFAULT_MAX_QUEUED (4u << 20)
-/* A handler's stream with more unsent bytes than this pauses the handler. */
-#define DEFAULT_PAUSE_BYTES (256u << 10)
-/* Events (and bytes) a handler may send that its client has not confirmed having,
- * before it pauses; a quarter of the in-memory store's default per session. */
-#define DEFAULT_MAX_UNCONFIRMED 2500
-/* How far back a session's oldest unconfirmed event may lie: half the in-memory
- * store's default per session. */
-#define DEFAULT_WINDOW_EVENTS 5000
-#define DEFAULT_WINDOW_BYTES (8u << 20)
-#define DEFAULT_MAX_UNCONFIRMED_BYTES (4u << 20)
-#define DEFAULT_RETRY_MS 1000
-/* GET connections one session may hold open: enough for every client seen (they
- * open one to three), and a bound on what one session can take. */
-#define DEFAULT_MAX_GET_STREAMS 16
-
-/* ---- Errors and headers ---- */
-
-void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *body)
-{
-    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    json_decref(body);
-    const char *hdrs[16] = {"Content-Type", "application/json"};
-    size_t n = mcp__shttp_cors(t, req, hdrs, 2);
-    if (status == 405) {
-        hdrs[n++] = "Allow";
-        hdrs[n++] = t->cors_origins ? "GET, POST, DELETE, OPTIONS" : "GET, POST, DELETE";
-    }
-    hdrs[n] = NULL;
-    mcp__http_respond(req, status, hdrs, text, text ? strlen(text) : 0);
-    free(text);
-}
-
-void mcp__shttp_error(shttp *t, mcp__http_req *req, int status, int code, const char *message)
-{
-    /* Every error answer carries the request's id whenever it can be read. */
-    json_t *id = mcp__shttp_body_id(req);
-    mcp__shttp_error_id(t, req, status, id, code, message);
-    json_decref(id);
-}
-
-static int list_has(char **list, const char *value)
-{
-    for (char **p = list; p != NULL && *p != NULL; p++)
-        if (strcasecmp(*p, value) == 0 || strcmp(*p, "*") == 0)
-            return 1;
-    return 0;
-}
-
-size_t mcp__shttp_cors(shttp *t, mcp__http_req *req, const char **hdrs, size_t n)
-{
-    const char *origin = mcp__http_header(req, "origin");
-    if (t->cors_origins == NULL || origin == NULL || !list_has(t->cors_origins, origin))
-        return n;
-    hdrs[n++] = "Access-Control-Allow-Origin";
-    hdrs[n++] = origin;
-    hdrs[n++] = "Vary";
-    hdrs[n++] = "Origin";
-    /* Browsers hide response headers from scripts unless they are exposed. */
-    hdrs[n++] = "Access-Control-Expose-Headers";
-    hdrs[n++] = "Mcp-Session-Id, MCP-Protocol-Version";
-    return n;
-}
-
-/*
- * DNS rebinding protection (spec, Security Warning): a browser page on a
- * hostile origin must not reach a local server, so the Host must be ours and a
- * present Origin must be allowed. Answers 403 and returns -1 when not.
- */
-static int check_host_origin(shttp *t, mcp__http_req *req)
-{
-    char name[256];
-    const char *host = mcp__http_header(req, "host");
-    if (t->allowed_hosts != NULL || t->bound_loopback) {
-        int ok =
-            host != NULL && mcp__host_name(host, name, sizeof(name)) == 0 &&
-            (t->allowed_hosts ? list_has(t->allowed_hosts, name) : mcp__is_loopback_name(name));
-        if (!ok) {
-            char msg[320];
-            snprintf(msg, sizeof(msg), "Forbidden: invalid Host header: %.256s",
-                     host ? host : "(none)");
-            mcp__shttp_error(t, req, 403, MCP_RPC_SERVER_ERROR, msg);
-            return -1;
-        }
-    }
-    const char *origin = mcp__http_header(req, "origin");
-    if (origin == NULL)
-        return 0; /* not a browser, or a same-origin GET: nothing to check */
-    int ok;
-    if (t->allowed_origins != NULL)
-        ok = list_has(t->allowed_origins, origin);
-    else
-        ok = list_has(t->cors_origins, origin) ||
-             (mcp__origin_host(origin, name, sizeof(name)) == 0 && mcp__is_loopback_name(name));
-    if (!ok) {
-        char msg[320];
-        snprintf(msg, sizeof(msg), "Forbidden: invalid Origin header: %.256s", origin);
-        mcp__shttp_error(t, req, 403, MCP_RPC_SERVER_ERROR, msg);
-        return -1;
-    }
-    return 0;
-}
-
-static void preflight(shttp *t, mcp__http_req *req)
-{
-    const char *hdrs[20];
-    size_t n = mcp__shttp_cors(t, req, hdrs, 0);
-    if (n == 0) {
-        mcp__shttp_error(t, req, 403, MCP_RPC_SERVER_ERROR, "Forbidden: origin not allowed");
-        return;
-    }
-    hdrs[n++] = "Access-Control-Allow-Methods";
-    hdrs[n++] = "GET, POST, DELETE, OPTIONS";
-    hdrs[n++] = "Access-Control-Allow-Headers";
-    hdrs[n++] = "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, "
-                "Last-Event-ID";
-    hdrs[n++] = "Access-Control-Max-Age";
-    hdrs[n++] = "86400";
-    hdrs[n] = NULL;
-    mcp__http_respond(req, 204, hdrs, NULL, 0);
-}
-
-static void on_request(void *user, mcp__http_req *req)
-{
-    shttp *t = user;
-    if (t->stopping) {
-        mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR, "Service Unavailable: shutting down");
-        return;
-    }
-    if (check_host_origin(t, req) != 0)
-        return;
-    const char *path = mcp__http_req_path(req);
-    mcp__http_method m = mcp__http_req_method(req);
-    int is_mcp = strcmp(path, t->path) == 0;
-    if (m == MCP__HTTP_OPTIONS && t->cors_origins != NULL &&
-        (is_mcp || (t->legacy && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0)))) {
-        preflight(t, req);
-        return;
-    }
-    if (is_mcp) {
-        mcp__shttp_mcp_request(t, req);
-    } else if (t->legacy && strcmp(path, "/sse") == 0 && m == MCP__HTTP_GET) {
-        mcp__shttp_legacy_sse(t, req);
-    } else if (t->legacy && strcmp(path, "/messages") == 0 && m == MCP__HTTP_POST) {
-        mcp__shttp_legacy_post(t, req);
-    } else if (t->legacy && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0)) {
-        mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");
-    } else {
-        mcp__shttp_error(t, req, 404, MCP_RPC_SERVER_ERROR, "Not Found");
-    }
-}
 
 /* ---- Streams ---- */
 
@@ -224,7 +68,7 @@ static int begin(hstream *st)
                             /* Proxies such as nginx must not buffer an event stream. */
                             "X-Accel-Buffering", "no"};
     size_t n = 6;
-    if (!hs->stateless && !hs->legacy && hs->sess->initialized) {
+    if (!hs->stateless && !hs->legacy && HS_ANS(hs)->initialized(hs->sess)) {
         hdrs[n++] = "Mcp-Session-Id";
         hdrs[n++] = hs->id;
     }
@@ -246,7 +90,7 @@ int mcp__hstream_write(hstream *st, const char *data, size_t len)
     /* A resume may replay more than the limit at once: that backlog is allowed
      * until the socket has drained it below the limit (checked from the next loop
      * turn on: before then the replay has not even been offered to the socket). */
-    if (queued <= st->hs->t->max_queued && uv_now(&st->hs->t->loop) != st->slack_at)
+    if (queued <= st->hs->t->max_queued && uv_now(st->hs->t->loop) != st->slack_at)
         st->slack = 0;
     if (rc == MCP_OK && queued > st->hs->t->max_queued + st->slack) {
         /* A reader this slow would make us hold its messages without bound. */
@@ -269,8 +113,9 @@ int mcp__hsess_primes(const hsess *hs)
 {
     /* Priming events only for 2025-11-25 clients and later: older parsers fail on an
      * event with empty data (the spec; the TypeScript SDK's own check). */
-    return hs->t->store != NULL && !hs->stateless && !hs->legacy && hs->sess->version != NULL &&
-           strcmp(hs->sess->version, MCP_PROTOCOL_2025_11_25) >= 0;
+    return hs->t->store != NULL && !hs->stateless && !hs->legacy &&
+           HS_ANS(hs)->version(hs->sess) != NULL &&
+           strcmp(HS_ANS(hs)->version(hs->sess), MCP_PROTOCOL_2025_11_25) >= 0;
 }
 
 void mcp__event_id(const hsess *hs, uint64_t stream, uint64_t seq, char out[64])
@@ -405,7 +250,7 @@ static void finish_json(hstream *st, const char *text, size_t len)
     if (st->req != NULL) {
         const char *hdrs[16] = {"Content-Type", "application/json"};
         size_t n = 2;
-        if (!hs->stateless && hs->sess->initialized) {
+        if (!hs->stateless && HS_ANS(hs)->initialized(hs->sess)) {
             hdrs[n++] = "Mcp-Session-Id";
             hdrs[n++] = hs->id;
         }
@@ -504,7 +349,7 @@ void mcp__hstream_maybe_ready(hstream *st)
         hs->window_moved = 0;
         for (hstream *p = hs->streams; p != NULL; p = p->next)
             if (!stream_congested(p))
-                mcp__session_stream_ready(hs->sess, p->id);
+                HS_ANS(hs)->stream_ready(hs->sess, p->id);
         if (!hs->window_moved)
             break;
     }
@@ -601,8 +446,15 @@ static int io_congested(void *io, uint64_t stream)
     return stream_congested(st);
 }
 
+/* No request of the session in flight any more: a stop may be waiting for that. */
+static void io_idle(void *io)
+{
+    hsess *hs = io;
+    mcp__shttp_drain_check(hs->t);
+}
+
 static const mcp__session_io shttp_io = {.send = io_send,
-                                         .idle = NULL,
+                                         .idle = io_idle,
                                          .close_stream = io_close_stream,
                                          .close_standalone = io_close_standalone,
                                          .congested = io_congested};
@@ -660,10 +512,11 @@ hsess *mcp__hsess_new(shttp *t, int stateless, int legacy)
         }
         mcp__hex(tag, sizeof(tag), hs->tag);
     }
-    hs->sess = mcp__session_new(t->rt, &shttp_io, hs, stateless ? NULL : hs->id);
+    hs->sess = t->ans->ops->open(t->ans, &shttp_io, hs, stateless ? NULL : hs->id,
+                                 stateless ? MCP__OPEN_STATELESS : 0);
     if (hs->sess == NULL || (!stateless && mcp__map_put(&t->sessions, hs->id, hs) != MCP_OK)) {
         if (hs->sess != NULL)
-            mcp__session_close(hs->sess);
+            HS_ANS(hs)->close(hs->sess);
         free(hs);
         return NULL;
     }
@@ -701,7 +554,7 @@ void mcp__hsess_close(hsess *hs)
         mcp_event_store_drop_session(t->store, hs->id);
     /* Its handlers are cancelled; the protocol session lives on, detached, until the
      * last of them returns. */
-    mcp__session_close(hs->sess);
+    HS_ANS(hs)->close(hs->sess);
     if (hs->prev != NULL)
         hs->prev->next = hs->next;
     else
@@ -741,7 +594,7 @@ void mcp__hsess_close_later(hsess *hs)
 
 /* Keep-alive comments on every open SSE stream, so idle streams survive proxies and
  * clients' body timeouts, and dead clients are found. */
-static void on_keepalive(uv_timer_t *h)
+void mcp__shttp_keepalive(uv_timer_t *h)
 {
     shttp *t = h->data;
     uint64_t now = mcp__now_ms();
@@ -763,7 +616,7 @@ static int session_busy(hsess *hs)
             return 1;
     /* Handlers that only wait for their absent client do not keep it alive: when
      * it expires they are cancelled. */
-    return mcp__rpc_inflight(hs->sess->rpc) > 0 && !mcp__session_all_paused(hs->sess);
+    return HS_ANS(hs)->inflight(hs->sess) > 0 && !HS_ANS(hs)->all_paused(hs->sess);
 }
 
 static size_t sessions_of(const shttp *t, const char *source)
@@ -818,7 +671,7 @@ int mcp__shttp_evict_idle_session(shttp *t)
     hsess *victim = NULL;
     for (hsess *hs = t->all; hs != NULL; hs = hs->next) {
         if (hs->stateless || hs->legacy || hs->closing || hs->resumes != NULL ||
-            mcp__rpc_inflight(hs->sess->rpc) > 0)
+            HS_ANS(hs)->inflight(hs->sess) > 0)
             continue;
         int open = 0;
         for (hstream *st = hs->streams; st != NULL && !open; st = st->next)
@@ -869,7 +722,7 @@ static void sweep_away(hstream *st, uint64_t now, uint64_t limit)
     uint64_t away = now - st->away_since;
     if (away < limit)
         return;
-    if (mcp__session_cancel_paused(hs->sess, st->id) > 0)
+    if (HS_ANS(hs)->cancel_paused(hs->sess, st->id) > 0)
         mcp__info("session %s: handlers paused for a client away %llu ms were cancelled", hs->id,
                   (unsigned long long)away);
     if (st->unconfirmed > 0) {
@@ -923,7 +776,7 @@ static void cut_stalled_streams(hsess *hs, uint64_t now)
 
 /* Sessions idle past the limit expire, but never while a stream is open or a
  * request runs. */
-static void on_sweep(uv_timer_t *h)
+void mcp__shttp_sweep(uv_timer_t *h)
 {
     shttp *t = h->data;
     if (t->store != NULL)
@@ -943,254 +796,4 @@ static void on_sweep(uv_timer_t *h)
             mcp__hsess_close(hs);
         }
     }
-}
-
-/* ---- Lifetime ---- */
-
-static void stop(shttp *t);
-
-static void on_signal(uv_signal_t *h, int signum)
-{
-    shttp *t = h->data;
-    mcp__info("signal %d: shutting down", signum);
-    stop(t);
-}
-
-static void on_rt_empty(void *arg)
-{
-    shttp *t = arg;
-    if (t->rt != NULL) {
-        mcp__srt *rt = t->rt;
-        t->rt = NULL;
-        mcp__srt_close(rt);
-    }
-}
-
-static void on_http_stopped(void *arg)
-{
-    (void)arg; /* the loop ends once every handle is closed */
-}
-
-static void stop(shttp *t)
-{
-    if (t->stopping)
-        return;
-    t->stopping = 1;
-    while (t->all != NULL)
-        mcp__hsess_close(t->all);
-    if (t->http != NULL)
-        mcp__http_server_stop(t->http, on_http_stopped, t);
-    t->http = NULL;
-    uv_close((uv_handle_t *)&t->keepalive_timer, NULL);
-    uv_close((uv_handle_t *)&t->sweep_timer, NULL);
-    uv_close((uv_handle_t *)&t->sigint, NULL);
-    uv_close((uv_handle_t *)&t->sigterm, NULL);
-    uv_close((uv_handle_t *)&t->deferred_idle, NULL);
-    /* Handlers still running keep their sessions; the runtime closes after them. */
-    t->rt->empty_cb = on_rt_empty;
-    t->rt->empty_arg = t;
-    if (!mcp__srt_busy(t->rt))
-        on_rt_empty(t);
-}
-
-static char **copy_list(const char *const *list, int *err)
-{
-    if (list == NULL)
-        return NULL;
-    size_t n = 0;
-    while (list[n] != NULL)
-        n++;
-    char **copy = calloc(n + 1, sizeof(*copy));
-    for (size_t i = 0; copy != NULL && i < n; i++)
-        if ((copy[i] = mcp__strdup(list[i])) == NULL)
-            *err = 1;
-    if (copy == NULL)
-        *err = 1;
-    return copy;
-}
-
-static void free_list(char **list)
-{
-    for (char **p = list; p != NULL && *p != NULL; p++)
-        free(*p);
-    free(list);
-}
-
-/* Splits "HOST:PORT" / "[V6]:PORT" into host (brackets removed) and port. */
-static int parse_listen(const char *listen, char *host, size_t host_len, int *port)
-{
-    const char *colon;
-    const char *h = listen;
-    size_t hl;
-    if (listen[0] == '[') {
-        const char *close = strchr(listen, ']');
-        if (close == NULL || close[1] != ':')
-            return -1;
-        h = listen + 1;
-        hl = (size_t)(close - h);
-        colon = close + 1;
-    } else {
-        colon = strrchr(listen, ':');
-        if (colon == NULL)
-            return -1;
-        hl = (size_t)(colon - listen);
-    }
-    if (hl == 0 || hl >= host_len)
-        return -1;
-    memcpy(host, h, hl);
-    host[hl] = '\0';
-    char *end;
-    long p = strtol(colon + 1, &end, 10);
-    if (colon[1] == '\0' || *end != '\0' || p < 0 || p > 65535)
-        return -1;
-    *port = (int)p;
-    return 0;
-}
-
-static int is_loopback_host(const char *host)
-{
-    return strcmp(host, "localhost") == 0 || strcmp(host, "::1") == 0 ||
-           strncmp(host, "127.", 4) == 0;
-}
-
-static void shttp_free(shttp *t)
-{
-    mcp_event_store_free(t->own_store);
-    mcp__map_free(&t->sessions);
-    mcp__map_free(&t->session_sources);
-    free(t->path);
-    free_list(t->allowed_origins);
-    free_list(t->allowed_hosts);
-    free_list(t->cors_origins);
-    free(t);
-}
-
-/* dflt, or less when our own in-memory store has a bound (store_bound, 0: its
- * default) whose share (1/div) is smaller. */
-static uint64_t within_store(const mcp_http_opts *o, uint64_t dflt, uint64_t store_bound,
-                             uint64_t div)
-{
-    if (o->store != NULL || store_bound == 0 || store_bound / div >= dflt)
-        return dflt;
-    return store_bound / div + 1;
-}
-
-int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
-{
-    mcp_http_opts o = {0};
-    if (opts != NULL)
-        o = *opts;
-    char host[256];
-    int port;
-    if (srv == NULL ||
-        parse_listen(o.listen ? o.listen : "127.0.0.1:8080", host, sizeof(host), &port) != 0)
-        return MCP_EINVAL;
-    if (o.path != NULL && o.path[0] != '/')
-        return MCP_EINVAL;
-    shttp *t = calloc(1, sizeof(*t));
-    if (t == NULL)
-        return MCP_ENOMEM;
-    int err = 0;
-    t->srv = srv;
-    t->path = mcp__strdup(o.path ? o.path : "/mcp");
-    t->json_response = o.json_response;
-    t->stateless = o.stateless;
-    t->disable_get = o.disable_get;
-    t->legacy = !o.disable_legacy_sse;
-    t->keepalive_ms = o.keepalive_ms == 0 ? DEFAULT_KEEPALIVE_MS : o.keepalive_ms;
-    t->max_sessions = o.max_sessions > 0 ? o.max_sessions : DEFAULT_MAX_SESSIONS;
-    t->idle_ms = o.session_idle_ms > 0 ? o.session_idle_ms : DEFAULT_IDLE_MS;
-    t->max_queued = o.max_queued ? o.max_queued : DEFAULT_MAX_QUEUED;
-    t->pause_bytes = DEFAULT_PAUSE_BYTES;
-    if (t->max_queued / 2 < t->pause_bytes)
-        t->pause_bytes = t->max_queued / 2;
-    /* What is held back for clients stays well inside what our in-memory store
-     * keeps (its bounds, when set): the events a client has not confirmed
-     * (a quarter per stream, half per session), and the time an absent client is
-     * waited for (the session idle time, a minute at most, half the events' TTL). */
-    uint64_t idle = t->idle_ms < 60000 ? (uint64_t)t->idle_ms : 60000;
-    t->away_limit_ms = within_store(&o, idle, (uint64_t)o.memory_store.ttl_ms, 2);
-    t->window_events = within_store(&o, DEFAULT_WINDOW_EVENTS, o.memory_store.max_events, 2);
-    t->window_bytes = within_store(&o, DEFAULT_WINDOW_BYTES, o.memory_store.max_bytes, 2);
-    t->max_unconfirmed = within_store(&o, DEFAULT_MAX_UNCONFIRMED, o.memory_store.max_events, 4);
-    t->max_unconfirmed_bytes =
-        within_store(&o, DEFAULT_MAX_UNCONFIRMED_BYTES, o.memory_store.max_bytes, 4);
-    t->max_get_streams = o.max_get_streams > 0 ? o.max_get_streams : DEFAULT_MAX_GET_STREAMS;
-    t->retry_ms = o.retry_ms > 0 ? o.retry_ms : DEFAULT_RETRY_MS;
-    if (!o.disable_resumability && !o.stateless) {
-        t->store = o.store;
-        if (t->store == NULL)
-            t->store = t->own_store = mcp_memory_store_new(&o.memory_store);
-        if (t->store == NULL)
-            err = 1;
-    }
-    t->allowed_origins = copy_list(o.allowed_origins, &err);
-    t->allowed_hosts = copy_list(o.allowed_hosts, &err);
-    t->cors_origins = copy_list(o.cors_origins, &err);
-    t->bound_loopback = is_loopback_host(host);
-    if (t->path == NULL || err) {
-        shttp_free(t);
-        return MCP_ENOMEM;
-    }
-    if (uv_loop_init(&t->loop) != 0) {
-        shttp_free(t);
-        return MCP_EIO;
-    }
-    int rc = MCP_OK;
-    t->rt = mcp__srt_new(srv, &t->loop);
-    if (t->rt == NULL) {
-        rc = MCP_ENOMEM;
-        goto fail_loop;
-    }
-    mcp__http_opts ho = {0};
-    ho.host = host;
-    ho.port = port;
-    ho.on_request = on_request;
-    ho.user = t;
-    ho.max_body_bytes = o.max_body ? o.max_body : srv->max_message;
-    ho.max_connections = o.max_connections;
-    ho.max_connections_per_source = o.max_connections_per_source;
-    rc = mcp__http_server_start(&t->loop, &ho, &t->http);
-    if (rc != MCP_OK) {
-        mcp__error("cannot listen on %s: %s", o.listen ? o.listen : "127.0.0.1:8080",
-                   mcp_strerror(rc));
-        mcp__srt_close(t->rt);
-        goto fail_loop;
-    }
-    uv_timer_init(&t->loop, &t->keepalive_timer);
-    uv_timer_init(&t->loop, &t->sweep_timer);
-    uv_idle_init(&t->loop, &t->deferred_idle);
-    uv_signal_init(&t->loop, &t->sigint);
-    uv_signal_init(&t->loop, &t->sigterm);
-    t->keepalive_timer.data = t->sweep_timer.data = t->deferred_idle.data = t;
-    t->sigint.data = t->sigterm.data = t;
-    if (t->keepalive_ms > 0)
-        uv_timer_start(&t->keepalive_timer, on_keepalive, (uint64_t)t->keepalive_ms,
-                       (uint64_t)t->keepalive_ms);
-    uint64_t sweep = (uint64_t)t->idle_ms / 2;
-    sweep = sweep < 1000 ? 1000 : sweep > 60000 ? 60000 : sweep;
-    uv_timer_start(&t->sweep_timer, on_sweep, sweep, sweep);
-    uv_signal_start(&t->sigint, on_signal, SIGINT);
-    uv_signal_start(&t->sigterm, on_signal, SIGTERM);
-
-    if (o.on_listen != NULL) {
-        char url[320];
-        int v6 = strchr(host, ':') != NULL;
-        snprintf(url, sizeof(url), "http://%s%s%s:%d%s", v6 ? "[" : "", host, v6 ? "]" : "",
-                 mcp__http_server_port(t->http), t->path);
-        o.on_listen(url, o.user);
-    }
-    uv_run(&t->loop, UV_RUN_DEFAULT);
-    mcp__rpc_thread_cleanup();
-    rc = t->result;
-    if (uv_loop_close(&t->loop) != 0)
-        mcp__warn("the HTTP loop closed with handles still open");
-    shttp_free(t);
-    return rc;
-
-fail_loop:
-    uv_run(&t->loop, UV_RUN_DEFAULT);
-    uv_loop_close(&t->loop);
-    shttp_free(t);
-    return rc;
 }

@@ -1,84 +1,165 @@
 /*
- * The stdio server transport: one session over stdin and stdout.
+ * The stdio server transport: one session over a pair of file descriptors
+ * (stdin and stdout), on the caller's loop (mcp_stdio_endpoint) or on a loop of
+ * its own (mcp_serve_fds, mcp_serve_stdio).
  *
  * End of input is the client's way to shut the server down (the spec's stdio
  * shutdown). Requests already running still get their answers, but requests
  * to the client fail at once since nobody can answer them any more; then the
- * server flushes and returns. SIGTERM and SIGINT cancel what runs and return.
+ * endpoint flushes and ends. A stop drains the same way, with a deadline after
+ * which what still runs is cancelled.
  */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/server_int.h"
+#include "protocol/rpc.h"
+#include "transport/answerer.h"
 #include "transport/lines.h"
 
-typedef struct stdio_server {
-    uv_loop_t loop;
-    mcp__srt *rt;
-    mcp__session *sess;
-    mcp__lstream ls;
-    uv_signal_t sigterm, sigint;
-    int stopping;
-    int result;
-} stdio_server;
+#include <mcp/server.h>
 
-static void stop(stdio_server *st);
+enum { SE_RUNNING, SE_ENDING, SE_DONE };
+
+struct mcp_stdio_endpoint {
+    uv_loop_t *loop;
+    mcp__answerer *ans;
+    mcp__asession *sess; /* NULL once closed */
+    mcp__lstream ls;
+    uv_timer_t drain_timer;
+    int phase;
+    int status;
+    int ls_open, ans_open, timer_open;
+    int free_when_done, in_done;
+    mcp_endpoint_done_fn done;
+    void *done_user;
+};
+
+typedef struct mcp_stdio_endpoint stdio_ep;
+
+static void maybe_done(stdio_ep *ep)
+{
+    if (ep->phase != SE_ENDING || ep->ls_open || ep->ans_open || ep->timer_open)
+        return;
+    ep->phase = SE_DONE;
+    ep->in_done = 1;
+    if (ep->done != NULL)
+        ep->done(ep->done_user, ep->status);
+    ep->in_done = 0;
+    if (ep->free_when_done)
+        free(ep);
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+    stdio_ep *ep = h->data;
+    ep->timer_open = 0;
+    maybe_done(ep);
+}
+
+static void on_ans_closed(void *arg)
+{
+    stdio_ep *ep = arg;
+    ep->ans = NULL;
+    ep->ans_open = 0;
+    /* Every answer is written: the output may close now. */
+    mcp__lstream_close(&ep->ls);
+    if (!uv_is_closing((uv_handle_t *)&ep->drain_timer))
+        uv_close((uv_handle_t *)&ep->drain_timer, on_timer_closed);
+}
+
+/* Closes the session (what still runs is cancelled; its answers are still written)
+ * and waits for the answerer to let go of the loop. */
+static void close_session(stdio_ep *ep)
+{
+    if (ep->sess == NULL)
+        return;
+    mcp__asession *s = ep->sess;
+    ep->sess = NULL;
+    ep->ans->ops->close(s);
+    ep->ans->ops->shutdown(ep->ans, on_ans_closed, ep);
+}
+
+static void on_drain_timer(uv_timer_t *h)
+{
+    close_session(h->data);
+}
+
+/* Ends the endpoint: requests in flight may finish for drain_ms (< 0: as long as
+ * they take), then the session closes. */
+static void end(stdio_ep *ep, int drain_ms)
+{
+    if (ep->phase != SE_RUNNING) {
+        if (drain_ms >= 0 && ep->sess != NULL)
+            uv_timer_start(&ep->drain_timer, on_drain_timer, (uint64_t)drain_ms, 0);
+        return;
+    }
+    ep->phase = SE_ENDING;
+    if (ep->sess != NULL && ep->ans->ops->inflight(ep->sess) == 0)
+        drain_ms = 0;
+    if (drain_ms >= 0)
+        uv_timer_start(&ep->drain_timer, on_drain_timer, (uint64_t)drain_ms, 0);
+}
 
 static int io_send(void *io, uint64_t stream, const char *text, size_t len, unsigned flags)
 {
-    stdio_server *st = io;
+    stdio_ep *ep = io;
     (void)stream;
     (void)flags;
     if (text == NULL)
         return MCP_OK; /* a cancelled request: nothing to write */
-    return mcp__lstream_write(&st->ls, text, len);
+    return mcp__lstream_write(&ep->ls, text, len);
 }
 
 static void io_idle(void *io)
 {
-    stdio_server *st = io;
-    if (st->ls.eof)
-        stop(st);
+    stdio_ep *ep = io;
+    if (ep->phase == SE_ENDING || ep->ls.eof)
+        end(ep, 0);
 }
 
 static const mcp__session_io stdio_io = {.send = io_send, .idle = io_idle};
 
 static void on_line(void *user, char *line, size_t len)
 {
-    stdio_server *st = user;
-    mcp__session_feed(st->sess, line, len, MCP__STREAM_STANDALONE);
+    stdio_ep *ep = user;
+    /* Also while draining: the client's answers to our requests may be what the
+     * requests in flight wait for. */
+    if (ep->sess != NULL)
+        ep->ans->ops->feed(ep->sess, line, len, MCP__STREAM_STANDALONE);
 }
 
 static void on_overflow(void *user, size_t seen)
 {
-    stdio_server *st = user;
-    mcp__session_reject_oversized(st->sess, seen, MCP__STREAM_STANDALONE);
+    stdio_ep *ep = user;
+    if (ep->sess != NULL)
+        ep->ans->ops->reject_oversized(ep->sess, seen, MCP__STREAM_STANDALONE);
 }
 
 static void on_eof(void *user, int err)
 {
-    stdio_server *st = user;
+    stdio_ep *ep = user;
     if (err != 0)
         mcp__warn("reading stdin failed: %s", uv_strerror(err));
-    if (st->sess == NULL || st->stopping)
+    if (ep->sess == NULL || ep->phase != SE_RUNNING)
         return;
-    mcp__rpc_input_closed(st->sess->rpc);
-    if (mcp__rpc_inflight(st->sess->rpc) == 0)
-        stop(st);
+    ep->ans->ops->input_closed(ep->sess);
+    end(ep, -1);
 }
 
 static void on_write_error(void *user, int err)
 {
-    stdio_server *st = user;
+    stdio_ep *ep = user;
     mcp__warn("writing stdout failed: %s", uv_strerror(err));
-    st->result = MCP_EIO;
-    stop(st);
+    ep->status = MCP_EIO;
+    end(ep, 0);
 }
 
 static void on_closed(void *user)
 {
-    (void)user; /* the loop ends once every handle is closed */
+    stdio_ep *ep = user;
+    ep->ls_open = 0;
+    maybe_done(ep);
 }
 
 static const mcp__lstream_cbs lstream_cbs = {
@@ -89,93 +170,135 @@ static const mcp__lstream_cbs lstream_cbs = {
     .on_closed = on_closed,
 };
 
-/* The last session is gone (every handler has returned): close what is left. */
-static void on_empty(void *arg)
+int mcp_stdio_endpoint_new(uv_loop_t *loop, mcp_server *srv, int in_fd, int out_fd,
+                           mcp_endpoint_done_fn done, void *user, mcp_stdio_endpoint **out)
 {
-    stdio_server *st = arg;
-    st->sess = NULL;
-    mcp__srt *rt = st->rt;
-    st->rt = NULL;
-    mcp__srt_close(rt);
-    mcp__lstream_close(&st->ls);
+    if (out != NULL)
+        *out = NULL;
+    if (loop == NULL || srv == NULL || out == NULL || in_fd < 0 || out_fd < 0)
+        return MCP_EINVAL;
+    /* A vanished reader must give EPIPE, not kill the process. */
+    signal(SIGPIPE, SIG_IGN);
+    stdio_ep *ep = calloc(1, sizeof(*ep));
+    if (ep == NULL)
+        return MCP_ENOMEM;
+    ep->loop = loop;
+    ep->done = done;
+    ep->done_user = user;
+    ep->ans = mcp__server_answerer_new(srv, loop);
+    if (ep->ans == NULL) {
+        free(ep);
+        return MCP_ENOMEM;
+    }
+    int rc = MCP_EIO;
+    if (mcp__lstream_open(&ep->ls, loop, in_fd, out_fd, ep->ans->ops->max_message(ep->ans),
+                          &lstream_cbs, ep) != MCP_OK)
+        goto fail_ans;
+    ep->sess = ep->ans->ops->open(ep->ans, &stdio_io, ep, NULL, 0);
+    if (ep->sess == NULL) {
+        rc = MCP_ENOMEM;
+        goto fail_ls;
+    }
+    if (mcp__lstream_start(&ep->ls) != MCP_OK)
+        goto fail_sess;
+    uv_timer_init(loop, &ep->drain_timer);
+    ep->drain_timer.data = ep;
+    ep->ls_open = ep->ans_open = ep->timer_open = 1;
+    *out = ep;
+    return MCP_OK;
+
+fail_sess:
+    ep->ans->ops->close(ep->sess);
+fail_ls:
+    /* The lstream's handles close by themselves; its callbacks then find nothing
+     * to do but this: ep must outlive them, so it is freed by on_closed. */
+    ep->phase = SE_ENDING;
+    ep->free_when_done = 1;
+    ep->done = NULL;
+    ep->ls_open = 1;
+    ep->ans->ops->shutdown(ep->ans, NULL, NULL);
+    ep->ans = NULL;
+    mcp__lstream_close(&ep->ls);
+    return rc;
+fail_ans:
+    ep->ans->ops->shutdown(ep->ans, NULL, NULL);
+    free(ep);
+    return rc;
 }
 
-static void stop(stdio_server *st)
+int mcp_stdio_endpoint_stop(mcp_stdio_endpoint *ep, int drain_ms)
 {
-    if (st->stopping)
+    if (ep == NULL)
+        return MCP_EINVAL;
+    int rc = ep->phase == SE_RUNNING ? MCP_OK : MCP_ESTATE;
+    end(ep, drain_ms);
+    return rc;
+}
+
+void mcp_stdio_endpoint_free(mcp_stdio_endpoint *ep)
+{
+    if (ep == NULL)
         return;
-    st->stopping = 1;
-    uv_close((uv_handle_t *)&st->sigterm, NULL);
-    uv_close((uv_handle_t *)&st->sigint, NULL);
-    if (st->sess != NULL)
-        mcp__session_close(st->sess); /* on_empty follows once handlers return */
+    if (ep->phase == SE_DONE) {
+        if (ep->in_done)
+            ep->free_when_done = 1;
+        else
+            free(ep);
+        return;
+    }
+    ep->free_when_done = 1;
+    end(ep, 0);
 }
 
-static void on_signal(uv_signal_t *h, int signum)
+/* ---- mcp_serve_fds: a loop of its own, and the signals ---- */
+
+typedef struct serve_stdio {
+    mcp_stdio_endpoint *ep;
+    uv_signal_t sigint, sigterm;
+    int signals;
+    int status;
+} serve_stdio;
+
+/* What SIGTERM and SIGINT give requests in flight. */
+#define STDIO_DRAIN_MS 10000
+
+static void serve_done(void *user, int status)
 {
-    stdio_server *st = h->data;
-    mcp__info("signal %d: shutting down", signum);
-    stop(st);
+    serve_stdio *s = user;
+    s->status = status;
+    uv_close((uv_handle_t *)&s->sigint, NULL);
+    uv_close((uv_handle_t *)&s->sigterm, NULL);
+}
+
+static void serve_signal(uv_signal_t *h, int signum)
+{
+    serve_stdio *s = h->data;
+    mcp__info("signal %d: %s", signum, s->signals == 0 ? "draining" : "stopping now");
+    mcp_stdio_endpoint_stop(s->ep, s->signals++ == 0 ? STDIO_DRAIN_MS : 0);
 }
 
 int mcp_serve_fds(mcp_server *srv, int in_fd, int out_fd)
 {
     if (srv == NULL || in_fd < 0 || out_fd < 0)
         return MCP_EINVAL;
-    /* A vanished reader must give EPIPE, not kill the process. */
-    signal(SIGPIPE, SIG_IGN);
-    stdio_server *st = calloc(1, sizeof(*st));
-    if (st == NULL)
-        return MCP_ENOMEM;
-    if (uv_loop_init(&st->loop) != 0) {
-        free(st);
+    uv_loop_t loop;
+    if (uv_loop_init(&loop) != 0)
         return MCP_EIO;
+    serve_stdio s = {0};
+    int rc = mcp_stdio_endpoint_new(&loop, srv, in_fd, out_fd, serve_done, &s, &s.ep);
+    if (rc == MCP_OK) {
+        uv_signal_init(&loop, &s.sigint);
+        uv_signal_init(&loop, &s.sigterm);
+        s.sigint.data = s.sigterm.data = &s;
+        uv_signal_start(&s.sigint, serve_signal, SIGINT);
+        uv_signal_start(&s.sigterm, serve_signal, SIGTERM);
     }
-    int rc = MCP_OK;
-    st->rt = mcp__srt_new(srv, &st->loop);
-    if (st->rt == NULL) {
-        rc = MCP_ENOMEM;
-        goto fail_loop;
-    }
-    st->rt->empty_cb = on_empty;
-    st->rt->empty_arg = st;
-    if (mcp__lstream_open(&st->ls, &st->loop, in_fd, out_fd, srv->max_message, &lstream_cbs, st) !=
-        MCP_OK) {
-        rc = MCP_EIO;
-        goto fail_rt;
-    }
-    st->sess = mcp__session_new(st->rt, &stdio_io, st, NULL);
-    if (st->sess == NULL) {
-        rc = MCP_ENOMEM;
-        goto fail_ls;
-    }
-    uv_signal_init(&st->loop, &st->sigterm);
-    uv_signal_init(&st->loop, &st->sigint);
-    st->sigterm.data = st->sigint.data = st;
-    uv_signal_start(&st->sigterm, on_signal, SIGTERM);
-    uv_signal_start(&st->sigint, on_signal, SIGINT);
-    if (mcp__lstream_start(&st->ls) != MCP_OK) {
-        st->result = MCP_EIO;
-        stop(st);
-    }
-    uv_run(&st->loop, UV_RUN_DEFAULT);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    mcp_stdio_endpoint_free(s.ep);
     mcp__rpc_thread_cleanup();
-    rc = st->result;
-    if (uv_loop_close(&st->loop) != 0)
+    if (uv_loop_close(&loop) != 0)
         mcp__warn("the stdio loop closed with handles still open");
-    free(st);
-    return rc;
-
-fail_ls:
-    mcp__lstream_close(&st->ls);
-fail_rt:
-    st->rt->empty_cb = NULL;
-    mcp__srt_close(st->rt);
-fail_loop:
-    uv_run(&st->loop, UV_RUN_DEFAULT);
-    uv_loop_close(&st->loop);
-    free(st);
-    return rc;
+    return rc != MCP_OK ? rc : s.status;
 }
 
 int mcp_serve_stdio(mcp_server *srv)

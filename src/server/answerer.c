@@ -1,0 +1,171 @@
+/*
+ * The server core as an answerer (see transport/answerer.h): an mcp_server
+ * attached to one loop (its runtime), and its sessions behind the seam the
+ * transports use.
+ */
+#include <stdlib.h>
+
+#include "server/server_int.h"
+
+typedef struct server_answerer {
+    mcp__answerer base; /* first: the transports hold a pointer to it */
+    mcp__srt *rt;
+    int shutting_down;
+    void (*done)(void *arg);
+    void *done_arg;
+} server_answerer;
+
+static mcp__session *S(mcp__asession *s)
+{
+    return (mcp__session *)s;
+}
+
+static const mcp__session *CS(const mcp__asession *s)
+{
+    return (const mcp__session *)s;
+}
+
+static mcp__asession *sa_open(mcp__answerer *a, const mcp__session_io *io, void *io_user,
+                              const char *id, unsigned flags)
+{
+    server_answerer *sa = (server_answerer *)a;
+    if (sa->shutting_down)
+        return NULL;
+    mcp__session *s = mcp__session_new(sa->rt, io, io_user, id);
+    if (s != NULL && (flags & MCP__OPEN_STATELESS))
+        mcp__session_set_stateless(s);
+    return (mcp__asession *)s;
+}
+
+static void sa_feed(mcp__asession *s, const char *text, size_t len, uint64_t stream)
+{
+    mcp__session_feed(S(s), text, len, stream);
+}
+
+static void sa_feed_value(mcp__asession *s, json_t *value, uint64_t stream)
+{
+    mcp__session_feed_value(S(s), value, stream);
+}
+
+static void sa_reject_oversized(mcp__asession *s, size_t seen, uint64_t stream)
+{
+    mcp__session_reject_oversized(S(s), seen, stream);
+}
+
+static void sa_assume_initialized(mcp__asession *s, const char *version)
+{
+    mcp__session_assume_initialized(S(s), version);
+}
+
+static void sa_input_closed(mcp__asession *s)
+{
+    if (!S(s)->closed)
+        mcp__rpc_input_closed(S(s)->rpc);
+}
+
+static void sa_close(mcp__asession *s)
+{
+    mcp__session_close(S(s));
+}
+
+static const char *sa_version(const mcp__asession *s)
+{
+    return CS(s)->version;
+}
+
+static int sa_initialized(const mcp__asession *s)
+{
+    return CS(s)->initialized;
+}
+
+static size_t sa_inflight(const mcp__asession *s)
+{
+    return mcp__rpc_inflight(CS(s)->rpc);
+}
+
+static int sa_all_paused(const mcp__asession *s)
+{
+    return mcp__session_all_paused(CS(s));
+}
+
+static void sa_stream_ready(mcp__asession *s, uint64_t stream)
+{
+    mcp__session_stream_ready(S(s), stream);
+}
+
+static int sa_cancel_paused(mcp__asession *s, uint64_t stream)
+{
+    return mcp__session_cancel_paused(S(s), stream);
+}
+
+static size_t sa_max_message(const mcp__answerer *a)
+{
+    return ((const server_answerer *)a)->rt->srv->max_message;
+}
+
+static void sa_closed(void *arg)
+{
+    server_answerer *sa = arg;
+    void (*done)(void *) = sa->done;
+    void *done_arg = sa->done_arg;
+    free(sa);
+    if (done != NULL)
+        done(done_arg);
+}
+
+/* The last session is gone (every handler has returned). */
+static void sa_empty(void *arg)
+{
+    server_answerer *sa = arg;
+    mcp__srt *rt = sa->rt;
+    rt->empty_cb = NULL;
+    rt->closed_cb = sa_closed;
+    rt->closed_arg = sa;
+    mcp__srt_close(rt);
+}
+
+static void sa_shutdown(mcp__answerer *a, void (*done)(void *arg), void *arg)
+{
+    server_answerer *sa = (server_answerer *)a;
+    if (sa->shutting_down)
+        return;
+    sa->shutting_down = 1;
+    sa->done = done;
+    sa->done_arg = arg;
+    sa->rt->empty_cb = sa_empty;
+    sa->rt->empty_arg = sa;
+    if (!mcp__srt_busy(sa->rt))
+        sa_empty(sa);
+}
+
+static const mcp__answerer_ops server_answerer_ops = {
+    .open = sa_open,
+    .feed = sa_feed,
+    .feed_value = sa_feed_value,
+    .reject_oversized = sa_reject_oversized,
+    .assume_initialized = sa_assume_initialized,
+    .input_closed = sa_input_closed,
+    .close = sa_close,
+    .version = sa_version,
+    .initialized = sa_initialized,
+    .inflight = sa_inflight,
+    .all_paused = sa_all_paused,
+    .stream_ready = sa_stream_ready,
+    .cancel_paused = sa_cancel_paused,
+    .max_message = sa_max_message,
+    .shutdown = sa_shutdown,
+};
+
+mcp__answerer *mcp__server_answerer_new(struct mcp_server *srv, uv_loop_t *loop)
+{
+    server_answerer *sa = calloc(1, sizeof(*sa));
+    if (sa == NULL)
+        return NULL;
+    sa->base.ops = &server_answerer_ops;
+    sa->rt = mcp__srt_new(srv, loop);
+    if (sa->rt == NULL) {
+        free(sa);
+        return NULL;
+    }
+    return &sa->base;
+}

@@ -1,0 +1,108 @@
+/*
+ * The seam between transports and the MCP side.
+ *
+ * A transport (stdio, Streamable HTTP, legacy HTTP+SSE) moves messages; an
+ * answerer answers them. The transports reach the MCP side only through this
+ * header: they open a session, feed it the messages that arrive with the stream
+ * each came on, ask it the few facts a transport needs (the negotiated revision,
+ * whether requests are in flight), and close it. The session talks back through
+ * the mcp__session_io the transport gave it.
+ *
+ * The server core is one answerer (src/server/answerer.c: mcp__server_answerer
+ * serves an mcp_server's tools, resources and prompts). Another answerer, such
+ * as a forwarder to a child process, implements mcp__answerer_ops and is put
+ * behind the same transports without touching the server core.
+ *
+ * Threading: an answerer is attached to one loop, and every call here is made
+ * on that loop's thread, as are the session_io callbacks.
+ */
+#ifndef MCP_TRANSPORT_ANSWERER_H
+#define MCP_TRANSPORT_ANSWERER_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "util/util.h"
+
+/* The stream that carries messages not tied to a request (stdio has only this one). */
+#define MCP__STREAM_STANDALONE 0
+
+/* What a transport gives a session. */
+typedef struct mcp__session_io {
+    /* Sends one serialised message on a stream (see mcp__rpc_cbs.send). */
+    int (*send)(void *io, uint64_t stream, const char *text, size_t len, unsigned flags);
+    /* The session has no more requests in flight (may be NULL). */
+    void (*idle)(void *io);
+    /* SEP-1699: ends the SSE stream `stream`, or the standalone stream (all of them when
+     * `all`), so the client resumes after retry_ms (< 0: the configured interval).
+     * NULL, or MCP_ENOTSUP, where the transport cannot. */
+    int (*close_stream)(void *io, uint64_t stream, int retry_ms);
+    int (*close_standalone)(void *io, int all, int retry_ms);
+    /* Asked after a handler's message went out on `stream`: true when the stream
+     * cannot take more for now (its reader is behind, or away with as much kept for
+     * it as the store can hold). The handler then waits in its next mcp_ctx call
+     * until the transport calls the answerer's stream_ready. May be NULL. */
+    int (*congested)(void *io, uint64_t stream);
+} mcp__session_io;
+
+typedef struct mcp__answerer mcp__answerer;
+/* One session of an answerer, opaque to transports. */
+typedef struct mcp__asession mcp__asession;
+
+/* mcp__answerer_ops.open flags. */
+/* A stateless HTTP session: it lives for one POST and nothing of the client's can
+ * come back to it, so no request to the client can be answered. */
+#define MCP__OPEN_STATELESS 0x1u
+
+typedef struct mcp__answerer_ops {
+    /* Opens a session whose messages go out through io (io_user is passed back).
+     * id is the transport's session id, copied (NULL for stdio and stateless).
+     * NULL when out of memory. */
+    mcp__asession *(*open)(mcp__answerer *a, const mcp__session_io *io, void *io_user,
+                           const char *id, unsigned flags);
+    /* Feeds one message text, or one parsed message or batch (borrowed), received on
+     * `stream`. Nothing happens once the session is closed. */
+    void (*feed)(mcp__asession *s, const char *text, size_t len, uint64_t stream);
+    void (*feed_value)(mcp__asession *s, json_t *value, uint64_t stream);
+    /* A message of `seen` bytes was too large to read: answered with an error. */
+    void (*reject_oversized)(mcp__asession *s, size_t seen, uint64_t stream);
+    /* Serves requests without an initialize (stateless HTTP), as if the client had
+     * negotiated `version` (NULL: the latest) and declared no capabilities. */
+    void (*assume_initialized)(mcp__asession *s, const char *version);
+    /* No more input will come (stdio end of file): requests to the client fail at once. */
+    void (*input_closed)(mcp__asession *s);
+    /* Ends the session: its handlers are cancelled, io is never called again, and the
+     * handle is dangling after the call (what runs still finishes on its own). */
+    void (*close)(mcp__asession *s);
+    /* The negotiated protocol version (a static string), NULL before initialize. */
+    const char *(*version)(const mcp__asession *s);
+    /* True once initialize was answered (or assumed). */
+    int (*initialized)(const mcp__asession *s);
+    /* Requests in flight. */
+    size_t (*inflight)(const mcp__asession *s);
+    /* True when every request in flight waits on a congested stream and nothing else
+     * goes on. */
+    int (*all_paused)(const mcp__asession *s);
+    /* `stream` can take messages again: handlers paused on it go on. */
+    void (*stream_ready)(mcp__asession *s, uint64_t stream);
+    /* Cancels the handlers paused on `stream` (their answers still go out); how many. */
+    int (*cancel_paused)(mcp__asession *s, uint64_t stream);
+    /* The largest message a client may send, in bytes. */
+    size_t (*max_message)(const mcp__answerer *a);
+    /* Detaches from the loop once every session is gone, closed or not, and what it
+     * runs has returned; then done(arg) runs on the loop, nothing of the answerer is
+     * left on it, and a is freed. Sessions closed before are waited for. */
+    void (*shutdown)(mcp__answerer *a, void (*done)(void *arg), void *arg);
+} mcp__answerer_ops;
+
+struct mcp__answerer {
+    const mcp__answerer_ops *ops;
+};
+
+/* The answerer of an mcp_server (src/server/answerer.c), attached to loop (called on
+ * the loop's thread). NULL when out of memory. */
+struct mcp_server;
+mcp__answerer *mcp__server_answerer_new(struct mcp_server *srv, uv_loop_t *loop);
+
+#endif

@@ -1,0 +1,503 @@
+/*
+ * The Streamable HTTP endpoint's life: options, start on the caller's loop,
+ * stop and drain, free; and mcp_serve_http, which owns a loop and the signals.
+ *
+ * A stop goes through phases (enum shttp_phase). DRAINING: the listener is
+ * closed, connections close once their request is answered, new MCP requests
+ * get 503, and the requests in flight may finish until the deadline. CLOSING,
+ * once none is left or the deadline passed, always from a timer callback (so
+ * that a stop from inside any callback of ours is safe): sessions close (their
+ * streams end cleanly, handlers still running are cancelled), connections get
+ * what is left of the deadline to send what they hold, then the HTTP server
+ * stops, the answerer detaches once its handlers have returned, our own
+ * handles close, and done runs.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/rpc.h"
+#include "transport/shttp.h"
+
+#define DEFAULT_KEEPALIVE_MS 15000
+#define DEFAULT_MAX_SESSIONS 1000
+#define DEFAULT_IDLE_MS (30 * 60 * 1000)
+/* Bytes a slow reader may leave queued on one stream before it is cut off. */
+#define DEFAULT_MAX_QUEUED (4u << 20)
+/* A handler's stream with more unsent bytes than this pauses the handler. */
+#define DEFAULT_PAUSE_BYTES (256u << 10)
+/* Events (and bytes) a handler may send that its client has not confirmed having,
+ * before it pauses; a quarter of the in-memory store's default per session. */
+#define DEFAULT_MAX_UNCONFIRMED 2500
+/* How far back a session's oldest unconfirmed event may lie: half the in-memory
+ * store's default per session. */
+#define DEFAULT_WINDOW_EVENTS 5000
+#define DEFAULT_WINDOW_BYTES (8u << 20)
+#define DEFAULT_MAX_UNCONFIRMED_BYTES (4u << 20)
+#define DEFAULT_RETRY_MS 1000
+/* GET connections one session may hold open: enough for every client seen (they
+ * open one to three), and a bound on what one session can take. */
+#define DEFAULT_MAX_GET_STREAMS 16
+
+/* What SIGTERM and SIGINT give requests in flight under mcp_serve_http. */
+#define DEFAULT_DRAIN_MS 10000
+
+static char **copy_list(const char *const *list, int *err)
+{
+    if (list == NULL)
+        return NULL;
+    size_t n = 0;
+    while (list[n] != NULL)
+        n++;
+    char **copy = calloc(n + 1, sizeof(*copy));
+    for (size_t i = 0; copy != NULL && i < n; i++)
+        if ((copy[i] = mcp__strdup(list[i])) == NULL)
+            *err = 1;
+    if (copy == NULL)
+        *err = 1;
+    return copy;
+}
+
+static void free_list(char **list)
+{
+    for (char **p = list; p != NULL && *p != NULL; p++)
+        free(*p);
+    free(list);
+}
+
+/* Splits "HOST:PORT" / "[V6]:PORT" into host (brackets removed) and port. */
+static int parse_listen(const char *listen, char *host, size_t host_len, int *port)
+{
+    const char *colon;
+    const char *h = listen;
+    size_t hl;
+    if (listen[0] == '[') {
+        const char *close = strchr(listen, ']');
+        if (close == NULL || close[1] != ':')
+            return -1;
+        h = listen + 1;
+        hl = (size_t)(close - h);
+        colon = close + 1;
+    } else {
+        colon = strrchr(listen, ':');
+        if (colon == NULL)
+            return -1;
+        hl = (size_t)(colon - listen);
+    }
+    if (hl == 0 || hl >= host_len)
+        return -1;
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (colon[1] == '\0' || *end != '\0' || p < 0 || p > 65535)
+        return -1;
+    *port = (int)p;
+    return 0;
+}
+
+static int is_loopback_host(const char *host)
+{
+    return strcmp(host, "localhost") == 0 || strcmp(host, "::1") == 0 ||
+           strncmp(host, "127.", 4) == 0;
+}
+
+/* dflt, or less when our own in-memory store has a bound (store_bound, 0: its
+ * default) whose share (1/div) is smaller. */
+static uint64_t within_store(const mcp_http_opts *o, uint64_t dflt, uint64_t store_bound,
+                             uint64_t div)
+{
+    if (o->store != NULL || store_bound == 0 || store_bound / div >= dflt)
+        return dflt;
+    return store_bound / div + 1;
+}
+
+static void endpoint_free(shttp *t)
+{
+    mcp_event_store_free(t->own_store);
+    mcp__map_free(&t->sessions);
+    mcp__map_free(&t->session_sources);
+    free(t->path);
+    free(t->url);
+    free_list(t->allowed_origins);
+    free_list(t->allowed_hosts);
+    free_list(t->cors_origins);
+    mcp__shttp_routes_free(t);
+    free(t);
+}
+
+/* ---- Stopping ---- */
+
+static void maybe_done(shttp *t)
+{
+    if (t->phase != EP_CLOSING || t->handles > 0 || t->http_open || t->ans_open)
+        return;
+    t->phase = EP_DONE;
+    mcp_endpoint_done_fn done = t->done;
+    t->in_done = 1;
+    if (done != NULL)
+        done(t->done_user, MCP_OK);
+    t->in_done = 0;
+    if (t->free_when_done)
+        endpoint_free(t);
+}
+
+static void handle_closed(uv_handle_t *h)
+{
+    shttp *t = h->data;
+    t->handles--;
+    maybe_done(t);
+}
+
+static void close_handle(shttp *t, void *h)
+{
+    if (!uv_is_closing(h)) {
+        ((uv_handle_t *)h)->data = t;
+        uv_close(h, handle_closed);
+    }
+}
+
+/* The HTTP server and the answerer are gone: the drain timer is the last of ours. */
+static void maybe_finish(shttp *t)
+{
+    if (!t->http_open && !t->ans_open)
+        close_handle(t, &t->drain_timer);
+}
+
+static void on_http_stopped(void *arg)
+{
+    shttp *t = arg;
+    t->http = NULL;
+    t->http_open = 0;
+    maybe_finish(t);
+}
+
+static void on_ans_closed(void *arg)
+{
+    shttp *t = arg;
+    t->ans = NULL;
+    t->ans_open = 0;
+    maybe_finish(t);
+}
+
+static void http_stop(shttp *t)
+{
+    if (t->http != NULL && !mcp__http_server_stopping(t->http))
+        mcp__http_server_stop(t->http, on_http_stopped, t);
+}
+
+/* Every connection has closed after its last answer. */
+static void on_http_quiet(void *arg)
+{
+    shttp *t = arg;
+    if (t->phase == EP_CLOSING)
+        http_stop(t);
+}
+
+static void on_drain_timer(uv_timer_t *h);
+
+static void begin_closing(shttp *t)
+{
+    t->phase = EP_CLOSING;
+    close_handle(t, &t->keepalive_timer);
+    close_handle(t, &t->sweep_timer);
+    close_handle(t, &t->deferred_idle);
+    t->deferred = NULL; /* closed below with every other session */
+    while (t->all != NULL)
+        mcp__hsess_close(t->all);
+    t->ans->ops->shutdown(t->ans, on_ans_closed, t);
+    /* The streams just ended are sent within what is left of the deadline. */
+    uint64_t now = uv_now(t->loop);
+    if (mcp__http_server_connections(t->http) == 0 || t->deadline <= now)
+        http_stop(t);
+    else if (t->deadline != UINT64_MAX)
+        uv_timer_start(&t->drain_timer, on_drain_timer, t->deadline - now, 0);
+}
+
+/* The drain is over (its deadline, or nothing left in flight), or, once closing,
+ * the connections' time to send what they hold is. */
+static void on_drain_timer(uv_timer_t *h)
+{
+    shttp *t = h->data;
+    if (t->phase == EP_DRAINING)
+        begin_closing(t);
+    else if (t->phase == EP_CLOSING)
+        http_stop(t);
+}
+
+static int in_flight(const shttp *t)
+{
+    for (const hsess *hs = t->all; hs != NULL; hs = hs->next)
+        if (HS_ANS(hs)->inflight(hs->sess) > 0)
+            return 1;
+    return 0;
+}
+
+void mcp__shttp_drain_check(shttp *t)
+{
+    /* Never from here: this may run deep inside a session's callbacks. */
+    if (t->phase == EP_DRAINING && !in_flight(t))
+        uv_timer_start(&t->drain_timer, on_drain_timer, 0, 0);
+}
+
+/* A later stop, or a free, may bring the deadline forward. */
+static void bring_forward(shttp *t, int drain_ms)
+{
+    if (drain_ms < 0 || t->phase >= EP_DONE)
+        return;
+    uint64_t now = uv_now(t->loop);
+    if (now + (uint64_t)drain_ms >= t->deadline)
+        return;
+    t->deadline = now + (uint64_t)drain_ms;
+    if (t->phase == EP_DRAINING || t->http_open)
+        uv_timer_start(&t->drain_timer, on_drain_timer, (uint64_t)drain_ms, 0);
+}
+
+int mcp_http_endpoint_stop(mcp_http_endpoint *t, int drain_ms, mcp_endpoint_done_fn done,
+                           void *user)
+{
+    if (t == NULL)
+        return MCP_EINVAL;
+    if (t->phase != EP_RUNNING) {
+        bring_forward(t, drain_ms);
+        return MCP_ESTATE;
+    }
+    t->phase = EP_DRAINING;
+    t->done = done;
+    t->done_user = user;
+    t->deadline = drain_ms < 0 ? UINT64_MAX : uv_now(t->loop) + (uint64_t)drain_ms;
+    mcp__http_server_quiesce(t->http, on_http_quiet, t);
+    if (drain_ms >= 0)
+        uv_timer_start(&t->drain_timer, on_drain_timer, (uint64_t)drain_ms, 0);
+    mcp__shttp_drain_check(t);
+    return MCP_OK;
+}
+
+int mcp_http_endpoint_stopping(const mcp_http_endpoint *t)
+{
+    return t != NULL && t->phase != EP_RUNNING;
+}
+
+void mcp_http_endpoint_free(mcp_http_endpoint *t)
+{
+    if (t == NULL)
+        return;
+    if (t->phase == EP_DONE) {
+        if (t->in_done)
+            t->free_when_done = 1; /* maybe_done frees it once done returns */
+        else
+            endpoint_free(t);
+        return;
+    }
+    t->free_when_done = 1;
+    if (t->phase == EP_RUNNING)
+        mcp_http_endpoint_stop(t, 0, NULL, NULL);
+    else
+        bring_forward(t, 0);
+}
+
+const char *mcp_http_endpoint_url(const mcp_http_endpoint *t)
+{
+    return t != NULL ? t->url : NULL;
+}
+
+int mcp_http_endpoint_port(const mcp_http_endpoint *t)
+{
+    return t != NULL && t->http != NULL ? mcp__http_server_port(t->http) : 0;
+}
+
+/* ---- Starting ---- */
+
+static int configure(shttp *t, const mcp_http_opts *opts)
+{
+    mcp_http_opts o;
+    if (mcp__opts_copy(&o, sizeof(o), opts, sizeof(o)) != MCP_OK)
+        return MCP_EINVAL;
+    int err = 0;
+    t->path = mcp__strdup(o.path ? o.path : "/mcp");
+    t->json_response = o.json_response;
+    t->stateless = o.stateless;
+    t->disable_get = o.disable_get;
+    t->legacy = !o.disable_legacy_sse;
+    t->keepalive_ms = o.keepalive_ms == 0 ? DEFAULT_KEEPALIVE_MS : o.keepalive_ms;
+    t->max_sessions = o.max_sessions > 0 ? o.max_sessions : DEFAULT_MAX_SESSIONS;
+    t->idle_ms = o.session_idle_ms > 0 ? o.session_idle_ms : DEFAULT_IDLE_MS;
+    t->max_queued = o.max_queued ? o.max_queued : DEFAULT_MAX_QUEUED;
+    t->pause_bytes = DEFAULT_PAUSE_BYTES;
+    if (t->max_queued / 2 < t->pause_bytes)
+        t->pause_bytes = t->max_queued / 2;
+    /* What is held back for clients stays well inside what our in-memory store
+     * keeps (its bounds, when set): the events a client has not confirmed
+     * (a quarter per stream, half per session), and the time an absent client is
+     * waited for (the session idle time, a minute at most, half the events' TTL). */
+    uint64_t idle = t->idle_ms < 60000 ? (uint64_t)t->idle_ms : 60000;
+    t->away_limit_ms = within_store(&o, idle, (uint64_t)o.memory_store.ttl_ms, 2);
+    t->window_events = within_store(&o, DEFAULT_WINDOW_EVENTS, o.memory_store.max_events, 2);
+    t->window_bytes = within_store(&o, DEFAULT_WINDOW_BYTES, o.memory_store.max_bytes, 2);
+    t->max_unconfirmed = within_store(&o, DEFAULT_MAX_UNCONFIRMED, o.memory_store.max_events, 4);
+    t->max_unconfirmed_bytes =
+        within_store(&o, DEFAULT_MAX_UNCONFIRMED_BYTES, o.memory_store.max_bytes, 4);
+    t->max_get_streams = o.max_get_streams > 0 ? o.max_get_streams : DEFAULT_MAX_GET_STREAMS;
+    t->retry_ms = o.retry_ms > 0 ? o.retry_ms : DEFAULT_RETRY_MS;
+    if (!o.disable_resumability && !o.stateless) {
+        t->store = o.store;
+        if (t->store == NULL)
+            t->store = t->own_store = mcp_memory_store_new(&o.memory_store);
+        if (t->store == NULL)
+            err = 1;
+    }
+    t->allowed_origins = copy_list(o.allowed_origins, &err);
+    t->allowed_hosts = copy_list(o.allowed_hosts, &err);
+    t->cors_origins = copy_list(o.cors_origins, &err);
+    if (t->path == NULL || err)
+        return MCP_ENOMEM;
+    for (const mcp_http_route *r = o.routes; r != NULL && r->path != NULL; r++) {
+        int rc = mcp_http_endpoint_route(t, r->method, r->path, r->fn, r->user);
+        if (rc != MCP_OK)
+            return rc;
+    }
+    return MCP_OK;
+}
+
+static char *endpoint_url(const char *host, int port, const char *path)
+{
+    int v6 = strchr(host, ':') != NULL;
+    return mcp__asprintf("http://%s%s%s:%d%s", v6 ? "[" : "", host, v6 ? "]" : "", port, path);
+}
+
+int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_opts *opts,
+                           mcp_http_endpoint **out)
+{
+    *out = NULL;
+    mcp_http_opts o;
+    char host[256];
+    int port;
+    if (mcp__opts_copy(&o, sizeof(o), opts, sizeof(o)) != MCP_OK ||
+        parse_listen(o.listen ? o.listen : "127.0.0.1:8080", host, sizeof(host), &port) != 0 ||
+        (o.path != NULL && o.path[0] != '/')) {
+        ans->ops->shutdown(ans, NULL, NULL);
+        return MCP_EINVAL;
+    }
+    shttp *t = calloc(1, sizeof(*t));
+    if (t == NULL) {
+        ans->ops->shutdown(ans, NULL, NULL);
+        return MCP_ENOMEM;
+    }
+    t->ans = ans;
+    t->loop = loop;
+    t->deadline = UINT64_MAX;
+    t->bound_loopback = is_loopback_host(host);
+    int rc = configure(t, opts);
+    if (rc != MCP_OK)
+        goto fail;
+    mcp__http_opts ho = {0};
+    ho.host = host;
+    ho.port = port;
+    ho.on_request = mcp__shttp_on_request;
+    ho.user = t;
+    ho.max_body_bytes = o.max_body ? o.max_body : ans->ops->max_message(ans);
+    ho.max_connections = o.max_connections;
+    ho.max_connections_per_source = o.max_connections_per_source;
+    rc = mcp__http_server_start(loop, &ho, &t->http);
+    if (rc != MCP_OK) {
+        mcp__error("cannot listen on %s: %s", o.listen ? o.listen : "127.0.0.1:8080",
+                   mcp_strerror(rc));
+        goto fail;
+    }
+    t->url = endpoint_url(host, mcp__http_server_port(t->http), t->path);
+    if (t->url == NULL) {
+        mcp__http_server_stop(t->http, NULL, NULL);
+        rc = MCP_ENOMEM;
+        goto fail;
+    }
+    t->http_open = t->ans_open = 1;
+    uv_timer_init(loop, &t->keepalive_timer);
+    uv_timer_init(loop, &t->sweep_timer);
+    uv_timer_init(loop, &t->drain_timer);
+    uv_idle_init(loop, &t->deferred_idle);
+    t->handles = 4;
+    t->keepalive_timer.data = t->sweep_timer.data = t->drain_timer.data = t;
+    t->deferred_idle.data = t;
+    if (t->keepalive_ms > 0)
+        uv_timer_start(&t->keepalive_timer, mcp__shttp_keepalive, (uint64_t)t->keepalive_ms,
+                       (uint64_t)t->keepalive_ms);
+    uint64_t sweep = (uint64_t)t->idle_ms / 2;
+    sweep = sweep < 1000 ? 1000 : sweep > 60000 ? 60000 : sweep;
+    uv_timer_start(&t->sweep_timer, mcp__shttp_sweep, sweep, sweep);
+    *out = t;
+    if (o.on_listen != NULL)
+        o.on_listen(t->url, o.user);
+    return MCP_OK;
+
+fail:
+    ans->ops->shutdown(ans, NULL, NULL);
+    endpoint_free(t);
+    return rc;
+}
+
+int mcp_http_endpoint_new(uv_loop_t *loop, mcp_server *srv, const mcp_http_opts *opts,
+                          mcp_http_endpoint **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (loop == NULL || srv == NULL || out == NULL)
+        return MCP_EINVAL;
+    mcp__answerer *ans = mcp__server_answerer_new(srv, loop);
+    if (ans == NULL)
+        return MCP_ENOMEM;
+    return mcp__http_endpoint_new(loop, ans, opts, out);
+}
+
+/* ---- mcp_serve_http: a loop of its own, and the signals ---- */
+
+typedef struct serve_http {
+    mcp_http_endpoint *ep;
+    uv_signal_t sigint, sigterm;
+    int drain_ms;
+    int signals;
+} serve_http;
+
+static void serve_done(void *user, int status)
+{
+    serve_http *s = user;
+    (void)status;
+    uv_close((uv_handle_t *)&s->sigint, NULL);
+    uv_close((uv_handle_t *)&s->sigterm, NULL);
+}
+
+static void serve_signal(uv_signal_t *h, int signum)
+{
+    serve_http *s = h->data;
+    if (s->signals++ == 0) {
+        mcp__info("signal %d: draining (requests in flight have %d ms)", signum, s->drain_ms);
+        mcp_http_endpoint_stop(s->ep, s->drain_ms, serve_done, s);
+    } else {
+        mcp__info("signal %d again: stopping now", signum);
+        mcp_http_endpoint_stop(s->ep, 0, NULL, NULL);
+    }
+}
+
+int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
+{
+    mcp_http_opts o;
+    if (srv == NULL || mcp__opts_copy(&o, sizeof(o), opts, sizeof(o)) != MCP_OK)
+        return MCP_EINVAL;
+    uv_loop_t loop;
+    if (uv_loop_init(&loop) != 0)
+        return MCP_EIO;
+    serve_http s = {.drain_ms = o.drain_ms == 0 ? DEFAULT_DRAIN_MS : o.drain_ms};
+    int rc = mcp_http_endpoint_new(&loop, srv, opts, &s.ep);
+    if (rc == MCP_OK) {
+        uv_signal_init(&loop, &s.sigint);
+        uv_signal_init(&loop, &s.sigterm);
+        s.sigint.data = s.sigterm.data = &s;
+        uv_signal_start(&s.sigint, serve_signal, SIGINT);
+        uv_signal_start(&s.sigterm, serve_signal, SIGTERM);
+    }
+    uv_run(&loop, UV_RUN_DEFAULT);
+    mcp_http_endpoint_free(s.ep);
+    mcp__rpc_thread_cleanup();
+    if (uv_loop_close(&loop) != 0)
+        mcp__warn("the HTTP loop closed with handles still open");
+    return rc;
+}

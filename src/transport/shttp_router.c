@@ -1,0 +1,293 @@
+/*
+ * The HTTP transports' router: DNS-rebinding protection (Host, Origin), CORS,
+ * error answers, and the dispatch of each request to Streamable HTTP, the
+ * legacy HTTP+SSE transport or an extra route (mcp_http_route). See shttp.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "transport/http_util.h"
+#include "transport/shttp.h"
+
+/* ---- Errors and headers ---- */
+
+void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *body)
+{
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    const char *hdrs[16] = {"Content-Type", "application/json"};
+    size_t n = mcp__shttp_cors(t, req, hdrs, 2);
+    if (status == 405) {
+        hdrs[n++] = "Allow";
+        hdrs[n++] = t->cors_origins ? "GET, POST, DELETE, OPTIONS" : "GET, POST, DELETE";
+    }
+    hdrs[n] = NULL;
+    mcp__http_respond(req, status, hdrs, text, text ? strlen(text) : 0);
+    free(text);
+}
+
+void mcp__shttp_error(shttp *t, mcp__http_req *req, int status, int code, const char *message)
+{
+    /* Every error answer carries the request's id whenever it can be read. */
+    json_t *id = mcp__shttp_body_id(req);
+    mcp__shttp_error_id(t, req, status, id, code, message);
+    json_decref(id);
+}
+
+static int list_has(char **list, const char *value)
+{
+    for (char **p = list; p != NULL && *p != NULL; p++)
+        if (strcasecmp(*p, value) == 0 || strcmp(*p, "*") == 0)
+            return 1;
+    return 0;
+}
+
+size_t mcp__shttp_cors(shttp *t, mcp__http_req *req, const char **hdrs, size_t n)
+{
+    const char *origin = mcp__http_header(req, "origin");
+    if (t->cors_origins == NULL || origin == NULL || !list_has(t->cors_origins, origin))
+        return n;
+    hdrs[n++] = "Access-Control-Allow-Origin";
+    hdrs[n++] = origin;
+    hdrs[n++] = "Vary";
+    hdrs[n++] = "Origin";
+    /* Browsers hide response headers from scripts unless they are exposed. */
+    hdrs[n++] = "Access-Control-Expose-Headers";
+    hdrs[n++] = "Mcp-Session-Id, MCP-Protocol-Version";
+    return n;
+}
+
+/*
+ * DNS rebinding protection (spec, Security Warning): a browser page on a
+ * hostile origin must not reach a local server, so the Host must be ours and a
+ * present Origin must be allowed. Answers 403 and returns -1 when not.
+ */
+static int check_host_origin(shttp *t, mcp__http_req *req)
+{
+    char name[256];
+    const char *host = mcp__http_header(req, "host");
+    if (t->allowed_hosts != NULL || t->bound_loopback) {
+        int ok =
+            host != NULL && mcp__host_name(host, name, sizeof(name)) == 0 &&
+            (t->allowed_hosts ? list_has(t->allowed_hosts, name) : mcp__is_loopback_name(name));
+        if (!ok) {
+            char msg[320];
+            snprintf(msg, sizeof(msg), "Forbidden: invalid Host header: %.256s",
+                     host ? host : "(none)");
+            mcp__shttp_error(t, req, 403, MCP_RPC_SERVER_ERROR, msg);
+            return -1;
+        }
+    }
+    const char *origin = mcp__http_header(req, "origin");
+    if (origin == NULL)
+        return 0; /* not a browser, or a same-origin GET: nothing to check */
+    int ok;
+    if (t->allowed_origins != NULL)
+        ok = list_has(t->allowed_origins, origin);
+    else
+        ok = list_has(t->cors_origins, origin) ||
+             (mcp__origin_host(origin, name, sizeof(name)) == 0 && mcp__is_loopback_name(name));
+    if (!ok) {
+        char msg[320];
+        snprintf(msg, sizeof(msg), "Forbidden: invalid Origin header: %.256s", origin);
+        mcp__shttp_error(t, req, 403, MCP_RPC_SERVER_ERROR, msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void preflight(shttp *t, mcp__http_req *req)
+{
+    const char *hdrs[20];
+    size_t n = mcp__shttp_cors(t, req, hdrs, 0);
+    if (n == 0) {
+        mcp__shttp_error(t, req, 403, MCP_RPC_SERVER_ERROR, "Forbidden: origin not allowed");
+        return;
+    }
+    hdrs[n++] = "Access-Control-Allow-Methods";
+    hdrs[n++] = "GET, POST, DELETE, OPTIONS";
+    hdrs[n++] = "Access-Control-Allow-Headers";
+    hdrs[n++] = "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, "
+                "Last-Event-ID";
+    hdrs[n++] = "Access-Control-Max-Age";
+    hdrs[n++] = "86400";
+    hdrs[n] = NULL;
+    mcp__http_respond(req, 204, hdrs, NULL, 0);
+}
+
+/* ---- Extra routes ---- */
+
+struct mcp_http_exchange {
+    shttp *t;
+    mcp__http_req *req;
+    int answered;
+};
+
+static const shttp_route *find_route(const shttp *t, const char *method, const char *path,
+                                     int exact_method)
+{
+    for (size_t i = 0; i < t->nroutes; i++) {
+        const shttp_route *r = &t->routes[i];
+        if (strcmp(r->path, path) != 0)
+            continue;
+        if (exact_method ? (r->method == NULL) == (method == NULL) &&
+                               (method == NULL || strcmp(r->method, method) == 0)
+                         : r->method == NULL || strcmp(r->method, method) == 0)
+            return r;
+    }
+    return NULL;
+}
+
+static int reserved_path(const shttp *t, const char *path)
+{
+    return strcmp(path, t->path) == 0 ||
+           (t->legacy && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0));
+}
+
+int mcp_http_endpoint_route(mcp_http_endpoint *t, const char *method, const char *path,
+                            mcp_http_route_fn fn, void *user)
+{
+    if (t == NULL || path == NULL || path[0] != '/' || fn == NULL ||
+        (method != NULL && method[0] == '\0'))
+        return MCP_EINVAL;
+    if (reserved_path(t, path) || find_route(t, method, path, 1) != NULL)
+        return MCP_EEXIST;
+    shttp_route *routes = realloc(t->routes, (t->nroutes + 1) * sizeof(*routes));
+    if (routes == NULL)
+        return MCP_ENOMEM;
+    t->routes = routes;
+    shttp_route *r = &routes[t->nroutes];
+    r->method = method ? mcp__strdup(method) : NULL;
+    r->path = mcp__strdup(path);
+    r->fn = fn;
+    r->user = user;
+    if (r->path == NULL || (method != NULL && r->method == NULL)) {
+        free(r->method);
+        free(r->path);
+        return MCP_ENOMEM;
+    }
+    t->nroutes++;
+    return MCP_OK;
+}
+
+void mcp__shttp_routes_free(shttp *t)
+{
+    for (size_t i = 0; i < t->nroutes; i++) {
+        free(t->routes[i].method);
+        free(t->routes[i].path);
+    }
+    free(t->routes);
+    t->routes = NULL;
+    t->nroutes = 0;
+}
+
+const char *mcp_http_exchange_method(const mcp_http_exchange *x)
+{
+    return mcp__http_req_method_name(x->req);
+}
+
+const char *mcp_http_exchange_path(const mcp_http_exchange *x)
+{
+    return mcp__http_req_path(x->req);
+}
+
+const char *mcp_http_exchange_query(const mcp_http_exchange *x)
+{
+    return mcp__http_req_query(x->req);
+}
+
+const char *mcp_http_exchange_header(const mcp_http_exchange *x, const char *name)
+{
+    return name != NULL ? mcp__http_header(x->req, name) : NULL;
+}
+
+const char *mcp_http_exchange_body(const mcp_http_exchange *x, size_t *len)
+{
+    return mcp__http_req_body(x->req, len);
+}
+
+mcp_http_endpoint *mcp_http_exchange_endpoint(const mcp_http_exchange *x)
+{
+    return x->t;
+}
+
+int mcp_http_exchange_respond(mcp_http_exchange *x, int status, const char *const *headers,
+                              const void *body, size_t len)
+{
+    if (x == NULL)
+        return MCP_EINVAL;
+    if (x->answered)
+        return MCP_ESTATE;
+    if (status < 200 || status > 599)
+        return MCP_EINVAL;
+    /* The route's own headers, then CORS when configured. */
+    const char *hdrs[48];
+    size_t n = 0;
+    for (const char *const *h = headers; h != NULL && h[0] != NULL; h += 2) {
+        if (h[1] == NULL || n + 2 > 32)
+            return MCP_EINVAL;
+        hdrs[n++] = h[0];
+        hdrs[n++] = h[1];
+    }
+    n = mcp__shttp_cors(x->t, x->req, hdrs, n);
+    hdrs[n] = NULL;
+    int rc = mcp__http_respond(x->req, status, hdrs, body, len);
+    if (rc == MCP_EINVAL || rc == MCP_ESTATE)
+        return MCP_EINVAL; /* a bad header: req is untouched, still to be answered */
+    x->answered = 1;
+    return rc;
+}
+
+static void serve_route(shttp *t, const shttp_route *r, mcp__http_req *req)
+{
+    mcp_http_exchange x = {.t = t, .req = req};
+    r->fn(&x, r->user);
+    if (!x.answered) {
+        mcp__warn("the route for %s did not answer: 500", r->path);
+        mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal Server Error");
+    }
+}
+
+/* ---- Routing ---- */
+
+void mcp__shttp_on_request(void *user, mcp__http_req *req)
+{
+    shttp *t = user;
+    if (t->phase >= EP_CLOSING) {
+        mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR, "Service Unavailable: shutting down");
+        return;
+    }
+    if (check_host_origin(t, req) != 0)
+        return;
+    const char *path = mcp__http_req_path(req);
+    mcp__http_method m = mcp__http_req_method(req);
+    const shttp_route *route = find_route(t, mcp__http_req_method_name(req), path, 0);
+    if (route != NULL) {
+        serve_route(t, route, req);
+        return;
+    }
+    int is_mcp = strcmp(path, t->path) == 0;
+    if (m == MCP__HTTP_OPTIONS && t->cors_origins != NULL &&
+        (is_mcp || (t->legacy && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0)))) {
+        preflight(t, req);
+        return;
+    }
+    if (is_mcp) {
+        mcp__shttp_mcp_request(t, req);
+    } else if (t->legacy && strcmp(path, "/sse") == 0 && m == MCP__HTTP_GET) {
+        mcp__shttp_legacy_sse(t, req);
+    } else if (t->legacy && strcmp(path, "/messages") == 0 && m == MCP__HTTP_POST) {
+        mcp__shttp_legacy_post(t, req);
+    } else if (t->legacy && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0)) {
+        mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");
+    } else {
+        int routed = 0; /* the path has routes, for other methods */
+        for (size_t i = 0; i < t->nroutes && !routed; i++)
+            routed = strcmp(t->routes[i].path, path) == 0;
+        if (routed)
+            mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");
+        else
+            mcp__shttp_error(t, req, 404, MCP_RPC_SERVER_ERROR, "Not Found");
+    }
+}
