@@ -13,6 +13,8 @@ foreach(_dir IN ITEMS include src programs examples tests/unit tests/integration
          "${PROJECT_SOURCE_DIR}/${_dir}/*.c" "${PROJECT_SOURCE_DIR}/${_dir}/*.h")
 endforeach()
 file(GLOB_RECURSE MCP_FORMAT_FILES CONFIGURE_DEPENDS ${_format_globs})
+# bench/ installs its npm peers (a Node with its C headers) under node_modules.
+list(FILTER MCP_FORMAT_FILES EXCLUDE REGEX "/node_modules/")
 
 if(MCP_FORMAT_FILES)
     add_custom_target(format
