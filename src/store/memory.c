@@ -263,7 +263,9 @@ static void m_destroy(void *self)
     free(m);
 }
 
+/* No attach or detach: the store keeps no handle on any loop. */
 static const mcp_event_store_ops memory_ops = {
+    .size = sizeof(mcp_event_store_ops),
     .append = m_append,
     .replay = m_replay,
     .drop_session = m_drop_session,
