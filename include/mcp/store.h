@@ -90,8 +90,13 @@ MCP_EXTERN void mcp_event_store_free(mcp_event_store *store);
  * bytes (the oldest go first), each kept at most ttl_ms. Appends are O(1);
  * a replay of k events is O(log n + k). Zeroed options give the defaults:
  * 10,000 events, 16 MiB, 5 minutes, 256 MiB in all.
+ *
+ * size is sizeof(mcp_memory_store_opts) as the program was compiled, or 0 for
+ * this release's layout; options appended in later releases then read as zero
+ * (their default) for a program built against an older header.
  */
 typedef struct mcp_memory_store_opts {
+    size_t size;
     size_t max_events;
     size_t max_bytes;
     int ttl_ms;
@@ -100,6 +105,8 @@ typedef struct mcp_memory_store_opts {
     size_t max_total_bytes;
 } mcp_memory_store_opts;
 
+/* A new in-memory store; opts (NULL for the defaults) is copied. NULL on ENOMEM, or
+ * when opts->size is neither 0 nor at least sizeof(size_t). */
 MCP_EXTERN mcp_event_store *mcp_memory_store_new(const mcp_memory_store_opts *opts);
 
 /* What the transport calls (also useful to test a store). */

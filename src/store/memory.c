@@ -278,8 +278,10 @@ mcp_event_store *mcp_memory_store_new(const mcp_memory_store_opts *opts)
     mstore *m = calloc(1, sizeof(*m));
     if (m == NULL)
         return NULL;
-    if (opts != NULL)
-        m->o = *opts;
+    if (mcp__opts_copy(&m->o, sizeof(m->o), opts, sizeof(m->o)) != MCP_OK) {
+        free(m);
+        return NULL;
+    }
     if (m->o.max_events == 0)
         m->o.max_events = DEFAULT_MAX_EVENTS;
     if (m->o.max_bytes == 0)
