@@ -38,7 +38,15 @@ typedef void (*mcp_progress_fn)(double progress, double total, const char *messa
 typedef void (*mcp_response_fn)(mcp_client *c, int status, const json_t *result,
                                 const mcp_rpc_error *err, void *user);
 
+/*
+ * Options of one request; NULL or a zeroed struct gives the defaults. size is
+ * sizeof(mcp_call_opts) as the program was compiled, or 0 for this release's
+ * layout; options appended in later releases then read as zero (their default)
+ * for a program built against an older header. A size shorter than the size
+ * field itself gives MCP_EINVAL.
+ */
 typedef struct mcp_call_opts {
+    size_t size;
     int timeout_ms;              /* <= 0: the client's default (60 s) */
     mcp_progress_fn on_progress; /* sets params._meta.progressToken when not NULL */
     void *user;

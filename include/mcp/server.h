@@ -53,8 +53,16 @@ typedef void (*mcp_server_notification_fn)(mcp_server *srv, const char *session_
  * Definitions are copied by the add functions: strings and JSON texts need
  * only live for the call. Zero or NULL fields mean "absent". New fields are
  * only ever appended, so designated initialisers stay valid.
+ *
+ * Each definition begins with size: sizeof the struct as the program was
+ * compiled (e.g. .size = sizeof(mcp_tool_def)), or 0 for this release's layout.
+ * Fields appended in later releases then read as absent for a program built
+ * against an older header; a size shorter than the size field is MCP_EINVAL.
+ * In mcp_resource_def it is called struct_size, since size there is the
+ * resource's own size in bytes.
  */
 typedef struct mcp_tool_def {
+    size_t size;
     const char *name; /* required */
     const char *title;
     const char *description;
@@ -67,13 +75,14 @@ typedef struct mcp_tool_def {
 } mcp_tool_def;
 
 typedef struct mcp_resource_def {
-    const char *uri;  /* required */
-    const char *name; /* required */
+    size_t struct_size; /* sizeof(mcp_resource_def) or 0, as size in the others */
+    const char *uri;    /* required */
+    const char *name;   /* required */
     const char *title;
     const char *description;
     const char *mime_type;
     const char *annotations; /* JSON object text */
-    long long size;          /* bytes, or 0 for unknown */
+    long long size;          /* the resource's bytes, or 0 for unknown (not struct_size) */
     mcp_resource_fn fn;      /* required; vars is NULL */
     void *user;
     unsigned flags;
@@ -85,6 +94,7 @@ typedef struct mcp_resource_def {
  * strings.
  */
 typedef struct mcp_resource_template_def {
+    size_t size;
     const char *uri_template; /* required */
     const char *name;         /* required */
     const char *title;
@@ -96,6 +106,13 @@ typedef struct mcp_resource_template_def {
     unsigned flags;
 } mcp_resource_template_def;
 
+/*
+ * One argument of a prompt. It has no size of its own: it is an element of an
+ * array the library walks, so the library must know its stride. Should it grow,
+ * mcp_prompt_def gains a field after the present ones that gives that stride (0
+ * or absent for this layout), and programs built against this header go on
+ * working unchanged.
+ */
 typedef struct mcp_prompt_arg {
     const char *name; /* NULL ends an argument array */
     const char *title;
@@ -104,6 +121,7 @@ typedef struct mcp_prompt_arg {
 } mcp_prompt_arg;
 
 typedef struct mcp_prompt_def {
+    size_t size;
     const char *name; /* required */
     const char *title;
     const char *description;

@@ -11,7 +11,8 @@
  *
  * Every operation is called on the transport's loop thread and must not block.
  * A networked store (Redis) queues its writes and may answer replays later,
- * through the callbacks, on the same loop thread.
+ * through the callbacks, on the same loop thread: the transport attaches it to
+ * that loop first (the attach operation).
  */
 #ifndef MCP_STORE_H
 #define MCP_STORE_H
@@ -24,6 +25,10 @@
 extern "C" {
 #endif
 
+/* libuv's loop, named without including <uv.h>: a program that writes no store of
+ * its own needs no libuv headers. */
+struct uv_loop_s;
+
 /* One replayed event; data is valid only during the call. */
 typedef void (*mcp_event_fn)(void *arg, uint64_t seq, const char *data, size_t len);
 /*
@@ -32,7 +37,15 @@ typedef void (*mcp_event_fn)(void *arg, uint64_t seq, const char *data, size_t l
  */
 typedef void (*mcp_replay_done_fn)(void *arg, int status);
 
+/*
+ * A store's operations. size is sizeof(mcp_event_store_ops) as the store was
+ * compiled, so that operations appended in later releases read as NULL for a store
+ * built against an older header; 0 stands for the five operations append to
+ * destroy only, so a store that sets attach or detach must set size (otherwise
+ * they are never read).
+ */
 typedef struct mcp_event_store_ops {
+    size_t size;
     /* Keeps an event. data may be empty (len 0): a marker, e.g. a priming event,
      * which replay skips but which makes its seq a valid place to resume after. */
     int (*append)(void *self, const char *session, uint64_t stream, uint64_t seq, const char *data,
@@ -48,13 +61,28 @@ typedef struct mcp_event_store_ops {
     void (*expire)(void *self);
     /* Frees the store. */
     void (*destroy)(void *self);
+    /* Attaches the store to the loop the transport runs on, before the transport
+     * first uses it there; called on that loop's thread. An error fails the start of
+     * the transport's endpoint. A store may be attached to several loops over its
+     * life (an endpoint stopped and started again), but only to one at a time: it may
+     * refuse a second attach while attached (MCP_ESTATE, say). May be NULL (a store
+     * that needs no loop). */
+    int (*attach)(void *self, struct uv_loop_s *loop);
+    /* The transport stops using the store on loop: once for each attach that
+     * succeeded, on that loop's thread, and only attach or destroy may follow. The
+     * store closes (uv_close) every handle and ends every request it has on loop;
+     * the transport then runs the loop until their callbacks have run, and destroys
+     * the store only after that, so the host's uv_loop_close succeeds. May be NULL. */
+    void (*detach)(void *self, struct uv_loop_s *loop);
 } mcp_event_store_ops;
 
 typedef struct mcp_event_store mcp_event_store;
 
-/* Wraps a store implementation. ops is copied; self is owned by the store from now
- * on (ops->destroy frees it). NULL on ENOMEM. */
+/* Wraps a store implementation. ops is copied (ops->size bytes of it); self is owned
+ * by the store from now on (ops->destroy frees it). NULL on ENOMEM, when append or
+ * replay is missing, or when ops->size is neither 0 nor at least sizeof(size_t). */
 MCP_EXTERN mcp_event_store *mcp_event_store_new(const mcp_event_store_ops *ops, void *self);
+/* Frees the store (ops->destroy), which must not be attached to a loop. NULL is allowed. */
 MCP_EXTERN void mcp_event_store_free(mcp_event_store *store);
 
 /*
@@ -62,8 +90,13 @@ MCP_EXTERN void mcp_event_store_free(mcp_event_store *store);
  * bytes (the oldest go first), each kept at most ttl_ms. Appends are O(1);
  * a replay of k events is O(log n + k). Zeroed options give the defaults:
  * 10,000 events, 16 MiB, 5 minutes, 256 MiB in all.
+ *
+ * size is sizeof(mcp_memory_store_opts) as the program was compiled, or 0 for
+ * this release's layout; options appended in later releases then read as zero
+ * (their default) for a program built against an older header.
  */
 typedef struct mcp_memory_store_opts {
+    size_t size;
     size_t max_events;
     size_t max_bytes;
     int ttl_ms;
@@ -72,6 +105,8 @@ typedef struct mcp_memory_store_opts {
     size_t max_total_bytes;
 } mcp_memory_store_opts;
 
+/* A new in-memory store; opts (NULL for the defaults) is copied. NULL on ENOMEM, or
+ * when opts->size is neither 0 nor at least sizeof(size_t). */
 MCP_EXTERN mcp_event_store *mcp_memory_store_new(const mcp_memory_store_opts *opts);
 
 /* What the transport calls (also useful to test a store). */
@@ -82,6 +117,10 @@ MCP_EXTERN int mcp_event_store_replay(mcp_event_store *store, const char *sessio
                                       mcp_replay_done_fn done, void *arg);
 MCP_EXTERN void mcp_event_store_drop_session(mcp_event_store *store, const char *session);
 MCP_EXTERN void mcp_event_store_expire(mcp_event_store *store);
+/* ops->attach, or MCP_OK when the store has none (a store that needs no loop). */
+MCP_EXTERN int mcp_event_store_attach(mcp_event_store *store, struct uv_loop_s *loop);
+/* ops->detach, when the store has one. */
+MCP_EXTERN void mcp_event_store_detach(mcp_event_store *store, struct uv_loop_s *loop);
 
 #ifdef __cplusplus
 }

@@ -781,6 +781,7 @@ static void call_mail(mcp__mail *m)
     call_start((call *)m);
 }
 
+/* opts has been read through mcp__opts_copy already: it is this release's layout. */
 static call *call_new(mcp_client *c, const char *method, json_t *params, const mcp_call_opts *opts)
 {
     call *k = calloc(1, sizeof(*k));
@@ -791,8 +792,7 @@ static call *call_new(mcp_client *c, const char *method, json_t *params, const m
     }
     k->c = c;
     k->params = params;
-    if (opts != NULL)
-        k->opts = *opts;
+    k->opts = *opts;
     k->mail.fn = call_mail;
     return k;
 }
@@ -804,7 +804,9 @@ int mcp_client_request(mcp_client *c, const char *method, json_t *params, const 
         *result = NULL;
     if (err != NULL)
         memset(err, 0, sizeof(*err));
-    if (c == NULL || method == NULL || (params != NULL && !json_is_object(params))) {
+    mcp_call_opts o;
+    if (c == NULL || method == NULL || (params != NULL && !json_is_object(params)) ||
+        mcp__opts_copy(&o, sizeof(o), opts, sizeof(o)) != MCP_OK) {
         json_decref(params);
         return MCP_EINVAL;
     }
@@ -821,7 +823,7 @@ int mcp_client_request(mcp_client *c, const char *method, json_t *params, const 
         json_decref(params);
         return MCP_EIO;
     }
-    call *k = call_new(c, method, params, opts);
+    call *k = call_new(c, method, params, &o);
     if (k == NULL) {
         waiter_destroy(&w);
         return MCP_ENOMEM;
@@ -852,7 +854,9 @@ int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
                              const mcp_call_opts *opts, mcp_response_fn cb, void *user,
                              long long *request_id)
 {
-    if (c == NULL || method == NULL || (params != NULL && !json_is_object(params))) {
+    mcp_call_opts o;
+    if (c == NULL || method == NULL || (params != NULL && !json_is_object(params)) ||
+        mcp__opts_copy(&o, sizeof(o), opts, sizeof(o)) != MCP_OK) {
         json_decref(params);
         return MCP_EINVAL;
     }
@@ -860,7 +864,7 @@ int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
         json_decref(params);
         return MCP_ECLOSED;
     }
-    call *k = call_new(c, method, params, opts);
+    call *k = call_new(c, method, params, &o);
     if (k == NULL)
         return MCP_ENOMEM;
     k->cb = cb;

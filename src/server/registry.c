@@ -249,9 +249,23 @@ mcp__template *mcp__match_template(mcp_server *srv, const char *uri, json_t **va
 
 /* ---- Registration ---- */
 
-int mcp_server_add_tool_def(mcp_server *srv, const mcp_tool_def *def)
+/* Reads a caller's definition into copy (size bytes, this release's layout): a program
+ * built against an older header leaves the fields it did not know of zero, and one
+ * built against a newer header has its extra fields ignored. MCP_EINVAL for NULL or a
+ * size shorter than the size field. */
+static int read_def(void *copy, size_t size, const void *given)
 {
-    if (srv == NULL || def == NULL || def->name == NULL || def->fn == NULL)
+    if (given == NULL)
+        return MCP_EINVAL;
+    return mcp__opts_copy(copy, size, given, size);
+}
+
+int mcp_server_add_tool_def(mcp_server *srv, const mcp_tool_def *given)
+{
+    mcp_tool_def copy;
+    const mcp_tool_def *def = &copy;
+    if (srv == NULL || read_def(&copy, sizeof(copy), given) != MCP_OK || def->name == NULL ||
+        def->fn == NULL)
         return MCP_EINVAL;
     mcp__tool *t = calloc(1, sizeof(*t));
     if (t == NULL)
@@ -357,9 +371,12 @@ static json_t *resource_listing(const char *key, const char *uri, const char *na
     return l;
 }
 
-int mcp_server_add_resource(mcp_server *srv, const mcp_resource_def *def)
+int mcp_server_add_resource(mcp_server *srv, const mcp_resource_def *given)
 {
-    if (srv == NULL || def == NULL || def->uri == NULL || def->name == NULL || def->fn == NULL)
+    mcp_resource_def copy;
+    const mcp_resource_def *def = &copy;
+    if (srv == NULL || read_def(&copy, sizeof(copy), given) != MCP_OK || def->uri == NULL ||
+        def->name == NULL || def->fn == NULL)
         return MCP_EINVAL;
     mcp__resource *r = calloc(1, sizeof(*r));
     if (r == NULL)
@@ -410,10 +427,12 @@ int mcp_server_remove_resource(mcp_server *srv, const char *uri)
     return MCP_OK;
 }
 
-int mcp_server_add_resource_template(mcp_server *srv, const mcp_resource_template_def *def)
+int mcp_server_add_resource_template(mcp_server *srv, const mcp_resource_template_def *given)
 {
-    if (srv == NULL || def == NULL || def->uri_template == NULL || def->name == NULL ||
-        def->fn == NULL)
+    mcp_resource_template_def copy;
+    const mcp_resource_template_def *def = &copy;
+    if (srv == NULL || read_def(&copy, sizeof(copy), given) != MCP_OK ||
+        def->uri_template == NULL || def->name == NULL || def->fn == NULL)
         return MCP_EINVAL;
     mcp__template *t = calloc(1, sizeof(*t));
     if (t == NULL)
@@ -445,9 +464,12 @@ int mcp_server_add_resource_template(mcp_server *srv, const mcp_resource_templat
     return MCP_OK;
 }
 
-int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt_def *def)
+int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt_def *given)
 {
-    if (srv == NULL || def == NULL || def->name == NULL || def->fn == NULL)
+    mcp_prompt_def copy;
+    const mcp_prompt_def *def = &copy;
+    if (srv == NULL || read_def(&copy, sizeof(copy), given) != MCP_OK || def->name == NULL ||
+        def->fn == NULL)
         return MCP_EINVAL;
     mcp__prompt *p = calloc(1, sizeof(*p));
     if (p == NULL)

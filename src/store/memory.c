@@ -263,7 +263,9 @@ static void m_destroy(void *self)
     free(m);
 }
 
+/* No attach or detach: the store keeps no handle on any loop. */
 static const mcp_event_store_ops memory_ops = {
+    .size = sizeof(mcp_event_store_ops),
     .append = m_append,
     .replay = m_replay,
     .drop_session = m_drop_session,
@@ -276,8 +278,10 @@ mcp_event_store *mcp_memory_store_new(const mcp_memory_store_opts *opts)
     mstore *m = calloc(1, sizeof(*m));
     if (m == NULL)
         return NULL;
-    if (opts != NULL)
-        m->o = *opts;
+    if (mcp__opts_copy(&m->o, sizeof(m->o), opts, sizeof(m->o)) != MCP_OK) {
+        free(m);
+        return NULL;
+    }
     if (m->o.max_events == 0)
         m->o.max_events = DEFAULT_MAX_EVENTS;
     if (m->o.max_bytes == 0)

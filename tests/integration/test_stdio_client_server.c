@@ -798,6 +798,50 @@ static void test_request_timeout_returns_etimedout_and_client_still_works(void *
     assert_int_equal(mcp_client_ping(c, WAIT_TIMEOUT_MS), MCP_OK);
 }
 
+/* Calls slow_echo for 2 s with opts, which set a timeout of 200 ms: it must be kept (the
+ * client's own timeout is far longer). */
+static void expect_200_ms_timeout(mcp_client *c, const mcp_call_opts *opts)
+{
+    json_t *result = NULL;
+    int rc = mcp_client_call_tool(c, "slow_echo",
+                                  json_pack("{s:s, s:i}", "text", "too late", "delay_ms", 2000),
+                                  opts, &result, NULL);
+    if (rc != MCP_ETIMEDOUT)
+        fail_msg("slow_echo with timeout 200 ms: expected MCP_ETIMEDOUT, got %s", mcp_strerror(rc));
+    assert_null(result);
+}
+
+static void test_call_opts_are_read_with_their_size_and_a_short_size_is_refused(void **state)
+{
+    mcp_client *c = *state;
+    mcp_call_opts opts = {.size = sizeof(mcp_call_opts), .timeout_ms = 200};
+    expect_200_ms_timeout(c, &opts);
+    /* A program built against a later header: its options go on past ours, with values
+     * this release knows nothing of and ignores. */
+    const size_t later = sizeof(opts) + 8 * sizeof(void *);
+    unsigned char *buf = malloc(later);
+    assert_non_null(buf);
+    memset(buf, 0xa5, later);
+    opts.size = later;
+    memcpy(buf, &opts, sizeof(opts));
+    expect_200_ms_timeout(c, (const mcp_call_opts *)buf);
+    free(buf);
+    /* Shorter than the size field itself: refused before anything is sent, and the
+     * params are released all the same. */
+    for (size_t size = 1; size < sizeof(size_t); size++) {
+        opts.size = size;
+        json_t *result = NULL;
+        assert_int_equal(
+            mcp_client_call_tool(c, "echo", json_pack("{s:s}", "text", "x"), &opts, &result, NULL),
+            MCP_EINVAL);
+        assert_null(result);
+        assert_int_equal(
+            mcp_client_request_async(c, "ping", json_object(), &opts, NULL, NULL, NULL),
+            MCP_EINVAL);
+    }
+    assert_int_equal(mcp_client_ping(c, WAIT_TIMEOUT_MS), MCP_OK);
+}
+
 typedef struct worker_arg {
     mcp_client *c;
     int thread;
@@ -1502,6 +1546,7 @@ int main(void)
         T(test_progress_arrives_in_order_before_the_result),
         T(test_cancel_ends_request_with_ecanceled_and_server_keeps_serving),
         T(test_request_timeout_returns_etimedout_and_client_still_works),
+        T(test_call_opts_are_read_with_their_size_and_a_short_size_is_refused),
         T(test_concurrent_requests_from_threads_get_their_own_answers),
         T(test_log_level_warning_delivers_five_levels_in_order_before_result),
         T(test_tool_with_logging_sends_three_messages_before_result),

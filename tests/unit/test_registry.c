@@ -204,6 +204,55 @@ static void test_add_tool_refuses_missing_fields_and_bad_json(void **state)
     assert_null(find_tool(srv, "a"));
 }
 
+static void test_tool_defs_are_read_with_size_0_sizeof_or_a_later_release_size(void **state)
+{
+    mcp_server *srv = *state;
+    mcp_tool_def def = {.name = "zero", .fn = tool_fn, .flags = MCP_HANDLER_INLINE};
+    assert_int_equal(mcp_server_add_tool_def(srv, &def), MCP_OK);
+    def.size = sizeof(mcp_tool_def);
+    def.name = "full";
+    assert_int_equal(mcp_server_add_tool_def(srv, &def), MCP_OK);
+    /* A program built against a later header: its definition goes on past ours, with
+     * fields this release knows nothing of and ignores. */
+    const size_t later = sizeof(def) + 8 * sizeof(void *);
+    unsigned char *buf = malloc(later);
+    assert_non_null(buf);
+    memset(buf, 0xa5, later);
+    def.size = later;
+    def.name = "later";
+    memcpy(buf, &def, sizeof(def));
+    assert_int_equal(mcp_server_add_tool_def(srv, (const mcp_tool_def *)buf), MCP_OK);
+    free(buf);
+    const char *names[] = {"zero", "full", "later"};
+    for (size_t i = 0; i < 3; i++) {
+        mcp__tool *t = find_tool(srv, names[i]);
+        assert_non_null(t);
+        assert_ptr_equal(t->fn, tool_fn);
+        assert_int_equal(t->flags, MCP_HANDLER_INLINE);
+    }
+    expect_json(find_tool(srv, "later")->listing,
+                "{\"name\":\"later\",\"inputSchema\":{\"type\":\"object\",\"properties\":{}}}");
+}
+
+static void test_definitions_shorter_than_their_size_field_are_refused(void **state)
+{
+    mcp_server *srv = *state;
+    for (size_t size = 1; size < sizeof(size_t); size++) {
+        const mcp_tool_def tool = {.size = size, .name = "t", .fn = tool_fn};
+        assert_int_equal(mcp_server_add_tool_def(srv, &tool), MCP_EINVAL);
+        const mcp_resource_def res = {
+            .struct_size = size, .uri = "a://b", .name = "b", .fn = resource_fn};
+        assert_int_equal(mcp_server_add_resource(srv, &res), MCP_EINVAL);
+        const mcp_resource_template_def tpl = {
+            .size = size, .uri_template = "a://{b}", .name = "b", .fn = resource_fn};
+        assert_int_equal(mcp_server_add_resource_template(srv, &tpl), MCP_EINVAL);
+        const mcp_prompt_def prompt = {.size = size, .name = "p", .fn = prompt_fn};
+        assert_int_equal(mcp_server_add_prompt(srv, &prompt), MCP_EINVAL);
+    }
+    assert_int_equal(srv->tools.len + srv->resources.len + srv->templates.len + srv->prompts.len,
+                     0);
+}
+
 static void test_add_tool_twice_is_refused_and_keeps_the_first(void **state)
 {
     mcp_server *srv = *state;
@@ -291,6 +340,7 @@ static void test_add_resource_builds_the_listing_and_refuses_duplicates(void **s
 {
     mcp_server *srv = *state;
     mcp_resource_def def = {
+        .struct_size = sizeof(mcp_resource_def),
         .uri = "file:///readme.md",
         .name = "readme",
         .title = "README",
@@ -345,7 +395,7 @@ static void test_add_prompt_lists_arguments_and_remembers_the_required_ones(void
                             "{\"name\":\"length\",\"required\":true}]}");
     expect_json(p->required, "[\"topic\",\"length\"]");
 
-    mcp_prompt_def bare = {.name = "bare", .fn = prompt_fn};
+    mcp_prompt_def bare = {.size = sizeof(mcp_prompt_def), .name = "bare", .fn = prompt_fn};
     assert_int_equal(mcp_server_add_prompt(srv, &bare), MCP_OK);
     uv_mutex_lock(&srv->lock);
     p = mcp__find_prompt(srv, "bare");
@@ -369,7 +419,8 @@ static void add_template(mcp_server *srv, const char *tpl, void *user)
 static void test_add_template_builds_the_listing_and_refuses_duplicates(void **state)
 {
     mcp_server *srv = *state;
-    mcp_resource_template_def def = {.uri_template = "file:///{path}",
+    mcp_resource_template_def def = {.size = sizeof(mcp_resource_template_def),
+                                     .uri_template = "file:///{path}",
                                      .name = "files",
                                      .mime_type = "text/plain",
                                      .fn = resource_fn};
@@ -822,6 +873,8 @@ int main(void)
         T(test_add_tool_builds_the_listing_and_can_be_found),
         T(test_add_tool_without_schema_gets_an_empty_object_schema),
         T(test_add_tool_refuses_missing_fields_and_bad_json),
+        T(test_tool_defs_are_read_with_size_0_sizeof_or_a_later_release_size),
+        T(test_definitions_shorter_than_their_size_field_are_refused),
         T(test_add_tool_twice_is_refused_and_keeps_the_first),
         T(test_remove_tool_removes_only_that_tool),
         T(test_registration_from_several_threads_loses_nothing),

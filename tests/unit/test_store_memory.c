@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -81,11 +82,12 @@ static void test_unknown_foreign_and_mismatched_ids_are_refused(void **st)
     mcp_event_store_free(s);
 }
 
-static void test_bounds_evict_the_oldest_and_expired_ids_are_refused(void **st)
+/* Appends five events to a store made with opts, which set max_events to 3, and checks
+ * that the oldest went. */
+static void expect_three_events_kept(const mcp_memory_store_opts *opts)
 {
-    (void)st;
-    mcp_memory_store_opts o = {.max_events = 3};
-    mcp_event_store *s = mcp_memory_store_new(&o);
+    mcp_event_store *s = mcp_memory_store_new(opts);
+    assert_non_null(s);
     for (uint64_t i = 1; i <= 5; i++)
         assert_int_equal(mcp_event_store_append(s, "A", 1, i, "e", 1), MCP_OK);
     assert_int_equal(replay(s, "A", 1, 1).status, MCP_ENOENT); /* evicted */
@@ -94,15 +96,50 @@ static void test_bounds_evict_the_oldest_and_expired_ids_are_refused(void **st)
     assert_int_equal(r.n, 2);
     assert_int_equal(r.seqs[1], 5);
     mcp_event_store_free(s);
+}
+
+static void test_bounds_evict_the_oldest_and_expired_ids_are_refused(void **st)
+{
+    (void)st;
+    mcp_memory_store_opts o = {.max_events = 3};
+    expect_three_events_kept(&o);
 
     mcp_memory_store_opts b = {.max_bytes = 10};
-    s = mcp_memory_store_new(&b);
+    mcp_event_store *s = mcp_memory_store_new(&b);
     mcp_event_store_append(s, "A", 1, 1, "12345", 5);
     mcp_event_store_append(s, "A", 1, 2, "12345", 5);
     mcp_event_store_append(s, "A", 1, 3, "12345", 5); /* 15 bytes: the first goes */
     assert_int_equal(replay(s, "A", 1, 1).status, MCP_ENOENT);
     assert_int_equal(replay(s, "A", 1, 2).status, MCP_OK);
     mcp_event_store_free(s);
+}
+
+static void test_options_are_read_with_size_0_sizeof_or_a_later_release_size(void **st)
+{
+    (void)st;
+    mcp_memory_store_opts o = {.max_events = 3};
+    expect_three_events_kept(&o);
+    o.size = sizeof(o);
+    expect_three_events_kept(&o);
+    /* A program built against a later header: its options go on past ours, with values
+     * this release knows nothing of and ignores. */
+    const size_t later = sizeof(o) + 8 * sizeof(size_t);
+    unsigned char *buf = malloc(later);
+    assert_non_null(buf);
+    memset(buf, 0xa5, later);
+    o.size = later;
+    memcpy(buf, &o, sizeof(o));
+    expect_three_events_kept((const mcp_memory_store_opts *)buf);
+    free(buf);
+}
+
+static void test_options_of_a_size_below_the_size_field_are_refused(void **st)
+{
+    (void)st;
+    for (size_t size = 1; size < sizeof(size_t); size++) {
+        const mcp_memory_store_opts o = {.size = size, .max_events = 3};
+        assert_null(mcp_memory_store_new(&o));
+    }
 }
 
 static void test_the_bound_on_all_sessions_evicts_the_growing_session_first(void **st)
@@ -208,6 +245,8 @@ int main(void)
             test_replay_gives_the_events_after_the_id_in_order_and_only_of_that_stream),
         cmocka_unit_test(test_unknown_foreign_and_mismatched_ids_are_refused),
         cmocka_unit_test(test_bounds_evict_the_oldest_and_expired_ids_are_refused),
+        cmocka_unit_test(test_options_are_read_with_size_0_sizeof_or_a_later_release_size),
+        cmocka_unit_test(test_options_of_a_size_below_the_size_field_are_refused),
         cmocka_unit_test(test_dropping_a_session_forgets_only_it),
         cmocka_unit_test(test_the_bound_on_all_sessions_evicts_the_growing_session_first),
         cmocka_unit_test(test_ten_thousand_events_replay_in_order),
