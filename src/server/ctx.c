@@ -188,7 +188,7 @@ const json_t *mcp_ctx_meta(const mcp_ctx *ctx)
 /* The fields below are set by initialize, before any context exists, and never change. */
 const char *mcp_ctx_protocol_version(const mcp_ctx *ctx)
 {
-    return ctx->sess->version;
+    return ctx->sess->rev->version;
 }
 
 const json_t *mcp_ctx_client_capabilities(const mcp_ctx *ctx)
