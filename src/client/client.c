@@ -514,7 +514,8 @@ static void init_reply(void *arg, int status, const json_t *result, const mcp_rp
     c->server_caps = json_is_object(caps) ? json_incref(caps) : json_object();
     c->server_info = json_is_object(info) ? json_incref(info) : json_object();
     c->instructions = mcp__strdup(instructions);
-    mcp__rpc_allow_batch(c->rpc, 0); /* we never batch, and accept none */
+    /* We never send batches, but a revision that has them obliges us to take them. */
+    mcp__rpc_allow_batch(c->rpc, rev->batches);
     mcp__rpc_notify(c->rpc, "notifications/initialized", NULL, 0);
     c->connected = 1;
     waiter_finish(w, MCP_OK, NULL, NULL);
