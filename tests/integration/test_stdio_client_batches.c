@@ -14,13 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include <mcp/mcp.h>
+
+#include "harness.h"
 
 #define WAIT_MS 10000
 
@@ -30,8 +31,6 @@ static int write_script(void **state)
 {
     (void)state;
     snprintf(script, sizeof script, "/tmp/mcp-batch-server-XXXXXX");
-    int fd = mkstemp(script);
-    assert_true(fd >= 0);
     static const char body[] =
         "#!/bin/sh\n"
         "read line\n"
@@ -44,10 +43,7 @@ static int write_script(void **state)
         "printf '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
         "\"params\":{\"level\":\"info\",\"data\":%s}}\\n' \"$answer\"\n"
         "exec cat >/dev/null\n";
-    assert_int_equal(write(fd, body, sizeof body - 1), (ssize_t)(sizeof body - 1));
-    close(fd);
-    assert_int_equal(chmod(script, 0700), 0);
-    return 0;
+    return harness_write_script(script, body);
 }
 
 static int remove_script(void **state)
