@@ -6,7 +6,7 @@
  * before the next message, so one input always takes the same path.
  *
  * An input that begins with '!' gets a session that needs no initialize (as
- * stateless HTTP serves it); the byte after it picks the protocol version.
+ * stateless HTTP serves it); the byte after it picks the protocol revision.
  *
  * Oracles: the sanitizers, and every text the session sends must be one
  * JSON-RPC message (or a batch of them).
@@ -54,9 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     const char *p = (const char *)data, *end = p + size;
     if (size >= 2 && p[0] == '!') {
-        static const char *const versions[] = {MCP_PROTOCOL_2025_11_25, MCP_PROTOCOL_2025_06_18,
-                                               MCP_PROTOCOL_2025_03_26, MCP_PROTOCOL_2024_11_05};
-        mcp__session_assume_initialized(s, versions[(unsigned char)p[1] % 4]);
+        mcp__session_assume_initialized(
+            s, mcp__revision_at((unsigned char)p[1] % mcp__revision_count()));
         p += 2;
     }
     uint64_t stream = 1;

@@ -249,8 +249,8 @@ MCP_EXTERN int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params,
  * first on a stateless transport, where the client's capabilities are never known). */
 MCP_EXTERN int mcp_ctx_create_message(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
                                       mcp_rpc_error *err);
-/* elicitation/create; MCP_ENOTSUP unless the client declared elicitation (MCP_ESTATELESS
- * as above). */
+/* elicitation/create; MCP_ENOTSUP unless the client declared elicitation and negotiated
+ * a protocol version that has it (2025-06-18 or later) (MCP_ESTATELESS as above). */
 MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
                               mcp_rpc_error *err);
 /* roots/list; MCP_ENOTSUP unless the client declared roots (MCP_ESTATELESS as above). */

@@ -11,6 +11,7 @@
 
 #include <mcp/client.h>
 
+#include "protocol/revision.h"
 #include "protocol/rpc.h"
 #include "transport/lines.h"
 #include "util/util.h"
@@ -51,7 +52,7 @@ struct mcp_client {
 
     /* set once by the connect (on the loop), read by any thread */
     atomic_int connected;
-    char *protocol_version;
+    const mcp__revision *rev; /* the server's answer to initialize */
     json_t *server_info, *server_caps;
     char *instructions;
 };
@@ -194,7 +195,7 @@ int mcp_client_on_notification(mcp_client *c, mcp_client_notification_fn fn, voi
 
 const char *mcp_client_protocol_version(const mcp_client *c)
 {
-    return c->protocol_version;
+    return c->rev != NULL ? c->rev->version : NULL;
 }
 
 const json_t *mcp_client_server_info(const mcp_client *c)
@@ -497,8 +498,8 @@ static void init_reply(void *arg, int status, const json_t *result, const mcp_rp
         return;
     }
     const char *version = json_string_value(json_object_get(result, "protocolVersion"));
-    const char *ours = version ? mcp_protocol_version_supported(version) : NULL;
-    if (ours == NULL) {
+    const mcp__revision *rev = mcp__revision_find(version);
+    if (rev == NULL) {
         /* The spec: a client that does not speak the server's version disconnects. */
         mcp__warn("the server answered with protocol version %s, which we do not speak",
                   version ? version : "(none)");
@@ -509,11 +510,12 @@ static void init_reply(void *arg, int status, const json_t *result, const mcp_rp
     json_t *caps = json_object_get(result, "capabilities");
     json_t *info = json_object_get(result, "serverInfo");
     const char *instructions = json_string_value(json_object_get(result, "instructions"));
-    c->protocol_version = mcp__strdup(ours);
+    c->rev = rev;
     c->server_caps = json_is_object(caps) ? json_incref(caps) : json_object();
     c->server_info = json_is_object(info) ? json_incref(info) : json_object();
     c->instructions = mcp__strdup(instructions);
-    mcp__rpc_allow_batch(c->rpc, 0); /* we never batch, and accept none */
+    /* We never send batches, but a revision that has them obliges us to take them. */
+    mcp__rpc_allow_batch(c->rpc, rev->batches);
     mcp__rpc_notify(c->rpc, "notifications/initialized", NULL, 0);
     c->connected = 1;
     waiter_finish(w, MCP_OK, NULL, NULL);
@@ -587,9 +589,10 @@ static void connect_run(mcp__mail *m)
     }
     st->c = c;
     st->w = w;
-    json_t *params = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", MCP_PROTOCOL_LATEST,
-                               "capabilities", client_capabilities(c), "clientInfo", "name",
-                               c->name, "version", c->version);
+    json_t *params =
+        json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", mcp__revision_latest()->version,
+                  "capabilities", client_capabilities(c), "clientInfo", "name", c->name, "version",
+                  c->version);
     rc = mcp__rpc_request(c->rpc, "initialize", params, 0, cm->timeout_ms, init_reply, NULL, st,
                           NULL);
     if (rc != MCP_OK) {
@@ -1104,7 +1107,6 @@ void mcp_client_free(mcp_client *c)
     json_decref(c->roots);
     json_decref(c->server_info);
     json_decref(c->server_caps);
-    free(c->protocol_version);
     free(c->instructions);
     free(c->name);
     free(c->version);

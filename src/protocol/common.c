@@ -12,6 +12,7 @@
 
 #include <mcp/common.h>
 
+#include "protocol/revision.h"
 #include "util/util.h"
 
 const char *mcp_strerror(int err)
@@ -61,22 +62,10 @@ void mcp_rpc_error_clear(mcp_rpc_error *err)
     memset(err, 0, sizeof *err);
 }
 
-/* Newest first, the order in which we prefer them. */
-static const char *const versions[] = {
-    MCP_PROTOCOL_2025_11_25,
-    MCP_PROTOCOL_2025_06_18,
-    MCP_PROTOCOL_2025_03_26,
-    MCP_PROTOCOL_2024_11_05,
-};
-
 const char *mcp_protocol_version_supported(const char *version)
 {
-    if (!version)
-        return NULL;
-    for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++)
-        if (strcmp(version, versions[i]) == 0)
-            return versions[i];
-    return NULL;
+    const mcp__revision *rev = mcp__revision_find(version);
+    return rev != NULL ? rev->version : NULL;
 }
 
 /* The names of notifications/message and logging/setLevel (RFC 5424 severities). */

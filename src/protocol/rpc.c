@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/revision.h"
 #include "util/util.h"
 
 /* Largest batch we take apart; more is refused whole (-32600). */
@@ -711,11 +712,11 @@ void mcp__rpc_feed_value(mcp__rpc *rpc, json_t *v, uint64_t stream)
         return;
     }
     const char *why = NULL;
+    char refusal[160];
     if (json_array_size(v) == 0)
         why = "Invalid Request: an empty batch";
     else if (!rpc->allow_batch)
-        why = "Invalid Request: JSON-RPC batches are only allowed with protocol version "
-              "2025-03-26";
+        why = mcp__revision_batch_refusal(refusal, sizeof(refusal));
     else if (json_array_size(v) > MCP__MAX_BATCH)
         why = "Invalid Request: a batch may hold at most 100 messages";
     if (why != NULL) {

@@ -64,7 +64,7 @@ typedef void (*mcp__progress_fn)(void *arg, const json_t *params);
 
 /* Creates an engine. Returns NULL on ENOMEM. */
 mcp__rpc *mcp__rpc_new(uv_loop_t *loop, const mcp__rpc_cbs *cbs, void *user);
-/* Batches are refused (-32600) unless allowed (protocol 2025-03-26 only). */
+/* Batches are refused (-32600) unless allowed (where the revision has `batches`). */
 void mcp__rpc_allow_batch(mcp__rpc *rpc, int allow);
 /*
  * Stops the engine: fails outgoing requests with MCP_ECLOSED, marks incoming

@@ -52,9 +52,9 @@ static void sa_reject_oversized(mcp__asession *s, size_t seen, uint64_t stream)
     mcp__session_reject_oversized(S(s), seen, stream);
 }
 
-static void sa_assume_initialized(mcp__asession *s, const char *version)
+static void sa_assume_initialized(mcp__asession *s, const mcp__revision *rev)
 {
-    mcp__session_assume_initialized(S(s), version);
+    mcp__session_assume_initialized(S(s), rev);
 }
 
 static void sa_input_closed(mcp__asession *s)
@@ -68,9 +68,9 @@ static void sa_close(mcp__asession *s)
     mcp__session_close(S(s));
 }
 
-static const char *sa_version(const mcp__asession *s)
+static const mcp__revision *sa_revision(const mcp__asession *s)
 {
-    return CS(s)->version;
+    return mcp__session_revision(CS(s));
 }
 
 static int sa_initialized(const mcp__asession *s)
@@ -146,7 +146,7 @@ static const mcp__answerer_ops server_answerer_ops = {
     .assume_initialized = sa_assume_initialized,
     .input_closed = sa_input_closed,
     .close = sa_close,
-    .version = sa_version,
+    .revision = sa_revision,
     .initialized = sa_initialized,
     .inflight = sa_inflight,
     .all_paused = sa_all_paused,

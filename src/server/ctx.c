@@ -188,7 +188,7 @@ const json_t *mcp_ctx_meta(const mcp_ctx *ctx)
 /* The fields below are set by initialize, before any context exists, and never change. */
 const char *mcp_ctx_protocol_version(const mcp_ctx *ctx)
 {
-    return ctx->sess->version;
+    return ctx->sess->rev->version;
 }
 
 const json_t *mcp_ctx_client_capabilities(const mcp_ctx *ctx)
@@ -636,6 +636,10 @@ int mcp_ctx_elicit(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result
                    mcp_rpc_error *err)
 {
     int rc = client_can(ctx, "elicitation");
+    /* elicitation/create does not exist before 2025-06-18: a client of an older
+     * revision could not take it, whatever it declared. */
+    if (rc == MCP_OK && !ctx->sess->rev->elicitation)
+        rc = MCP_ENOTSUP;
     if (rc != MCP_OK) {
         json_decref(params);
         return rc;

@@ -82,14 +82,14 @@ static void do_initialize(mcp__session *s, mcp__inreq *req)
         return;
     }
     /* The spec: answer with the client's version if we speak it, else our latest. */
-    const char *version = mcp_protocol_version_supported(asked);
-    if (version == NULL)
-        version = MCP_PROTOCOL_LATEST;
+    const mcp__revision *rev = mcp__revision_find(asked);
+    if (rev == NULL)
+        rev = mcp__revision_latest();
 
     json_t *server_info = json_pack("{s:s, s:s}", "name", srv->name, "version", srv->version);
     if (server_info != NULL && srv->title != NULL)
         json_object_set_new(server_info, "title", json_string(srv->title));
-    json_t *result = json_pack("{s:s, s:o, s:o}", "protocolVersion", version, "capabilities",
+    json_t *result = json_pack("{s:s, s:o, s:o}", "protocolVersion", rev->version, "capabilities",
                                server_capabilities(srv, s->stateless), "serverInfo", server_info);
     if (result == NULL) {
         mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
@@ -102,12 +102,11 @@ static void do_initialize(mcp__session *s, mcp__inreq *req)
     s->declared = (told_list_changed(declared, "tools") ? MCP__CAP_TOOLS : 0) |
                   (told_list_changed(declared, "resources") ? MCP__CAP_RESOURCES : 0) |
                   (told_list_changed(declared, "prompts") ? MCP__CAP_PROMPTS : 0);
-    s->version = version;
+    s->rev = rev;
     s->client_caps = caps ? json_incref(caps) : json_object();
     s->client_info = info ? json_incref(info) : json_object();
     s->initialized = 1;
-    /* JSON-RPC batches exist only in protocol 2025-03-26. */
-    mcp__rpc_allow_batch(s->rpc, strcmp(version, MCP_PROTOCOL_2025_03_26) == 0);
+    mcp__rpc_allow_batch(s->rpc, rev->batches);
     mcp__rpc_respond(req, result);
 }
 
@@ -342,7 +341,7 @@ static void do_resources_read(mcp__session *s, mcp__inreq *req)
     if (fn == NULL) {
         char msg[300];
         snprintf(msg, sizeof(msg), "Resource not found: %s", uri);
-        mcp__rpc_respond_error(req, MCP_RPC_RESOURCE_NOT_FOUND, msg,
+        mcp__rpc_respond_error(req, s->rev->resource_not_found, msg,
                                json_pack("{s:s}", "uri", uri));
         return;
     }
@@ -368,7 +367,7 @@ static void do_subscribe(mcp__session *s, mcp__inreq *req, int subscribe)
     if (!known) {
         char msg[300];
         snprintf(msg, sizeof(msg), "Resource not found: %s", uri);
-        mcp__rpc_respond_error(req, MCP_RPC_RESOURCE_NOT_FOUND, msg,
+        mcp__rpc_respond_error(req, s->rev->resource_not_found, msg,
                                json_pack("{s:s}", "uri", uri));
         return;
     }

@@ -17,6 +17,7 @@
 
 #include <mcp/server.h>
 
+#include "protocol/revision.h"
 #include "protocol/rpc.h"
 #include "transport/answerer.h"
 #include "util/util.h"
@@ -119,8 +120,8 @@ struct mcp__session {
     mcp__rpc *rpc;
     const mcp__session_io *io;
     void *io_user;
-    char *id;            /* NULL for stdio */
-    const char *version; /* negotiated (static string), NULL before initialize */
+    char *id;                 /* NULL for stdio */
+    const mcp__revision *rev; /* negotiated, NULL before initialize */
     json_t *client_caps, *client_info;
     int initialized; /* initialize answered */
     /* Stateless HTTP: the session lives for one POST and nothing of the client's can
@@ -152,8 +153,11 @@ void mcp__session_feed_value(mcp__session *s, json_t *value, uint64_t stream);
  * delivered. Call before the first message is fed. */
 void mcp__session_set_stateless(mcp__session *s);
 /* Serves requests without an initialize (stateless HTTP): as if the client had
- * negotiated `version` and declared no capabilities. */
-void mcp__session_assume_initialized(mcp__session *s, const char *version);
+ * negotiated `rev` (NULL: the latest) and declared no capabilities. */
+void mcp__session_assume_initialized(mcp__session *s, const mcp__revision *rev);
+/* The negotiated revision, whose row holds every rule that depends on it; NULL
+ * before initialize. */
+const mcp__revision *mcp__session_revision(const mcp__session *s);
 /* A message was too large; answers with the error (id null). */
 void mcp__session_reject_oversized(mcp__session *s, size_t seen, uint64_t stream);
 /* Ends the session: cancels its handlers, sends nothing more, detaches the transport

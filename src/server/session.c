@@ -1,6 +1,6 @@
 /*
  * Server sessions: one per stdio connection or Streamable HTTP session. A
- * session owns its JSON-RPC engine and knows its negotiated version, the
+ * session owns its JSON-RPC engine and knows its negotiated revision, the
  * client's capabilities, its logging level and its subscriptions.
  */
 #include <stdlib.h>
@@ -90,9 +90,9 @@ void mcp__session_set_stateless(mcp__session *s)
     s->stateless = 1;
 }
 
-void mcp__session_assume_initialized(mcp__session *s, const char *version)
+void mcp__session_assume_initialized(mcp__session *s, const mcp__revision *rev)
 {
-    s->version = version ? version : MCP_PROTOCOL_LATEST;
+    s->rev = rev ? rev : mcp__revision_latest();
     if (s->client_caps == NULL)
         s->client_caps = json_object();
     if (s->client_info == NULL)
@@ -100,7 +100,12 @@ void mcp__session_assume_initialized(mcp__session *s, const char *version)
     s->initialized = 1;
     /* No initialize told this client listChanged (a stateless one could not get it). */
     s->declared = s->stateless ? 0 : MCP__CAP_TOOLS | MCP__CAP_RESOURCES | MCP__CAP_PROMPTS;
-    mcp__rpc_allow_batch(s->rpc, strcmp(s->version, MCP_PROTOCOL_2025_03_26) == 0);
+    mcp__rpc_allow_batch(s->rpc, s->rev->batches);
+}
+
+const mcp__revision *mcp__session_revision(const mcp__session *s)
+{
+    return s->rev;
 }
 
 void mcp__session_reject_oversized(mcp__session *s, size_t seen, uint64_t stream)

@@ -23,6 +23,7 @@
 
 #include <jansson.h>
 
+#include "protocol/revision.h"
 #include "util/util.h"
 
 /* The stream that carries messages not tied to a request (stdio has only this one). */
@@ -68,15 +69,15 @@ typedef struct mcp__answerer_ops {
     /* A message of `seen` bytes was too large to read: answered with an error. */
     void (*reject_oversized)(mcp__asession *s, size_t seen, uint64_t stream);
     /* Serves requests without an initialize (stateless HTTP), as if the client had
-     * negotiated `version` (NULL: the latest) and declared no capabilities. */
-    void (*assume_initialized)(mcp__asession *s, const char *version);
+     * negotiated revision `rev` (NULL: the latest) and declared no capabilities. */
+    void (*assume_initialized)(mcp__asession *s, const mcp__revision *rev);
     /* No more input will come (stdio end of file): requests to the client fail at once. */
     void (*input_closed)(mcp__asession *s);
     /* Ends the session: its handlers are cancelled, io is never called again, and the
      * handle is dangling after the call (what runs still finishes on its own). */
     void (*close)(mcp__asession *s);
-    /* The negotiated protocol version (a static string), NULL before initialize. */
-    const char *(*version)(const mcp__asession *s);
+    /* The negotiated protocol revision (a row of the table), NULL before initialize. */
+    const mcp__revision *(*revision)(const mcp__asession *s);
     /* True once initialize was answered (or assumed). */
     int (*initialized)(const mcp__asession *s);
     /* Requests in flight. */

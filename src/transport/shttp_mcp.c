@@ -106,13 +106,12 @@ json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, 
 static int check_version_header(shttp *t, mcp__http_req *req, const json_t *id)
 {
     const char *v = mcp__http_header(req, "mcp-protocol-version");
-    if (v == NULL || mcp_protocol_version_supported(v) != NULL)
+    if (v == NULL || mcp__revision_find(v) != NULL)
         return 0;
-    char msg[300];
+    char msg[300], versions[128];
     snprintf(msg, sizeof(msg),
-             "Bad Request: Unsupported protocol version: %.64s (supported versions: 2025-11-25, "
-             "2025-06-18, 2025-03-26, 2024-11-05)",
-             v);
+             "Bad Request: Unsupported protocol version: %.64s (supported versions: %s)", v,
+             mcp__revision_list(versions, sizeof(versions), NULL));
     mcp__shttp_error_id(t, req, 400, id, MCP_RPC_SERVER_ERROR, msg);
     return -1;
 }
@@ -188,10 +187,9 @@ static void post(shttp *t, mcp__http_req *req)
         hs = mcp__hsess_new(t, 1, 0);
         if (hs != NULL && !has_init) {
             /* Each stateless POST stands alone: it is served as an initialized
-             * session of the version its header names. */
+             * session of the version its header names (the latest without one). */
             const char *hv = mcp__http_header(req, "mcp-protocol-version");
-            HS_ANS(hs)->assume_initialized(hs->sess, hv ? mcp_protocol_version_supported(hv)
-                                                        : MCP_PROTOCOL_LATEST);
+            HS_ANS(hs)->assume_initialized(hs->sess, mcp__revision_find(hv));
         }
     } else if (has_init && mcp__http_header(req, "mcp-session-id") == NULL) {
         if (t->sessions.len >= (size_t)t->max_sessions && !mcp__shttp_evict_idle_session(t)) {
@@ -213,11 +211,10 @@ static void post(shttp *t, mcp__http_req *req)
         goto out;
     }
     if (json_is_array(v) && HS_ANS(hs)->initialized(hs->sess) &&
-        strcmp(HS_ANS(hs)->version(hs->sess), MCP_PROTOCOL_2025_03_26) != 0) {
-        /* JSON-RPC batches exist only in protocol 2025-03-26. */
+        !HS_ANS(hs)->revision(hs->sess)->batches) {
+        char why[160];
         mcp__shttp_error_id(t, req, 400, id, MCP_RPC_INVALID_REQUEST,
-                            "Invalid Request: JSON-RPC batches are only allowed with protocol "
-                            "version 2025-03-26");
+                            mcp__revision_batch_refusal(why, sizeof(why)));
         if (hs->stateless)
             mcp__hsess_close(hs);
         goto out;

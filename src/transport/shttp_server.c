@@ -111,11 +111,11 @@ int mcp__hstream_write(hstream *st, const char *data, size_t len)
 
 int mcp__hsess_primes(const hsess *hs)
 {
-    /* Priming events only for 2025-11-25 clients and later: older parsers fail on an
-     * event with empty data (the spec; the TypeScript SDK's own check). */
-    return hs->t->store != NULL && !hs->stateless && !hs->legacy &&
-           HS_ANS(hs)->version(hs->sess) != NULL &&
-           strcmp(HS_ANS(hs)->version(hs->sess), MCP_PROTOCOL_2025_11_25) >= 0;
+    /* Priming events only where the negotiated revision has them (2025-11-25 and later):
+     * older parsers fail on an event with empty data (the spec; the TypeScript SDK's own
+     * check). */
+    const mcp__revision *rev = HS_ANS(hs)->revision(hs->sess);
+    return hs->t->store != NULL && !hs->stateless && !hs->legacy && rev != NULL && rev->priming;
 }
 
 void mcp__event_id(const hsess *hs, uint64_t stream, uint64_t seq, char out[64])

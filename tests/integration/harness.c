@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,27 @@ int harness_bin_path(const char *name, char *out, size_t size)
         dir = "./bin";
     int n = snprintf(out, size, "%s/%s", dir, name);
     return (n < 0 || (size_t)n >= size) ? -1 : 0;
+}
+
+int harness_write_script(char *path, const char *body)
+{
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    size_t len = strlen(body), off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, body + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        off += (size_t)n;
+    }
+    if (close(fd) != 0 || off < len || chmod(path, 0700) != 0) {
+        unlink(path);
+        return -1;
+    }
+    return 0;
 }
 
 static int set_flags(int fd, int nonblock)

@@ -35,6 +35,13 @@ long long harness_now_ms(void);
 int harness_bin_path(const char *name, char *out, size_t size);
 
 /*
+ * Writes body into a new executable file named after path, a mkstemp() template
+ * ("/tmp/name-XXXXXX") that gets the file's name: a scripted peer to spawn. The
+ * caller unlinks it. Returns 0, or -1 (nothing is left behind).
+ */
+int harness_write_script(char *path, const char *body);
+
+/*
  * Starts argv[0] (a path) with argv, stdin and stdout on pipes. Ignores
  * SIGPIPE in this process so a dead child shows up as EPIPE. Returns 0 or -1.
  */

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,14 +21,14 @@
 
 #include <mcp/mcp.h>
 
+#include "harness.h"
+
 static char script[64];
 
 static int write_script(void **state)
 {
     (void)state;
     snprintf(script, sizeof script, "/tmp/mcp-deaf-server-XXXXXX");
-    int fd = mkstemp(script);
-    assert_true(fd >= 0);
     static const char body[] =
         "#!/bin/sh\n"
         "read line\n"
@@ -42,10 +41,7 @@ static int write_script(void **state)
         "printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
         "\"params\":{\"level\":\"info\",\"data\":\"deaf\"}}'\n"
         "exec sleep 30\n";
-    assert_int_equal(write(fd, body, sizeof body - 1), (ssize_t)(sizeof body - 1));
-    close(fd);
-    assert_int_equal(chmod(script, 0700), 0);
-    return 0;
+    return harness_write_script(script, body);
 }
 
 static int remove_script(void **state)
