@@ -205,6 +205,10 @@ static void begin_closing(shttp *t)
     t->deferred = NULL; /* closed below with every other session */
     while (t->all != NULL)
         mcp__hsess_close(t->all);
+    if (t->store_attached) {
+        t->store_attached = 0;
+        mcp_event_store_detach(t->store, t->loop);
+    }
     t->ans->ops->shutdown(t->ans, on_ans_closed, t);
     /* The streams just ended are sent within what is left of the deadline. */
     uint64_t now = uv_now(t->loop);
@@ -390,6 +394,14 @@ int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_o
     int rc = configure(t, opts);
     if (rc != MCP_OK)
         goto fail;
+    if (t->store != NULL) {
+        if (mcp_event_store_attach(t->store, loop) != MCP_OK) {
+            mcp__error("the event store cannot attach to the loop");
+            rc = MCP_EIO;
+            goto fail;
+        }
+        t->store_attached = 1;
+    }
     mcp__http_opts ho = {0};
     ho.host = host;
     ho.port = port;
@@ -430,6 +442,8 @@ int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_o
     return MCP_OK;
 
 fail:
+    if (t->store_attached)
+        mcp_event_store_detach(t->store, loop);
     ans->ops->shutdown(ans, NULL, NULL);
     endpoint_free(t);
     return rc;
@@ -469,10 +483,10 @@ static void serve_signal(uv_signal_t *h, int signum)
 {
     serve_http *s = h->data;
     if (s->signals++ == 0) {
-        mcp__info("signal %d: draining (requests in flight have %d ms)", signum, s->drain_ms);
+        mcp__warn("signal %d: draining (requests in flight have %d ms)", signum, s->drain_ms);
         mcp_http_endpoint_stop(s->ep, s->drain_ms, serve_done, s);
     } else {
-        mcp__info("signal %d again: stopping now", signum);
+        mcp__warn("signal %d again: stopping now", signum);
         mcp_http_endpoint_stop(s->ep, 0, NULL, NULL);
     }
 }

@@ -1037,6 +1037,21 @@ int hc_server_stop(hc_server *s, int timeout_ms, int *status)
     return rc;
 }
 
+int hc_server_wait_stderr(hc_server *s, const char *text, int timeout_ms)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    pthread_mutex_lock(&s->mu);
+    int found;
+    while (!(found = s->err != NULL && strstr(s->err, text) != NULL) && !s->err_eof &&
+           left_ms(deadline) > 0) {
+        struct timespec ts;
+        abs_deadline(&ts, deadline);
+        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return found ? 0 : -1;
+}
+
 long hc_server_rss_kb(const hc_server *s)
 {
     char path[64];

@@ -222,6 +222,8 @@ int hc_server_stop(hc_server *s, int timeout_ms, int *status);
 char *hc_server_stderr(hc_server *s);
 /* 1 while the server process has not exited. */
 int hc_server_alive(hc_server *s);
+/* Waits up to timeout_ms for the server's stderr to contain text. 0 or -1. */
+int hc_server_wait_stderr(hc_server *s, const char *text, int timeout_ms);
 /* VmRSS of the server in KiB from /proc/<pid>/status, or -1. */
 long hc_server_rss_kb(const hc_server *s);
 /* Kills the server if still running and frees everything. */
