@@ -129,6 +129,8 @@ struct mcp__http_req {
 };
 
 /* conn.c */
+/* Starts (or restarts) c's timer for ms; see conn_phase. */
+void mcp__http_conn_timer_set(mcp__http_conn *c, uint64_t ms);
 void mcp__http_on_connection(uv_stream_t *listener, int status);
 void mcp__http_conn_close(mcp__http_conn *c);
 /* Marks c broken after a failed write and closes it at the next loop turn. */

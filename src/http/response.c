@@ -1,7 +1,7 @@
 /*
  * Writing responses: complete ones, streamed ones (chunked, or delimited by
- * the close for HTTP/1.0 clients), the layer's own error answers, and the
- * request accessors.
+ * the close for HTTP/1.0 clients) and the layer's own error answers. The
+ * request accessors are in request.c.
  *
  * Every write goes to the socket with uv_try_write first; only what the
  * kernel does not take is copied and queued with uv_write. A failed write
@@ -465,78 +465,4 @@ void mcp__http_conn_fail(mcp__http_conn *c, int status)
         (void)mcp__http_conn_write(c, &b, 1);
     }
     mcp__http_conn_linger(c);
-}
-
-/* ---- Request accessors ---- */
-
-mcp__http_method mcp__http_req_method(const mcp__http_req *req)
-{
-    return req->method;
-}
-
-const char *mcp__http_req_method_name(const mcp__http_req *req)
-{
-    return req->method_name;
-}
-
-const char *mcp__http_req_path(const mcp__http_req *req)
-{
-    return req->path;
-}
-
-const char *mcp__http_req_query(const mcp__http_req *req)
-{
-    return req->query;
-}
-
-const char *mcp__http_header(const mcp__http_req *req, const char *name)
-{
-    for (size_t i = 0; i < req->nhdr; i++)
-        if (strcasecmp(req->hdrs.data + req->hdr[i].name, name) == 0)
-            return req->hdrs.data + req->hdr[i].value;
-    return NULL;
-}
-
-size_t mcp__http_header_count(const mcp__http_req *req)
-{
-    return req->nhdr;
-}
-
-int mcp__http_header_at(const mcp__http_req *req, size_t i, const char **name, const char **value)
-{
-    if (i >= req->nhdr)
-        return MCP_ENOENT;
-    if (name)
-        *name = req->hdrs.data + req->hdr[i].name;
-    if (value)
-        *value = req->hdrs.data + req->hdr[i].value;
-    return MCP_OK;
-}
-
-const char *mcp__http_req_body(const mcp__http_req *req, size_t *len)
-{
-    if (len)
-        *len = req->body.len;
-    return req->body.data ? req->body.data : "";
-}
-
-int mcp__http_req_version(const mcp__http_req *req)
-{
-    return req->version;
-}
-
-int mcp__http_req_keep_alive(const mcp__http_req *req)
-{
-    return req->keep_alive;
-}
-
-int mcp__http_req_closed(const mcp__http_req *req)
-{
-    return !conn_usable(req);
-}
-
-void mcp__http_req_on_close(mcp__http_req *req, mcp__http_close_fn cb, void *arg)
-{
-    req->on_close = cb;
-    req->on_close_arg = arg;
 }

@@ -1,18 +1,24 @@
 /*
- * Internals of the HTTP transports: Streamable HTTP (shttp_mcp.c), the legacy
- * HTTP+SSE transport (shttp_legacy.c) and what they share (shttp_server.c):
- * the listening server, the session table, streams and timers.
+ * Internals of the HTTP transports, by file:
+ *   shttp_endpoint.c  the endpoint's life: options, start on the caller's loop,
+ *                     stop and drain, mcp_serve_http;
+ *   shttp_router.c    Host and Origin checks, CORS, error answers, and which of
+ *                     the below (or an extra route) gets each request;
+ *   shttp_server.c    the session table and the streams: where a session's
+ *                     messages go, backpressure, keep-alive and idle timers;
+ *   shttp_resume.c    resuming a stream (GET with Last-Event-ID) from the store;
+ *   shttp_mcp.c       Streamable HTTP: POST, GET and DELETE on the MCP path;
+ *   shttp_legacy.c    the legacy HTTP+SSE transport: GET /sse, POST /messages.
  *
  * A session (hsess) is one MCP session reached over HTTP; it owns the
- * answerer's session (mcp__asession, see answerer.h) and its streams. A stream (hstream) is where
- * a session's messages go: one per POST that carries requests, one per GET
- * (standalone), or the one SSE stream of a legacy session. A stream's HTTP
- * request (req) may go away before the stream ends: a client that drops a
- * POST stream does not cancel its requests (disconnection is not
- * cancellation); their answers have nowhere to go until resumability (event
- * store) keeps them.
+ * answerer's session (mcp__asession, see answerer.h) and its streams. A stream
+ * (hstream) is where a session's messages go: one per POST that carries
+ * requests, one per GET (standalone), or the one SSE stream of a legacy
+ * session. A stream's HTTP request (req) may go away before the stream ends: a
+ * client that drops a POST stream does not cancel its requests (disconnection
+ * is not cancellation); their answers are kept by the event store for a resume.
  *
- * Everything runs on the transport's loop thread.
+ * Everything runs on the thread of the loop the endpoint was made on.
  */
 #ifndef MCP_TRANSPORT_SHTTP_H
 #define MCP_TRANSPORT_SHTTP_H
@@ -166,6 +172,13 @@ struct mcp_http_endpoint {
 void mcp__shttp_on_request(void *user, mcp__http_req *req);
 /* Frees the extra routes. */
 void mcp__shttp_routes_free(shttp *t);
+/* Answers with a JSON-RPC error message (stolen) as the body and the status; finishes req. */
+void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *body);
+/* Answers with a JSON-RPC error body and the status; finishes req. The body carries the
+ * id of the request req's body holds when it can be read (mcp__shttp_body_id), else null. */
+void mcp__shttp_error(shttp *t, mcp__http_req *req, int status, int code, const char *message);
+/* The CORS headers for req (if configured), appended to a header list. */
+size_t mcp__shttp_cors(shttp *t, mcp__http_req *req, const char **hdrs, size_t n);
 
 /* ---- shttp_endpoint.c ---- */
 
@@ -176,19 +189,11 @@ void mcp__shttp_drain_check(shttp *t);
 int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_opts *opts,
                            mcp_http_endpoint **out);
 
-/* ---- shttp_server.c ---- */
+/* ---- shttp_server.c: sessions and streams ---- */
 
 /* The keep-alive and sweep timers' callbacks. */
 void mcp__shttp_keepalive(uv_timer_t *h);
 void mcp__shttp_sweep(uv_timer_t *h);
-
-/* Answers with a JSON-RPC error message (stolen) as the body and the status; finishes req. */
-void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *body);
-/* Answers with a JSON-RPC error body and the status; finishes req. The body carries the
- * id of the request req's body holds when it can be read (mcp__shttp_body_id), else null. */
-void mcp__shttp_error(shttp *t, mcp__http_req *req, int status, int code, const char *message);
-/* The CORS headers for req (if configured), appended to a header list. */
-size_t mcp__shttp_cors(shttp *t, mcp__http_req *req, const char **hdrs, size_t n);
 /* Creates a session (stateful ones get an id and a place in the table). NULL when
  * out of memory. */
 hsess *mcp__hsess_new(shttp *t, int stateless, int legacy);
@@ -201,8 +206,6 @@ int mcp__shttp_evict_idle_session(shttp *t);
 /* True when long-lived streams (GET, resumed, legacy) hold half the connection
  * limit: a new one must wait, so that they never lock out short requests. */
 int mcp__shttp_get_streams_full(shttp *t);
-/* The next resume of a session's list. */
-hresume *mcp__shttp_resume_next(const hresume *r);
 /* The store failed to keep event seq of stream (see hsess.gaps). */
 void mcp__hsess_note_gap(hsess *hs, uint64_t stream, uint64_t seq);
 /* True when an event of stream after seq was not kept. */
@@ -223,12 +226,6 @@ int mcp__hsess_primes(const hsess *hs);
 void mcp__event_id(const hsess *hs, uint64_t stream, uint64_t seq, char out[64]);
 /* Writes a priming event (an id to resume from, and retry) on st. */
 int mcp__hstream_prime(hstream *st, int retry_ms);
-/* Resumes the stream Last-Event-ID names on req (GET). */
-void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last_event_id);
-/* on_close of a stream's request. */
-void mcp__shttp_stream_closed(void *arg, mcp__http_req *req);
-/* The session is closing: replays under way are abandoned. */
-void mcp__shttp_resumes_cancel(hsess *hs);
 void mcp__hstream_free(hstream *st);
 /* Begins st's SSE response if needed, then writes the bytes; handles slow readers. */
 int mcp__hstream_write(hstream *st, const char *data, size_t len);
@@ -240,8 +237,21 @@ void mcp__hstream_end(hstream *st);
  * on if it can take messages now. */
 void mcp__hstream_maybe_ready(hstream *st);
 
+/* ---- shttp_resume.c ---- */
+
+/* The next resume of a session's list. */
+hresume *mcp__shttp_resume_next(const hresume *r);
+/* Replays under way into the session's GET streams (they count as open GETs). */
+int mcp__shttp_resumes_running(const hsess *hs);
+/* Resumes the stream Last-Event-ID names on req (GET). */
+void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last_event_id);
+/* The session is closing: replays under way are abandoned. */
+void mcp__shttp_resumes_cancel(hsess *hs);
+
 /* ---- shttp_mcp.c ---- */
 
+/* on_close of a stream's request. */
+void mcp__shttp_stream_closed(void *arg, mcp__http_req *req);
 void mcp__shttp_mcp_request(shttp *t, mcp__http_req *req);
 /* The id of the one request a POST body holds (a string or an integer), when it can be
  * read: a new reference, or NULL (no body, not JSON, a batch, a notification, a
