@@ -165,6 +165,17 @@ static mcp__http_conn *eviction_victim(mcp__http_server *srv)
     return victim;
 }
 
+/* True when the client has sent bytes the kernel holds and we have not read yet:
+ * a request may be arriving on a connection that looks idle. */
+int mcp__http_conn_has_input(mcp__http_conn *c)
+{
+    uv_os_fd_t fd;
+    int n = 0;
+    if (c->closing || uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0)
+        return 0;
+    return c->in.len > 0 || (ioctl(fd, FIONREAD, &n) == 0 && n > 0);
+}
+
 /* ---- Closing ---- */
 
 static void on_handle_close(uv_handle_t *h)

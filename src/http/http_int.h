@@ -129,6 +129,8 @@ struct mcp__http_req {
 };
 
 /* conn.c */
+/* True when bytes of the client wait to be read or parsed on c. */
+int mcp__http_conn_has_input(mcp__http_conn *c);
 /* Starts (or restarts) c's timer for ms; see conn_phase. */
 void mcp__http_conn_timer_set(mcp__http_conn *c, uint64_t ms);
 void mcp__http_on_connection(uv_stream_t *listener, int status);

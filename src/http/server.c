@@ -209,10 +209,13 @@ void mcp__http_server_quiesce(mcp__http_server *srv, mcp__http_done_fn empty_cb,
     srv->quiesced_cb = empty_cb;
     srv->quiesced_arg = arg;
     close_listener(srv);
-    /* A connection waiting for a request closes now; one with a request under way
-     * closes once its response is out (see mcp__http_req_finish and conn_next). */
+    /* A connection waiting for a request closes now, unless the client already sent
+     * bytes we have not read (its request is arriving: it gets its answer); one with
+     * a request under way closes once its response is out (see mcp__http_req_finish
+     * and conn_next). */
     for (mcp__http_conn *c = srv->conns; c; c = c->next)
-        if (!c->closing && (c->phase == PHASE_FIRST || c->phase == PHASE_IDLE))
+        if (!c->closing && (c->phase == PHASE_FIRST || c->phase == PHASE_IDLE) &&
+            !mcp__http_conn_has_input(c))
             mcp__http_conn_close(c);
 }
 

@@ -483,11 +483,12 @@ static void serve_signal(uv_signal_t *h, int signum)
 {
     serve_http *s = h->data;
     if (s->signals++ == 0) {
-        mcp__warn("signal %d: draining (requests in flight have %d ms)", signum, s->drain_ms);
+        /* Said once the drain has begun, so that whoever reads it can rely on it. */
         mcp_http_endpoint_stop(s->ep, s->drain_ms, serve_done, s);
+        mcp__warn("signal %d: draining (requests in flight have %d ms)", signum, s->drain_ms);
     } else {
-        mcp__warn("signal %d again: stopping now", signum);
         mcp_http_endpoint_stop(s->ep, 0, NULL, NULL);
+        mcp__warn("signal %d again: stopping now", signum);
     }
 }
 

@@ -273,8 +273,9 @@ static void serve_done(void *user, int status)
 static void serve_signal(uv_signal_t *h, int signum)
 {
     serve_stdio *s = h->data;
-    mcp__warn("signal %d: %s", signum, s->signals == 0 ? "draining" : "stopping now");
+    const char *what = s->signals == 0 ? "draining" : "stopping now";
     mcp_stdio_endpoint_stop(s->ep, s->signals++ == 0 ? STDIO_DRAIN_MS : 0);
+    mcp__warn("signal %d: %s", signum, what);
 }
 
 int mcp_serve_fds(mcp_server *srv, int in_fd, int out_fd)
