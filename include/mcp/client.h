@@ -102,7 +102,12 @@ MCP_EXTERN int mcp_client_request(mcp_client *c, const char *method, json_t *par
                                   const mcp_call_opts *opts, json_t **result, mcp_rpc_error *err);
 /*
  * Sends a request without waiting; cb runs on the client's loop thread. The
- * request id is stored in *request_id when not NULL.
+ * request id is stored in *request_id when not NULL. params is stolen (may be
+ * NULL), even on failure. Returns MCP_OK, after which cb (when not NULL) runs
+ * exactly once, with MCP_OK, MCP_ERPC, MCP_ETIMEDOUT, MCP_ECANCELED or
+ * MCP_ECLOSED; any other return means the request was not sent and cb never
+ * runs: MCP_EINVAL, MCP_ENOMEM, MCP_EIO, or MCP_ECLOSED when the client is not
+ * connected (anymore).
  */
 MCP_EXTERN int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
                                         const mcp_call_opts *opts, mcp_response_fn cb, void *user,

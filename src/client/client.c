@@ -741,44 +741,46 @@ static void call_progress(void *arg, const json_t *params)
                         json_string_value(json_object_get(params, "message")), k->opts.user);
 }
 
-/* Loop thread: sends the request of k; k is freed by call_reply. */
-static void call_start(call *k)
+/*
+ * Loop thread: sends the request of k. On MCP_OK the engine holds k (call_reply
+ * completes and frees it) and *id is its id. Otherwise k is freed here and its
+ * callback never runs: the caller reports the failure by its return value alone,
+ * so that an asynchronous request is reported exactly once.
+ */
+static int call_send(call *k, json_int_t *id)
 {
     mcp_client *c = k->c;
-    json_int_t id = 0;
     int rc = MCP_ECLOSED;
     int timeout = k->opts.timeout_ms > 0 ? k->opts.timeout_ms : c->timeout_ms;
     json_t *params = k->params;
     k->params = NULL;
     if (c->rpc != NULL && c->connected) {
         rc = mcp__rpc_request(c->rpc, k->method, params, 0, timeout, call_reply,
-                              k->opts.on_progress ? call_progress : NULL, k, &id);
+                              k->opts.on_progress ? call_progress : NULL, k, id);
     } else {
         json_decref(params);
     }
-    if (rc != MCP_OK) {
-        /* mcp__rpc_request did not take k: complete it here. */
-        if (k->sync)
-            waiter_finish(k->w, rc, NULL, NULL);
-        else {
-            if (k->w != NULL)
-                waiter_set_id(k->w, -1);
-            if (k->cb != NULL)
-                k->cb(c, rc, NULL, NULL, k->user);
-        }
-        call_free(k);
-        return;
-    }
-    if (!k->sync && k->w != NULL) {
-        waiter *w = k->w;
-        k->w = NULL;
-        waiter_set_id(w, id);
-    }
+    if (rc != MCP_OK)
+        call_free(k); /* mcp__rpc_request did not take k */
+    return rc;
 }
 
+/* A request posted by another thread, which waits for its answer (sync) or id. */
 static void call_mail(mcp__mail *m)
 {
-    call_start((call *)m);
+    call *k = (call *)m;
+    waiter *w = k->w;
+    int sync = k->sync;
+    json_int_t id = -1;
+    if (!sync)
+        k->w = NULL; /* the poster stops waiting once it has the id */
+    int rc = call_send(k, &id);
+    if (sync) {
+        if (rc != MCP_OK)
+            waiter_finish(w, rc, NULL, NULL);
+    } else {
+        waiter_set_id(w, rc == MCP_OK ? id : -1);
+    }
 }
 
 static call *call_new(mcp_client *c, const char *method, json_t *params, const mcp_call_opts *opts)
@@ -867,17 +869,11 @@ int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
     k->user = user;
     if (on_loop_thread(c)) {
         /* Already on the loop: send now; the id is known at once. */
-        waiter w;
-        if (waiter_init(&w) != MCP_OK) {
-            call_free(k);
-            return MCP_EIO;
-        }
-        k->w = &w;
-        call_start(k);
-        if (request_id != NULL)
-            *request_id = w.id;
-        waiter_destroy(&w);
-        return w.id < 0 ? MCP_ECLOSED : MCP_OK;
+        json_int_t id = -1;
+        int rc = call_send(k, &id);
+        if (rc == MCP_OK && request_id != NULL)
+            *request_id = id;
+        return rc;
     }
     waiter w;
     if (waiter_init(&w) != MCP_OK) {
