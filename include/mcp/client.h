@@ -80,10 +80,37 @@ MCP_EXTERN int mcp_client_on_notification(mcp_client *c, mcp_client_notification
  */
 MCP_EXTERN int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeout_ms);
 /*
- * After a connect that returned MCP_ERPC: the JSON-RPC error the server answered
- * initialize with, copied into *err (err->data is a new reference: release it
- * with mcp_rpc_error_clear). MCP_OK, or MCP_ENOENT when the last connect did not
- * fail that way. Call it from the thread that called connect.
+ * Completion of mcp_client_connect_stdio_async. status is MCP_OK once the
+ * server answered initialize and the client is connected; otherwise the
+ * connect failed: MCP_ERPC (the server refused initialize:
+ * mcp_client_connect_error() gives its answer, from inside this callback or
+ * later), MCP_EPROTO (it answered with a protocol version we do not speak),
+ * MCP_ETIMEDOUT, MCP_EIO (the program could not be started, or a pipe could not
+ * be made), MCP_ENOMEM, MCP_ECLOSED (the server went away first, or the client
+ * was closed first) or MCP_ESTATE (another connect ran first). Runs on the
+ * client's loop thread; it may call any function of the client that may be
+ * called there, mcp_client_close() included.
+ */
+typedef void (*mcp_connect_fn)(mcp_client *c, int status, void *user);
+/*
+ * Connects as mcp_client_connect_stdio does (spawns argv[0], searched in PATH,
+ * then runs initialize) without waiting. argv and its strings are copied.
+ * timeout_ms bounds the initialize request (<= 0: the client's default).
+ * Returns MCP_OK, after which cb (may be NULL) runs exactly once, never from
+ * inside this call, with the outcome; or MCP_EINVAL (c, argv or argv[0] NULL),
+ * MCP_ESTATE (already connected, or the client is closing), MCP_ENOMEM or
+ * MCP_EIO (the client's thread could not start), and then cb never runs.
+ * Any thread may call it.
+ */
+MCP_EXTERN int mcp_client_connect_stdio_async(mcp_client *c, const char *const argv[],
+                                              int timeout_ms, mcp_connect_fn cb, void *user);
+/*
+ * After a connect that failed with MCP_ERPC: the JSON-RPC error the server
+ * answered initialize with, copied into *err (err->data is a new reference:
+ * release it with mcp_rpc_error_clear). MCP_OK, or MCP_ENOENT when the last
+ * connect did not fail that way. Call it from the thread that called
+ * mcp_client_connect_stdio, or after mcp_client_connect_stdio_async from its
+ * callback or later on the thread the callback ran on.
  */
 MCP_EXTERN int mcp_client_connect_error(const mcp_client *c, mcp_rpc_error *err);
 

@@ -49,6 +49,9 @@ struct mcp_client {
     int kill_stage;
     int want_final;
 
+    /* set once by mcp_client_free, read by any thread */
+    atomic_int closing;
+
     /* set once by the connect (on the loop), read by any thread */
     atomic_int connected;
     char *protocol_version;
@@ -363,6 +366,7 @@ static const mcp__rpc_cbs client_cbs = {
 /* ---- The child process and its pipes (loop thread) ---- */
 
 static void maybe_finish(mcp_client *c);
+static void connect_run(mcp__mail *m);
 
 static void connection_lost(mcp_client *c)
 {
@@ -473,27 +477,78 @@ static void maybe_finish(mcp_client *c)
 
 /* ---- Connecting ---- */
 
+/*
+ * One connect, from the call until initialize is answered: posted to the loop,
+ * then the argument of init_reply. Exactly one of w (mcp_client_connect_stdio,
+ * whose caller waits) and cb (mcp_client_connect_stdio_async) hears the end.
+ */
 typedef struct connect_mail {
     mcp__mail mail;
     mcp_client *c;
-    char **argv;
+    char **argv; /* NULL-terminated copy; freed once the child is spawned */
     int timeout_ms;
     waiter *w;
+    mcp_connect_fn cb;
+    void *user;
 } connect_mail;
 
-typedef struct init_state {
-    mcp_client *c;
-    waiter *w;
-} init_state;
+static void argv_free(char **argv)
+{
+    for (char **a = argv; a != NULL && *a != NULL; a++)
+        free(*a);
+    free(argv);
+}
+
+/* Caller's thread: a connect of argv, not yet posted. NULL on ENOMEM. */
+static connect_mail *connect_mail_new(mcp_client *c, const char *const argv[], int timeout_ms)
+{
+    size_t n = 0;
+    while (argv[n] != NULL)
+        n++;
+    connect_mail *cm = calloc(1, sizeof(*cm));
+    if (cm == NULL || (cm->argv = calloc(n + 1, sizeof(*cm->argv))) == NULL) {
+        free(cm);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if ((cm->argv[i] = mcp__strdup(argv[i])) == NULL) {
+            argv_free(cm->argv);
+            free(cm);
+            return NULL;
+        }
+    }
+    cm->mail.fn = connect_run;
+    cm->c = c;
+    cm->timeout_ms = timeout_ms > 0 ? timeout_ms : c->timeout_ms;
+    return cm;
+}
+
+/* Loop thread: the end of a connect, good or bad. Frees cm. */
+static void connect_finish(connect_mail *cm, int status, const mcp_rpc_error *err)
+{
+    mcp_client *c = cm->c;
+    if (cm->w != NULL) {
+        waiter_finish(cm->w, status, NULL, err);
+    } else {
+        /* The waiting caller keeps the server's answer itself; here nobody waits. */
+        mcp_rpc_error_clear(&c->connect_err);
+        if (status == MCP_ERPC && err != NULL) {
+            c->connect_err = *err;
+            c->connect_err.data = json_incref(err->data);
+        }
+        if (cm->cb != NULL)
+            cm->cb(c, status, cm->user); /* may close c: c is not used below */
+    }
+    argv_free(cm->argv);
+    free(cm);
+}
 
 static void init_reply(void *arg, int status, const json_t *result, const mcp_rpc_error *err)
 {
-    init_state *st = arg;
-    mcp_client *c = st->c;
-    waiter *w = st->w;
-    free(st);
+    connect_mail *cm = arg;
+    mcp_client *c = cm->c;
     if (status != MCP_OK) {
-        waiter_finish(w, status, NULL, err);
+        connect_finish(cm, status, err);
         return;
     }
     const char *version = json_string_value(json_object_get(result, "protocolVersion"));
@@ -503,7 +558,7 @@ static void init_reply(void *arg, int status, const json_t *result, const mcp_rp
         mcp__warn("the server answered with protocol version %s, which we do not speak",
                   version ? version : "(none)");
         connection_lost(c);
-        waiter_finish(w, MCP_EPROTO, NULL, NULL);
+        connect_finish(cm, MCP_EPROTO, NULL);
         return;
     }
     json_t *caps = json_object_get(result, "capabilities");
@@ -516,7 +571,7 @@ static void init_reply(void *arg, int status, const json_t *result, const mcp_rp
     mcp__rpc_allow_batch(c->rpc, 0); /* we never batch, and accept none */
     mcp__rpc_notify(c->rpc, "notifications/initialized", NULL, 0);
     c->connected = 1;
-    waiter_finish(w, MCP_OK, NULL, NULL);
+    connect_finish(cm, MCP_OK, NULL);
 }
 
 static json_t *client_capabilities(mcp_client *c)
@@ -540,15 +595,18 @@ static void connect_run(mcp__mail *m)
 {
     connect_mail *cm = (connect_mail *)m;
     mcp_client *c = cm->c;
-    waiter *w = cm->w;
     int rc;
+    if (c->closing) {
+        connect_finish(cm, MCP_ECLOSED, NULL);
+        return;
+    }
     if (c->rpc != NULL || c->ls_open) {
-        waiter_finish(w, MCP_ESTATE, NULL, NULL);
-        goto out;
+        connect_finish(cm, MCP_ESTATE, NULL);
+        return;
     }
     if (mcp__lstream_init_pipes(&c->ls, &c->loop, c->max_message, &client_ls_cbs, c) != MCP_OK) {
-        waiter_finish(w, MCP_EIO, NULL, NULL);
-        goto out;
+        connect_finish(cm, MCP_EIO, NULL);
+        return;
     }
     c->ls_open = 1;
     uv_stdio_container_t stdio[3];
@@ -573,34 +631,25 @@ static void connect_run(mcp__mail *m)
         c->proc_handle_open = 1;
         uv_close((uv_handle_t *)&c->proc, proc_closed);
         mcp__lstream_close(&c->ls);
-        waiter_finish(w, MCP_EIO, NULL, NULL);
-        goto out;
+        connect_finish(cm, MCP_EIO, NULL);
+        return;
     }
+    argv_free(cm->argv);
+    cm->argv = NULL;
     c->proc_alive = 1;
     c->proc_handle_open = 1;
     c->rpc = mcp__rpc_new(&c->loop, &client_cbs, c);
-    init_state *st = calloc(1, sizeof(*st));
-    if (c->rpc == NULL || st == NULL || mcp__lstream_start(&c->ls) != MCP_OK) {
-        free(st);
-        waiter_finish(w, MCP_ENOMEM, NULL, NULL);
-        goto out;
+    if (c->rpc == NULL || mcp__lstream_start(&c->ls) != MCP_OK) {
+        connect_finish(cm, MCP_ENOMEM, NULL);
+        return;
     }
-    st->c = c;
-    st->w = w;
     json_t *params = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", MCP_PROTOCOL_LATEST,
                                "capabilities", client_capabilities(c), "clientInfo", "name",
                                c->name, "version", c->version);
-    rc = mcp__rpc_request(c->rpc, "initialize", params, 0, cm->timeout_ms, init_reply, NULL, st,
+    rc = mcp__rpc_request(c->rpc, "initialize", params, 0, cm->timeout_ms, init_reply, NULL, cm,
                           NULL);
-    if (rc != MCP_OK) {
-        free(st);
-        waiter_finish(w, rc, NULL, NULL);
-    }
-out:
-    for (char **a = cm->argv; a != NULL && *a != NULL; a++)
-        free(*a);
-    free(cm->argv);
-    free(cm);
+    if (rc != MCP_OK)
+        connect_finish(cm, rc, NULL);
 }
 
 static void client_thread_main(void *arg)
@@ -650,40 +699,20 @@ int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeou
     int rc = start_loop(c);
     if (rc != MCP_OK)
         return rc;
-    size_t n = 0;
-    while (argv[n] != NULL)
-        n++;
-    connect_mail *cm = calloc(1, sizeof(*cm));
-    char **copy = calloc(n + 1, sizeof(*copy));
-    if (cm == NULL || copy == NULL) {
-        free(cm);
-        free(copy);
+    connect_mail *cm = connect_mail_new(c, argv, timeout_ms);
+    if (cm == NULL)
         return MCP_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if ((copy[i] = mcp__strdup(argv[i])) == NULL) {
-            for (size_t k = 0; k < i; k++)
-                free(copy[k]);
-            free(copy);
-            free(cm);
-            return MCP_ENOMEM;
-        }
-    }
     waiter w;
     if (waiter_init(&w) != MCP_OK) {
-        for (size_t k = 0; k < n; k++)
-            free(copy[k]);
-        free(copy);
+        argv_free(cm->argv);
         free(cm);
         return MCP_EIO;
     }
-    cm->mail.fn = connect_run;
-    cm->c = c;
-    cm->argv = copy;
-    cm->timeout_ms = timeout_ms > 0 ? timeout_ms : c->timeout_ms;
     cm->w = &w;
     rc = mcp__mailbox_post(&c->mb, &cm->mail);
     if (rc != MCP_OK) {
+        argv_free(cm->argv);
+        free(cm);
         waiter_destroy(&w);
         return rc;
     }
@@ -698,6 +727,31 @@ int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeou
     json_decref(w.result);
     mcp_rpc_error_clear(&w.err);
     waiter_destroy(&w);
+    return rc;
+}
+
+int mcp_client_connect_stdio_async(mcp_client *c, const char *const argv[], int timeout_ms,
+                                   mcp_connect_fn cb, void *user)
+{
+    if (c == NULL || argv == NULL || argv[0] == NULL)
+        return MCP_EINVAL;
+    if (c->connected || c->closing)
+        return MCP_ESTATE;
+    signal(SIGPIPE, SIG_IGN);
+    int rc = start_loop(c);
+    if (rc != MCP_OK)
+        return rc;
+    connect_mail *cm = connect_mail_new(c, argv, timeout_ms);
+    if (cm == NULL)
+        return MCP_ENOMEM;
+    cm->cb = cb;
+    cm->user = user;
+    /* Posted even on the loop thread: cb then never runs inside this call. */
+    rc = mcp__mailbox_post(&c->mb, &cm->mail);
+    if (rc != MCP_OK) {
+        argv_free(cm->argv);
+        free(cm);
+    }
     return rc;
 }
 
@@ -1063,6 +1117,7 @@ void mcp_client_free(mcp_client *c)
 {
     if (c == NULL)
         return;
+    c->closing = 1;
     if (c->thread_started) {
         /* Stop the connection; then wait for handlers still running on workers (they
          * post their answers, which are dropped); then let the loop end. */
