@@ -49,9 +49,35 @@ MCP_EXTERN mcp_client *mcp_client_new(const char *name, const char *version);
 /*
  * Closes the connection (for stdio: closes the child's stdin, waits up to 2 s,
  * then SIGTERM, then SIGKILL; the child is always reaped), fails pending
- * requests with MCP_ECLOSED and frees the client.
+ * requests with MCP_ECLOSED and frees the client. It waits for all of that,
+ * and for server->client request handlers still running; call it from a thread
+ * other than the client's loop thread, never from inside the client's
+ * callbacks (mcp_client_close() is for that). c may be NULL.
  */
 MCP_EXTERN void mcp_client_free(mcp_client *c);
+
+/* Completion of mcp_client_close(). user is the pointer given to it. */
+typedef void (*mcp_client_closed_fn)(void *user);
+/*
+ * Closes and frees the client without waiting. Pending requests complete with
+ * MCP_ECLOSED (their callbacks run, each once; on the client's loop thread
+ * they run before this returns, from another thread soon after), a connect
+ * still under way completes with MCP_ECLOSED, and the child is shut down as
+ * mcp_client_free() does it (stdin closed, SIGTERM after 2 s, SIGKILL 2 s
+ * later; always reaped). Once the child is reaped, server->client request
+ * handlers still running have returned (their answers are dropped) and every
+ * handle of the client is closed, the client is freed and then done(user)
+ * runs (done may be NULL), on the client's loop thread. From this call on, c
+ * must not be used by the caller (it may be freed at any time).
+ *
+ * Safe from any thread, inside the client's own callbacks included (a
+ * response, notification, progress or connect callback): the client is never
+ * freed while one of its callbacks is on the stack. A threaded client that
+ * never connected is freed at once, and done runs before this returns.
+ * Returns MCP_OK; MCP_EINVAL when c is NULL; MCP_ESTATE when the client is
+ * already closing (the earlier close goes on; done of this call never runs).
+ */
+MCP_EXTERN int mcp_client_close(mcp_client *c, mcp_client_closed_fn done, void *user);
 
 /* Settings, before connecting. */
 MCP_EXTERN int mcp_client_set_timeout(mcp_client *c, int timeout_ms);

@@ -4,7 +4,9 @@
  * loop through the mailbox and, for the blocking ones, wait on a condition
  * variable; the loop owns the JSON-RPC engine, the child process and its pipes.
  */
+#include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,8 +51,14 @@ struct mcp_client {
     int kill_stage;
     int want_final;
 
-    /* set once by mcp_client_free, read by any thread */
+    /* set once by mcp_client_free or mcp_client_close, read by any thread */
     atomic_int closing;
+    int close_async;      /* by mcp_client_close: the loop's side frees the client */
+    mcp__mail close_mail; /* mcp_client_close from another thread than the loop's */
+    mcp_client_closed_fn closed_fn;
+    void *closed_user;
+    int close_started; /* loop thread: close_begin ran */
+    uv_work_t pool_join;
 
     /* set once by the connect (on the loop), read by any thread */
     atomic_int connected;
@@ -652,11 +660,20 @@ static void connect_run(mcp__mail *m)
         connect_finish(cm, rc, NULL);
 }
 
+static void close_done(mcp_client *c);
+
 static void client_thread_main(void *arg)
 {
     mcp_client *c = arg;
     uv_run(&c->loop, UV_RUN_DEFAULT);
     mcp__rpc_thread_cleanup();
+    if (c->close_async) {
+        /* Closed by mcp_client_close: nobody joins this thread, which frees the client. */
+        pthread_detach(pthread_self());
+        if (uv_loop_close(&c->loop) != 0)
+            mcp__warn("the client loop closed with handles still open");
+        close_done(c);
+    }
 }
 
 /* Starts the loop thread (caller's thread, once). */
@@ -912,7 +929,7 @@ int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
         json_decref(params);
         return MCP_EINVAL;
     }
-    if (!c->connected) {
+    if (!c->connected || c->closing) {
         json_decref(params);
         return MCP_ECLOSED;
     }
@@ -1057,28 +1074,41 @@ int mcp_client_set_roots(mcp_client *c, const json_t *roots)
 
 /* ---- Closing ---- */
 
+/*
+ * Loop thread, once, for mcp_client_free and mcp_client_close alike: the engine
+ * stops, so pending requests complete with MCP_ECLOSED (their callbacks run now)
+ * and no new server request reaches the pool; the child's stdin is closed once
+ * what is queued for it is written, and the child gets the grace period before
+ * the signals.
+ */
+static void close_begin(mcp_client *c)
+{
+    c->close_started = 1;
+    connection_lost(c);
+    if (c->ls_open)
+        mcp__lstream_close(&c->ls);
+    if (c->proc_alive)
+        uv_timer_start(&c->kill_timer, on_kill_timer, MCP__CHILD_GRACE_MS, 0);
+    else if (c->kill_timer_open && !uv_is_closing((uv_handle_t *)&c->kill_timer))
+        uv_close((uv_handle_t *)&c->kill_timer, kill_timer_closed);
+}
+
 typedef struct close_mail {
     mcp__mail mail;
     mcp_client *c;
     waiter *w;
 } close_mail;
 
+/* mcp_client_free's first step; its caller waits on w, then joins the pool. */
 static void close_run(mcp__mail *m)
 {
     close_mail *cm = (close_mail *)m;
     mcp_client *c = cm->c;
     waiter *w = cm->w;
     free(cm);
-    /* From here on the engine takes no request, so nothing new reaches the pool. */
-    connection_lost(c);
+    close_begin(c);
     if (w != NULL)
         waiter_finish(w, MCP_OK, NULL, NULL);
-    if (c->ls_open)
-        mcp__lstream_close(&c->ls); /* flushes, then closes the child's stdin */
-    if (c->proc_alive)
-        uv_timer_start(&c->kill_timer, on_kill_timer, MCP__CHILD_GRACE_MS, 0);
-    else if (c->kill_timer_open && !uv_is_closing((uv_handle_t *)&c->kill_timer))
-        uv_close((uv_handle_t *)&c->kill_timer, kill_timer_closed);
 }
 
 static void final_run(mcp__mail *m)
@@ -1100,6 +1130,96 @@ static int post_simple(mcp_client *c, void (*fn)(mcp__mail *))
     if (rc != MCP_OK)
         free(m);
     return rc;
+}
+
+/* Frees what is left of a client whose handles are all closed (or never were). */
+static void client_destroy(mcp_client *c)
+{
+    mcp__rpc_free(c->rpc);
+    mcp_rpc_error_clear(&c->connect_err);
+    json_decref(c->roots);
+    json_decref(c->server_info);
+    json_decref(c->server_caps);
+    free(c->protocol_version);
+    free(c->instructions);
+    free(c->name);
+    free(c->version);
+    uv_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* The end of mcp_client_close: the client goes, then its owner hears of it. */
+static void close_done(mcp_client *c)
+{
+    mcp_client_closed_fn fn = c->closed_fn;
+    void *user = c->closed_user;
+    client_destroy(c);
+    if (fn != NULL)
+        fn(user);
+}
+
+/* A threadpool thread: waits for the handlers still running on the workers. */
+static void pool_join_work(uv_work_t *req)
+{
+    mcp_client *c = req->data;
+    mcp__pool_free(c->pool);
+}
+
+static void pool_joined(uv_work_t *req, int status)
+{
+    mcp_client *c = req->data;
+    (void)status; /* never cancelled */
+    c->pool = NULL;
+    c->want_final = 1;
+    maybe_finish(c);
+}
+
+/*
+ * Loop thread: mcp_client_close's work. A handler still running on a worker may
+ * post its answer (the closed engine drops it), so the mailbox stays open until
+ * the pool is joined; the join happens off the loop, since a handler may take
+ * its time and the loop must not wait for it.
+ */
+static void close_async_run(mcp_client *c)
+{
+    close_begin(c);
+    if (c->pool != NULL) {
+        c->pool_join.data = c;
+        if (uv_queue_work(&c->loop, &c->pool_join, pool_join_work, pool_joined) == 0)
+            return;
+        mcp__pool_free(c->pool); /* cannot happen: only a NULL work_cb is refused */
+        c->pool = NULL;
+    }
+    c->want_final = 1;
+    maybe_finish(c);
+}
+
+static void close_mail_run(mcp__mail *m)
+{
+    close_async_run((mcp_client *)(void *)((char *)m - offsetof(mcp_client, close_mail)));
+}
+
+int mcp_client_close(mcp_client *c, mcp_client_closed_fn done, void *user)
+{
+    if (c == NULL)
+        return MCP_EINVAL;
+    if (atomic_exchange(&c->closing, 1))
+        return MCP_ESTATE;
+    c->closed_fn = done;
+    c->closed_user = user;
+    if (!c->thread_started) {
+        /* A threaded client that never connected has nothing on any loop. */
+        close_done(c);
+        return MCP_OK;
+    }
+    c->close_async = 1;
+    if (on_loop_thread(c)) {
+        close_async_run(c);
+        return MCP_OK;
+    }
+    /* The mailbox closes only at the end of this close, so the post succeeds. */
+    c->close_mail.fn = close_mail_run;
+    return mcp__mailbox_post(&c->mb, &c->close_mail);
 }
 
 int mcp_client_connect_error(const mcp_client *c, mcp_rpc_error *err)
@@ -1146,15 +1266,5 @@ void mcp_client_free(mcp_client *c)
         if (uv_loop_close(&c->loop) != 0)
             mcp__warn("the client loop closed with handles still open");
     }
-    mcp__rpc_free(c->rpc);
-    mcp_rpc_error_clear(&c->connect_err);
-    json_decref(c->roots);
-    json_decref(c->server_info);
-    json_decref(c->server_caps);
-    free(c->protocol_version);
-    free(c->instructions);
-    free(c->name);
-    free(c->version);
-    uv_mutex_destroy(&c->lock);
-    free(c);
+    client_destroy(c);
 }
