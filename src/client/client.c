@@ -1,8 +1,10 @@
 /*
- * The MCP client: one connection to one server, run by a loop on a thread of
- * the client's own. Public calls from other threads post their work to that
- * loop through the mailbox and, for the blocking ones, wait on a condition
- * variable; the loop owns the JSON-RPC engine, the child process and its pipes.
+ * The MCP client: one connection to one server, run by a loop: a loop on a
+ * thread of the client's own (mcp_client_new), or the caller's loop on the
+ * caller's thread (mcp_client_new_on_loop). Public calls from other threads post
+ * their work to that loop through the mailbox and, for the blocking ones, wait on
+ * a condition variable; the loop owns the JSON-RPC engine, the child process and
+ * its pipes.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -34,9 +36,13 @@ struct mcp_client {
     mcp_rpc_error connect_err; /* the server's answer to the last failed initialize */
 
     uv_mutex_t lock;
-    uv_loop_t loop;
-    uv_thread_t thread;
-    int thread_started;
+    uv_loop_t own_loop; /* a threaded client's */
+    uv_loop_t *loop;    /* &own_loop, or the caller's loop */
+    int host_loop;      /* made by mcp_client_new_on_loop: *loop is the caller's */
+    uv_thread_t thread; /* the thread that runs *loop */
+    int thread_started; /* a threaded client's thread runs */
+    int running;        /* the mailbox and kill_timer are on *loop */
+    int connect_begun;
     mcp__mailbox mb;
     mcp__pool *pool;
 
@@ -66,6 +72,8 @@ struct mcp_client {
     json_t *server_info, *server_caps;
     char *instructions;
 };
+
+static void client_destroy(mcp_client *c);
 
 /* ---- Waiting for the loop ---- */
 
@@ -132,7 +140,7 @@ static void waiter_wait(waiter *w)
 
 static int on_loop_thread(mcp_client *c)
 {
-    if (!c->thread_started)
+    if (!c->running)
         return 0;
     uv_thread_t self = uv_thread_self();
     return uv_thread_equal(&self, &c->thread);
@@ -151,6 +159,7 @@ mcp_client *mcp_client_new(const char *name, const char *version)
     c->version = mcp__strdup(version);
     c->timeout_ms = MCP__CLIENT_DEFAULT_TIMEOUT_MS;
     c->max_message = MCP__CLIENT_MAX_MESSAGE;
+    c->loop = &c->own_loop;
     if (c->name == NULL || c->version == NULL || uv_mutex_init(&c->lock) != 0) {
         free(c->name);
         free(c->version);
@@ -158,6 +167,32 @@ mcp_client *mcp_client_new(const char *name, const char *version)
         return NULL;
     }
     return c;
+}
+
+int mcp_client_new_on_loop(struct uv_loop_s *loop, const char *name, const char *version,
+                           mcp_client **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (loop == NULL || name == NULL || version == NULL || out == NULL)
+        return MCP_EINVAL;
+    mcp_client *c = mcp_client_new(name, version);
+    if (c == NULL)
+        return MCP_ENOMEM;
+    c->loop = loop;
+    c->host_loop = 1;
+    c->thread = uv_thread_self();
+    if (mcp__mailbox_init(&c->mb, loop) != MCP_OK) {
+        client_destroy(c);
+        return MCP_EIO;
+    }
+    c->mb.async.data = c;
+    uv_timer_init(loop, &c->kill_timer);
+    c->kill_timer.data = c;
+    c->kill_timer_open = 1;
+    c->running = 1;
+    *out = c;
+    return MCP_OK;
 }
 
 int mcp_client_set_timeout(mcp_client *c, int timeout_ms)
@@ -170,7 +205,7 @@ int mcp_client_set_timeout(mcp_client *c, int timeout_ms)
 
 int mcp_client_set_max_message_size(mcp_client *c, size_t bytes)
 {
-    if (c == NULL || bytes < 1024 || c->thread_started)
+    if (c == NULL || bytes < 1024 || c->thread_started || c->connect_begun)
         return MCP_EINVAL;
     c->max_message = bytes;
     return MCP_OK;
@@ -451,7 +486,14 @@ static void on_child_exit(uv_process_t *p, int64_t status, int signum)
     uv_close((uv_handle_t *)p, proc_closed);
     if (c->kill_timer_open && !uv_is_closing((uv_handle_t *)&c->kill_timer)) {
         uv_timer_stop(&c->kill_timer);
-        uv_close((uv_handle_t *)&c->kill_timer, kill_timer_closed);
+        /*
+         * Closed only once closing began, never before: the mailbox, the client's
+         * last handle, is closed after it, so in a later loop iteration than the
+         * engine's request timers (closed when closing began, or earlier). Once a
+         * loop client's done callback runs, the caller's uv_loop_close succeeds.
+         */
+        if (c->close_started)
+            uv_close((uv_handle_t *)&c->kill_timer, kill_timer_closed);
     }
 }
 
@@ -468,9 +510,15 @@ static void on_kill_timer(uv_timer_t *t)
         uv_timer_start(&c->kill_timer, on_kill_timer, MCP__CHILD_GRACE_MS, 0);
 }
 
+static void close_done(mcp_client *c);
+
 static void mailbox_closed(mcp__mailbox *mb)
 {
-    (void)mb; /* the loop now has no handles and uv_run returns */
+    mcp_client *c = mb->async.data;
+    /* A threaded client's loop now has no handles, and uv_run returns on its thread.
+     * A loop client has nothing left on the caller's loop: it ends here. */
+    if (c->host_loop)
+        close_done(c);
 }
 
 /* After mcp_client_free asked for it: once the child is reaped and every handle
@@ -507,6 +555,12 @@ static void argv_free(char **argv)
     free(argv);
 }
 
+static void connect_mail_free(connect_mail *cm)
+{
+    argv_free(cm->argv);
+    free(cm);
+}
+
 /* Caller's thread: a connect of argv, not yet posted. NULL on ENOMEM. */
 static connect_mail *connect_mail_new(mcp_client *c, const char *const argv[], int timeout_ms)
 {
@@ -520,8 +574,7 @@ static connect_mail *connect_mail_new(mcp_client *c, const char *const argv[], i
     }
     for (size_t i = 0; i < n; i++) {
         if ((cm->argv[i] = mcp__strdup(argv[i])) == NULL) {
-            argv_free(cm->argv);
-            free(cm);
+            connect_mail_free(cm);
             return NULL;
         }
     }
@@ -547,8 +600,7 @@ static void connect_finish(connect_mail *cm, int status, const mcp_rpc_error *er
         if (cm->cb != NULL)
             cm->cb(c, status, cm->user); /* may close c: c is not used below */
     }
-    argv_free(cm->argv);
-    free(cm);
+    connect_mail_free(cm);
 }
 
 static void init_reply(void *arg, int status, const json_t *result, const mcp_rpc_error *err)
@@ -612,7 +664,13 @@ static void connect_run(mcp__mail *m)
         connect_finish(cm, MCP_ESTATE, NULL);
         return;
     }
-    if (mcp__lstream_init_pipes(&c->ls, &c->loop, c->max_message, &client_ls_cbs, c) != MCP_OK) {
+    /* A loop client starts the workers only when it has handlers for them to run. */
+    if (c->pool == NULL && c->host_loop && (c->sampling_fn != NULL || c->elicit_fn != NULL) &&
+        (c->pool = mcp__pool_new(2)) == NULL) {
+        connect_finish(cm, MCP_ENOMEM, NULL);
+        return;
+    }
+    if (mcp__lstream_init_pipes(&c->ls, c->loop, c->max_message, &client_ls_cbs, c) != MCP_OK) {
         connect_finish(cm, MCP_EIO, NULL);
         return;
     }
@@ -632,7 +690,7 @@ static void connect_run(mcp__mail *m)
     opts.stdio_count = 3;
     opts.stdio = stdio;
     c->proc.data = c;
-    rc = uv_spawn(&c->loop, &c->proc, &opts);
+    rc = uv_spawn(c->loop, &c->proc, &opts);
     if (rc != 0) {
         mcp__error("cannot start %s: %s", cm->argv[0], uv_strerror(rc));
         /* libuv requires the process handle to be closed even when spawn fails. */
@@ -646,7 +704,7 @@ static void connect_run(mcp__mail *m)
     cm->argv = NULL;
     c->proc_alive = 1;
     c->proc_handle_open = 1;
-    c->rpc = mcp__rpc_new(&c->loop, &client_cbs, c);
+    c->rpc = mcp__rpc_new(c->loop, &client_cbs, c);
     if (c->rpc == NULL || mcp__lstream_start(&c->ls) != MCP_OK) {
         connect_finish(cm, MCP_ENOMEM, NULL);
         return;
@@ -660,17 +718,15 @@ static void connect_run(mcp__mail *m)
         connect_finish(cm, rc, NULL);
 }
 
-static void close_done(mcp_client *c);
-
 static void client_thread_main(void *arg)
 {
     mcp_client *c = arg;
-    uv_run(&c->loop, UV_RUN_DEFAULT);
+    uv_run(c->loop, UV_RUN_DEFAULT);
     mcp__rpc_thread_cleanup();
     if (c->close_async) {
         /* Closed by mcp_client_close: nobody joins this thread, which frees the client. */
         pthread_detach(pthread_self());
-        if (uv_loop_close(&c->loop) != 0)
+        if (uv_loop_close(c->loop) != 0)
             mcp__warn("the client loop closed with handles still open");
         close_done(c);
     }
@@ -679,17 +735,17 @@ static void client_thread_main(void *arg)
 /* Starts the loop thread (caller's thread, once). */
 static int start_loop(mcp_client *c)
 {
-    if (c->thread_started)
+    if (c->running)
         return MCP_OK;
-    if (uv_loop_init(&c->loop) != 0)
+    if (uv_loop_init(c->loop) != 0)
         return MCP_EIO;
-    if (mcp__mailbox_init(&c->mb, &c->loop) != MCP_OK) {
-        uv_loop_close(&c->loop);
+    if (mcp__mailbox_init(&c->mb, c->loop) != MCP_OK) {
+        uv_loop_close(c->loop);
         return MCP_EIO;
     }
     c->mb.async.data = c;
     c->pool = mcp__pool_new(2);
-    uv_timer_init(&c->loop, &c->kill_timer);
+    uv_timer_init(c->loop, &c->kill_timer);
     c->kill_timer.data = c;
     c->kill_timer_open = 1;
     if (c->pool == NULL || uv_thread_create(&c->thread, client_thread_main, c) != 0) {
@@ -697,11 +753,28 @@ static int start_loop(mcp_client *c)
         c->pool = NULL;
         uv_close((uv_handle_t *)&c->kill_timer, NULL);
         mcp__mailbox_close(&c->mb, NULL);
-        uv_run(&c->loop, UV_RUN_DEFAULT);
-        uv_loop_close(&c->loop);
+        uv_run(c->loop, UV_RUN_DEFAULT);
+        uv_loop_close(c->loop);
         return MCP_EIO;
     }
     c->thread_started = 1;
+    c->running = 1;
+    return MCP_OK;
+}
+
+/* Caller's thread: what both connects do before posting; on MCP_OK *out is the
+ * connect to post. */
+static int connect_prepare(mcp_client *c, const char *const argv[], int timeout_ms,
+                           connect_mail **out)
+{
+    /* A server that dies must not take us with it through SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
+    int rc = start_loop(c);
+    if (rc != MCP_OK)
+        return rc;
+    if ((*out = connect_mail_new(c, argv, timeout_ms)) == NULL)
+        return MCP_ENOMEM;
+    c->connect_begun = 1;
     return MCP_OK;
 }
 
@@ -711,25 +784,19 @@ int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeou
         return MCP_EINVAL;
     if (c->connected || on_loop_thread(c))
         return MCP_ESTATE;
-    /* A server that dies must not take us with it through SIGPIPE. */
-    signal(SIGPIPE, SIG_IGN);
-    int rc = start_loop(c);
+    connect_mail *cm;
+    int rc = connect_prepare(c, argv, timeout_ms, &cm);
     if (rc != MCP_OK)
         return rc;
-    connect_mail *cm = connect_mail_new(c, argv, timeout_ms);
-    if (cm == NULL)
-        return MCP_ENOMEM;
     waiter w;
     if (waiter_init(&w) != MCP_OK) {
-        argv_free(cm->argv);
-        free(cm);
+        connect_mail_free(cm);
         return MCP_EIO;
     }
     cm->w = &w;
     rc = mcp__mailbox_post(&c->mb, &cm->mail);
     if (rc != MCP_OK) {
-        argv_free(cm->argv);
-        free(cm);
+        connect_mail_free(cm);
         waiter_destroy(&w);
         return rc;
     }
@@ -752,23 +819,18 @@ int mcp_client_connect_stdio_async(mcp_client *c, const char *const argv[], int 
 {
     if (c == NULL || argv == NULL || argv[0] == NULL)
         return MCP_EINVAL;
-    if (c->connected || c->closing)
+    if (c->connected || c->closing || (c->host_loop && !on_loop_thread(c)))
         return MCP_ESTATE;
-    signal(SIGPIPE, SIG_IGN);
-    int rc = start_loop(c);
+    connect_mail *cm;
+    int rc = connect_prepare(c, argv, timeout_ms, &cm);
     if (rc != MCP_OK)
         return rc;
-    connect_mail *cm = connect_mail_new(c, argv, timeout_ms);
-    if (cm == NULL)
-        return MCP_ENOMEM;
     cm->cb = cb;
     cm->user = user;
     /* Posted even on the loop thread: cb then never runs inside this call. */
     rc = mcp__mailbox_post(&c->mb, &cm->mail);
-    if (rc != MCP_OK) {
-        argv_free(cm->argv);
-        free(cm);
-    }
+    if (rc != MCP_OK)
+        connect_mail_free(cm);
     return rc;
 }
 
@@ -988,7 +1050,7 @@ static void cancel_run(mcp__mail *m)
 
 int mcp_client_cancel(mcp_client *c, long long request_id, const char *reason)
 {
-    if (c == NULL || !c->thread_started)
+    if (c == NULL || !c->running)
         return MCP_EINVAL;
     cancel_mail *cm = calloc(1, sizeof(*cm));
     if (cm == NULL)
@@ -1029,7 +1091,7 @@ static void notify_run(mcp__mail *m)
 
 int mcp_client_notify(mcp_client *c, const char *method, json_t *params)
 {
-    if (c == NULL || method == NULL || !c->thread_started) {
+    if (c == NULL || method == NULL || !c->running) {
         json_decref(params);
         return MCP_EINVAL;
     }
@@ -1185,7 +1247,7 @@ static void close_async_run(mcp_client *c)
     close_begin(c);
     if (c->pool != NULL) {
         c->pool_join.data = c;
-        if (uv_queue_work(&c->loop, &c->pool_join, pool_join_work, pool_joined) == 0)
+        if (uv_queue_work(c->loop, &c->pool_join, pool_join_work, pool_joined) == 0)
             return;
         mcp__pool_free(c->pool); /* cannot happen: only a NULL work_cb is refused */
         c->pool = NULL;
@@ -1207,7 +1269,7 @@ int mcp_client_close(mcp_client *c, mcp_client_closed_fn done, void *user)
         return MCP_ESTATE;
     c->closed_fn = done;
     c->closed_user = user;
-    if (!c->thread_started) {
+    if (!c->running) {
         /* A threaded client that never connected has nothing on any loop. */
         close_done(c);
         return MCP_OK;
@@ -1237,6 +1299,10 @@ void mcp_client_free(mcp_client *c)
 {
     if (c == NULL)
         return;
+    if (c->host_loop) {
+        mcp_client_close(c, NULL, NULL);
+        return;
+    }
     c->closing = 1;
     if (c->thread_started) {
         /* Stop the connection; then wait for handlers still running on workers (they
@@ -1263,7 +1329,7 @@ void mcp_client_free(mcp_client *c)
         c->pool = NULL;
         post_simple(c, final_run);
         uv_thread_join(&c->thread);
-        if (uv_loop_close(&c->loop) != 0)
+        if (uv_loop_close(c->loop) != 0)
             mcp__warn("the client loop closed with handles still open");
     }
     client_destroy(c);
