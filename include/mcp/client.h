@@ -114,8 +114,10 @@ typedef void (*mcp_client_closed_fn)(void *user);
  * later; always reaped). Once the child is reaped, server->client request
  * handlers still running have returned (their answers are dropped) and every
  * handle of the client is closed, the client is freed and then done(user)
- * runs (done may be NULL), on the client's loop thread. From this call on, c
- * must not be used by the caller (it may be freed at any time).
+ * runs (done may be NULL), on the client's loop thread. After this call, c
+ * may be used only inside the client's callbacks that still run (there, new
+ * work fails with MCP_ECLOSED and a second close with MCP_ESTATE); anywhere
+ * else it may already be freed.
  *
  * Safe from any thread, inside the client's own callbacks included (a
  * response, notification, progress or connect callback): the client is never
