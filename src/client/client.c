@@ -1,10 +1,14 @@
 /*
- * The MCP client: one connection to one server, run by a loop on a thread of
- * the client's own. Public calls from other threads post their work to that
- * loop through the mailbox and, for the blocking ones, wait on a condition
- * variable; the loop owns the JSON-RPC engine, the child process and its pipes.
+ * The MCP client: one connection to one server, run by a loop: a loop on a
+ * thread of the client's own (mcp_client_new), or the caller's loop on the
+ * caller's thread (mcp_client_new_on_loop). Public calls from other threads post
+ * their work to that loop through the mailbox and, for the blocking ones, wait on
+ * a condition variable; the loop owns the JSON-RPC engine, the child process and
+ * its pipes.
  */
+#include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +37,13 @@ struct mcp_client {
     mcp_rpc_error connect_err; /* the server's answer to the last failed initialize */
 
     uv_mutex_t lock;
-    uv_loop_t loop;
-    uv_thread_t thread;
-    int thread_started;
+    uv_loop_t own_loop; /* a threaded client's */
+    uv_loop_t *loop;    /* &own_loop, or the caller's loop */
+    int host_loop;      /* made by mcp_client_new_on_loop: *loop is the caller's */
+    uv_thread_t thread; /* the thread that runs *loop */
+    int thread_started; /* a threaded client's thread runs */
+    int running;        /* the mailbox and kill_timer are on *loop */
+    int connect_begun;
     mcp__mailbox mb;
     mcp__pool *pool;
 
@@ -50,12 +58,23 @@ struct mcp_client {
     int kill_stage;
     int want_final;
 
+    /* set once by mcp_client_free or mcp_client_close, read by any thread */
+    atomic_int closing;
+    int close_async;      /* by mcp_client_close: the loop's side frees the client */
+    mcp__mail close_mail; /* mcp_client_close from another thread than the loop's */
+    mcp_client_closed_fn closed_fn;
+    void *closed_user;
+    int close_started; /* loop thread: close_begin ran */
+    uv_work_t pool_join;
+
     /* set once by the connect (on the loop), read by any thread */
     atomic_int connected;
     const mcp__revision *rev; /* the server's answer to initialize */
     json_t *server_info, *server_caps;
     char *instructions;
 };
+
+static void client_destroy(mcp_client *c);
 
 /* ---- Waiting for the loop ---- */
 
@@ -122,7 +141,7 @@ static void waiter_wait(waiter *w)
 
 static int on_loop_thread(mcp_client *c)
 {
-    if (!c->thread_started)
+    if (!c->running)
         return 0;
     uv_thread_t self = uv_thread_self();
     return uv_thread_equal(&self, &c->thread);
@@ -141,6 +160,7 @@ mcp_client *mcp_client_new(const char *name, const char *version)
     c->version = mcp__strdup(version);
     c->timeout_ms = MCP__CLIENT_DEFAULT_TIMEOUT_MS;
     c->max_message = MCP__CLIENT_MAX_MESSAGE;
+    c->loop = &c->own_loop;
     if (c->name == NULL || c->version == NULL || uv_mutex_init(&c->lock) != 0) {
         free(c->name);
         free(c->version);
@@ -148,6 +168,32 @@ mcp_client *mcp_client_new(const char *name, const char *version)
         return NULL;
     }
     return c;
+}
+
+int mcp_client_new_on_loop(struct uv_loop_s *loop, const char *name, const char *version,
+                           mcp_client **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    if (loop == NULL || name == NULL || version == NULL || out == NULL)
+        return MCP_EINVAL;
+    mcp_client *c = mcp_client_new(name, version);
+    if (c == NULL)
+        return MCP_ENOMEM;
+    c->loop = loop;
+    c->host_loop = 1;
+    c->thread = uv_thread_self();
+    if (mcp__mailbox_init(&c->mb, loop) != MCP_OK) {
+        client_destroy(c);
+        return MCP_EIO;
+    }
+    c->mb.async.data = c;
+    uv_timer_init(loop, &c->kill_timer);
+    c->kill_timer.data = c;
+    c->kill_timer_open = 1;
+    c->running = 1;
+    *out = c;
+    return MCP_OK;
 }
 
 int mcp_client_set_timeout(mcp_client *c, int timeout_ms)
@@ -160,7 +206,7 @@ int mcp_client_set_timeout(mcp_client *c, int timeout_ms)
 
 int mcp_client_set_max_message_size(mcp_client *c, size_t bytes)
 {
-    if (c == NULL || bytes < 1024 || c->thread_started)
+    if (c == NULL || bytes < 1024 || c->thread_started || c->connect_begun)
         return MCP_EINVAL;
     c->max_message = bytes;
     return MCP_OK;
@@ -364,6 +410,7 @@ static const mcp__rpc_cbs client_cbs = {
 /* ---- The child process and its pipes (loop thread) ---- */
 
 static void maybe_finish(mcp_client *c);
+static void connect_run(mcp__mail *m);
 
 static void connection_lost(mcp_client *c)
 {
@@ -440,7 +487,14 @@ static void on_child_exit(uv_process_t *p, int64_t status, int signum)
     uv_close((uv_handle_t *)p, proc_closed);
     if (c->kill_timer_open && !uv_is_closing((uv_handle_t *)&c->kill_timer)) {
         uv_timer_stop(&c->kill_timer);
-        uv_close((uv_handle_t *)&c->kill_timer, kill_timer_closed);
+        /*
+         * Closed only once closing began, never before: the mailbox, the client's
+         * last handle, is closed after it, so in a later loop iteration than the
+         * engine's request timers (closed when closing began, or earlier). Once a
+         * loop client's done callback runs, the caller's uv_loop_close succeeds.
+         */
+        if (c->close_started)
+            uv_close((uv_handle_t *)&c->kill_timer, kill_timer_closed);
     }
 }
 
@@ -457,9 +511,15 @@ static void on_kill_timer(uv_timer_t *t)
         uv_timer_start(&c->kill_timer, on_kill_timer, MCP__CHILD_GRACE_MS, 0);
 }
 
+static void close_done(mcp_client *c);
+
 static void mailbox_closed(mcp__mailbox *mb)
 {
-    (void)mb; /* the loop now has no handles and uv_run returns */
+    mcp_client *c = mb->async.data;
+    /* A threaded client's loop now has no handles, and uv_run returns on its thread.
+     * A loop client has nothing left on the caller's loop: it ends here. */
+    if (c->host_loop)
+        close_done(c);
 }
 
 /* After mcp_client_free asked for it: once the child is reaped and every handle
@@ -474,27 +534,82 @@ static void maybe_finish(mcp_client *c)
 
 /* ---- Connecting ---- */
 
+/*
+ * One connect, from the call until initialize is answered: posted to the loop,
+ * then the argument of init_reply. Exactly one of w (mcp_client_connect_stdio,
+ * whose caller waits) and cb (mcp_client_connect_stdio_async) hears the end.
+ */
 typedef struct connect_mail {
     mcp__mail mail;
     mcp_client *c;
-    char **argv;
+    char **argv; /* NULL-terminated copy; freed once the child is spawned */
     int timeout_ms;
     waiter *w;
+    mcp_connect_fn cb;
+    void *user;
 } connect_mail;
 
-typedef struct init_state {
-    mcp_client *c;
-    waiter *w;
-} init_state;
+static void argv_free(char **argv)
+{
+    for (char **a = argv; a != NULL && *a != NULL; a++)
+        free(*a);
+    free(argv);
+}
+
+static void connect_mail_free(connect_mail *cm)
+{
+    argv_free(cm->argv);
+    free(cm);
+}
+
+/* Caller's thread: a connect of argv, not yet posted. NULL on ENOMEM. */
+static connect_mail *connect_mail_new(mcp_client *c, const char *const argv[], int timeout_ms)
+{
+    size_t n = 0;
+    while (argv[n] != NULL)
+        n++;
+    connect_mail *cm = calloc(1, sizeof(*cm));
+    if (cm == NULL || (cm->argv = calloc(n + 1, sizeof(*cm->argv))) == NULL) {
+        free(cm);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if ((cm->argv[i] = mcp__strdup(argv[i])) == NULL) {
+            connect_mail_free(cm);
+            return NULL;
+        }
+    }
+    cm->mail.fn = connect_run;
+    cm->c = c;
+    cm->timeout_ms = timeout_ms > 0 ? timeout_ms : c->timeout_ms;
+    return cm;
+}
+
+/* Loop thread: the end of a connect, good or bad. Frees cm. */
+static void connect_finish(connect_mail *cm, int status, const mcp_rpc_error *err)
+{
+    mcp_client *c = cm->c;
+    if (cm->w != NULL) {
+        waiter_finish(cm->w, status, NULL, err);
+    } else {
+        /* The waiting caller keeps the server's answer itself; here nobody waits. */
+        mcp_rpc_error_clear(&c->connect_err);
+        if (status == MCP_ERPC && err != NULL) {
+            c->connect_err = *err;
+            c->connect_err.data = json_incref(err->data);
+        }
+        if (cm->cb != NULL)
+            cm->cb(c, status, cm->user); /* may close c: c is not used below */
+    }
+    connect_mail_free(cm);
+}
 
 static void init_reply(void *arg, int status, const json_t *result, const mcp_rpc_error *err)
 {
-    init_state *st = arg;
-    mcp_client *c = st->c;
-    waiter *w = st->w;
-    free(st);
+    connect_mail *cm = arg;
+    mcp_client *c = cm->c;
     if (status != MCP_OK) {
-        waiter_finish(w, status, NULL, err);
+        connect_finish(cm, status, err);
         return;
     }
     const char *version = json_string_value(json_object_get(result, "protocolVersion"));
@@ -504,7 +619,7 @@ static void init_reply(void *arg, int status, const json_t *result, const mcp_rp
         mcp__warn("the server answered with protocol version %s, which we do not speak",
                   version ? version : "(none)");
         connection_lost(c);
-        waiter_finish(w, MCP_EPROTO, NULL, NULL);
+        connect_finish(cm, MCP_EPROTO, NULL);
         return;
     }
     json_t *caps = json_object_get(result, "capabilities");
@@ -518,7 +633,7 @@ static void init_reply(void *arg, int status, const json_t *result, const mcp_rp
     mcp__rpc_allow_batch(c->rpc, rev->batches);
     mcp__rpc_notify(c->rpc, "notifications/initialized", NULL, 0);
     c->connected = 1;
-    waiter_finish(w, MCP_OK, NULL, NULL);
+    connect_finish(cm, MCP_OK, NULL);
 }
 
 static json_t *client_capabilities(mcp_client *c)
@@ -542,15 +657,24 @@ static void connect_run(mcp__mail *m)
 {
     connect_mail *cm = (connect_mail *)m;
     mcp_client *c = cm->c;
-    waiter *w = cm->w;
     int rc;
-    if (c->rpc != NULL || c->ls_open) {
-        waiter_finish(w, MCP_ESTATE, NULL, NULL);
-        goto out;
+    if (c->closing) {
+        connect_finish(cm, MCP_ECLOSED, NULL);
+        return;
     }
-    if (mcp__lstream_init_pipes(&c->ls, &c->loop, c->max_message, &client_ls_cbs, c) != MCP_OK) {
-        waiter_finish(w, MCP_EIO, NULL, NULL);
-        goto out;
+    if (c->rpc != NULL || c->ls_open) {
+        connect_finish(cm, MCP_ESTATE, NULL);
+        return;
+    }
+    /* A loop client starts the workers only when it has handlers for them to run. */
+    if (c->pool == NULL && c->host_loop && (c->sampling_fn != NULL || c->elicit_fn != NULL) &&
+        (c->pool = mcp__pool_new(2)) == NULL) {
+        connect_finish(cm, MCP_ENOMEM, NULL);
+        return;
+    }
+    if (mcp__lstream_init_pipes(&c->ls, c->loop, c->max_message, &client_ls_cbs, c) != MCP_OK) {
+        connect_finish(cm, MCP_EIO, NULL);
+        return;
     }
     c->ls_open = 1;
     uv_stdio_container_t stdio[3];
@@ -568,65 +692,63 @@ static void connect_run(mcp__mail *m)
     opts.stdio_count = 3;
     opts.stdio = stdio;
     c->proc.data = c;
-    rc = uv_spawn(&c->loop, &c->proc, &opts);
+    rc = uv_spawn(c->loop, &c->proc, &opts);
     if (rc != 0) {
         mcp__error("cannot start %s: %s", cm->argv[0], uv_strerror(rc));
         /* libuv requires the process handle to be closed even when spawn fails. */
         c->proc_handle_open = 1;
         uv_close((uv_handle_t *)&c->proc, proc_closed);
         mcp__lstream_close(&c->ls);
-        waiter_finish(w, MCP_EIO, NULL, NULL);
-        goto out;
+        connect_finish(cm, MCP_EIO, NULL);
+        return;
     }
+    argv_free(cm->argv);
+    cm->argv = NULL;
     c->proc_alive = 1;
     c->proc_handle_open = 1;
-    c->rpc = mcp__rpc_new(&c->loop, &client_cbs, c);
-    init_state *st = calloc(1, sizeof(*st));
-    if (c->rpc == NULL || st == NULL || mcp__lstream_start(&c->ls) != MCP_OK) {
-        free(st);
-        waiter_finish(w, MCP_ENOMEM, NULL, NULL);
-        goto out;
+    c->rpc = mcp__rpc_new(c->loop, &client_cbs, c);
+    if (c->rpc == NULL || mcp__lstream_start(&c->ls) != MCP_OK) {
+        connect_finish(cm, MCP_ENOMEM, NULL);
+        return;
     }
-    st->c = c;
-    st->w = w;
     json_t *params =
         json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", mcp__revision_latest()->version,
                   "capabilities", client_capabilities(c), "clientInfo", "name", c->name, "version",
                   c->version);
-    rc = mcp__rpc_request(c->rpc, "initialize", params, 0, cm->timeout_ms, init_reply, NULL, st,
+    rc = mcp__rpc_request(c->rpc, "initialize", params, 0, cm->timeout_ms, init_reply, NULL, cm,
                           NULL);
-    if (rc != MCP_OK) {
-        free(st);
-        waiter_finish(w, rc, NULL, NULL);
-    }
-out:
-    for (char **a = cm->argv; a != NULL && *a != NULL; a++)
-        free(*a);
-    free(cm->argv);
-    free(cm);
+    if (rc != MCP_OK)
+        connect_finish(cm, rc, NULL);
 }
 
 static void client_thread_main(void *arg)
 {
     mcp_client *c = arg;
-    uv_run(&c->loop, UV_RUN_DEFAULT);
+    uv_run(c->loop, UV_RUN_DEFAULT);
     mcp__rpc_thread_cleanup();
+    if (c->close_async) {
+        /* Closed by mcp_client_close: nobody joins this thread, which frees the client. */
+        pthread_detach(pthread_self());
+        if (uv_loop_close(c->loop) != 0)
+            mcp__warn("the client loop closed with handles still open");
+        close_done(c);
+    }
 }
 
 /* Starts the loop thread (caller's thread, once). */
 static int start_loop(mcp_client *c)
 {
-    if (c->thread_started)
+    if (c->running)
         return MCP_OK;
-    if (uv_loop_init(&c->loop) != 0)
+    if (uv_loop_init(c->loop) != 0)
         return MCP_EIO;
-    if (mcp__mailbox_init(&c->mb, &c->loop) != MCP_OK) {
-        uv_loop_close(&c->loop);
+    if (mcp__mailbox_init(&c->mb, c->loop) != MCP_OK) {
+        uv_loop_close(c->loop);
         return MCP_EIO;
     }
     c->mb.async.data = c;
     c->pool = mcp__pool_new(2);
-    uv_timer_init(&c->loop, &c->kill_timer);
+    uv_timer_init(c->loop, &c->kill_timer);
     c->kill_timer.data = c;
     c->kill_timer_open = 1;
     if (c->pool == NULL || uv_thread_create(&c->thread, client_thread_main, c) != 0) {
@@ -634,11 +756,28 @@ static int start_loop(mcp_client *c)
         c->pool = NULL;
         uv_close((uv_handle_t *)&c->kill_timer, NULL);
         mcp__mailbox_close(&c->mb, NULL);
-        uv_run(&c->loop, UV_RUN_DEFAULT);
-        uv_loop_close(&c->loop);
+        uv_run(c->loop, UV_RUN_DEFAULT);
+        uv_loop_close(c->loop);
         return MCP_EIO;
     }
     c->thread_started = 1;
+    c->running = 1;
+    return MCP_OK;
+}
+
+/* Caller's thread: what both connects do before posting; on MCP_OK *out is the
+ * connect to post. */
+static int connect_prepare(mcp_client *c, const char *const argv[], int timeout_ms,
+                           connect_mail **out)
+{
+    /* A server that dies must not take us with it through SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
+    int rc = start_loop(c);
+    if (rc != MCP_OK)
+        return rc;
+    if ((*out = connect_mail_new(c, argv, timeout_ms)) == NULL)
+        return MCP_ENOMEM;
+    c->connect_begun = 1;
     return MCP_OK;
 }
 
@@ -648,45 +787,19 @@ int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeou
         return MCP_EINVAL;
     if (c->connected || on_loop_thread(c))
         return MCP_ESTATE;
-    /* A server that dies must not take us with it through SIGPIPE. */
-    signal(SIGPIPE, SIG_IGN);
-    int rc = start_loop(c);
+    connect_mail *cm;
+    int rc = connect_prepare(c, argv, timeout_ms, &cm);
     if (rc != MCP_OK)
         return rc;
-    size_t n = 0;
-    while (argv[n] != NULL)
-        n++;
-    connect_mail *cm = calloc(1, sizeof(*cm));
-    char **copy = calloc(n + 1, sizeof(*copy));
-    if (cm == NULL || copy == NULL) {
-        free(cm);
-        free(copy);
-        return MCP_ENOMEM;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if ((copy[i] = mcp__strdup(argv[i])) == NULL) {
-            for (size_t k = 0; k < i; k++)
-                free(copy[k]);
-            free(copy);
-            free(cm);
-            return MCP_ENOMEM;
-        }
-    }
     waiter w;
     if (waiter_init(&w) != MCP_OK) {
-        for (size_t k = 0; k < n; k++)
-            free(copy[k]);
-        free(copy);
-        free(cm);
+        connect_mail_free(cm);
         return MCP_EIO;
     }
-    cm->mail.fn = connect_run;
-    cm->c = c;
-    cm->argv = copy;
-    cm->timeout_ms = timeout_ms > 0 ? timeout_ms : c->timeout_ms;
     cm->w = &w;
     rc = mcp__mailbox_post(&c->mb, &cm->mail);
     if (rc != MCP_OK) {
+        connect_mail_free(cm);
         waiter_destroy(&w);
         return rc;
     }
@@ -701,6 +814,26 @@ int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeou
     json_decref(w.result);
     mcp_rpc_error_clear(&w.err);
     waiter_destroy(&w);
+    return rc;
+}
+
+int mcp_client_connect_stdio_async(mcp_client *c, const char *const argv[], int timeout_ms,
+                                   mcp_connect_fn cb, void *user)
+{
+    if (c == NULL || argv == NULL || argv[0] == NULL)
+        return MCP_EINVAL;
+    if (c->connected || c->closing || (c->host_loop && !on_loop_thread(c)))
+        return MCP_ESTATE;
+    connect_mail *cm;
+    int rc = connect_prepare(c, argv, timeout_ms, &cm);
+    if (rc != MCP_OK)
+        return rc;
+    cm->cb = cb;
+    cm->user = user;
+    /* Posted even on the loop thread: cb then never runs inside this call. */
+    rc = mcp__mailbox_post(&c->mb, &cm->mail);
+    if (rc != MCP_OK)
+        connect_mail_free(cm);
     return rc;
 }
 
@@ -744,44 +877,46 @@ static void call_progress(void *arg, const json_t *params)
                         json_string_value(json_object_get(params, "message")), k->opts.user);
 }
 
-/* Loop thread: sends the request of k; k is freed by call_reply. */
-static void call_start(call *k)
+/*
+ * Loop thread: sends the request of k. On MCP_OK the engine holds k (call_reply
+ * completes and frees it) and *id is its id. Otherwise k is freed here and its
+ * callback never runs: the caller reports the failure by its return value alone,
+ * so that an asynchronous request is reported exactly once.
+ */
+static int call_send(call *k, json_int_t *id)
 {
     mcp_client *c = k->c;
-    json_int_t id = 0;
     int rc = MCP_ECLOSED;
     int timeout = k->opts.timeout_ms > 0 ? k->opts.timeout_ms : c->timeout_ms;
     json_t *params = k->params;
     k->params = NULL;
     if (c->rpc != NULL && c->connected) {
         rc = mcp__rpc_request(c->rpc, k->method, params, 0, timeout, call_reply,
-                              k->opts.on_progress ? call_progress : NULL, k, &id);
+                              k->opts.on_progress ? call_progress : NULL, k, id);
     } else {
         json_decref(params);
     }
-    if (rc != MCP_OK) {
-        /* mcp__rpc_request did not take k: complete it here. */
-        if (k->sync)
-            waiter_finish(k->w, rc, NULL, NULL);
-        else {
-            if (k->w != NULL)
-                waiter_set_id(k->w, -1);
-            if (k->cb != NULL)
-                k->cb(c, rc, NULL, NULL, k->user);
-        }
-        call_free(k);
-        return;
-    }
-    if (!k->sync && k->w != NULL) {
-        waiter *w = k->w;
-        k->w = NULL;
-        waiter_set_id(w, id);
-    }
+    if (rc != MCP_OK)
+        call_free(k); /* mcp__rpc_request did not take k */
+    return rc;
 }
 
+/* A request posted by another thread, which waits for its answer (sync) or id. */
 static void call_mail(mcp__mail *m)
 {
-    call_start((call *)m);
+    call *k = (call *)m;
+    waiter *w = k->w;
+    int sync = k->sync;
+    json_int_t id = -1;
+    if (!sync)
+        k->w = NULL; /* the poster stops waiting once it has the id */
+    int rc = call_send(k, &id);
+    if (sync) {
+        if (rc != MCP_OK)
+            waiter_finish(w, rc, NULL, NULL);
+    } else {
+        waiter_set_id(w, rc == MCP_OK ? id : -1);
+    }
 }
 
 /* opts has been read through mcp__opts_copy already: it is this release's layout. */
@@ -863,7 +998,7 @@ int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
         json_decref(params);
         return MCP_EINVAL;
     }
-    if (!c->connected) {
+    if (!c->connected || c->closing) {
         json_decref(params);
         return MCP_ECLOSED;
     }
@@ -874,17 +1009,11 @@ int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
     k->user = user;
     if (on_loop_thread(c)) {
         /* Already on the loop: send now; the id is known at once. */
-        waiter w;
-        if (waiter_init(&w) != MCP_OK) {
-            call_free(k);
-            return MCP_EIO;
-        }
-        k->w = &w;
-        call_start(k);
-        if (request_id != NULL)
-            *request_id = w.id;
-        waiter_destroy(&w);
-        return w.id < 0 ? MCP_ECLOSED : MCP_OK;
+        json_int_t id = -1;
+        int rc = call_send(k, &id);
+        if (rc == MCP_OK && request_id != NULL)
+            *request_id = id;
+        return rc;
     }
     waiter w;
     if (waiter_init(&w) != MCP_OK) {
@@ -928,7 +1057,7 @@ static void cancel_run(mcp__mail *m)
 
 int mcp_client_cancel(mcp_client *c, long long request_id, const char *reason)
 {
-    if (c == NULL || !c->thread_started)
+    if (c == NULL || !c->running)
         return MCP_EINVAL;
     cancel_mail *cm = calloc(1, sizeof(*cm));
     if (cm == NULL)
@@ -969,7 +1098,7 @@ static void notify_run(mcp__mail *m)
 
 int mcp_client_notify(mcp_client *c, const char *method, json_t *params)
 {
-    if (c == NULL || method == NULL || !c->thread_started) {
+    if (c == NULL || method == NULL || !c->running) {
         json_decref(params);
         return MCP_EINVAL;
     }
@@ -1014,28 +1143,41 @@ int mcp_client_set_roots(mcp_client *c, const json_t *roots)
 
 /* ---- Closing ---- */
 
+/*
+ * Loop thread, once, for mcp_client_free and mcp_client_close alike: the engine
+ * stops, so pending requests complete with MCP_ECLOSED (their callbacks run now)
+ * and no new server request reaches the pool; the child's stdin is closed once
+ * what is queued for it is written, and the child gets the grace period before
+ * the signals.
+ */
+static void close_begin(mcp_client *c)
+{
+    c->close_started = 1;
+    connection_lost(c);
+    if (c->ls_open)
+        mcp__lstream_close(&c->ls);
+    if (c->proc_alive)
+        uv_timer_start(&c->kill_timer, on_kill_timer, MCP__CHILD_GRACE_MS, 0);
+    else if (c->kill_timer_open && !uv_is_closing((uv_handle_t *)&c->kill_timer))
+        uv_close((uv_handle_t *)&c->kill_timer, kill_timer_closed);
+}
+
 typedef struct close_mail {
     mcp__mail mail;
     mcp_client *c;
     waiter *w;
 } close_mail;
 
+/* mcp_client_free's first step; its caller waits on w, then joins the pool. */
 static void close_run(mcp__mail *m)
 {
     close_mail *cm = (close_mail *)m;
     mcp_client *c = cm->c;
     waiter *w = cm->w;
     free(cm);
-    /* From here on the engine takes no request, so nothing new reaches the pool. */
-    connection_lost(c);
+    close_begin(c);
     if (w != NULL)
         waiter_finish(w, MCP_OK, NULL, NULL);
-    if (c->ls_open)
-        mcp__lstream_close(&c->ls); /* flushes, then closes the child's stdin */
-    if (c->proc_alive)
-        uv_timer_start(&c->kill_timer, on_kill_timer, MCP__CHILD_GRACE_MS, 0);
-    else if (c->kill_timer_open && !uv_is_closing((uv_handle_t *)&c->kill_timer))
-        uv_close((uv_handle_t *)&c->kill_timer, kill_timer_closed);
 }
 
 static void final_run(mcp__mail *m)
@@ -1059,6 +1201,95 @@ static int post_simple(mcp_client *c, void (*fn)(mcp__mail *))
     return rc;
 }
 
+/* Frees what is left of a client whose handles are all closed (or never were). */
+static void client_destroy(mcp_client *c)
+{
+    mcp__rpc_free(c->rpc);
+    mcp_rpc_error_clear(&c->connect_err);
+    json_decref(c->roots);
+    json_decref(c->server_info);
+    json_decref(c->server_caps);
+    free(c->instructions);
+    free(c->name);
+    free(c->version);
+    uv_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* The end of mcp_client_close: the client goes, then its owner hears of it. */
+static void close_done(mcp_client *c)
+{
+    mcp_client_closed_fn fn = c->closed_fn;
+    void *user = c->closed_user;
+    client_destroy(c);
+    if (fn != NULL)
+        fn(user);
+}
+
+/* A threadpool thread: waits for the handlers still running on the workers. */
+static void pool_join_work(uv_work_t *req)
+{
+    mcp_client *c = req->data;
+    mcp__pool_free(c->pool);
+}
+
+static void pool_joined(uv_work_t *req, int status)
+{
+    mcp_client *c = req->data;
+    (void)status; /* never cancelled */
+    c->pool = NULL;
+    c->want_final = 1;
+    maybe_finish(c);
+}
+
+/*
+ * Loop thread: mcp_client_close's work. A handler still running on a worker may
+ * post its answer (the closed engine drops it), so the mailbox stays open until
+ * the pool is joined; the join happens off the loop, since a handler may take
+ * its time and the loop must not wait for it.
+ */
+static void close_async_run(mcp_client *c)
+{
+    close_begin(c);
+    if (c->pool != NULL) {
+        c->pool_join.data = c;
+        if (uv_queue_work(c->loop, &c->pool_join, pool_join_work, pool_joined) == 0)
+            return;
+        mcp__pool_free(c->pool); /* cannot happen: only a NULL work_cb is refused */
+        c->pool = NULL;
+    }
+    c->want_final = 1;
+    maybe_finish(c);
+}
+
+static void close_mail_run(mcp__mail *m)
+{
+    close_async_run((mcp_client *)(void *)((char *)m - offsetof(mcp_client, close_mail)));
+}
+
+int mcp_client_close(mcp_client *c, mcp_client_closed_fn done, void *user)
+{
+    if (c == NULL)
+        return MCP_EINVAL;
+    if (atomic_exchange(&c->closing, 1))
+        return MCP_ESTATE;
+    c->closed_fn = done;
+    c->closed_user = user;
+    if (!c->running) {
+        /* A threaded client that never connected has nothing on any loop. */
+        close_done(c);
+        return MCP_OK;
+    }
+    c->close_async = 1;
+    if (on_loop_thread(c)) {
+        close_async_run(c);
+        return MCP_OK;
+    }
+    /* The mailbox closes only at the end of this close, so the post succeeds. */
+    c->close_mail.fn = close_mail_run;
+    return mcp__mailbox_post(&c->mb, &c->close_mail);
+}
+
 int mcp_client_connect_error(const mcp_client *c, mcp_rpc_error *err)
 {
     if (c == NULL || err == NULL)
@@ -1074,6 +1305,11 @@ void mcp_client_free(mcp_client *c)
 {
     if (c == NULL)
         return;
+    if (c->host_loop) {
+        mcp_client_close(c, NULL, NULL);
+        return;
+    }
+    c->closing = 1;
     if (c->thread_started) {
         /* Stop the connection; then wait for handlers still running on workers (they
          * post their answers, which are dropped); then let the loop end. */
@@ -1099,17 +1335,8 @@ void mcp_client_free(mcp_client *c)
         c->pool = NULL;
         post_simple(c, final_run);
         uv_thread_join(&c->thread);
-        if (uv_loop_close(&c->loop) != 0)
+        if (uv_loop_close(c->loop) != 0)
             mcp__warn("the client loop closed with handles still open");
     }
-    mcp__rpc_free(c->rpc);
-    mcp_rpc_error_clear(&c->connect_err);
-    json_decref(c->roots);
-    json_decref(c->server_info);
-    json_decref(c->server_caps);
-    free(c->instructions);
-    free(c->name);
-    free(c->version);
-    uv_mutex_destroy(&c->lock);
-    free(c);
+    client_destroy(c);
 }

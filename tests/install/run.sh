@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the build into a temporary prefix (cmake --install --prefix) and
-# builds the README's example (examples/echo_server.c) against that install
-# four ways: pkg-config shared, pkg-config --static, and find_package(libmcp)
-# with libmcp::mcp and with libmcp::mcp_static. Each program is then run as an
-# MCP server over stdio: initialize, then tools/call echo, answered.
+# builds the README's example (examples/echo_server.c) and the embedding
+# example (examples/embed.c) against that install four ways: pkg-config
+# shared, pkg-config --static, and find_package(libmcp) with libmcp::mcp and
+# with libmcp::mcp_static. Each echo server is then run as an MCP server over
+# stdio (initialize, then tools/call echo, answered); each embed runs its loop
+# with an HTTP endpoint and a client of the installed mcp-everything --stdio,
+# and must get its answer and close its loop.
 #
 # Usage: run.sh BUILD_DIR SOURCE_DIR. Exit status 0 only if all of it worked.
 set -u
@@ -49,8 +52,22 @@ run_server() {
     esac
 }
 
+# The embedding host: its own loop, an endpoint and a client of a stdio child.
+run_embed() {
+    local bin=$1 what=$2 out
+    out=$(LD_LIBRARY_PATH=$libdir timeout 30 "$bin" "$prefix/bin/mcp-everything" --stdio \
+        2>"$tmp/embed.err") ||
+        { cat "$tmp/embed.err" >&2; fail "$what: embed exited with an error; it wrote: $out"; }
+    case "$out" in
+    *"the child answered: hello from the host's loop"*"uv_loop_close: 0"*) step "$what: embed ran" ;;
+    *) cat "$tmp/embed.err" >&2; fail "$what: embed did not finish cleanly; it wrote: $out" ;;
+    esac
+}
+
 example=$src/examples/echo_server.c
+embed=$src/examples/embed.c
 cc=${CC:-cc}
+[ -x "$prefix/bin/mcp-everything" ] || fail "mcp-everything was not installed"
 
 step "pkg-config, shared"
 # shellcheck disable=SC2046 # word splitting of pkg-config's output is intended
@@ -58,6 +75,10 @@ step "pkg-config, shared"
     fail "building against pkg-config's shared libmcp"
 ldd "$tmp/echo_shared" | grep -q "libmcp.so" || fail "echo_shared is not linked to libmcp.so"
 run_server "$tmp/echo_shared" "pkg-config, shared"
+# shellcheck disable=SC2046
+"$cc" -o "$tmp/embed_shared" "$embed" $(pkg-config --cflags --libs libmcp libuv) ||
+    fail "building embed.c against pkg-config's shared libmcp"
+run_embed "$tmp/embed_shared" "pkg-config, shared"
 
 step "pkg-config --static"
 static_libs=$(pkg-config --static --libs libmcp) || fail "pkg-config --static --libs libmcp"
@@ -70,6 +91,13 @@ if ldd "$tmp/echo_static" | grep -q "libmcp.so"; then
     fail "echo_static still needs libmcp.so"
 fi
 run_server "$tmp/echo_static" "pkg-config --static"
+# shellcheck disable=SC2046,SC2086
+"$cc" -o "$tmp/embed_static" "$embed" $(pkg-config --cflags libmcp libuv) $static_libs \
+    $(pkg-config --libs libuv) || fail "building embed.c against pkg-config --static"
+if ldd "$tmp/embed_static" | grep -q "libmcp.so"; then
+    fail "embed_static still needs libmcp.so"
+fi
+run_embed "$tmp/embed_static" "pkg-config --static"
 
 for target in mcp mcp_static; do
     step "find_package(libmcp), libmcp::$target"
@@ -79,14 +107,19 @@ for target in mcp mcp_static; do
 cmake_minimum_required(VERSION 3.16)
 project(install_test_$target C)
 find_package(libmcp REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(UV REQUIRED IMPORTED_TARGET libuv)
 add_executable(echo_server "$example")
 target_link_libraries(echo_server PRIVATE libmcp::$target)
+add_executable(embed "$embed")
+target_link_libraries(embed PRIVATE libmcp::$target PkgConfig::UV)
 EOF
     cmake -S "$proj" -B "$proj/build" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cmake.log" 2>&1 ||
         { cat "$tmp/cmake.log" >&2; fail "find_package(libmcp) from $prefix"; }
     cmake --build "$proj/build" >"$tmp/cmake-build.log" 2>&1 ||
         { cat "$tmp/cmake-build.log" >&2; fail "building with libmcp::$target"; }
     run_server "$proj/build/echo_server" "find_package, libmcp::$target"
+    run_embed "$proj/build/embed" "find_package, libmcp::$target"
 done
 
-step "all four builds answered"
+step "all four builds answered, and embed ran four times"
