@@ -2,7 +2,10 @@
  * libmcp - the Model Context Protocol in C.
  *
  * Definitions shared by the server and the client: error codes, JSON-RPC
- * error codes, protocol versions and logging levels.
+ * error codes, protocol versions, logging levels, and builders of content and
+ * results.
+ *
+ * Threading: every function here is thread-safe; none touches shared state.
  */
 #ifndef MCP_COMMON_H
 #define MCP_COMMON_H
@@ -49,7 +52,8 @@ typedef enum mcp_error {
     MCP_ESTATELESS = -14 /* a stateless server cannot send the client a request */
 } mcp_error;
 
-/* Returns a static, human-readable sentence for an mcp_error value. */
+/* Returns a static, human-readable sentence for an mcp_error value ("Unknown error"
+ * for any other value); never NULL. */
 MCP_EXTERN const char *mcp_strerror(int err);
 
 /* JSON-RPC 2.0 error codes, and the ones MCP defines. */
@@ -73,7 +77,8 @@ typedef struct mcp_rpc_error {
     json_t *data;
 } mcp_rpc_error;
 
-/* Releases err->data and zeroes the struct. NULL is allowed. */
+/* Releases err->data (json_decref) and zeroes the struct, so it can be filled again.
+ * err must be zeroed or filled by the library, not garbage. NULL is allowed. */
 MCP_EXTERN void mcp_rpc_error_clear(mcp_rpc_error *err);
 
 /* Protocol versions, newest first. */
@@ -84,8 +89,9 @@ MCP_EXTERN void mcp_rpc_error_clear(mcp_rpc_error *err);
 #define MCP_PROTOCOL_2024_11_05 "2024-11-05"
 
 /*
- * Returns the supported version equal to `version` (a static string), or NULL
- * when `version` is not one we speak.
+ * Returns the supported version equal to `version` (compared exactly), as a
+ * static string of the library's, or NULL when `version` is NULL or not one we
+ * speak.
  */
 MCP_EXTERN const char *mcp_protocol_version_supported(const char *version);
 
@@ -101,46 +107,64 @@ typedef enum mcp_log_level {
     MCP_LOG_EMERGENCY
 } mcp_log_level;
 
-/* "debug", "info", ... ; NULL for a value out of range. */
+/* "debug", "info", ... (a static string); NULL for a value out of range. */
 MCP_EXTERN const char *mcp_log_level_name(mcp_log_level level);
-/* Parses a level name; returns the level or MCP_EINVAL. */
+/* Parses a level name as mcp_log_level_name() writes it (lowercase, compared exactly);
+ * returns the level, or MCP_EINVAL for NULL or any other text. */
 MCP_EXTERN int mcp_log_level_parse(const char *name);
 
-/* ---- Content and result builders (return new references, NULL on ENOMEM) ---- */
+/* ---- Content and result builders ----
+ *
+ * Each returns a new reference the caller owns (typically returned from a
+ * handler, or nested into another builder), or NULL when memory runs out or a
+ * required argument is NULL. Strings are copied. An argument marked stolen is
+ * released on every path, failure included, so builders nest without leaks:
+ * mcp_content_result(a) returns NULL when given NULL. Text (text, description)
+ * may hold any bytes: each byte that does not begin valid UTF-8 becomes U+FFFD.
+ * Every other string must be valid UTF-8, or the builder returns NULL. Nothing
+ * else is checked (a role, a MIME type, base64 data are taken as given).
+ */
 
 /* {"type":"text","text":text} */
 MCP_EXTERN json_t *mcp_text_content(const char *text);
-/* {"type":"image","data":base64,"mimeType":mime} */
+/* {"type":"image","data":base64,"mimeType":mime}; both required. */
 MCP_EXTERN json_t *mcp_image_content(const char *base64, const char *mime);
-/* {"type":"audio","data":base64,"mimeType":mime} */
+/* {"type":"audio","data":base64,"mimeType":mime}; both required. */
 MCP_EXTERN json_t *mcp_audio_content(const char *base64, const char *mime);
-/* {"type":"resource","resource":{"uri":uri,"mimeType":mime,"text":text}} */
+/* {"type":"resource","resource":{"uri":uri,"mimeType"?:mime,"text":text}}; mime may be
+ * NULL (left out). */
 MCP_EXTERN json_t *mcp_embedded_text_content(const char *uri, const char *mime, const char *text);
 
 /* A CallToolResult {"content":[{"type":"text","text":text}]}. */
 MCP_EXTERN json_t *mcp_text_result(const char *text);
-/* A CallToolResult with the given content array (stolen). */
+/* A CallToolResult {"content":content}, content (an array, not checked) stolen. */
 MCP_EXTERN json_t *mcp_content_result(json_t *content);
 /*
- * A CallToolResult with structuredContent (stolen) and, for older clients, the
- * same object serialised as a text content block.
+ * A CallToolResult with structuredContent (stolen; meant to be an object, not
+ * checked) and, for older clients, the same value serialised as a text content
+ * block.
  */
 MCP_EXTERN json_t *mcp_structured_result(json_t *structured);
-/* A CallToolResult with "isError":true and one text block (printf format). */
+/* A CallToolResult with "isError":true and one text block formatted from fmt (printf
+ * style, not NULL); NULL also when fmt cannot be formatted. */
 MCP_EXTERN json_t *mcp_tool_error(const char *fmt, ...) MCP_PRINTF(1, 2);
 
-/* ReadResourceResult {"contents":[{"uri","mimeType","text"}]}; mime may be NULL. */
+/* ReadResourceResult {"contents":[{"uri","mimeType"?,"text"}]}; mime may be NULL. */
 MCP_EXTERN json_t *mcp_resource_text(const char *uri, const char *mime, const char *text);
-/* ReadResourceResult with a base64 "blob" made from `len` bytes of `data`. */
+/* ReadResourceResult with a base64 "blob" made from `len` bytes of `data` (borrowed for
+ * the call; NULL only when len is 0); mime may be NULL. */
 MCP_EXTERN json_t *mcp_resource_blob(const char *uri, const char *mime, const void *data,
                                      size_t len);
 
 /* {"role":role,"content":content} (content stolen), for prompts and sampling. */
 MCP_EXTERN json_t *mcp_message(const char *role, json_t *content);
-/* GetPromptResult {"description"?, "messages": messages (stolen)}. */
+/* GetPromptResult {"description"?, "messages": messages (stolen)}; description may be
+ * NULL (left out). */
 MCP_EXTERN json_t *mcp_prompt_result(const char *description, json_t *messages);
 
-/* Base64 (RFC 4648, padded). Returns a malloc'd NUL-terminated string. */
+/* Base64 (RFC 4648, padded) of `len` bytes of `data` (borrowed for the call; NULL only
+ * when len is 0). Returns a NUL-terminated string allocated with malloc(), which the
+ * caller frees with free(), or NULL when memory runs out. */
 MCP_EXTERN char *mcp_base64_encode(const void *data, size_t len);
 
 #ifdef __cplusplus

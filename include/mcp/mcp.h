@@ -1,5 +1,10 @@
 /*
  * libmcp - the Model Context Protocol in C. Include this one header.
+ *
+ * common.h: error codes, protocol versions, logging levels, and the builders
+ * of content and results. store.h: the event stores that make Streamable HTTP
+ * streams resumable. server.h: the server, its handlers' request context, and
+ * the endpoints that serve it. client.h: the client.
  */
 #ifndef MCP_MCP_H
 #define MCP_MCP_H

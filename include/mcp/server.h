@@ -3,9 +3,29 @@
  *
  * An mcp_server holds what the server offers (tools, resources, resource
  * templates, prompts, completion, logging) and serves any number of sessions
- * over one or more transports. Threading: the transport's loop thread owns all
- * sessions; tool, resource and prompt handlers run on a worker pool unless
- * marked MCP_HANDLER_INLINE. Registration functions are thread-safe.
+ * through endpoints: mcp_stdio_endpoint and mcp_http_endpoint on a libuv loop
+ * the caller runs, or mcp_serve_stdio, mcp_serve_fds and mcp_serve_http on a
+ * loop of their own. Several endpoints, on one loop or several, may serve the
+ * same server.
+ *
+ * Threading:
+ * - Settings (mcp_server_set_*, mcp_server_on_notification) take no lock: call
+ *   them from one thread before srv is served.
+ * - The registry (mcp_server_add_*, mcp_server_remove_*) and the messages to
+ *   every session (mcp_server_notify_resource_updated, mcp_server_log,
+ *   mcp_server_notify) are thread-safe: any thread, handlers included.
+ * - Endpoint functions (mcp_stdio_endpoint_*, mcp_http_endpoint_*,
+ *   mcp_http_exchange_*) must be called on the thread that runs the endpoint's
+ *   loop; none is thread-safe. Everything an endpoint calls back (done,
+ *   on_listen, routes, the notification hook) runs on that thread, and so does
+ *   every session of the endpoint.
+ * - Tool, resource and prompt handlers run on the server's worker pool (its
+ *   threads are made when the first of them runs; see mcp_server_set_workers),
+ *   or on the loop thread when marked MCP_HANDLER_INLINE; the completion
+ *   handler always runs on the pool. A handler uses its mcp_ctx on its own
+ *   thread until it returns.
+ * - mcp_serve_* block the calling thread (any thread) until they end.
+ *   mcp_server_free must wait until no endpoint serves srv.
  */
 #ifndef MCP_SERVER_H
 #define MCP_SERVER_H
@@ -20,9 +40,11 @@ extern "C" {
 typedef struct mcp_server mcp_server;
 
 /*
- * The context of one incoming request, given to its handler. It is valid
- * until the handler returns; every mcp_ctx_* function may be called from the
- * handler's own thread (a worker, or the loop for inline handlers).
+ * The context of one incoming request, given to its handler. It is owned by
+ * the library and valid until the handler returns; every mcp_ctx_* function
+ * may be called from the handler's own thread (a worker, or the loop for
+ * inline handlers), and mcp_ctx_is_cancelled() from any thread, while the
+ * handler runs.
  */
 typedef struct mcp_ctx mcp_ctx;
 
@@ -30,22 +52,34 @@ typedef struct mcp_ctx mcp_ctx;
 #define MCP_HANDLER_INLINE 0x1u
 
 /*
- * Handlers return a new reference to the method's result object. To answer
- * with a JSON-RPC error instead, call mcp_ctx_set_error() and return NULL; a
- * NULL without an error set is answered with -32603. When the request was
- * cancelled the result is dropped (and released by the library).
+ * Handlers return a new reference to the method's result object, which the
+ * library takes. To answer with a JSON-RPC error instead, call
+ * mcp_ctx_set_error() and return NULL; a NULL without an error set is answered
+ * with -32603. When the request was cancelled the result is released, not
+ * sent. Their pointer arguments are borrowed and valid until the handler
+ * returns; user is the one of the definition. A tool's args is always an
+ * object ({} when the client sent none) that passed the tool's input schema. A
+ * resource handler gets the URI asked for, and vars NULL for a fixed resource
+ * or an object of strings for a template. A prompt's args is an object of
+ * strings that holds every required argument.
  */
 typedef json_t *(*mcp_tool_fn)(mcp_ctx *ctx, const json_t *args, void *user);
 typedef json_t *(*mcp_resource_fn)(mcp_ctx *ctx, const char *uri, const json_t *vars, void *user);
 typedef json_t *(*mcp_prompt_fn)(mcp_ctx *ctx, const json_t *args, void *user);
 /*
  * Completion: returns a JSON array of candidate strings (new reference); the
- * library truncates it to 100 and fills in total and hasMore. `ref` is the
- * request's ref object, `context_args` its context.arguments or NULL.
+ * library keeps the first 100 and fills in total and hasMore. Anything but an
+ * array is answered with the error set by mcp_ctx_set_error(), or -32603.
+ * `ref` is the request's ref object (with a string type), arg_name and
+ * arg_value the argument's strings, `context_args` its context.arguments or
+ * NULL; all are borrowed until the handler returns. It always runs on a
+ * worker thread.
  */
 typedef json_t *(*mcp_complete_fn)(mcp_ctx *ctx, const json_t *ref, const char *arg_name,
                                    const char *arg_value, const json_t *context_args, void *user);
-/* A client notification the library does not handle itself. Loop thread. */
+/* A client notification the library does not handle itself (see
+ * mcp_server_on_notification()). Loop thread; its arguments are borrowed for the
+ * call. */
 typedef void (*mcp_server_notification_fn)(mcp_server *srv, const char *session_id,
                                            const char *method, const json_t *params, void *user);
 
@@ -133,144 +167,322 @@ typedef struct mcp_prompt_def {
 
 /* ---- Lifetime and settings ---- */
 
-/* Returns a new server, or NULL on ENOMEM. name and version are copied. */
+/*
+ * Returns a new server with nothing registered and the default settings, or
+ * NULL when name or version is NULL or memory runs out. name and version
+ * (serverInfo) are copied. Any thread; the server is the caller's until
+ * mcp_server_free().
+ */
 MCP_EXTERN mcp_server *mcp_server_new(const char *name, const char *version);
 /*
- * Frees the server. Call it only after every transport serving it has
- * returned; handlers still running are waited for.
+ * Frees the server, its registry and its worker pool, after every handler
+ * still queued or running on the pool has returned: this call waits for them.
+ * Every endpoint that served srv must have ended first (its done callback ran,
+ * or its mcp_serve_* call returned): one still attached would use freed
+ * memory. Never from a handler (a worker would wait for itself). NULL is
+ * allowed.
  */
 MCP_EXTERN void mcp_server_free(mcp_server *srv);
 
-/* Optional serverInfo.title and the initialize result's instructions (copied). */
+/*
+ * Settings. None takes a lock: call them from one thread before srv is served
+ * (before an endpoint is made or mcp_serve_* is called); a change while
+ * sessions run is a data race. Each returns MCP_OK, or MCP_EINVAL for a NULL
+ * srv or a value out of the range given.
+ */
+
+/* serverInfo.title and the initialize result's instructions. The string is copied;
+ * NULL removes it. MCP_ENOMEM when the copy fails (the old value stays). */
 MCP_EXTERN int mcp_server_set_title(mcp_server *srv, const char *title);
 MCP_EXTERN int mcp_server_set_instructions(mcp_server *srv, const char *instructions);
-/* Items per page of every list method (default 100, 1..10000). */
+/* Items per page of every list method: 1..10000, default 100. */
 MCP_EXTERN int mcp_server_set_page_size(mcp_server *srv, int page_size);
-/* Worker threads for handlers (default 8, 1..256); only before serving. */
+/* Worker threads of the handler pool: 1..256, default 8. The pool is made when the
+ * first handler that is not inline runs; from then on this returns MCP_EINVAL. */
 MCP_EXTERN int mcp_server_set_workers(mcp_server *srv, int workers);
-/* Largest message accepted from a client in bytes (default 4 MiB). */
+/* Largest message accepted from a client, in bytes: 1024 or more, default 4 MiB.
+ * An endpoint takes it as its line or body limit when it is made. */
 MCP_EXTERN int mcp_server_set_max_message_size(mcp_server *srv, size_t bytes);
-/* Completion handler; declares the "completions" capability. */
+/*
+ * The completion handler (fn NULL removes it). A session that initializes while
+ * it is set is offered the "completions" capability; without one,
+ * completion/complete is answered -32601. user is kept as given and must stay
+ * valid until srv is freed or the handler replaced, and its calls have returned.
+ */
 MCP_EXTERN int mcp_server_set_completion(mcp_server *srv, mcp_complete_fn fn, void *user);
-/* Hook for client notifications the library does not handle. */
+/*
+ * The hook for client notifications the library does not handle itself (fn
+ * NULL removes it): every one but notifications/initialized and
+ * notifications/cancelled, those sent before initialize included. It runs on
+ * the loop thread of the session's endpoint and must not block; session_id is
+ * NULL for stdio and stateless HTTP, and params (NULL when absent) is borrowed
+ * for the call. user is kept as for mcp_server_set_completion().
+ */
 MCP_EXTERN int mcp_server_on_notification(mcp_server *srv, mcp_server_notification_fn fn,
                                           void *user);
 
-/* ---- Registry (thread-safe; changes send list_changed to live sessions) ---- */
+/* ---- Registry ----
+ *
+ * Thread-safe: any thread, handlers included, before or while srv is served.
+ * A definition is copied (see above); fn and user are kept as given, and user
+ * must stay valid until the item is removed (or srv freed) and every call
+ * already started has returned: removing an item does not stop its handlers
+ * in flight.
+ *
+ * A change is announced with notifications/{tools,resources,prompts}/list_changed,
+ * posted to every endpoint serving srv, to the sessions whose initialize
+ * declared listChanged for that kind. A session is offered a kind only when
+ * at least one item of it was registered when it initialized (never
+ * listChanged on stateless HTTP), so a session that began with no tools hears
+ * of no tool added later: register before serving.
+ *
+ * The add functions return MCP_OK; MCP_EINVAL for a NULL srv or definition, a
+ * size smaller than the size field, a missing required field, or a JSON text
+ * that does not parse to an object; MCP_EEXIST when the key (tool or prompt
+ * name, resource URI, template text) is registered already; MCP_ENOMEM. An
+ * optional string (title, description, mime type) that is not valid UTF-8 is
+ * left out of the listing without an error.
+ */
 
-/* MCP_EEXIST when the name is taken, MCP_EINVAL for a missing field or bad JSON. */
+/*
+ * Adds a tool. Its calls are checked against input_schema first (a call that
+ * fails it is answered with a tool error, isError true, and the handler is not
+ * called). With output_schema, a result that is not isError must carry
+ * structuredContent that conforms, or the call is answered -32603 instead. A
+ * name that is not valid UTF-8 gives MCP_ENOMEM.
+ */
 MCP_EXTERN int mcp_server_add_tool_def(mcp_server *srv, const mcp_tool_def *def);
-/* Shorthand for a tool with a name, a description and an input schema. */
+/* mcp_server_add_tool_def() with only a name, a description, an input schema (JSON
+ * text or NULL), fn and user: the handler runs on a worker. */
 MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const char *name, const char *description,
                                    const char *input_schema, mcp_tool_fn fn, void *user);
+/* Removes the tool called name. MCP_OK; MCP_EINVAL for a NULL srv or name; MCP_ENOENT
+ * when there is none. */
 MCP_EXTERN int mcp_server_remove_tool(mcp_server *srv, const char *name);
+/*
+ * Adds a fixed resource; resources/read looks its exact URI up before any
+ * template. A URI or name that is not valid UTF-8, and out of memory while
+ * building the listing, give MCP_EINVAL.
+ */
 MCP_EXTERN int mcp_server_add_resource(mcp_server *srv, const mcp_resource_def *def);
+/* Removes the fixed resource of that exact URI (templates are not looked at; sessions
+ * subscribed to it stay subscribed). MCP_OK; MCP_EINVAL for a NULL srv or uri;
+ * MCP_ENOENT when there is none. */
 MCP_EXTERN int mcp_server_remove_resource(mcp_server *srv, const char *uri);
+/*
+ * Adds a resource template. Templates are tried in the order they were added.
+ * A variable takes one or more characters other than '/', as they are in the
+ * URI (not percent-decoded); a URI whose value would not be valid UTF-8 does
+ * not match. The template text is not checked: one with an unclosed '{' or an
+ * empty variable name is added but matches nothing. Out of memory while
+ * building the listing gives MCP_EINVAL. There is no way to remove a template.
+ */
 MCP_EXTERN int mcp_server_add_resource_template(mcp_server *srv,
                                                 const mcp_resource_template_def *def);
+/*
+ * Adds a prompt. prompts/get checks that every argument is a string and that
+ * the required ones are there before the handler runs. An argument whose name
+ * is not valid UTF-8, or whose copy fails, is left out without an error; a
+ * prompt name that is not valid UTF-8 gives MCP_ENOMEM.
+ */
 MCP_EXTERN int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt_def *def);
+/* Removes the prompt called name. MCP_OK; MCP_EINVAL for a NULL srv or name;
+ * MCP_ENOENT when there is none. */
 MCP_EXTERN int mcp_server_remove_prompt(mcp_server *srv, const char *name);
 
-/* ---- Messages to every session (thread-safe) ---- */
+/* ---- Messages to every session ----
+ *
+ * Thread-safe: any thread, handlers included. Each posts its notification to
+ * every endpoint serving srv and returns before it is sent; each loop then
+ * sends it to its initialized sessions that are still open, on their
+ * standalone stream (on HTTP: its open GET stream; with none, the event store
+ * under its last GET stream, for the client's next resume, when resumability
+ * is on; otherwise it is dropped). A notifications/.../list_changed method
+ * follows the rule of the registry above. Returns MCP_OK, also when no
+ * session gets it; MCP_ENOMEM when a post fails (the endpoints posted to
+ * before still send it).
+ */
 
-/* notifications/resources/updated to the sessions subscribed to uri. */
+/* notifications/resources/updated {"uri"} to the sessions subscribed to exactly uri
+ * (copied). MCP_EINVAL for a NULL srv or uri. */
 MCP_EXTERN int mcp_server_notify_resource_updated(mcp_server *srv, const char *uri);
-/* notifications/message to every session whose level lets it through; data stolen. */
+/*
+ * notifications/message with level, logger (copied; NULL or not valid UTF-8:
+ * left out) and data (stolen and released on every path; NULL sends null), to
+ * each session whose logging level (logging/setLevel; debug until the client
+ * sets one) is at or below `level`. MCP_EINVAL for a NULL srv or a level out of
+ * range. Should building the params run out of memory, the notification goes
+ * without them and MCP_OK is returned (mcp_server_notify_resource_updated too).
+ */
 MCP_EXTERN int mcp_server_log(mcp_server *srv, mcp_log_level level, const char *logger,
                               json_t *data);
-/* Any notification to every initialized session; params stolen (may be NULL). */
+/*
+ * Any notification to every initialized session. method is copied and not
+ * checked; params is stolen and released on every path (NULL: no params
+ * member). MCP_EINVAL for a NULL srv or method.
+ */
 MCP_EXTERN int mcp_server_notify(mcp_server *srv, const char *method, json_t *params);
 
-/* ---- The request context ---- */
+/* ---- The request context ----
+ *
+ * The accessors are called on the handler's thread while it runs. What they
+ * return is borrowed from the library and valid until the handler returns
+ * (copy it, or json_incref() it, to keep it longer); none fails for a valid
+ * ctx.
+ */
 
-/* The request's id (integer or string), method, params and params._meta (or NULL). */
+/* The request's id (integer or string), method, params (NULL when absent) and
+ * params._meta (NULL when absent or not an object). */
 MCP_EXTERN const json_t *mcp_ctx_request_id(const mcp_ctx *ctx);
 MCP_EXTERN const char *mcp_ctx_method(const mcp_ctx *ctx);
 MCP_EXTERN const json_t *mcp_ctx_params(const mcp_ctx *ctx);
 MCP_EXTERN const json_t *mcp_ctx_meta(const mcp_ctx *ctx);
-/* The session's negotiated version, client capabilities and clientInfo. */
+/* The session's negotiated protocol version (a static string), the client's
+ * capabilities and its clientInfo ({} when the client sent none, as on
+ * stateless HTTP for a request that came without initialize). */
 MCP_EXTERN const char *mcp_ctx_protocol_version(const mcp_ctx *ctx);
 MCP_EXTERN const json_t *mcp_ctx_client_capabilities(const mcp_ctx *ctx);
 MCP_EXTERN const json_t *mcp_ctx_client_info(const mcp_ctx *ctx);
-/* The session id, or NULL when the transport has none (stdio). */
+/* The session id (Mcp-Session-Id, or the legacy transport's sessionId), NULL on stdio
+ * and stateless HTTP. */
 MCP_EXTERN const char *mcp_ctx_session_id(const mcp_ctx *ctx);
+/* The server whose handler this is. */
 MCP_EXTERN mcp_server *mcp_ctx_server(const mcp_ctx *ctx);
 
-/* Non-zero once the client cancelled the request or the session ended. */
+/*
+ * Non-zero once the request was cancelled: by the client (notifications/cancelled),
+ * because its session ended (closed, expired, or its endpoint stopped), or
+ * because it waited on a stream whose client stayed away too long. Any thread,
+ * while the handler runs.
+ */
 MCP_EXTERN int mcp_ctx_is_cancelled(const mcp_ctx *ctx);
 /*
- * Sleeps up to ms milliseconds. Returns MCP_OK, or MCP_ECANCELED as soon as
- * the request is cancelled. On the loop thread (inline handlers) MCP_ESTATE.
+ * Sleeps up to ms milliseconds (ms <= 0: not at all) on the handler's worker
+ * thread, waking as soon as the request is cancelled. Returns MCP_OK after the
+ * whole time, MCP_ECANCELED once the request is cancelled (at once if it
+ * already is), or MCP_ESTATE from an inline handler (it would block the loop).
  */
 MCP_EXTERN int mcp_ctx_sleep(mcp_ctx *ctx, int ms);
 
-/* Sets the JSON-RPC error the handler's NULL return is answered with. */
+/*
+ * Sets the JSON-RPC error that answers the request when the handler returns
+ * NULL: code, and a message formatted from fmt (not NULL) and copied. A later
+ * call replaces it; a handler that returns a result answers with the result.
+ * code is not checked, and 0 counts as no error (the NULL is then answered
+ * -32603). Returns MCP_OK, MCP_ENOMEM, or MCP_EINVAL when fmt cannot be
+ * formatted (the error set before stays). Handler's thread.
+ */
 MCP_EXTERN int mcp_ctx_set_error(mcp_ctx *ctx, int code, const char *fmt, ...) MCP_PRINTF(3, 4);
 
 /*
- * Backpressure, for mcp_ctx_progress, mcp_ctx_log(f) and mcp_ctx_notify: on a
- * worker thread these return once the message is queued for the client, but
- * wait first while the request's stream cannot take more (its reader is behind,
- * or away with as much kept for it as the event store is sure to hold), so a
- * handler that outruns its client never grows memory and never makes the store
- * drop what the client has not had. The wait ends when the client catches up
- * or resumes, or with MCP_ECANCELED when the request is cancelled or its session
- * ends (expiry included); the message is then not sent.
+ * Messages related to the request: mcp_ctx_progress, mcp_ctx_log(f) and
+ * mcp_ctx_notify send on the request's own stream, handler's thread only.
+ *
+ * Backpressure: on a worker thread these return once the message is queued for
+ * the client, but wait first while the request's stream cannot take more (its
+ * reader is behind, or away with as much kept for it as the event store is sure
+ * to hold), so a handler that outruns its client never grows memory and never
+ * makes the store drop what the client has not had. The wait ends when the
+ * client catches up or resumes, or with MCP_ECANCELED when the request is
+ * cancelled or its session ends (expiry included); the message is then not
+ * sent. A message queued before the request is cancelled is dropped without an
+ * error. From an inline handler (the loop thread) they never wait: the message
+ * goes out at once, or is dropped when the request is cancelled or its session
+ * closed, and MCP_OK is returned.
  */
 
 /*
- * notifications/progress for the request's progressToken; MCP_OK without
- * sending anything when the client gave no token. total < 0 means unknown;
- * message may be NULL. Progress must increase (MCP_EINVAL otherwise).
+ * notifications/progress for the request's progressToken (params._meta). MCP_OK
+ * without sending anything when the client gave no token. total < 0 (or NaN)
+ * leaves total out; message may be NULL, and is left out when it is not valid
+ * UTF-8. Whole numbers go out as JSON integers. Returns MCP_OK; MCP_EINVAL when
+ * progress is not finite or not greater than the progress of the previous call
+ * (even one that failed to send); MCP_ECANCELED; MCP_ENOMEM.
  */
 MCP_EXTERN int mcp_ctx_progress(mcp_ctx *ctx, double progress, double total, const char *message);
 /*
- * notifications/message related to this request, if the session's level lets
- * it through. data is stolen; logger may be NULL.
+ * notifications/message with level, logger (copied; NULL or not valid UTF-8:
+ * left out) and data (stolen and released on every path; NULL sends null). It
+ * is sent only if the session's logging level (debug until the client sets
+ * one) lets it through when it goes out; a message filtered out still returns
+ * MCP_OK. Returns MCP_OK; MCP_EINVAL for a level out of range; MCP_ECANCELED;
+ * MCP_ENOMEM.
  */
 MCP_EXTERN int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger, json_t *data);
+/* mcp_ctx_log() with no logger and a printf-formatted string (fmt not NULL) as data. A
+ * text that is not valid UTF-8 goes out as data null. MCP_EINVAL also when fmt cannot
+ * be formatted. */
 MCP_EXTERN int mcp_ctx_logf(mcp_ctx *ctx, mcp_log_level level, const char *fmt, ...)
     MCP_PRINTF(3, 4);
-/* Any notification related to this request; params stolen (may be NULL). */
+/*
+ * Any notification related to this request. method is copied and not checked;
+ * params is stolen and released on every path (NULL sends {}). Returns MCP_OK;
+ * MCP_EINVAL for a NULL method; MCP_ECANCELED; MCP_ENOMEM.
+ */
 MCP_EXTERN int mcp_ctx_notify(mcp_ctx *ctx, const char *method, json_t *params);
 
 /*
- * Sends a request to the client, related to this request, and waits for the
- * answer up to timeout_ms (<= 0: 60 s). params is stolen. On MCP_OK *result
- * is a new reference. On MCP_ERPC *err is filled (if err is not NULL). On
- * timeout the library sends notifications/cancelled and returns
- * MCP_ETIMEDOUT. From an inline handler: MCP_ESTATE (it would block the loop).
- * On a stateless transport (mcp_http_opts.stateless): MCP_ESTATELESS at once,
- * nothing sent, since the client's answer could reach no session.
+ * Sends a request to the client on this request's stream and waits on the
+ * handler's worker thread for the answer, up to timeout_ms (<= 0: 60 s).
+ * method is copied; params (an object, or NULL for none) is stolen and
+ * released on every path. *result is set to NULL first; on MCP_OK it is a new
+ * reference the caller owns (result may be NULL: the result is then released).
+ * On MCP_ERPC *err holds the client's error, its data the caller's
+ * (mcp_rpc_error_clear()); after any other answer or failure on the way *err is
+ * zeroed, but the failures found before anything is tried (MCP_ESTATELESS,
+ * MCP_ESTATE, MCP_EINVAL for a NULL method, MCP_ECANCELED, MCP_ENOMEM) leave
+ * *err untouched: zero it before the call. err may be NULL.
+ *
+ * Returns MCP_OK; MCP_ERPC; MCP_ETIMEDOUT (notifications/cancelled is sent to
+ * the client); MCP_ECANCELED when this request is or gets cancelled, its
+ * session closing included (a pending request to the client is then withdrawn
+ * with notifications/cancelled while the session is open); MCP_ECLOSED when
+ * the client can no longer answer (stdio input ended); MCP_ESTATELESS at once,
+ * nothing sent, on a stateless transport (mcp_http_opts.stateless), since the
+ * client's answer could reach no session; MCP_ESTATE from an inline handler
+ * (waiting would block the loop that carries the answer); MCP_EINVAL for a NULL
+ * method or params that are not an object; MCP_ENOMEM; or the error of writing
+ * the request (MCP_ELIMIT: stdio's output queue is full).
  */
 MCP_EXTERN int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params, int timeout_ms,
                                json_t **result, mcp_rpc_error *err);
-/* sampling/createMessage; MCP_ENOTSUP unless the client declared sampling (MCP_ESTATELESS
- * first on a stateless transport, where the client's capabilities are never known). */
+/*
+ * sampling/createMessage, as mcp_ctx_request(). Before anything else (and so
+ * before MCP_ESTATE) it returns MCP_ESTATELESS on a stateless transport, where
+ * the client's capabilities are never known, then MCP_ENOTSUP unless the
+ * client declared sampling; params is released then too.
+ */
 MCP_EXTERN int mcp_ctx_create_message(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
                                       mcp_rpc_error *err);
-/* elicitation/create; MCP_ENOTSUP unless the client declared elicitation and negotiated
- * a protocol version that has it (2025-06-18 or later) (MCP_ESTATELESS as above). */
+/* elicitation/create, as mcp_ctx_create_message(); MCP_ENOTSUP unless the client declared
+ * elicitation and negotiated a protocol version that has it (2025-06-18 or later). */
 MCP_EXTERN int mcp_ctx_elicit(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
                               mcp_rpc_error *err);
-/* roots/list; MCP_ENOTSUP unless the client declared roots (MCP_ESTATELESS as above). */
+/* roots/list, as mcp_ctx_create_message() with params {}; MCP_ENOTSUP unless the client
+ * declared roots. */
 MCP_EXTERN int mcp_ctx_list_roots(mcp_ctx *ctx, int timeout_ms, json_t **result,
                                   mcp_rpc_error *err);
 
 /*
  * SEP-1699 SSE polling: closes the SSE stream that carries this request's
- * messages, so the client reconnects (GET with Last-Event-ID) after retry_ms
- * (< 0: the transport's configured retry interval) and resumes. The request
- * keeps running; what it sends meanwhile is stored and replayed. Only on a
- * resumable Streamable HTTP session of protocol 2025-11-25 or later, where
- * the client was told an event id to resume from (with JSON responses, the
- * request is then answered as an SSE stream): MCP_ENOTSUP otherwise (stdio,
- * stateless, no event store, older clients).
+ * messages, after an event that names where to resume, so the client
+ * reconnects (GET with Last-Event-ID) after retry_ms (0: at once; < 0: the
+ * transport's configured retry interval) and resumes. The request keeps
+ * running; what it sends meanwhile is stored and replayed. Only on a resumable
+ * Streamable HTTP session of protocol 2025-11-25 or later, where the client
+ * was told an event id to resume from (with JSON responses, the request is
+ * then answered as an SSE stream). Handler's thread, worker or inline (it
+ * waits for the loop from a worker). Returns MCP_OK, also when the stream's
+ * client had already gone; MCP_ENOTSUP otherwise (stdio, the legacy transport,
+ * stateless, no event store, older clients); MCP_ECLOSED when the request was
+ * cancelled or its session closed; MCP_ENOMEM.
  */
 MCP_EXTERN int mcp_ctx_close_sse_stream(mcp_ctx *ctx, int retry_ms);
 /*
- * Closes the session's standalone (GET) stream that carries server messages,
- * or all of them when `all`, the same way. MCP_ENOTSUP as above.
+ * Closes the session's standalone (GET) stream that carries server messages
+ * (the newest one connected), or all of them when `all`, the same way: what
+ * the server sends meanwhile is stored under the last one closed. MCP_OK, also
+ * when none is open; MCP_ENOTSUP, MCP_ECLOSED and MCP_ENOMEM as above.
  */
 MCP_EXTERN int mcp_ctx_close_standalone_streams(mcp_ctx *ctx, int all, int retry_ms);
 
@@ -294,11 +506,16 @@ MCP_EXTERN int mcp_ctx_close_standalone_streams(mcp_ctx *ctx, int all, int retry
  * uv_loop_close() succeeds once the host's own handles are closed too. Any
  * function here may be called from inside any callback of ours, a route
  * handler or an inline tool handler included.
+ *
+ * srv is borrowed by an endpoint until its done callback has run. Making an
+ * endpoint sets SIGPIPE to SIG_IGN for the whole process, so that a peer that
+ * vanishes mid-write gives an error instead of killing it.
  */
 struct uv_loop_s;
 
-/* Runs once when an endpoint has ended (see above). status is MCP_OK, or the error
- * that ended it (MCP_EIO: stdio output failed). */
+/* Runs once, on the loop thread, when an endpoint has ended (see above). status is
+ * MCP_OK, or the error that ended it (MCP_EIO: stdio output failed; an HTTP endpoint
+ * always gives MCP_OK). It may free the endpoint. */
 typedef void (*mcp_endpoint_done_fn)(void *user, int status);
 
 /* ---- stdio transport ---- */
@@ -307,10 +524,13 @@ typedef struct mcp_stdio_endpoint mcp_stdio_endpoint;
 
 /*
  * Serves one session over a pair of file descriptors (newline-delimited JSON: a
- * pipe, a socket, stdin and stdout) on `loop`, and writes the endpoint to *out.
- * The descriptors stay the caller's: they are not closed. The endpoint ends by
- * itself when its input ends (the spec's stdio shutdown: answers still being
- * made are written first; requests to the client fail at once), when writing
+ * pipe, a socket, stdin and stdout; in_fd and out_fd may be one socket) on
+ * `loop`, and writes the endpoint, which the caller owns, to *out. Loop
+ * thread. The descriptors stay the caller's: they are not closed. A line
+ * longer than the server's maximum message size is answered with an error and
+ * skipped. The endpoint ends by itself when its input ends, or reading it
+ * fails (the spec's stdio shutdown: answers still being made are written
+ * first, with no deadline; requests to the client fail at once), when writing
  * fails, or after mcp_stdio_endpoint_stop(); then done(user, status) runs (done
  * may be NULL). Returns MCP_OK; MCP_EINVAL (a NULL loop, srv or out, a negative
  * descriptor), MCP_ENOMEM, MCP_EIO (a descriptor libuv cannot use). On failure
@@ -322,32 +542,38 @@ MCP_EXTERN int mcp_stdio_endpoint_new(struct uv_loop_s *loop, mcp_server *srv, i
                                       mcp_stdio_endpoint **out);
 /*
  * Stops reading and ends the endpoint: requests in flight may finish for drain_ms
- * (0: cancelled at once; < 0: no deadline), then done runs. MCP_OK, or MCP_ESTATE
- * when it is already ending (a shorter drain_ms still brings the deadline forward).
+ * (0: cancelled at once; < 0: no deadline), then done runs; with none in flight
+ * it ends at once. Loop thread. MCP_OK; MCP_EINVAL for a NULL ep; MCP_ESTATE when
+ * it is already ending (its input ended, or a stop) or has ended. While the
+ * session is still open, a drain_ms of 0 or more then sets the deadline anew at
+ * drain_ms from now, which may be later than the one before as well as sooner.
  */
 MCP_EXTERN int mcp_stdio_endpoint_stop(mcp_stdio_endpoint *ep, int drain_ms);
 /*
- * Frees the endpoint. After done ran, at once; before, it stops the endpoint with
- * no drain and is freed as it ends (done still runs). NULL is allowed.
+ * Frees the endpoint; ep must not be used after this call. After done ran, at
+ * once (from inside done, once done returns); before, it stops the endpoint
+ * with no drain and is freed as it ends (done still runs). Loop thread. NULL
+ * is allowed.
  */
 MCP_EXTERN void mcp_stdio_endpoint_free(mcp_stdio_endpoint *ep);
 
 /*
- * Serves one session over stdin and stdout (newline-delimited JSON), on the
- * calling thread and a loop of its own, until stdin reaches EOF or SIGTERM or
- * SIGINT arrives (the first drains for 10 s, a second stops at once). Logs go
- * to stderr only. Returns MCP_OK on a clean end, MCP_EIO when output failed.
+ * Serves one session over stdin and stdout (newline-delimited JSON), blocking
+ * the calling thread (any thread) on a loop of its own, until stdin ends (then
+ * requests in flight finish, with no deadline) or SIGTERM or SIGINT arrives
+ * (the first drains for 10 s, a second stops at once). For the call's duration
+ * it watches both signals for the whole process (libuv signal handles), and it
+ * sets SIGPIPE to SIG_IGN. Logs go to stderr only. Returns MCP_OK on a clean
+ * end (a failed read counts as the end of input); MCP_EIO when output failed
+ * or the loop could not be made; MCP_EINVAL for a NULL srv; MCP_ENOMEM.
  */
 MCP_EXTERN int mcp_serve_stdio(mcp_server *srv);
-/* The same over any pair of file descriptors (pipes, sockets, files). */
+/* The same over any pair of file descriptors (pipes, sockets, files), which are not
+ * closed; MCP_EINVAL also for a negative descriptor, MCP_EIO for one libuv cannot use. */
 MCP_EXTERN int mcp_serve_fds(mcp_server *srv, int in_fd, int out_fd);
 
 /* ---- Streamable HTTP transport (and the legacy HTTP+SSE transport) ---- */
 
-/*
- * Options of mcp_serve_http. A zeroed struct gives the safe defaults; strings
- * and arrays need only live for the call.
- */
 /*
  * A request to a path of the endpoint's listener that is not MCP's (see
  * mcp_http_route): what arrived, and the one answer it must get. Valid only
@@ -370,6 +596,10 @@ typedef struct mcp_http_route {
     void *user;
 } mcp_http_route;
 
+/*
+ * Options of mcp_http_endpoint_new and mcp_serve_http. A zeroed struct gives
+ * the safe defaults; strings and arrays need only live for the call.
+ */
 typedef struct mcp_http_opts {
     /* The caller's sizeof(mcp_http_opts), so the struct can grow: fields added
      * later read as zero for a program built before them. 0 stands for the layout
@@ -413,7 +643,7 @@ typedef struct mcp_http_opts {
      * a client resumes a stream with GET and Last-Event-ID. */
     int disable_resumability;
     int retry_ms;                       /* the retry interval priming events announce; 0: 1000 */
-    mcp_event_store *store;             /* borrowed, outlives the call; NULL: an in-memory store */
+    mcp_event_store *store;             /* borrowed until done ran; NULL: an in-memory store */
     mcp_memory_store_opts memory_store; /* bounds of that in-memory store */
     /* Called once listening, with the endpoint's URL (e.g. to learn the port). */
     void (*on_listen)(const char *url, void *user);
@@ -427,71 +657,111 @@ typedef struct mcp_http_endpoint mcp_http_endpoint;
 
 /*
  * Serves srv over Streamable HTTP (protocol 2025-03-26 and later) and the
- * legacy HTTP+SSE transport (2024-11-05) on `loop`, and writes the endpoint to
- * *out once it listens (on_listen has run). opts is copied: its strings and
- * arrays need only live for the call; opts->store is borrowed and must outlive
- * the endpoint (it is attached to the loop here and detached before done runs).
- * Returns MCP_OK; MCP_EINVAL (a NULL loop, srv or out; a bad listen address,
- * path, route or opts->size); MCP_ENOMEM; MCP_EIO when it cannot listen (the
- * address is in use) or the store cannot attach. On failure *out is NULL and
- * handles already made close by themselves: run the loop before closing it.
+ * legacy HTTP+SSE transport (2024-11-05) on `loop`, and writes the endpoint,
+ * which the caller owns, to *out once it listens; then on_listen(url, user)
+ * runs, from inside this call. Loop thread. opts is copied (NULL: the
+ * defaults): its strings and arrays need only live for the call; opts->store
+ * is borrowed and must stay valid until done has run (it is attached to the
+ * loop here and detached before done runs; stateless or not resumable, it is
+ * not used), and on_listen, routes' fn and the
+ * user pointers are kept as given. Returns MCP_OK; MCP_EINVAL (a NULL loop,
+ * srv or out; an opts->size smaller than the size field; a listen address
+ * that is not HOST:PORT with an IP literal or localhost; a path not beginning
+ * with '/'); MCP_EINVAL or MCP_EEXIST for a route of opts->routes that
+ * mcp_http_endpoint_route() refuses; MCP_ENOMEM (also for a memory_store.size
+ * smaller than its size field); MCP_EIO when it cannot listen (the address is
+ * in use) or the store cannot attach. On failure *out is NULL and handles
+ * already made close by themselves: run the loop before closing it.
  */
 MCP_EXTERN int mcp_http_endpoint_new(struct uv_loop_s *loop, mcp_server *srv,
                                      const mcp_http_opts *opts, mcp_http_endpoint **out);
-/* The endpoint's URL, "http://HOST:PORT/PATH" (owned by ep, valid until it is freed). */
+/* The endpoint's URL, "http://HOST:PORT/PATH" (IPv6 in brackets), owned by ep and
+ * valid until it is freed; NULL for a NULL ep. Loop thread. */
 MCP_EXTERN const char *mcp_http_endpoint_url(const mcp_http_endpoint *ep);
-/* The port it listens on (useful with port 0). */
+/* The port it listens on (useful with port 0); 0 for a NULL ep, and once its HTTP
+ * server has stopped (late in a stop, and after done). Loop thread. */
 MCP_EXTERN int mcp_http_endpoint_port(const mcp_http_endpoint *ep);
-/* True once a stop began (a health check can answer 503 then). */
+/* True once a stop began, and after it ended (a health check can answer 503 then);
+ * false for a NULL ep. Loop thread. */
 MCP_EXTERN int mcp_http_endpoint_stopping(const mcp_http_endpoint *ep);
 /*
- * Adds an extra route (see mcp_http_route; strings copied). MCP_OK; MCP_EINVAL (no
- * path or fn, a path not starting with '/'); MCP_EEXIST when the path is the MCP
- * endpoint's, a legacy one (/sse, /messages, unless disabled) or already routed
- * for that method; MCP_ENOMEM.
+ * Adds an extra route (see mcp_http_route), at any time; routes still answer
+ * while a stop drains. Loop thread. method and path are copied; fn and user
+ * are kept as given (user must stay valid until done has run). A method is
+ * matched case-sensitively (NULL: any), a path exactly, without the query.
+ * Routes are tried in the order they were added, so of a route for any method
+ * and one for GET on the same path the first added wins; a path routed for
+ * other methods only is answered 405. Returns MCP_OK; MCP_EINVAL (a NULL ep,
+ * path or fn, a path not starting with '/', an empty method); MCP_EEXIST when
+ * the path is the MCP endpoint's, a legacy one (/sse, /messages, unless
+ * disabled) or already routed for the same method (NULL counting as a method
+ * of its own); MCP_ENOMEM.
  */
 MCP_EXTERN int mcp_http_endpoint_route(mcp_http_endpoint *ep, const char *method, const char *path,
                                        mcp_http_route_fn fn, void *user);
 /*
  * Stops the endpoint, draining for drain_ms (0: nothing waits; < 0: no deadline;
- * see "Endpoints on the caller's loop" above), then done(user, MCP_OK) runs
- * (done may be NULL). MCP_OK, or MCP_ESTATE when a stop is already under way:
- * a shorter drain_ms then brings its deadline forward, and done and user of this
- * call are ignored.
+ * see "Endpoints on the caller's loop" above), then done(user, MCP_OK) runs,
+ * from a later loop turn (done may be NULL; user is kept until then). Loop
+ * thread. MCP_OK; MCP_EINVAL for a NULL ep; MCP_ESTATE when a stop is already
+ * under way or over: a drain_ms that ends sooner then brings its deadline
+ * forward (never back), and done and user of this call are ignored.
  */
 MCP_EXTERN int mcp_http_endpoint_stop(mcp_http_endpoint *ep, int drain_ms,
                                       mcp_endpoint_done_fn done, void *user);
 /*
- * Frees the endpoint. After its done ran, at once; before, it stops it with no
- * drain and is freed as it ends (a done already given still runs). NULL is allowed.
+ * Frees the endpoint (and the in-memory store it made); ep must not be used
+ * after this call. After its done ran, at once (from inside done, once done
+ * returns); before, it stops it with no drain and is freed as it ends (a done
+ * already given still runs). Loop thread. NULL is allowed.
  */
 MCP_EXTERN void mcp_http_endpoint_free(mcp_http_endpoint *ep);
 
-/* What a route's request holds; strings are owned by the exchange. */
+/*
+ * What a route's request holds. x, and the strings these return (owned by the
+ * exchange), are valid only during the route's callback, on the loop thread.
+ * The method ("GET", ...) and the path as sent (not percent-decoded).
+ */
 MCP_EXTERN const char *mcp_http_exchange_method(const mcp_http_exchange *x);
 MCP_EXTERN const char *mcp_http_exchange_path(const mcp_http_exchange *x);
 /* The query after '?' (without it), NULL when there is none. */
 MCP_EXTERN const char *mcp_http_exchange_query(const mcp_http_exchange *x);
-/* The first header called `name` (any case), or NULL. */
+/* The first header called `name` (any case), its surrounding whitespace removed;
+ * NULL when there is none or name is NULL. */
 MCP_EXTERN const char *mcp_http_exchange_header(const mcp_http_exchange *x, const char *name);
-/* The body (NUL-terminated, "" when none); len may be NULL. */
+/* The body, decoded from chunked transfer coding if it was sent so (NUL-terminated,
+ * "" when none); len may be NULL. */
 MCP_EXTERN const char *mcp_http_exchange_body(const mcp_http_exchange *x, size_t *len);
+/* The endpoint whose listener took the request. */
 MCP_EXTERN mcp_http_endpoint *mcp_http_exchange_endpoint(const mcp_http_exchange *x);
 /*
- * Answers: status 200..599, headers a NULL-terminated array of name, value pairs
- * (NULL for none; Content-Length, Transfer-Encoding and Connection are the
- * library's), `len` bytes of body (copied). MCP_OK, MCP_ECLOSED (the client is
- * gone), MCP_ENOMEM; MCP_EINVAL for a bad status or header; MCP_ESTATE when the
- * exchange was already answered.
+ * Answers the request, once, during the route's callback: status 200..599,
+ * headers a NULL-terminated array of at most 16 name, value pairs (NULL for
+ * none; no CR, LF or NUL in them; Content-Length, Transfer-Encoding and
+ * Connection are the library's), and `len` bytes of body (NULL only when len
+ * is 0). Headers and body are copied as needed: they need only live for the
+ * call. CORS headers are added when configured; a HEAD request gets no body,
+ * nor do 204 and 304. Returns MCP_OK; MCP_ECLOSED (the client is gone) or
+ * MCP_ENOMEM (the connection is closed), after which the exchange counts as
+ * answered; MCP_EINVAL (a NULL x, a status out of range, a header array with a
+ * NULL value or too many pairs, a bad or reserved header, a body of 4 GiB or
+ * more), after which it is still to be answered; MCP_ESTATE when it was
+ * answered already.
  */
 MCP_EXTERN int mcp_http_exchange_respond(mcp_http_exchange *x, int status,
                                          const char *const *headers, const void *body, size_t len);
 
 /*
- * Serves srv over Streamable HTTP and the legacy HTTP+SSE transport, on the
- * calling thread and a loop of its own, until SIGINT or SIGTERM: the first
- * drains (opts->drain_ms), a second stops at once. Returns MCP_OK after a clean
- * stop, MCP_EINVAL for bad options, MCP_EIO when it cannot listen.
+ * Serves srv over Streamable HTTP and the legacy HTTP+SSE transport, blocking
+ * the calling thread (any thread) on a loop of its own, until SIGINT or
+ * SIGTERM: the first drains (opts->drain_ms), a second stops at once; it
+ * returns once the endpoint has ended. Nothing else stops it: a program that
+ * must stop it otherwise makes its own loop with mcp_http_endpoint_new(). For
+ * the call's duration it watches both signals for the whole process (libuv
+ * signal handles). opts as for mcp_http_endpoint_new() (NULL: the defaults).
+ * Returns MCP_OK after the stop; MCP_EINVAL for a NULL srv or bad options,
+ * MCP_EEXIST, MCP_ENOMEM or MCP_EIO (cannot listen, the store cannot attach,
+ * or the loop could not be made) as mcp_http_endpoint_new() gives them.
  */
 MCP_EXTERN int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts);
 

@@ -13,6 +13,10 @@
  * A networked store (Redis) queues its writes and may answer replays later,
  * through the callbacks, on the same loop thread: the transport attaches it to
  * that loop first (the attach operation).
+ *
+ * Threading: no function here takes a lock. A store is used from one thread
+ * at a time: the thread of the loop it is attached to, or, before and after
+ * that, the thread that makes or frees it.
  */
 #ifndef MCP_STORE_H
 #define MCP_STORE_H
@@ -78,11 +82,20 @@ typedef struct mcp_event_store_ops {
 
 typedef struct mcp_event_store mcp_event_store;
 
-/* Wraps a store implementation. ops is copied (ops->size bytes of it); self is owned
- * by the store from now on (ops->destroy frees it). NULL on ENOMEM, when append or
- * replay is missing, or when ops->size is neither 0 nor at least sizeof(size_t). */
+/*
+ * Wraps a store implementation; the result is the caller's, freed with
+ * mcp_event_store_free(). ops is copied (ops->size bytes of it, operations the
+ * caller's header did not know of reading as NULL). On success self belongs to
+ * the store (ops->destroy frees it with the store); on failure it stays the
+ * caller's. NULL when ops is NULL, append or replay is missing, ops->size is
+ * neither 0 nor at least sizeof(size_t), or memory runs out.
+ */
 MCP_EXTERN mcp_event_store *mcp_event_store_new(const mcp_event_store_ops *ops, void *self);
-/* Frees the store (ops->destroy), which must not be attached to a loop. NULL is allowed. */
+/*
+ * Frees the store: ops->destroy(self) when set, then the wrapper. The store
+ * must not be attached to a loop, nor used by an endpoint any more (one that
+ * borrowed it has run its done callback); neither is checked. NULL is allowed.
+ */
 MCP_EXTERN void mcp_event_store_free(mcp_event_store *store);
 
 /*
@@ -105,21 +118,43 @@ typedef struct mcp_memory_store_opts {
     size_t max_total_bytes;
 } mcp_memory_store_opts;
 
-/* A new in-memory store; opts (NULL for the defaults) is copied. NULL on ENOMEM, or
- * when opts->size is neither 0 nor at least sizeof(size_t). */
+/*
+ * A new in-memory store, the caller's until mcp_event_store_free(); opts (NULL
+ * for the defaults) is copied, and a zero or negative ttl_ms, like any other
+ * zero, gives the default. An event larger than max_bytes is dropped as soon
+ * as it is appended (the append still returns MCP_OK), so it cannot be resumed
+ * after. The store takes no lock and has no attach operation, so it cannot
+ * refuse a second loop: endpoints that share it must run on one loop. NULL
+ * when memory runs out, or when opts->size is neither 0 nor at least
+ * sizeof(size_t).
+ */
 MCP_EXTERN mcp_event_store *mcp_memory_store_new(const mcp_memory_store_opts *opts);
 
-/* What the transport calls (also useful to test a store). */
+/*
+ * What the transport calls (also useful to test a store): each calls the
+ * operation of the same name with the store's self and returns its result.
+ * store must not be NULL. The strings and data given are borrowed for the call
+ * (a store copies what it keeps); emit, done and arg are kept until done runs.
+ */
+
+/* ops->append. The in-memory store returns MCP_OK, MCP_EINVAL when seq is not greater
+ * than the last seq it holds for that stream, or MCP_ENOMEM. */
 MCP_EXTERN int mcp_event_store_append(mcp_event_store *store, const char *session, uint64_t stream,
                                       uint64_t seq, const char *data, size_t len);
+/* ops->replay: MCP_OK when done will be called, another error when it will not. The
+ * in-memory store always returns MCP_OK, after emitting the events (empty ones
+ * skipped) and calling done from inside the call. */
 MCP_EXTERN int mcp_event_store_replay(mcp_event_store *store, const char *session, uint64_t stream,
                                       uint64_t after_seq, mcp_event_fn emit,
                                       mcp_replay_done_fn done, void *arg);
+/* ops->drop_session and ops->expire; nothing when the store has none. */
 MCP_EXTERN void mcp_event_store_drop_session(mcp_event_store *store, const char *session);
 MCP_EXTERN void mcp_event_store_expire(mcp_event_store *store);
-/* ops->attach, or MCP_OK when the store has none (a store that needs no loop). */
+/* ops->attach, or MCP_OK when the store has none (a store that needs no loop). Called on
+ * loop's thread. */
 MCP_EXTERN int mcp_event_store_attach(mcp_event_store *store, struct uv_loop_s *loop);
-/* ops->detach, when the store has one. */
+/* ops->detach, when the store has one; on loop's thread, once for each attach that
+ * succeeded. */
 MCP_EXTERN void mcp_event_store_detach(mcp_event_store *store, struct uv_loop_s *loop);
 
 #ifdef __cplusplus
