@@ -127,16 +127,19 @@ size_t mcp__http_server_connections(const mcp__http_server *srv);
 size_t mcp__http_server_max_connections(const mcp__http_server *srv);
 
 /*
- * The first half of a graceful stop: stops listening, closes the connections
- * that wait for a request, and lets every other one finish the request under
- * way (a request whose headers or body are still arriving is handed over as
- * usual) and then close, its response marked "Connection: close" and sent in
- * full. empty_cb(arg) runs once, from a later loop turn, when no connection is
- * left (it may call mcp__http_server_stop()). mcp__http_server_stop() may be
+ * The first half of a graceful stop: every response from now on is the last of
+ * its connection ("Connection: close", sent in full, then the connection
+ * closes), and connections that wait for a request close now, unless the
+ * client already sent bytes of one. New connections are still accepted, each
+ * for one request, until mcp__http_server_stop_listening(). empty_cb(arg) runs
+ * once, from a later loop turn, when the listener is closed and no connection
+ * is left (it may call mcp__http_server_stop()). mcp__http_server_stop() may be
  * called at any time after, to close what remains at once. A second call, or
  * one after stop, does nothing.
  */
 void mcp__http_server_quiesce(mcp__http_server *srv, mcp__http_done_fn empty_cb, void *arg);
+/* Closes the listening socket (a graceful stop's second half begins). */
+void mcp__http_server_stop_listening(mcp__http_server *srv);
 /* True once mcp__http_server_quiesce() was called. */
 int mcp__http_server_quiescing(const mcp__http_server *srv);
 /* True once mcp__http_server_stop() was called (srv is then freed once done_cb ran). */

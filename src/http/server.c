@@ -208,7 +208,6 @@ void mcp__http_server_quiesce(mcp__http_server *srv, mcp__http_done_fn empty_cb,
     srv->quiescing = 1;
     srv->quiesced_cb = empty_cb;
     srv->quiesced_arg = arg;
-    close_listener(srv);
     /* A connection waiting for a request closes now, unless the client already sent
      * bytes we have not read (its request is arriving: it gets its answer); one with
      * a request under way closes once its response is out (see mcp__http_req_finish
@@ -217,6 +216,12 @@ void mcp__http_server_quiesce(mcp__http_server *srv, mcp__http_done_fn empty_cb,
         if (!c->closing && (c->phase == PHASE_FIRST || c->phase == PHASE_IDLE) &&
             !mcp__http_conn_has_input(c))
             mcp__http_conn_close(c);
+}
+
+void mcp__http_server_stop_listening(mcp__http_server *srv)
+{
+    if (srv != NULL && !srv->stopping)
+        close_listener(srv);
 }
 
 int mcp__http_server_stopping(const mcp__http_server *srv)

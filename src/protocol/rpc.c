@@ -4,6 +4,7 @@
 #include "protocol/rpc.h"
 
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,25 +102,37 @@ typedef struct scratch_t {
     int busy;
 } scratch_t;
 
-static uv_key_t scratch_key;
+static pthread_key_t scratch_key;
 static uv_once_t scratch_once = UV_ONCE_INIT;
 static int scratch_ok;
 
-static void scratch_init(void)
+/* A thread that ends frees its buffer: a host's loop thread, say, which never calls
+ * mcp__rpc_thread_cleanup(). */
+static void scratch_free(void *p)
 {
-    scratch_ok = uv_key_create(&scratch_key) == 0;
+    scratch_t *sc = p;
+    mcp__buf_free(&sc->buf);
+    free(sc);
 }
 
-/* This thread's buffer; freed by mcp__rpc_thread_cleanup() or left for the process's
- * end. NULL when out of memory (the caller then uses a local buffer). */
+static void scratch_init(void)
+{
+    scratch_ok = pthread_key_create(&scratch_key, scratch_free) == 0;
+}
+
+/* This thread's buffer; freed by mcp__rpc_thread_cleanup() or when the thread ends.
+ * NULL when out of memory (the caller then uses a local buffer). */
 static scratch_t *scratch_get(void)
 {
     uv_once(&scratch_once, scratch_init);
     if (!scratch_ok)
         return NULL;
-    scratch_t *sc = uv_key_get(&scratch_key);
-    if (sc == NULL && (sc = calloc(1, sizeof(*sc))) != NULL)
-        uv_key_set(&scratch_key, sc);
+    scratch_t *sc = pthread_getspecific(scratch_key);
+    if (sc == NULL && (sc = calloc(1, sizeof(*sc))) != NULL &&
+        pthread_setspecific(scratch_key, sc) != 0) {
+        free(sc);
+        sc = NULL;
+    }
     return sc;
 }
 
@@ -128,11 +141,10 @@ void mcp__rpc_thread_cleanup(void)
     uv_once(&scratch_once, scratch_init);
     if (!scratch_ok)
         return;
-    scratch_t *sc = uv_key_get(&scratch_key);
+    scratch_t *sc = pthread_getspecific(scratch_key);
     if (sc != NULL) {
-        mcp__buf_free(&sc->buf);
-        free(sc);
-        uv_key_set(&scratch_key, NULL);
+        pthread_setspecific(scratch_key, NULL);
+        scratch_free(sc);
     }
 }
 

@@ -588,7 +588,11 @@ int mcp__broadcast(mcp_server *srv, const char *method, json_t *params, const ch
         b->params = json_incref(params);
         b->filter_uri = mcp__strdup(filter_uri);
         b->level = level;
-        if (mcp__mailbox_post(&rt->mb, &b->mail) != MCP_OK) {
+        /* Out of memory: a copy missing would send to the wrong sessions, or crash. */
+        int copied = b->method != NULL && (filter_uri == NULL || b->filter_uri != NULL);
+        if (!copied)
+            rc = MCP_ENOMEM;
+        if (!copied || mcp__mailbox_post(&rt->mb, &b->mail) != MCP_OK) {
             free(b->method);
             free(b->filter_uri);
             json_decref(b->params);

@@ -382,3 +382,11 @@ void mcp__lstream_close(mcp__lstream *ls)
         uv_cancel((uv_req_t *)&ls->fs_req);
     maybe_closed(ls);
 }
+
+void mcp__lstream_abort(mcp__lstream *ls)
+{
+    mcp__lstream_close(ls);
+    /* Queued writes and a pending shutdown are cancelled with their handle. */
+    close_handle(ls, &ls->hout, &ls->out_open);
+    close_handle(ls, &ls->hin, &ls->in_open);
+}

@@ -69,5 +69,8 @@ int mcp__lstream_write(mcp__lstream *ls, const char *text, size_t len);
 void mcp__lstream_close_output(mcp__lstream *ls);
 /* Stops reading, flushes what is queued, closes everything, then on_closed. */
 void mcp__lstream_close(mcp__lstream *ls);
+/* Like mcp__lstream_close, or after it, but drops what is still queued: a peer that
+ * does not read cannot hold the close. */
+void mcp__lstream_abort(mcp__lstream *ls);
 
 #endif

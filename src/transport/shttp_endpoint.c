@@ -2,9 +2,13 @@
  * The Streamable HTTP endpoint's life: options, start on the caller's loop,
  * stop and drain, free; and mcp_serve_http, which owns a loop and the signals.
  *
- * A stop goes through phases (enum shttp_phase). DRAINING: the listener is
- * closed, connections close once their request is answered, new MCP requests
- * get 503, and the requests in flight may finish until the deadline. CLOSING,
+ * A stop goes through phases (enum shttp_phase). DRAINING: every connection
+ * closes once its request is answered, new work (requests, new sessions, new
+ * streams) gets 503, but what helps the requests in flight finish is still
+ * taken, on new connections too: the client's answers to the server's requests,
+ * notifications (cancellation), and resumes of streams (GET with Last-Event-ID)
+ * that lost their connection. The requests in flight may finish until the
+ * deadline. CLOSING,
  * once none is left or the deadline passed, always from a timer callback (so
  * that a stop from inside any callback of ours is safe): sessions close (their
  * streams end cleanly, handlers still running are cancelled), connections get
@@ -199,6 +203,7 @@ static void on_drain_timer(uv_timer_t *h);
 static void begin_closing(shttp *t)
 {
     t->phase = EP_CLOSING;
+    mcp__http_server_stop_listening(t->http);
     close_handle(t, &t->keepalive_timer);
     close_handle(t, &t->sweep_timer);
     close_handle(t, &t->deferred_idle);

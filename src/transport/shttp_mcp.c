@@ -288,7 +288,9 @@ static void get(shttp *t, mcp__http_req *req)
         mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");
         return;
     }
-    if (t->phase != EP_RUNNING) {
+    const char *last = mcp__http_header(req, "last-event-id");
+    if (t->phase != EP_RUNNING && (last == NULL || t->store == NULL)) {
+        /* Draining: no new stream, but a resume may fetch an answer in flight. */
         mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR, "Service Unavailable: shutting down");
         return;
     }
@@ -309,7 +311,6 @@ static void get(shttp *t, mcp__http_req *req)
                          "Too Many Requests: too many open streams on this server");
         return;
     }
-    const char *last = mcp__http_header(req, "last-event-id");
     if (last != NULL && t->store != NULL) {
         mcp__shttp_resume(t, hs, req, last);
         return;

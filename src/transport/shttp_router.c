@@ -242,9 +242,10 @@ int mcp_http_exchange_respond(mcp_http_exchange *x, int status, const char *cons
 static void serve_route(shttp *t, const shttp_route *r, mcp__http_req *req)
 {
     mcp_http_exchange x = {.t = t, .req = req};
+    /* r may move under the call (a route added from inside it): not used after. */
     r->fn(&x, r->user);
     if (!x.answered) {
-        mcp__warn("the route for %s did not answer: 500", r->path);
+        mcp__warn("the route for %s did not answer: 500", mcp__http_req_path(req));
         mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal Server Error");
     }
 }

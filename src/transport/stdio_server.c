@@ -21,6 +21,10 @@
 
 enum { SE_RUNNING, SE_ENDING, SE_DONE };
 
+/* How long the output may take to flush once the endpoint ends, when no drain
+ * deadline is left to bound it. */
+#define STDIO_FLUSH_MS 5000
+
 struct mcp_stdio_endpoint {
     uv_loop_t *loop;
     mcp__answerer *ans;
@@ -29,6 +33,7 @@ struct mcp_stdio_endpoint {
     uv_timer_t drain_timer;
     int phase;
     int status;
+    uint64_t deadline; /* loop time the drain ends at; UINT64_MAX: none */
     int ls_open, ans_open, timer_open;
     int free_when_done, in_done;
     mcp_endpoint_done_fn done;
@@ -57,15 +62,28 @@ static void on_timer_closed(uv_handle_t *h)
     maybe_done(ep);
 }
 
+/* The output could not be flushed in time (its reader does not read): drop it. */
+static void on_flush_timeout(uv_timer_t *h)
+{
+    stdio_ep *ep = h->data;
+    mcp__warn("stdout was not taken in time: dropping what is queued");
+    mcp__lstream_abort(&ep->ls);
+}
+
 static void on_ans_closed(void *arg)
 {
     stdio_ep *ep = arg;
     ep->ans = NULL;
     ep->ans_open = 0;
-    /* Every answer is written: the output may close now. */
+    /* Every answer is written: the output may close now, once it is flushed, which
+     * a reader that does not read could hold for ever: the rest of the deadline
+     * (a few seconds without one) bounds it. */
+    uint64_t now = uv_now(ep->loop);
+    uint64_t left = ep->deadline == UINT64_MAX ? STDIO_FLUSH_MS
+                    : ep->deadline > now       ? ep->deadline - now
+                                               : 0;
+    uv_timer_start(&ep->drain_timer, on_flush_timeout, left, 0);
     mcp__lstream_close(&ep->ls);
-    if (!uv_is_closing((uv_handle_t *)&ep->drain_timer))
-        uv_close((uv_handle_t *)&ep->drain_timer, on_timer_closed);
 }
 
 /* Closes the session (what still runs is cancelled; its answers are still written)
@@ -86,19 +104,23 @@ static void on_drain_timer(uv_timer_t *h)
 }
 
 /* Ends the endpoint: requests in flight may finish for drain_ms (< 0: as long as
- * they take), then the session closes. */
+ * they take), then the session closes; at once when none is in flight. A later
+ * call only ever brings the deadline forward. */
 static void end(stdio_ep *ep, int drain_ms)
 {
-    if (ep->phase != SE_RUNNING) {
-        if (drain_ms >= 0 && ep->sess != NULL)
-            uv_timer_start(&ep->drain_timer, on_drain_timer, (uint64_t)drain_ms, 0);
-        return;
+    uint64_t now = uv_now(ep->loop);
+    if (ep->phase == SE_RUNNING) {
+        ep->phase = SE_ENDING;
+        ep->deadline = UINT64_MAX;
     }
-    ep->phase = SE_ENDING;
-    if (ep->sess != NULL && ep->ans->ops->inflight(ep->sess) == 0)
-        drain_ms = 0;
-    if (drain_ms >= 0)
+    if (ep->sess == NULL)
+        return; /* closing already */
+    if (drain_ms >= 0 && now + (uint64_t)drain_ms < ep->deadline) {
+        ep->deadline = now + (uint64_t)drain_ms;
         uv_timer_start(&ep->drain_timer, on_drain_timer, (uint64_t)drain_ms, 0);
+    }
+    if (ep->ans->ops->inflight(ep->sess) == 0)
+        uv_timer_start(&ep->drain_timer, on_drain_timer, 0, 0);
 }
 
 static int io_send(void *io, uint64_t stream, const char *text, size_t len, unsigned flags)
@@ -114,18 +136,39 @@ static int io_send(void *io, uint64_t stream, const char *text, size_t len, unsi
 static void io_idle(void *io)
 {
     stdio_ep *ep = io;
-    if (ep->phase == SE_ENDING || ep->ls.eof)
-        end(ep, 0);
+    if (ep->phase == SE_ENDING)
+        end(ep, -1); /* nothing in flight any more: closes now */
 }
 
 static const mcp__session_io stdio_io = {.send = io_send, .idle = io_idle};
 
+/* Ending: a new request is refused (a client that keeps sending must not keep the
+ * endpoint alive); 1 when line was one and got its error. */
+static int refuse_request(stdio_ep *ep, const char *line, size_t len)
+{
+    json_t *msg = json_loadb(line, len, 0, NULL);
+    const json_t *id = json_object_get(msg, "id");
+    int request = json_is_object(msg) && json_is_string(json_object_get(msg, "method")) &&
+                  (json_is_string(id) || json_is_integer(id));
+    if (request) {
+        json_t *err = mcp__error_message(id, MCP_RPC_SERVER_ERROR,
+                                         "Server shutting down: no new request is taken", NULL);
+        char *text = err ? json_dumps(err, JSON_COMPACT) : NULL;
+        if (text != NULL)
+            (void)mcp__lstream_write(&ep->ls, text, strlen(text));
+        free(text);
+        json_decref(err);
+    }
+    json_decref(msg);
+    return request;
+}
+
 static void on_line(void *user, char *line, size_t len)
 {
     stdio_ep *ep = user;
-    /* Also while draining: the client's answers to our requests may be what the
-     * requests in flight wait for. */
-    if (ep->sess != NULL)
+    /* While ending, the client's answers to our requests and its notifications
+     * (cancellation) still go in: the requests in flight may need them. */
+    if (ep->sess != NULL && (ep->phase == SE_RUNNING || !refuse_request(ep, line, len)))
         ep->ans->ops->feed(ep->sess, line, len, MCP__STREAM_STANDALONE);
 }
 
@@ -159,6 +202,8 @@ static void on_closed(void *user)
 {
     stdio_ep *ep = user;
     ep->ls_open = 0;
+    if (ep->timer_open && !uv_is_closing((uv_handle_t *)&ep->drain_timer))
+        uv_close((uv_handle_t *)&ep->drain_timer, on_timer_closed);
     maybe_done(ep);
 }
 

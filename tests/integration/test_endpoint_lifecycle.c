@@ -287,7 +287,10 @@ static void test_endpoint_stops_and_starts_a_thousand_times_without_growing(void
     print_message("RSS after 100 cycles %ld KiB, after %d: %ld KiB; host timer ticks %d\n",
                   rss_at_100, cycles, rss_end, h.ticks);
     assert_true(rss_at_100 > 0);
-    assert_true(rss_end * 100 <= rss_at_100 * 105);
+    /* Under ASan freed memory sits in its quarantine and RSS means little; there
+     * LeakSanitizer is what checks that nothing is kept. */
+    if (!UNDER_ASAN)
+        assert_true(rss_end * 100 <= rss_at_100 * 105);
     assert_true(h.ticks > 0); /* the host's loop never stopped turning */
     host_quit(&h);
     mcp_server_free(srv);
@@ -345,18 +348,28 @@ static void test_draining_endpoint_refuses_new_requests(void **state)
     assert_int_equal(hc_read_head(&call, &cr, WAIT_MS), 0);
     h.drain_ms = 5000;
     host_cmd(&h, CMD_STOP);
-    /* New connections are not accepted any more. */
-    hc_conn late = {.fd = -1};
+    /* A new session is refused with 503 and a JSON-RPC error, and the connection
+     * closes after it; a new standalone stream too. */
     hc_response lr = {0};
-    int connected = hc_connect(&late, h.port, 1000) == 0;
-    if (connected) {
-        char *init = hc_initialize_body(NULL);
-        int sent =
-            hc_send_request(&late, h.port, "POST", "/mcp", HC_MCP_POST_HEADERS, init, WAIT_MS) == 0;
-        free(init);
-        assert_true(!sent || hc_read_response(&late, &lr, 2000) != 0);
-    }
-    hc_close(&late);
+    char *init = hc_initialize_body(NULL);
+    assert_int_equal(hc_mcp_post(h.port, NULL, NULL, init, &lr, WAIT_MS), 0);
+    free(init);
+    assert_int_equal(lr.status, 503);
+    assert_non_null(strstr(lr.body, "shutting down"));
+    assert_string_equal(hc_header_get(&lr, "connection"), "close");
+    hc_response_free(&lr);
+    char hdrs[256];
+    snprintf(hdrs, sizeof(hdrs), HC_SSE_ACCEPT "Mcp-Session-Id: %s\r\n", sid);
+    assert_int_equal(hc_request(h.port, "GET", "/mcp", hdrs, NULL, &lr, WAIT_MS), 0);
+    assert_int_equal(lr.status, 503);
+    hc_response_free(&lr);
+    /* What helps the call in flight is still taken: a notification gets 202. */
+    assert_int_equal(hc_mcp_post(h.port, sid, NULL,
+                                 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\","
+                                 "\"params\":{\"progressToken\":\"x\",\"progress\":1}}",
+                                 &lr, WAIT_MS),
+                     0);
+    assert_int_equal(lr.status, 202);
     hc_response_free(&lr);
     json_t *msg = hc_sse_next_json(&call, WAIT_MS, NULL);
     assert_non_null(json_object_get(msg, "result"));
