@@ -149,12 +149,67 @@ static void test_healthz_answers_200_then_503_while_draining(void **state)
     hc_server_free(&s);
 }
 
+/* A call waiting for the client's answer (elicitation) when SIGTERM comes gets it:
+ * the answer is POSTed on a new connection during the drain, and the result comes
+ * on the call's stream; then exit 0. */
+static void test_drain_takes_the_answer_a_call_waits_for(void **state)
+{
+    (void)state;
+    hc_server s;
+    start(&s, "8000");
+    char sid[33];
+    assert_int_equal(hc_mcp_initialize(s.port, sid, WAIT_MS), 0);
+    hc_conn c = {.fd = -1};
+    hc_response r = {0};
+    char *body = hc_tools_call_body(5, "test_elicitation", "{\"message\":\"name?\"}");
+    char hdrs[256];
+    snprintf(hdrs, sizeof(hdrs), HC_MCP_POST_HEADERS "Mcp-Session-Id: %s\r\n", sid);
+    assert_int_equal(hc_connect(&c, s.port, WAIT_MS), 0);
+    assert_int_equal(hc_send_request(&c, s.port, "POST", "/mcp", hdrs, body, WAIT_MS), 0);
+    free(body);
+    assert_int_equal(hc_read_head(&c, &r, WAIT_MS), 0);
+    json_t *ask = hc_sse_next_json(&c, WAIT_MS, NULL);
+    assert_non_null(ask);
+    assert_string_equal(json_string_value(json_object_get(ask, "method")), "elicitation/create");
+    kill(s.pid, SIGTERM);
+    assert_int_equal(hc_server_wait_stderr(&s, "draining", WAIT_MS), 0);
+    /* New work is refused... */
+    hc_response x = {0};
+    char *init = hc_initialize_body(NULL);
+    assert_int_equal(hc_mcp_post(s.port, NULL, NULL, init, &x, WAIT_MS), 0);
+    free(init);
+    assert_int_equal(x.status, 503);
+    hc_response_free(&x);
+    /* ...but the answer the call waits for is taken. */
+    json_t *answer = json_pack("{s:s, s:O, s:{s:s, s:{s:s}}}", "jsonrpc", "2.0", "id",
+                               json_object_get(ask, "id"), "result", "action", "accept", "content",
+                               "name", "drain");
+    char *text = json_dumps(answer, JSON_COMPACT);
+    assert_int_equal(hc_mcp_post(s.port, sid, NULL, text, &x, WAIT_MS), 0);
+    assert_int_equal(x.status, 202);
+    hc_response_free(&x);
+    free(text);
+    json_decref(answer);
+    json_decref(ask);
+    json_t *msg = hc_sse_next_json(&c, WAIT_MS, NULL);
+    assert_non_null(json_object_get(msg, "result"));
+    json_decref(msg);
+    hc_close(&c);
+    int status;
+    assert_int_equal(hc_server_stop(&s, 8000, &status), 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    hc_response_free(&r);
+    hc_server_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sigterm_lets_the_call_in_flight_finish_then_exits_0),
         cmocka_unit_test(test_second_sigterm_stops_at_once),
         cmocka_unit_test(test_healthz_answers_200_then_503_while_draining),
+        cmocka_unit_test(test_drain_takes_the_answer_a_call_waits_for),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
