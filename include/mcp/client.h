@@ -21,8 +21,22 @@
  * owner runs the loop.
  *
  * Handlers for server->client requests run on a worker thread of the client's
- * (for a loop client, started by the connect when a handler is set) and may
- * block.
+ * (two of them: a threaded client starts them with its loop, a loop client at
+ * the connect, and only when a handler is set) and may block.
+ *
+ * Ownership: the client belongs to its caller from mcp_client_new() or
+ * mcp_client_new_on_loop() until mcp_client_free() or mcp_client_close().
+ * Strings given to the client are copied; JSON values are copied or stolen as
+ * each function says (stolen means released on every path, failure included).
+ * Pointers the client hands out are borrowed as each function says. The user
+ * pointers of callbacks are kept as given and must stay valid until the client
+ * is freed (for mcp_client_close(), until done has run).
+ *
+ * One connect per client: once a connect has started the server (even one
+ * that then failed), every later connect of that client completes with
+ * MCP_ESTATE, and a server that goes away is not reconnected. A connect that
+ * fails once the child has started leaves it running (unless it exited) until
+ * the client is freed. Make a new client to try again.
  */
 #ifndef MCP_CLIENT_H
 #define MCP_CLIENT_H
@@ -37,13 +51,25 @@ typedef struct mcp_client mcp_client;
 
 /*
  * Answers a server->client request (sampling/createMessage,
- * elicitation/create). Returns a new reference to the result, or NULL after
- * filling err (code and message) to answer with a JSON-RPC error. Runs on a
- * worker thread.
+ * elicitation/create). Returns a new reference to the result, which the
+ * library takes, or NULL after filling err (code, message, and data, a
+ * reference the library takes) to answer with a JSON-RPC error; a NULL with
+ * err left zeroed is answered -32603 "The client refused" (fill err only to
+ * return NULL: beside a result, err->data is never released). Runs on a worker
+ * thread and may block, and may call the client's blocking functions (not
+ * mcp_client_free()). params ({} when the server sent none) and err are
+ * borrowed until it returns; user is the one given with the handler. When the
+ * server cancels the request or the connection closes, the handler still runs
+ * to its end and its answer is dropped.
  */
 typedef json_t *(*mcp_client_request_fn)(mcp_client *c, const json_t *params, mcp_rpc_error *err,
                                          void *user);
-/* A server notification. Runs on the client's loop thread: do not block. */
+/*
+ * A server notification: every one but notifications/cancelled and the
+ * notifications/progress of a request made with mcp_call_opts.on_progress
+ * (progress for other requests comes here). Runs on the client's loop thread:
+ * do not block. method and params (NULL when absent) are borrowed for the call.
+ */
 typedef void (*mcp_client_notification_fn)(mcp_client *c, const char *method, const json_t *params,
                                            void *user);
 /*
@@ -52,7 +78,12 @@ typedef void (*mcp_client_notification_fn)(mcp_client *c, const char *method, co
  * server gave none; message may be NULL.
  */
 typedef void (*mcp_progress_fn)(double progress, double total, const char *message, void *user);
-/* Completion of an asynchronous request. result and err are borrowed. */
+/*
+ * Completion of an asynchronous request: status MCP_OK (result set), MCP_ERPC
+ * (err set) or MCP_ETIMEDOUT, MCP_ECANCELED, MCP_ECLOSED (both NULL). result
+ * and err are borrowed for the call (json_incref result to keep it). Runs on
+ * the client's loop thread: do not block.
+ */
 typedef void (*mcp_response_fn)(mcp_client *c, int status, const json_t *result,
                                 const mcp_rpc_error *err, void *user);
 
@@ -71,9 +102,11 @@ typedef struct mcp_call_opts {
 } mcp_call_opts;
 
 /*
- * Returns a new threaded client, or NULL when name or version is NULL or
- * memory runs out. name and version are copied. Its loop and thread start with
- * the first connect.
+ * Returns a new threaded client, or NULL when name or version is NULL, memory
+ * runs out or a mutex cannot be made. name and version (clientInfo) are
+ * copied. Any thread. Nothing runs yet: its loop, its thread and its two
+ * workers start with the first connect. The caller owns it until
+ * mcp_client_free() or mcp_client_close().
  */
 MCP_EXTERN mcp_client *mcp_client_new(const char *name, const char *version);
 
@@ -100,14 +133,20 @@ MCP_EXTERN int mcp_client_new_on_loop(struct uv_loop_s *loop, const char *name, 
                                       mcp_client **out);
 /*
  * Threaded client: closes the connection (for stdio: closes the child's stdin,
- * waits up to 2 s, then SIGTERM, then SIGKILL; the child is always reaped),
- * fails pending requests with MCP_ECLOSED and frees the client. It waits for
- * all of that, and for server->client request handlers still running; call it
- * from a thread other than the client's loop thread, never from inside the
- * client's callbacks (mcp_client_close() is for that).
+ * waits up to 2 s, then SIGTERM, 2 s later SIGKILL; the child is always
+ * reaped), fails pending requests with MCP_ECLOSED (their callbacks run on the
+ * loop thread, blocked callers return) and frees the client. It blocks for all
+ * of that, up to about 4 s for a child that will not exit, and for
+ * server->client request handlers still running, however long they take. Call
+ * it from a thread that is neither the client's loop thread (inside the
+ * client's callbacks it would wait for itself: use mcp_client_close()) nor one
+ * of its workers (inside a sampling or elicitation handler it would join
+ * itself), and only once no other thread uses c. A client that never began
+ * connecting is freed at once.
  * Loop client: the same as mcp_client_close(c, NULL, NULL), which does not
  * wait: run the loop until the client is gone.
- * c may be NULL. c must not be used after this call.
+ * c may be NULL. c must not be used after this call, nor may this be called
+ * after mcp_client_close() (c may already be freed).
  */
 MCP_EXTERN void mcp_client_free(mcp_client *c);
 
@@ -122,47 +161,107 @@ typedef void (*mcp_client_closed_fn)(void *user);
  * later; always reaped). Once the child is reaped, server->client request
  * handlers still running have returned (their answers are dropped) and every
  * handle of the client is closed, the client is freed and then done(user)
- * runs (done may be NULL), on the client's loop thread. After this call, c
- * may be used only inside the client's callbacks that still run (there, new
- * work fails with MCP_ECLOSED and a second close with MCP_ESTATE); anywhere
- * else it may already be freed.
+ * runs (done may be NULL), on the client's loop thread (a threaded client's
+ * own thread, which then ends; nobody joins it). After this call, c may be
+ * used only inside the client's callbacks and handlers that still run; there,
+ * mcp_client_request_async() fails with MCP_ECLOSED, a connect and a second
+ * close with MCP_ESTATE, and mcp_client_cancel() and mcp_client_notify()
+ * return MCP_OK and send nothing. Anywhere else c may already be freed.
  *
  * Safe from any thread, inside the client's own callbacks included (a
- * response, notification, progress or connect callback): the client is never
- * freed while one of its callbacks is on the stack. A threaded client that
- * never connected is freed at once, and done runs before this returns.
+ * response, notification, progress or connect callback, or a sampling or
+ * elicitation handler): the client is never freed while one of its callbacks
+ * is on the stack. A threaded client that never began connecting is freed at
+ * once, and done runs before this returns, on the calling thread.
  * Returns MCP_OK; MCP_EINVAL when c is NULL; MCP_ESTATE when the client is
  * already closing (the earlier close goes on; done of this call never runs).
  */
 MCP_EXTERN int mcp_client_close(mcp_client *c, mcp_client_closed_fn done, void *user);
 
-/* Settings, before connecting. */
+/*
+ * Settings. Except mcp_client_set_roots(), none takes a lock: call them from
+ * one thread before connecting (before mcp_client_connect_stdio() or
+ * mcp_client_connect_stdio_async() is called), not while the client's loop
+ * may read them; a change during a connect is a data race.
+ */
+
+/*
+ * The default timeout of a request and of a connect's initialize (both use
+ * it when theirs is <= 0): 60 s unless set. It applies to requests sent after
+ * the call; it is never refused for being late, but a change while other
+ * threads make requests is a data race. There is no "no timeout": the longest
+ * is INT_MAX ms. MCP_OK; MCP_EINVAL for a NULL c or a timeout_ms <= 0.
+ */
 MCP_EXTERN int mcp_client_set_timeout(mcp_client *c, int timeout_ms);
-/* Largest message accepted from the server in bytes (default 64 MiB). */
+/*
+ * Largest message accepted from the server, in bytes: 1024 or more, default
+ * 64 MiB. A longer message is dropped with a logged warning and not
+ * answered, so a request whose answer is too long ends with MCP_ETIMEDOUT.
+ * MCP_OK; MCP_EINVAL for a NULL c, a size under 1024, or once a connect has
+ * begun (MCP_EINVAL, not MCP_ESTATE).
+ */
 MCP_EXTERN int mcp_client_set_max_message_size(mcp_client *c, size_t bytes);
-/* Declares the sampling capability and answers sampling/createMessage. */
+/*
+ * Sets the handler of sampling/createMessage (fn NULL removes it); the connect
+ * declares the sampling capability when one is set at the moment initialize
+ * is sent. Without a handler the request is answered -32601. fn runs on a
+ * worker thread (see mcp_client_request_fn); user is kept as given. MCP_OK;
+ * MCP_EINVAL for a NULL c; MCP_ESTATE once connected. It is not refused while
+ * a connect is under way, but is then a data race, and a handler set after
+ * initialize was sent is not declared (and, on a loop client with no handler
+ * before, finds no worker: its requests are answered -32603).
+ */
 MCP_EXTERN int mcp_client_on_sampling(mcp_client *c, mcp_client_request_fn fn, void *user);
 /*
- * Declares the elicitation capability and answers elicitation/create. When the
- * handler accepts, properties of the requested schema that it left out are
- * filled in from the schema's defaults.
+ * The same for elicitation/create and the elicitation capability (form mode).
+ * When the handler's result has "action":"accept", properties of the requested
+ * schema that its "content" left out are filled in from the schema's defaults
+ * ("content" is added when missing) before the answer is sent.
  */
 MCP_EXTERN int mcp_client_on_elicitation(mcp_client *c, mcp_client_request_fn fn, void *user);
 /*
- * Declares the roots capability (listChanged) and answers roots/list with
- * `roots` (a JSON array of {"uri","name"?}, copied). Calling it again once
- * connected sends notifications/roots/list_changed.
+ * Sets the roots: `roots`, a JSON array (meant to hold {"uri","name"?}
+ * objects; its elements are not checked), deep-copied; the caller keeps its
+ * reference. While roots are set, roots/list is answered with them (else
+ * -32601), and a connect declares the roots capability with listChanged.
+ * Once connected, every call (the first one included) also sends
+ * notifications/roots/list_changed, even when the capability was not
+ * declared at initialize. Roots cannot be removed. Thread-safe: any thread,
+ * callbacks and handlers included.
+ * Returns MCP_OK; MCP_EINVAL for a NULL c or a roots that is not an array;
+ * MCP_ENOMEM when the copy fails (the old roots stay). Once connected, what
+ * mcp_client_notify() returns for the notification (the new roots are set
+ * even when it fails).
  */
 MCP_EXTERN int mcp_client_set_roots(mcp_client *c, const json_t *roots);
+/*
+ * Sets the hook for the server's notifications (fn NULL removes it; see
+ * mcp_client_notification_fn for which ones); without one they are dropped.
+ * user is kept as given. MCP_OK; MCP_EINVAL for a NULL c; MCP_ESTATE once
+ * connected (not refused during a connect, but a data race then).
+ */
 MCP_EXTERN int mcp_client_on_notification(mcp_client *c, mcp_client_notification_fn fn, void *user);
 
 /*
- * Spawns argv[0] (searched in PATH) with argv, speaks newline-delimited JSON
- * over its stdin and stdout, and runs initialize. The child's stderr is
- * inherited. Blocks until initialized or timeout_ms (<= 0: default). argv is
- * copied. Returns MCP_OK, or the errors of mcp_connect_fn below, or MCP_EINVAL
- * (c, argv or argv[0] NULL), or MCP_ESTATE when already connected or called on
- * the client's loop thread.
+ * Spawns argv[0] (searched in PATH) with argv (NULL-terminated), speaks
+ * newline-delimited JSON over its stdin and stdout, and runs initialize, then
+ * sends notifications/initialized. The child inherits the environment, the
+ * working directory and stderr. argv and its strings are copied. Blocks until
+ * the connect ends; timeout_ms (<= 0: the client's default) bounds the
+ * initialize request, which a loop client's owner must keep running the loop
+ * for. The first connect of a threaded client starts its loop thread and
+ * workers; every connect sets SIGPIPE to SIG_IGN for the whole process, and
+ * leaves it so.
+ *
+ * Any thread but the client's loop thread, one connect at a time (two threads
+ * connecting a threaded client at once race to start its thread); on a loop
+ * client, a thread other than the one running the loop.
+ * Returns MCP_OK once connected; MCP_EINVAL (c, argv or argv[0] NULL);
+ * MCP_ESTATE when already connected or called on the client's loop thread;
+ * MCP_EIO when the client's loop, thread or workers cannot start, or a mutex
+ * cannot be made; MCP_ENOMEM; MCP_ECLOSED when the client is closing; or any
+ * status of mcp_connect_fn below. On MCP_ERPC, mcp_client_connect_error()
+ * gives the server's answer.
  */
 MCP_EXTERN int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeout_ms);
 /*
@@ -170,88 +269,166 @@ MCP_EXTERN int mcp_client_connect_stdio(mcp_client *c, const char *const argv[],
  * server answered initialize and the client is connected; otherwise the
  * connect failed: MCP_ERPC (the server refused initialize:
  * mcp_client_connect_error() gives its answer, from inside this callback or
- * later), MCP_EPROTO (it answered with a protocol version we do not speak),
- * MCP_ETIMEDOUT, MCP_EIO (the program could not be started, or a pipe could not
- * be made), MCP_ENOMEM, MCP_ECLOSED (the server went away first, or the client
- * was closed first) or MCP_ESTATE (another connect ran first). Runs on the
- * client's loop thread; it may call any function of the client that may be
- * called there, mcp_client_close() included.
+ * later), MCP_EPROTO (it answered with a protocol version we do not speak; the
+ * connection is then closed), MCP_ETIMEDOUT (notifications/cancelled is sent),
+ * MCP_EIO (the program could not be started, or a pipe could not be made),
+ * MCP_ENOMEM (also when a loop client's workers cannot start), MCP_ECLOSED
+ * (the server went away first, or the client was closed first), MCP_ESTATE
+ * (another connect ran first, whether it succeeded or not), MCP_ELIMIT (the
+ * server does not read its input) or MCP_ECANCELED (mcp_client_cancel() was
+ * given the initialize request's id, 0). After a failure past the spawn, the
+ * child still runs until the client is freed. Runs on the client's loop
+ * thread; it may call any function of the client that may be called there,
+ * mcp_client_close() included.
  */
 typedef void (*mcp_connect_fn)(mcp_client *c, int status, void *user);
 /*
  * Connects as mcp_client_connect_stdio does (spawns argv[0], searched in PATH,
- * then runs initialize) without waiting. argv and its strings are copied.
- * timeout_ms bounds the initialize request (<= 0: the client's default).
- * Returns MCP_OK, after which cb (may be NULL) runs exactly once, never from
- * inside this call, with the outcome; or MCP_EINVAL (c, argv or argv[0] NULL),
- * MCP_ESTATE (already connected, or the client is closing), MCP_ENOMEM or
- * MCP_EIO (the client's thread could not start), and then cb never runs.
- * Any thread may call it for a threaded client; a loop client takes it only on
- * its loop thread (MCP_ESTATE elsewhere).
+ * then runs initialize; SIGPIPE ignored) without waiting. argv and its strings
+ * are copied. timeout_ms bounds the initialize request (<= 0: the client's
+ * default). Returns MCP_OK, after which cb (may be NULL) runs exactly once,
+ * never from inside this call, with the outcome; or MCP_EINVAL (c, argv or
+ * argv[0] NULL), MCP_ESTATE (already connected, or the client is closing),
+ * MCP_ENOMEM, MCP_EIO (the client's loop, thread or workers could not start)
+ * or MCP_ECLOSED (a close began meanwhile), and then cb never runs. user is
+ * kept until cb has run.
+ * Any thread may call it for a threaded client (one connect at a time, as for
+ * mcp_client_connect_stdio); a loop client takes it only on its loop thread
+ * (MCP_ESTATE elsewhere).
  */
 MCP_EXTERN int mcp_client_connect_stdio_async(mcp_client *c, const char *const argv[],
                                               int timeout_ms, mcp_connect_fn cb, void *user);
 /*
  * After a connect that failed with MCP_ERPC: the JSON-RPC error the server
  * answered initialize with, copied into *err (err->data is a new reference:
- * release it with mcp_rpc_error_clear). MCP_OK, or MCP_ENOENT when the last
- * connect did not fail that way. Call it from the thread that called
+ * release it with mcp_rpc_error_clear). The client keeps its own copy until
+ * the next connect ends or the client is freed. Returns MCP_OK; MCP_EINVAL
+ * for a NULL c or err (err untouched); MCP_ENOENT when the last connect that
+ * ran did not fail that way (err untouched; a connect refused by its call's
+ * return value does not count). Call it from the thread that called
  * mcp_client_connect_stdio, or after mcp_client_connect_stdio_async from its
  * callback or later on the thread the callback ran on.
  */
 MCP_EXTERN int mcp_client_connect_error(const mcp_client *c, mcp_rpc_error *err);
 
-/* After connecting: what the server said in its initialize result (borrowed). */
+/*
+ * After a successful connect: what the server said in its initialize result.
+ * The negotiated protocol version (a static string of the library's), the
+ * serverInfo and capabilities objects ({} when the server sent no object), and
+ * the instructions (NULL when the server gave none). All are NULL before the
+ * connect succeeded, and after one that failed. Borrowed: owned by the client
+ * and unchanged until it is freed, the connection's end notwithstanding. Any
+ * thread that has seen the connect succeed (its return, its callback, or a
+ * later call made after it). c must not be NULL: these do not check it.
+ */
 MCP_EXTERN const char *mcp_client_protocol_version(const mcp_client *c);
 MCP_EXTERN const json_t *mcp_client_server_info(const mcp_client *c);
 MCP_EXTERN const json_t *mcp_client_server_capabilities(const mcp_client *c);
 MCP_EXTERN const char *mcp_client_instructions(const mcp_client *c);
 
 /*
- * Sends a request and waits. params is stolen (may be NULL). On MCP_OK,
- * *result is a new reference the caller releases. On MCP_ERPC, err is filled.
- * On timeout notifications/cancelled is sent and MCP_ETIMEDOUT returned.
- * MCP_ESTATE on the client's loop thread (see above), MCP_ECLOSED when not
- * connected or when the client closes meanwhile.
+ * Sends a request and waits for its answer. method is copied; params (a JSON
+ * object, or NULL for none) is stolen on every path; opts is read during the
+ * call (see mcp_call_opts: on_progress, if set, runs on the loop thread with
+ * opts->user while this waits). result and err may be NULL to ignore them;
+ * *result is set to NULL and *err zeroed first.
+ *
+ * Any thread but the client's loop thread, several at once. The wait ends with
+ * the answer, the timeout (a timer on the client's loop: a loop client's
+ * owner must keep running the loop, or this waits for ever) or the end of the
+ * connection.
+ *
+ * Returns MCP_OK: *result is a new reference the caller releases. MCP_ERPC:
+ * the server answered with an error, copied into *err (err->data is a new
+ * reference: release it with mcp_rpc_error_clear). MCP_ETIMEDOUT:
+ * notifications/cancelled is sent and a late answer dropped. MCP_ECANCELED:
+ * mcp_client_cancel() was given this request's id. MCP_ECLOSED: the client is
+ * not connected (never was, or a connect is still under way), the connection
+ * ended, or the client is closing. MCP_EINVAL: a NULL c or method, a params
+ * that is not an object, an opts->size shorter than the size field.
+ * MCP_ESTATE: called on the client's loop thread. MCP_ENOMEM. MCP_ELIMIT: the
+ * server does not read its input (the connection is then closed). MCP_EIO: a
+ * mutex or condition variable cannot be made. On any status but MCP_OK,
+ * *result is NULL; on any but MCP_ERPC, *err is zeroed.
  */
 MCP_EXTERN int mcp_client_request(mcp_client *c, const char *method, json_t *params,
                                   const mcp_call_opts *opts, json_t **result, mcp_rpc_error *err);
 /*
- * Sends a request without waiting; cb runs on the client's loop thread (never
- * from inside this call). Any thread may call it; on the loop thread the
- * request is written at once. The request id is stored in *request_id when
- * not NULL. params is stolen (may be NULL), even on failure. result and err
- * given to cb are borrowed for the callback's duration.
+ * Sends a request without waiting for its answer. method is copied; params (a
+ * JSON object, or NULL) is stolen on every path; opts is copied (its
+ * on_progress runs on the loop thread with opts->user). cb (may be NULL) and
+ * user are kept until cb has run; cb runs on the client's loop thread, never
+ * from inside this call, with result and err borrowed for its duration.
+ *
+ * Any thread. On the loop thread the request is written at once. From another
+ * thread it is posted to the loop and this call blocks until the loop has sent
+ * it and knows its id (a loop client's owner must be running the loop), not
+ * for the answer: cb may then run, on the loop thread, before this returns.
+ *
  * Returns MCP_OK, after which cb (when not NULL) runs exactly once, with
- * MCP_OK, MCP_ERPC, MCP_ETIMEDOUT, MCP_ECANCELED or MCP_ECLOSED; any other
- * return means the request was not sent and cb never runs: MCP_EINVAL,
- * MCP_ENOMEM, MCP_EIO, or MCP_ECLOSED when the client is not connected
- * (anymore) or is closing.
+ * MCP_OK, MCP_ERPC, MCP_ETIMEDOUT, MCP_ECANCELED or MCP_ECLOSED, and the
+ * request's id is stored in *request_id when not NULL. Any other return means
+ * the request was not sent and cb never runs: MCP_EINVAL (a NULL c or method,
+ * a params that is not an object, an opts->size shorter than the size field);
+ * MCP_ECLOSED when the client is not connected (never was, not yet, or
+ * anymore) or is closing; MCP_ENOMEM; MCP_EIO (a mutex or condition variable
+ * cannot be made, from another thread). On the loop thread a failed send
+ * gives MCP_ENOMEM, MCP_ECLOSED or MCP_ELIMIT and leaves *request_id alone;
+ * from another thread every failed send gives MCP_ECLOSED and *request_id is
+ * set to -1.
  */
 MCP_EXTERN int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
                                         const mcp_call_opts *opts, mcp_response_fn cb, void *user,
                                         long long *request_id);
 /*
- * Cancels a pending request: notifications/cancelled, and its cb gets
- * MCP_ECANCELED (on the loop thread, before this returns). reason is copied
- * and may be NULL. An id that is no longer pending is ignored. Any thread; on
- * the loop thread it acts at once, from another it is posted to the loop.
- * Returns MCP_OK; MCP_EINVAL when c is NULL or a threaded client never started
- * connecting; MCP_ENOMEM; MCP_ECLOSED, from another thread, when the client
- * is closing and its loop takes no more work.
+ * Cancels a pending request (asynchronous, or one a blocked
+ * mcp_client_request() waits for): its cb gets MCP_ECANCELED (a blocked
+ * caller returns it), then notifications/cancelled is sent with reason. reason
+ * is copied and may be NULL (also dropped when its copy fails). An id that is
+ * not pending (answered, timed out, never sent, or the connection ended) is
+ * ignored. Any thread: on the loop thread it acts at once, and cb runs before
+ * this returns; from another thread it is posted to the loop, and cb runs
+ * there later (it may have run already when this returns).
+ * Returns MCP_OK, also for an id that was ignored; MCP_EINVAL when c is NULL
+ * or a threaded client never started connecting; MCP_ENOMEM; MCP_ECLOSED, from
+ * another thread, when the client is closing and its loop takes no more work.
  */
 MCP_EXTERN int mcp_client_cancel(mcp_client *c, long long request_id, const char *reason);
 /*
- * Sends a notification; params stolen (may be NULL). Any thread, as
- * mcp_client_cancel; returns as it does (what cannot be written to a closed
- * connection is dropped).
+ * Sends a notification. method is copied; params (may be NULL) is stolen on
+ * every path, and sent as it is (it is not checked to be an object). Any
+ * thread, as mcp_client_cancel: on the loop thread it is written at once,
+ * from another it is posted to the loop. No check is made of the connection:
+ * before a connect has spawned the server, after the connection ended, or
+ * while the client closes, the notification is dropped and MCP_OK returned
+ * all the same; during a connect it is sent at once, before
+ * notifications/initialized. Write errors are not reported.
+ * Returns MCP_OK; MCP_EINVAL when c or method is NULL, or a threaded client
+ * never started connecting; MCP_ENOMEM; MCP_ECLOSED, from another thread,
+ * when the client is closing and its loop takes no more work.
  */
 MCP_EXTERN int mcp_client_notify(mcp_client *c, const char *method, json_t *params);
 
 /*
- * Shorthands; result conventions as mcp_client_request (a JSON object argument
- * such as args or ref is stolen, even on failure). cursor may be NULL.
- * mcp_client_ping returns MCP_ERPC when the server answers with an error.
+ * Shorthands for the MCP methods, each a blocking mcp_client_request() (same
+ * threads, same return values, the client's default timeout unless opts or
+ * timeout_ms give one) with params built from the arguments, which are copied.
+ * A JSON argument (args, ref) is stolen on every path, failure included, and
+ * is not checked (the server judges it). result and err may be NULL; the
+ * result of ping, subscribe, unsubscribe and setLevel is dropped.
+ *
+ * MCP_EINVAL also for a required string argument that is NULL (name, uri,
+ * arg_name, arg_value, ref; cursor may be NULL), a string that is not valid
+ * UTF-8 (but see cursor below), or an unknown log level. When a required
+ * argument is NULL, or the log level unknown, *result and *err are left as
+ * they were; in every other case they are reset as mcp_client_request() does.
+ *
+ * The list functions ask for the page after `cursor` (NULL: the first page).
+ * A cursor that is not valid UTF-8, or whose params cannot be made for lack of
+ * memory, is left out: the first page is asked for instead, without an error.
+ *
+ * mcp_client_ping returns MCP_ERPC when the server answers with an error
+ * (whose details it drops), and MCP_OK for any result.
  */
 MCP_EXTERN int mcp_client_ping(mcp_client *c, int timeout_ms);
 MCP_EXTERN int mcp_client_list_tools(mcp_client *c, const char *cursor, json_t **result,
@@ -268,18 +445,29 @@ MCP_EXTERN int mcp_client_subscribe(mcp_client *c, const char *uri, mcp_rpc_erro
 MCP_EXTERN int mcp_client_unsubscribe(mcp_client *c, const char *uri, mcp_rpc_error *err);
 MCP_EXTERN int mcp_client_list_prompts(mcp_client *c, const char *cursor, json_t **result,
                                        mcp_rpc_error *err);
-/* args: object of strings (stolen, may be NULL). */
+/* args: an object of strings (stolen, may be NULL: no "arguments" sent). */
 MCP_EXTERN int mcp_client_get_prompt(mcp_client *c, const char *name, json_t *args, json_t **result,
                                      mcp_rpc_error *err);
-/* ref: {"type":"ref/prompt","name":..} or {"type":"ref/resource","uri":..} (stolen). */
+/* ref: {"type":"ref/prompt","name":..} or {"type":"ref/resource","uri":..} (stolen);
+ * arg_name and arg_value: the argument being completed. */
 MCP_EXTERN int mcp_client_complete(mcp_client *c, json_t *ref, const char *arg_name,
                                    const char *arg_value, json_t **result, mcp_rpc_error *err);
 MCP_EXTERN int mcp_client_set_logging_level(mcp_client *c, mcp_log_level level, mcp_rpc_error *err);
 /*
  * Follows nextCursor through every page of a list method ("tools/list",
- * "resources/list", "resources/templates/list", "prompts/list") and returns
- * the concatenated array under `key` ("tools", ...) as *items, a new
- * reference the caller releases.
+ * "resources/list", "resources/templates/list", "prompts/list"; the method is
+ * not checked) and returns the concatenated array under `key` ("tools", ...)
+ * as *items, a new reference the caller releases. method and key are borrowed
+ * for the call. One blocking mcp_client_request() per page, with the client's
+ * default timeout each; threads as for it. A page whose `key` is missing or
+ * not an array adds nothing, without an error. The pages end at the first
+ * result without a string nextCursor (an empty string is followed as a cursor).
+ *
+ * Returns MCP_OK. MCP_EINVAL when items, method or key is NULL (*items and
+ * *err untouched). MCP_EPROTO after 10,000 pages, when the server keeps
+ * giving cursors. MCP_ENOMEM. Any other status of the mcp_client_request() of
+ * a page, which fails the whole: *err is then that page's. On failure *items
+ * is NULL and the pages already read are dropped.
  */
 MCP_EXTERN int mcp_client_list_all(mcp_client *c, const char *method, const char *key,
                                    json_t **items, mcp_rpc_error *err);
