@@ -480,8 +480,11 @@ static void serve_done(void *user, int status)
 {
     serve_http *s = user;
     (void)status;
-    uv_close((uv_handle_t *)&s->sigint, NULL);
-    uv_close((uv_handle_t *)&s->sigterm, NULL);
+    /* The handlers stay installed until we return, so that a signal arriving while
+     * the process winds down is ours, not the default's (which would kill it);
+     * unreferenced, they let uv_run return. */
+    uv_unref((uv_handle_t *)&s->sigint);
+    uv_unref((uv_handle_t *)&s->sigterm);
 }
 
 static void serve_signal(uv_signal_t *h, int signum)
@@ -515,6 +518,11 @@ int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
         uv_signal_start(&s.sigterm, serve_signal, SIGTERM);
     }
     uv_run(&loop, UV_RUN_DEFAULT);
+    if (rc == MCP_OK) {
+        uv_close((uv_handle_t *)&s.sigint, NULL);
+        uv_close((uv_handle_t *)&s.sigterm, NULL);
+        uv_run(&loop, UV_RUN_DEFAULT);
+    }
     mcp_http_endpoint_free(s.ep);
     mcp__rpc_thread_cleanup();
     if (uv_loop_close(&loop) != 0)

@@ -311,8 +311,11 @@ static void serve_done(void *user, int status)
 {
     serve_stdio *s = user;
     s->status = status;
-    uv_close((uv_handle_t *)&s->sigint, NULL);
-    uv_close((uv_handle_t *)&s->sigterm, NULL);
+    /* The handlers stay installed until we return, so that a signal arriving while
+     * the process winds down is ours, not the default's (which would kill it);
+     * unreferenced, they let uv_run return. */
+    uv_unref((uv_handle_t *)&s->sigint);
+    uv_unref((uv_handle_t *)&s->sigterm);
 }
 
 static void serve_signal(uv_signal_t *h, int signum)
@@ -340,6 +343,11 @@ int mcp_serve_fds(mcp_server *srv, int in_fd, int out_fd)
         uv_signal_start(&s.sigterm, serve_signal, SIGTERM);
     }
     uv_run(&loop, UV_RUN_DEFAULT);
+    if (rc == MCP_OK) {
+        uv_close((uv_handle_t *)&s.sigint, NULL);
+        uv_close((uv_handle_t *)&s.sigterm, NULL);
+        uv_run(&loop, UV_RUN_DEFAULT);
+    }
     mcp_stdio_endpoint_free(s.ep);
     mcp__rpc_thread_cleanup();
     if (uv_loop_close(&loop) != 0)

@@ -1037,6 +1037,19 @@ int hc_server_stop(hc_server *s, int timeout_ms, int *status)
     return rc;
 }
 
+int hc_server_wait(hc_server *s, int timeout_ms, int *status)
+{
+    *status = -1;
+    if (s->pid <= 0)
+        return -1;
+    int rc = wait_exit(s, hc_now_ms() + timeout_ms, status);
+    if (rc == 0 && s->reader_started) {
+        pthread_join(s->reader, NULL);
+        s->reader_started = 0;
+    }
+    return rc;
+}
+
 int hc_server_wait_stderr(hc_server *s, const char *text, int timeout_ms)
 {
     long long deadline = hc_now_ms() + timeout_ms;

@@ -222,6 +222,9 @@ int hc_server_stop(hc_server *s, int timeout_ms, int *status);
 char *hc_server_stderr(hc_server *s);
 /* 1 while the server process has not exited. */
 int hc_server_alive(hc_server *s);
+/* Waits up to timeout_ms for the server to exit by itself (no signal sent) and reaps
+ * it; *status gets the waitpid status. 0, or -1 when it did not exit in time. */
+int hc_server_wait(hc_server *s, int timeout_ms, int *status);
 /* Waits up to timeout_ms for the server's stderr to contain text. 0 or -1. */
 int hc_server_wait_stderr(hc_server *s, const char *text, int timeout_ms);
 /* VmRSS of the server in KiB from /proc/<pid>/status, or -1. */
