@@ -16,11 +16,10 @@
  * stops, the answerer detaches once its handlers have returned, our own
  * handles close, and done runs.
  */
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "protocol/rpc.h"
+#include "transport/serve.h"
 #include "transport/shttp.h"
 
 #define DEFAULT_KEEPALIVE_MS 15000
@@ -467,37 +466,11 @@ int mcp_http_endpoint_new(uv_loop_t *loop, mcp_server *srv, const mcp_http_opts 
     return mcp__http_endpoint_new(loop, ans, opts, out);
 }
 
-/* ---- mcp_serve_http: a loop of its own, and the signals ---- */
+/* ---- mcp_serve_http: a loop of its own, and the signals (serve.c) ---- */
 
-typedef struct serve_http {
-    mcp_http_endpoint *ep;
-    uv_signal_t sigint, sigterm;
-    int drain_ms;
-    int signals;
-} serve_http;
-
-static void serve_done(void *user, int status)
+static void serve_stop(mcp__serve *s, int drain_ms)
 {
-    serve_http *s = user;
-    (void)status;
-    /* The handlers stay installed until we return, so that a signal arriving while
-     * the process winds down is ours, not the default's (which would kill it);
-     * unreferenced, they let uv_run return. */
-    uv_unref((uv_handle_t *)&s->sigint);
-    uv_unref((uv_handle_t *)&s->sigterm);
-}
-
-static void serve_signal(uv_signal_t *h, int signum)
-{
-    serve_http *s = h->data;
-    if (s->signals++ == 0) {
-        /* Said once the drain has begun, so that whoever reads it can rely on it. */
-        mcp_http_endpoint_stop(s->ep, s->drain_ms, serve_done, s);
-        mcp__warn("signal %d: draining (requests in flight have %d ms)", signum, s->drain_ms);
-    } else {
-        mcp_http_endpoint_stop(s->ep, 0, NULL, NULL);
-        mcp__warn("signal %d again: stopping now", signum);
-    }
+    mcp_http_endpoint_stop(s->ep, drain_ms, mcp__serve_done, s);
 }
 
 int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
@@ -505,27 +478,14 @@ int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
     mcp_http_opts o;
     if (srv == NULL || mcp__opts_copy(&o, sizeof(o), opts, sizeof(o)) != MCP_OK)
         return MCP_EINVAL;
-    uv_loop_t loop;
-    if (uv_loop_init(&loop) != 0)
+    mcp__serve s;
+    if (mcp__serve_init(&s, o.drain_ms == 0 ? DEFAULT_DRAIN_MS : o.drain_ms, serve_stop) != MCP_OK)
         return MCP_EIO;
-    serve_http s = {.drain_ms = o.drain_ms == 0 ? DEFAULT_DRAIN_MS : o.drain_ms};
-    int rc = mcp_http_endpoint_new(&loop, srv, opts, &s.ep);
-    if (rc == MCP_OK) {
-        uv_signal_init(&loop, &s.sigint);
-        uv_signal_init(&loop, &s.sigterm);
-        s.sigint.data = s.sigterm.data = &s;
-        uv_signal_start(&s.sigint, serve_signal, SIGINT);
-        uv_signal_start(&s.sigterm, serve_signal, SIGTERM);
-    }
-    uv_run(&loop, UV_RUN_DEFAULT);
-    if (rc == MCP_OK) {
-        uv_close((uv_handle_t *)&s.sigint, NULL);
-        uv_close((uv_handle_t *)&s.sigterm, NULL);
-        uv_run(&loop, UV_RUN_DEFAULT);
-    }
-    mcp_http_endpoint_free(s.ep);
-    mcp__rpc_thread_cleanup();
-    if (uv_loop_close(&loop) != 0)
-        mcp__warn("the HTTP loop closed with handles still open");
+    mcp_http_endpoint *ep = NULL;
+    int rc = mcp_http_endpoint_new(&s.loop, srv, opts, &ep);
+    s.ep = ep;
+    mcp__serve_run(&s);
+    mcp_http_endpoint_free(ep);
+    mcp__serve_close(&s);
     return rc;
 }

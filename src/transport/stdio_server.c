@@ -16,6 +16,7 @@
 #include "protocol/rpc.h"
 #include "transport/answerer.h"
 #include "transport/lines.h"
+#include "transport/serve.h"
 
 #include <mcp/server.h>
 
@@ -295,63 +296,29 @@ void mcp_stdio_endpoint_free(mcp_stdio_endpoint *ep)
     end(ep, 0);
 }
 
-/* ---- mcp_serve_fds: a loop of its own, and the signals ---- */
-
-typedef struct serve_stdio {
-    mcp_stdio_endpoint *ep;
-    uv_signal_t sigint, sigterm;
-    int signals;
-    int status;
-} serve_stdio;
+/* ---- mcp_serve_fds: a loop of its own, and the signals (serve.c) ---- */
 
 /* What SIGTERM and SIGINT give requests in flight. */
 #define STDIO_DRAIN_MS 10000
 
-static void serve_done(void *user, int status)
+static void serve_stop(mcp__serve *s, int drain_ms)
 {
-    serve_stdio *s = user;
-    s->status = status;
-    /* The handlers stay installed until we return, so that a signal arriving while
-     * the process winds down is ours, not the default's (which would kill it);
-     * unreferenced, they let uv_run return. */
-    uv_unref((uv_handle_t *)&s->sigint);
-    uv_unref((uv_handle_t *)&s->sigterm);
-}
-
-static void serve_signal(uv_signal_t *h, int signum)
-{
-    serve_stdio *s = h->data;
-    const char *what = s->signals == 0 ? "draining" : "stopping now";
-    mcp_stdio_endpoint_stop(s->ep, s->signals++ == 0 ? STDIO_DRAIN_MS : 0);
-    mcp__warn("signal %d: %s", signum, what);
+    mcp_stdio_endpoint_stop(s->ep, drain_ms);
 }
 
 int mcp_serve_fds(mcp_server *srv, int in_fd, int out_fd)
 {
     if (srv == NULL || in_fd < 0 || out_fd < 0)
         return MCP_EINVAL;
-    uv_loop_t loop;
-    if (uv_loop_init(&loop) != 0)
+    mcp__serve s;
+    if (mcp__serve_init(&s, STDIO_DRAIN_MS, serve_stop) != MCP_OK)
         return MCP_EIO;
-    serve_stdio s = {0};
-    int rc = mcp_stdio_endpoint_new(&loop, srv, in_fd, out_fd, serve_done, &s, &s.ep);
-    if (rc == MCP_OK) {
-        uv_signal_init(&loop, &s.sigint);
-        uv_signal_init(&loop, &s.sigterm);
-        s.sigint.data = s.sigterm.data = &s;
-        uv_signal_start(&s.sigint, serve_signal, SIGINT);
-        uv_signal_start(&s.sigterm, serve_signal, SIGTERM);
-    }
-    uv_run(&loop, UV_RUN_DEFAULT);
-    if (rc == MCP_OK) {
-        uv_close((uv_handle_t *)&s.sigint, NULL);
-        uv_close((uv_handle_t *)&s.sigterm, NULL);
-        uv_run(&loop, UV_RUN_DEFAULT);
-    }
-    mcp_stdio_endpoint_free(s.ep);
-    mcp__rpc_thread_cleanup();
-    if (uv_loop_close(&loop) != 0)
-        mcp__warn("the stdio loop closed with handles still open");
+    mcp_stdio_endpoint *ep = NULL;
+    int rc = mcp_stdio_endpoint_new(&s.loop, srv, in_fd, out_fd, mcp__serve_done, &s, &ep);
+    s.ep = ep;
+    mcp__serve_run(&s);
+    mcp_stdio_endpoint_free(ep);
+    mcp__serve_close(&s);
     return rc != MCP_OK ? rc : s.status;
 }
 

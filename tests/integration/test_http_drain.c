@@ -26,12 +26,11 @@ static void start(hc_server *s, const char *drain_ms)
     assert_int_equal(hc_server_start(s, flags, WAIT_MS), 0);
 }
 
-/* Starts a slow_echo call on its own connection and reads the response head. */
-static void call_slow_echo(hc_conn *c, hc_response *r, int port, const char *sid, int delay_ms)
+/* Starts a tools/call on its own connection and reads the response head. */
+static void call_tool(hc_conn *c, hc_response *r, int port, const char *sid, const char *tool,
+                      const char *args)
 {
-    char args[96];
-    snprintf(args, sizeof(args), "{\"text\":\"drained\",\"delay_ms\":%d}", delay_ms);
-    char *body = hc_tools_call_body(5, "slow_echo", args);
+    char *body = hc_tools_call_body(5, tool, args);
     char hdrs[256];
     snprintf(hdrs, sizeof(hdrs), HC_MCP_POST_HEADERS "Mcp-Session-Id: %s\r\n", sid);
     assert_int_equal(hc_connect(c, port, WAIT_MS), 0);
@@ -39,6 +38,13 @@ static void call_slow_echo(hc_conn *c, hc_response *r, int port, const char *sid
     free(body);
     assert_int_equal(hc_read_head(c, r, WAIT_MS), 0);
     assert_int_equal(r->status, 200);
+}
+
+static void call_slow_echo(hc_conn *c, hc_response *r, int port, const char *sid, int delay_ms)
+{
+    char args[96];
+    snprintf(args, sizeof(args), "{\"text\":\"drained\",\"delay_ms\":%d}", delay_ms);
+    call_tool(c, r, port, sid, "slow_echo", args);
 }
 
 static void test_sigterm_lets_the_call_in_flight_finish_then_exits_0(void **state)
@@ -165,13 +171,7 @@ static void test_drain_takes_the_answer_a_call_waits_for(void **state)
     assert_int_equal(hc_mcp_initialize(s.port, sid, WAIT_MS), 0);
     hc_conn c = {.fd = -1};
     hc_response r = {0};
-    char *body = hc_tools_call_body(5, "test_elicitation", "{\"message\":\"name?\"}");
-    char hdrs[256];
-    snprintf(hdrs, sizeof(hdrs), HC_MCP_POST_HEADERS "Mcp-Session-Id: %s\r\n", sid);
-    assert_int_equal(hc_connect(&c, s.port, WAIT_MS), 0);
-    assert_int_equal(hc_send_request(&c, s.port, "POST", "/mcp", hdrs, body, WAIT_MS), 0);
-    free(body);
-    assert_int_equal(hc_read_head(&c, &r, WAIT_MS), 0);
+    call_tool(&c, &r, s.port, sid, "test_elicitation", "{\"message\":\"name?\"}");
     json_t *ask = hc_sse_next_json(&c, WAIT_MS, NULL);
     assert_non_null(ask);
     assert_string_equal(json_string_value(json_object_get(ask, "method")), "elicitation/create");
