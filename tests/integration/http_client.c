@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "sse/sse.h"
 
 extern char **environ;
 
@@ -148,6 +149,7 @@ void hc_close(hc_conn *c)
         close(c->fd);
     free(c->in);
     free(c->dec);
+    hc_sse_reader_free(c->sse);
     memset(c, 0, sizeof(*c));
     c->fd = -1;
 }
@@ -337,6 +339,8 @@ int hc_read_head(hc_conn *c, hc_response *r, int timeout_ms)
     free(c->dec);
     c->dec = NULL;
     c->dec_len = c->dec_cap = 0;
+    hc_sse_reader_free(c->sse); /* a new body is a new event stream */
+    c->sse = NULL;
     c->body_done = 0;
     c->chunk_state = CS_SIZE;
     c->remaining = 0;
@@ -578,96 +582,102 @@ void hc_sse_event_free(hc_sse_event *ev)
     memset(ev, 0, sizeof(*ev));
 }
 
-/*
- * Parses one SSE block from buf[0..len). Returns the bytes it used (> 0) with
- * *ev filled (*got = 1) or with nothing (*got = 0, a stray blank line), or 0
- * when no complete block is there, or -1 on ENOMEM.
- */
-static long parse_block(const char *buf, size_t len, hc_sse_event *ev, int *got)
+/* A larger event fails the reader: no test sends one. */
+#define HC_SSE_MAX_EVENT ((size_t)64 * 1024 * 1024)
+
+struct hc_sse_reader {
+    mcp__sse_parser parser;
+    hc_sse_event ev; /* the block being read: its comment and retry so far */
+    int failed;      /* ENOMEM in a callback */
+};
+
+static int reader_comment(void *user, const char *text, size_t len)
+{
+    hc_sse_reader *r = user;
+    if (r->ev.comment_text == NULL && (r->ev.comment_text = dup_trimmed(text, len)) == NULL)
+        r->failed = 1;
+    return 0;
+}
+
+static int reader_retry(void *user, uint64_t ms)
+{
+    hc_sse_reader *r = user;
+    r->ev.retry = (long)ms;
+    return 0;
+}
+
+/* A block ended: it is complete in r->ev, and the feed stops there. */
+static int reader_block(void *user, const mcp__sse_block *b)
+{
+    hc_sse_reader *r = user;
+    hc_sse_event *ev = &r->ev;
+    int typed = b->data != NULL && strcmp(b->type, "message") != 0;
+    ev->has_data = b->data != NULL;
+    ev->data = b->data != NULL ? dup_range(b->data, b->data_len) : strdup("");
+    ev->event = typed ? dup_range(b->type, b->type_len) : NULL;
+    ev->id = b->id_set ? dup_range(b->last_event_id, b->last_event_id_len) : NULL;
+    ev->comment = b->fields == 0;
+    if (ev->data == NULL || (typed && ev->event == NULL) || (b->id_set && ev->id == NULL))
+        r->failed = 1;
+    return 1;
+}
+
+static const mcp__sse_callbacks reader_callbacks = {
+    .on_block = reader_block, .on_retry = reader_retry, .on_comment = reader_comment};
+
+hc_sse_reader *hc_sse_reader_new(void)
+{
+    hc_sse_reader *r = calloc(1, sizeof(*r));
+    if (r != NULL) {
+        mcp__sse_parser_init(&r->parser, HC_SSE_MAX_EVENT, &reader_callbacks, r);
+        r->ev.retry = -1;
+    }
+    return r;
+}
+
+void hc_sse_reader_free(hc_sse_reader *r)
+{
+    if (r == NULL)
+        return;
+    mcp__sse_parser_free(&r->parser);
+    hc_sse_event_free(&r->ev);
+    free(r);
+}
+
+int hc_sse_reader_take(hc_sse_reader *r, const char *buf, size_t len, size_t *used,
+                       hc_sse_event *ev)
 {
     memset(ev, 0, sizeof(*ev));
-    *got = 0;
-    size_t pos = 0;
-    int lines = 0, fields = 0;
-    char *data = NULL;
-    size_t data_len = 0, data_cap = 0;
-    int have_data = 0;
-    for (;;) {
-        const char *nl = memchr(buf + pos, '\n', len - pos);
-        if (nl == NULL) {
-            free(data);
-            hc_sse_event_free(ev);
-            return 0;
-        }
-        size_t line_len = (size_t)(nl - (buf + pos));
-        const char *line = buf + pos;
-        size_t next = pos + line_len + 1;
-        if (line_len > 0 && line[line_len - 1] == '\r')
-            line_len--;
-        pos = next;
-        if (line_len == 0) {
-            if (lines == 0)
-                return (long)pos; /* a stray blank line */
-            break;
-        }
-        lines++;
-        if (line[0] == ':') {
-            if (ev->comment_text == NULL)
-                ev->comment_text = dup_trimmed(line + 1, line_len - 1);
-            continue;
-        }
-        fields++;
-        const char *colon = memchr(line, ':', line_len);
-        size_t name_len = colon ? (size_t)(colon - line) : line_len;
-        const char *value = colon ? colon + 1 : line + line_len;
-        size_t value_len = (size_t)(line + line_len - value);
-        if (value_len > 0 && value[0] == ' ') {
-            value++;
-            value_len--;
-        }
-        if (name_len == 4 && strncmp(line, "data", 4) == 0) {
-            if (reserve(&data, &data_cap, data_len, value_len + 1) != 0) {
-                free(data);
-                hc_sse_event_free(ev);
-                return -1;
-            }
-            if (have_data)
-                data[data_len++] = '\n';
-            memcpy(data + data_len, value, value_len);
-            data_len += value_len;
-            data[data_len] = '\0';
-            have_data = 1;
-        } else if (name_len == 5 && strncmp(line, "event", 5) == 0) {
-            free(ev->event);
-            ev->event = dup_range(value, value_len);
-        } else if (name_len == 2 && strncmp(line, "id", 2) == 0) {
-            free(ev->id);
-            ev->id = dup_range(value, value_len);
-        }
-    }
-    ev->data = data ? data : strdup("");
-    ev->comment = fields == 0;
-    *got = 1;
-    return (long)pos;
+    ev->retry = -1;
+    *used = 0;
+    if (r->failed)
+        return -1;
+    int rc = mcp__sse_parser_feed(&r->parser, buf, len, used);
+    if (rc == MCP_OK)
+        return r->failed ? -1 : 0;
+    if (rc != MCP_ECANCELED || r->failed)
+        return -1;
+    *ev = r->ev;
+    memset(&r->ev, 0, sizeof(r->ev));
+    r->ev.retry = -1;
+    return 1;
 }
 
 int hc_sse_next(hc_conn *c, hc_sse_event *ev, int timeout_ms)
 {
     long long deadline = hc_now_ms() + timeout_ms;
     memset(ev, 0, sizeof(*ev));
+    if (c->sse == NULL && (c->sse = hc_sse_reader_new()) == NULL)
+        return -1;
     for (;;) {
-        int got = 0;
-        long used = c->dec_len ? parse_block(c->dec, c->dec_len, ev, &got) : 0;
-        if (used < 0)
-            return -1;
+        size_t used = 0;
+        int got = c->dec_len ? hc_sse_reader_take(c->sse, c->dec, c->dec_len, &used, ev) : 0;
         if (used > 0) {
-            memmove(c->dec, c->dec + used, c->dec_len - (size_t)used);
-            c->dec_len -= (size_t)used;
-            c->dec[c->dec_len] = '\0';
-            if (got)
-                return 1;
-            continue;
+            memmove(c->dec, c->dec + used, c->dec_len - used);
+            c->dec_len -= used;
         }
+        if (got != 0)
+            return got;
         if (c->body_done)
             return 0;
         int r = pump(c, deadline);
@@ -706,18 +716,20 @@ json_t *hc_sse_next_json(hc_conn *c, int timeout_ms, int *rc)
 json_t *hc_sse_parse_all(const char *body, size_t len)
 {
     json_t *arr = json_array();
+    hc_sse_reader *r = hc_sse_reader_new();
     size_t pos = 0;
-    if (arr == NULL)
+    if (arr == NULL || r == NULL || body == NULL) {
+        json_decref(arr);
+        hc_sse_reader_free(r);
         return NULL;
-    while (pos < len) {
+    }
+    for (;;) {
         hc_sse_event ev;
-        int got;
-        long used = parse_block(body + pos, len - pos, &ev, &got);
-        if (used <= 0)
+        size_t used;
+        int got = hc_sse_reader_take(r, body + pos, len - pos, &used, &ev);
+        pos += used;
+        if (got != 1)
             break;
-        pos += (size_t)used;
-        if (!got)
-            continue;
         if (!ev.comment && ev.data[0] != '\0') {
             json_error_t jerr;
             json_t *v = json_loads(ev.data, JSON_DECODE_ANY, &jerr);
@@ -725,6 +737,7 @@ json_t *hc_sse_parse_all(const char *body, size_t len)
         }
         hc_sse_event_free(&ev);
     }
+    hc_sse_reader_free(r);
     return arr;
 }
 

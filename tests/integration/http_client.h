@@ -63,6 +63,8 @@ void hc_response_free(hc_response *r);
 
 /* ---- Connections ---- */
 
+struct hc_sse_reader;
+
 typedef struct hc_conn {
     int fd;   /* -1 when closed */
     char *in; /* raw bytes read and not yet consumed */
@@ -76,6 +78,7 @@ typedef struct hc_conn {
     int body_done;
     char *dec; /* decoded body bytes not yet consumed */
     size_t dec_len, dec_cap;
+    struct hc_sse_reader *sse; /* the body's event stream, once hc_sse_next reads it */
 } hc_conn;
 
 /*
@@ -125,15 +128,39 @@ int hc_request(int port, const char *method, const char *path, const char *heade
 
 /* ---- Server-sent events ---- */
 
+/*
+ * One SSE block, as the library's parser (src/sse/sse.h) reads it by the HTML
+ * standard's rules: lines end in CRLF, LF or CR, one space after the colon is
+ * dropped, invalid UTF-8 becomes U+FFFD.
+ */
 typedef struct hc_sse_event {
-    char *event;        /* the event field, or NULL (the default, "message") */
+    char *event;        /* the event type, or NULL for the default, "message" (also when no data) */
     char *data;         /* data lines joined with \n; "" when none */
-    char *id;           /* the id field, or NULL */
+    char *id;           /* the id field of this block (not an earlier block's), or NULL */
     int comment;        /* 1 when the block held only comment lines */
-    char *comment_text; /* the first comment line without its ':', or NULL */
+    char *comment_text; /* the first comment line without its ':', trimmed, or NULL */
+    long retry;         /* the block's valid retry field (the last one), or -1 */
+    int has_data;       /* 1 when the block had a data line (data "" is then an empty event) */
 } hc_sse_event;
 
 void hc_sse_event_free(hc_sse_event *ev);
+
+/*
+ * An SSE reader over bytes the caller reads itself: the library's parser,
+ * handing out one block at a time. A new body needs a new reader.
+ */
+typedef struct hc_sse_reader hc_sse_reader;
+
+hc_sse_reader *hc_sse_reader_new(void); /* NULL on ENOMEM */
+void hc_sse_reader_free(hc_sse_reader *r);
+/*
+ * Parses buf[0..len) up to the end of the next block; *used gets the bytes
+ * taken (the rest is for the next call). Returns 1 with *ev filled when a
+ * block ended, 0 when every byte was taken and no block ended, -1 on ENOMEM
+ * or an event over 64 MiB (the reader stays failed).
+ */
+int hc_sse_reader_take(hc_sse_reader *r, const char *buf, size_t len, size_t *used,
+                       hc_sse_event *ev);
 
 /*
  * Reads the next SSE block of the body being read on c (after hc_read_head)

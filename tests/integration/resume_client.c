@@ -97,6 +97,7 @@ static void conn_free(rc_conn *c)
     free_headers(c);
     free(c->in);
     free(c->body);
+    hc_sse_reader_free(c->sse);
     memset(c, 0, sizeof(*c));
     c->fd = -1;
 }
@@ -301,6 +302,8 @@ int rc_read_head(rc_conn *c, int timeout_ms)
             consume_in(c, head_len + 4);
             if (c->status / 100 == 1) /* interim: read the next head */
                 continue;
+            hc_sse_reader_free(c->sse); /* a new body is a new event stream */
+            c->sse = NULL;
             const char *te = rc_header_get(c, "transfer-encoding");
             const char *cl = rc_header_get(c, "content-length");
             if (te != NULL && strcasestr(te, "chunked") != NULL) {
@@ -413,99 +416,32 @@ int rc_pump(rc_conn *c)
     return decode(c);
 }
 
-/* Sets *field to a copy of value, replacing any previous one. */
-static int set_field(char **field, const char *value, size_t n)
-{
-    char *d = dup_range(value, n);
-    if (d == NULL)
-        return -1;
-    free(*field);
-    *field = d;
-    return 0;
-}
-
-/* Appends one data line to ev->data (joined with \n after the first). */
-static int add_data(rc_event *ev, size_t *cap, const char *v, size_t vl)
-{
-    size_t cur = ev->data ? strlen(ev->data) : 0;
-    int first = ev->data == NULL;
-    if (reserve(&ev->data, cap, cur, vl + 1) != 0)
-        return -1;
-    if (first)
-        ev->data[0] = '\0';
-    else
-        ev->data[cur++] = '\n';
-    memcpy(ev->data + cur, v, vl);
-    ev->data[cur + vl] = '\0';
-    return 0;
-}
-
-/* Parses one block (without its blank line). Returns 1 when it held
- * anything, 0 for an empty block, -1 on ENOMEM. */
-static int parse_block(const char *b, size_t len, rc_event *ev)
-{
-    int any = 0, fields = 0;
-    size_t data_cap = 0;
-    const char *p = b, *end = b + len;
-    while (p < end) {
-        const char *e = memchr(p, '\n', (size_t)(end - p));
-        if (e == NULL)
-            e = end;
-        size_t l = (size_t)(e - p);
-        if (l > 0 && p[l - 1] == '\r')
-            l--;
-        if (l > 0) {
-            any = 1;
-            if (p[0] != ':') {
-                fields = 1;
-                const char *colon = memchr(p, ':', l);
-                size_t nl = colon ? (size_t)(colon - p) : l;
-                const char *v = colon ? colon + 1 : p + l;
-                if (v < p + l && *v == ' ')
-                    v++;
-                size_t vl = (size_t)(p + l - v);
-                int rc = 0;
-                if (nl == 4 && strncmp(p, "data", 4) == 0)
-                    rc = add_data(ev, &data_cap, v, vl);
-                else if (nl == 2 && strncmp(p, "id", 2) == 0)
-                    rc = set_field(&ev->id, v, vl);
-                else if (nl == 5 && strncmp(p, "event", 5) == 0)
-                    rc = set_field(&ev->event, v, vl);
-                else if (nl == 5 && strncmp(p, "retry", 5) == 0)
-                    ev->retry = strtol(v, NULL, 10);
-                if (rc != 0)
-                    return -1;
-            }
-        }
-        p = e + 1;
-    }
-    ev->comment = any && !fields;
-    return any;
-}
-
 int rc_take(rc_conn *c, rc_event *ev)
 {
     memset(ev, 0, sizeof(*ev));
     ev->retry = -1;
-    for (;;) {
-        if (c->body_len == 0)
-            return 0;
-        char *sep = strstr(c->body, "\n\n");
-        if (sep == NULL)
-            return 0;
-        size_t block_len = (size_t)(sep - c->body);
-        int r = parse_block(c->body, block_len, ev);
-        memmove(c->body, sep + 2, c->body_len - block_len - 2);
-        c->body_len -= block_len + 2;
+    if (c->sse == NULL && (c->sse = hc_sse_reader_new()) == NULL)
+        return 0;
+    hc_sse_event hev;
+    size_t used = 0;
+    int got = c->body_len ? hc_sse_reader_take(c->sse, c->body, c->body_len, &used, &hev) : 0;
+    if (used > 0) {
+        memmove(c->body, c->body + used, c->body_len - used);
+        c->body_len -= used;
         c->body[c->body_len] = '\0';
-        if (r < 0) {
-            rc_event_free(ev);
-            return 0;
-        }
-        if (r == 1)
-            return 1;
-        rc_event_free(ev);
     }
+    if (got != 1)
+        return 0;
+    /* The strings move over; data is NULL when the block had no data line. */
+    ev->id = hev.id;
+    ev->event = hev.event;
+    ev->data = hev.has_data ? hev.data : NULL;
+    ev->retry = hev.retry;
+    ev->comment = hev.comment;
+    if (!hev.has_data)
+        free(hev.data);
+    free(hev.comment_text);
+    return 1;
 }
 
 int rc_next(rc_conn *c, rc_event *ev, int timeout_ms)

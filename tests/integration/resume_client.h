@@ -22,10 +22,10 @@
 
 #include "http_client.h"
 
-/* One SSE block. */
+/* One SSE block, as the library's parser reads it (see hc_sse_event). */
 typedef struct rc_event {
-    char *id;    /* the id field, or NULL */
-    char *event; /* the event field, or NULL */
+    char *id;    /* the id field of this block, or NULL */
+    char *event; /* the event type, or NULL for the default, "message" */
     char *data;  /* data lines joined with \n, or NULL when the block had no data line */
     long retry;  /* the retry field, or -1 */
     int comment; /* 1 when the block held only comment lines (a keep-alive) */
@@ -52,9 +52,10 @@ typedef struct rc_conn {
     int framing;             /* RC_FRAMING_* */
     unsigned long long left; /* Content-Length left, or bytes left in this chunk */
     int chunk_phase;         /* where the chunked decoder is */
-    int done;  /* the body ended properly (chunked terminator or full Content-Length) */
-    int eof;   /* the server closed the connection */
-    int reset; /* ... and it was a reset */
+    int done;           /* the body ended properly (chunked terminator or full Content-Length) */
+    int eof;            /* the server closed the connection */
+    int reset;          /* ... and it was a reset */
+    hc_sse_reader *sse; /* the body's event stream, once read as one */
 } rc_conn;
 
 enum { RC_FRAMING_NONE, RC_FRAMING_LENGTH, RC_FRAMING_CHUNKED, RC_FRAMING_CLOSE };
