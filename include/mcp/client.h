@@ -41,6 +41,8 @@
 #ifndef MCP_CLIENT_H
 #define MCP_CLIENT_H
 
+#include <stdint.h>
+
 #include <mcp/common.h>
 
 #ifdef __cplusplus
@@ -298,6 +300,94 @@ typedef void (*mcp_connect_fn)(mcp_client *c, int status, void *user);
  */
 MCP_EXTERN int mcp_client_connect_stdio_async(mcp_client *c, const char *const argv[],
                                               int timeout_ms, mcp_connect_fn cb, void *user);
+/*
+ * The application's say in when a stream is reconnected
+ * (mcp_http_client_opts.schedule_reconnect). The client wants to reconnect a
+ * stream: the one that carries a pending request's answer, or the standalone
+ * stream that carries the server's own messages. delay_ms is how long the
+ * client would wait (the server's `retry`, or the backoff); attempt counts the
+ * reconnections in a row that brought no event (1 for the first). Call
+ * mcp_client_reconnect(c, reconnect_id) when it should happen: after the delay,
+ * later (a program that sleeps until it is woken), or never (the request then
+ * ends by its own timeout). Runs on the client's loop thread: do not block.
+ */
+typedef void (*mcp_reconnect_fn)(mcp_client *c, uint64_t reconnect_id, int delay_ms, int attempt,
+                                 void *user);
+
+/*
+ * Options of an HTTP connect; NULL or a zeroed struct gives the defaults. size
+ * is sizeof(mcp_http_client_opts) as the program was compiled, or 0 for this
+ * release's layout (see mcp_call_opts). Strings are copied by the connect.
+ */
+typedef struct mcp_http_client_opts {
+    size_t size;
+    /* Extra request headers, "Name: value" each, NULL-terminated (an
+     * Authorization header, say). Sent with every request. */
+    const char *const *headers;
+    const char *cacert;      /* PEM file of the CAs to trust instead of the system's */
+    const char *client_cert; /* PEM client certificate for TLS, with client_key */
+    const char *client_key;
+    /* 1: the URL is the SSE endpoint of the 2024-11-05 HTTP+SSE transport. 0:
+     * Streamable HTTP, falling back to HTTP+SSE when the server answers the
+     * POST of initialize with 400, 404 or 405, as the spec says. */
+    int legacy_sse;
+    /* Reconnections of one stream in a row that bring no event before the
+     * client gives up: the request that waits on that stream then fails with
+     * MCP_ELIMIT (for the standalone stream, it is not reopened). Default 5;
+     * < 0: streams are never reconnected. */
+    int max_retries;
+    /* The wait before a reconnection when the server gave no `retry`:
+     * exponential from initial_delay_ms (default 1000) doubling up to
+     * max_delay_ms (default 30000), each with up to a fifth of jitter. The
+     * server's `retry`, once seen on a stream, is followed exactly. */
+    int initial_delay_ms;
+    int max_delay_ms;
+    /* 1: a 404 for the session (the server forgot it, having restarted, say)
+     * fails the requests that met it with MCP_EHTTP. 0: the client starts a new
+     * session (initialize again) and sends each such request once more. */
+    int no_session_renewal;
+    /* NULL: reconnections wait on a timer of the client's loop. Otherwise the
+     * application decides when (see mcp_reconnect_fn). */
+    mcp_reconnect_fn schedule_reconnect;
+    void *schedule_user;
+    /* Bound on establishing each HTTP connection (TCP and TLS). Default 10 s. */
+    int connect_timeout_ms;
+} mcp_http_client_opts;
+
+/*
+ * Connects to an MCP server over HTTP: Streamable HTTP (revisions 2025-03-26
+ * to 2025-11-25), or the legacy HTTP+SSE transport (2024-11-05), at url
+ * (http:// or https://; TLS, proxies from the environment and HTTP/2 as
+ * libcurl gives them). Runs initialize and sends notifications/initialized,
+ * then opens the standalone GET stream for the server's own messages (a 405
+ * there is accepted: the server has none). Each message is a POST; answers come
+ * as JSON or as an SSE stream, which the client resumes by GET with
+ * Last-Event-ID when it breaks after an event id, at the server's `retry`. On
+ * close, the session is ended by DELETE. Blocks like mcp_client_connect_stdio
+ * (same threads, same loop rules, SIGPIPE ignored), and returns what it
+ * returns, plus: MCP_EINVAL for a URL that is not http(s):// or options out
+ * of range; MCP_ECONNECT when the server cannot be reached (refused,
+ * unresolvable name, TLS failure) and MCP_EHTTP when it answers initialize
+ * with an HTTP error status: mcp_client_connect_error() then says which
+ * (code: the HTTP status, or 0).
+ */
+MCP_EXTERN int mcp_client_connect_http(mcp_client *c, const char *url,
+                                       const mcp_http_client_opts *opts, int timeout_ms);
+/* The same without waiting, as mcp_client_connect_stdio_async is to
+ * mcp_client_connect_stdio. */
+MCP_EXTERN int mcp_client_connect_http_async(mcp_client *c, const char *url,
+                                             const mcp_http_client_opts *opts, int timeout_ms,
+                                             mcp_connect_fn cb, void *user);
+/*
+ * Reconnects now the stream that mcp_http_client_opts.schedule_reconnect was
+ * told of. Any thread. MCP_OK (from another thread than the client's loop
+ * thread: the reconnection is posted, and one no longer wanted is ignored);
+ * MCP_ENOENT on the loop thread when that reconnection is no longer wanted
+ * (its request ended, or it happened already); MCP_EINVAL for a NULL c or a
+ * client that never connected; MCP_ENOMEM.
+ */
+MCP_EXTERN int mcp_client_reconnect(mcp_client *c, uint64_t reconnect_id);
+
 /*
  * After a connect that failed with MCP_ERPC: the JSON-RPC error the server
  * answered initialize with, copied into *err (err->data is a new reference:

@@ -36,20 +36,22 @@ extern "C" {
  */
 typedef enum mcp_error {
     MCP_OK = 0,
-    MCP_EINVAL = -1,     /* an argument is invalid */
-    MCP_ENOMEM = -2,     /* out of memory */
-    MCP_ETIMEDOUT = -3,  /* the peer did not answer in time */
-    MCP_ECANCELED = -4,  /* the request was cancelled */
-    MCP_ENOTSUP = -5,    /* the peer did not declare the needed capability */
-    MCP_ECLOSED = -6,    /* the connection or session is closed */
-    MCP_ERPC = -7,       /* the peer answered with a JSON-RPC error */
-    MCP_EIO = -8,        /* an operating system call failed */
-    MCP_EEXIST = -9,     /* an item with that name is already registered */
-    MCP_ENOENT = -10,    /* no such item */
-    MCP_EPROTO = -11,    /* the peer broke the protocol */
-    MCP_ESTATE = -12,    /* not allowed in the current state or on this thread */
-    MCP_ELIMIT = -13,    /* a configured limit was reached */
-    MCP_ESTATELESS = -14 /* a stateless server cannot send the client a request */
+    MCP_EINVAL = -1,      /* an argument is invalid */
+    MCP_ENOMEM = -2,      /* out of memory */
+    MCP_ETIMEDOUT = -3,   /* the peer did not answer in time */
+    MCP_ECANCELED = -4,   /* the request was cancelled */
+    MCP_ENOTSUP = -5,     /* the peer did not declare the needed capability */
+    MCP_ECLOSED = -6,     /* the connection or session is closed */
+    MCP_ERPC = -7,        /* the peer answered with a JSON-RPC error */
+    MCP_EIO = -8,         /* an operating system call failed */
+    MCP_EEXIST = -9,      /* an item with that name is already registered */
+    MCP_ENOENT = -10,     /* no such item */
+    MCP_EPROTO = -11,     /* the peer broke the protocol */
+    MCP_ESTATE = -12,     /* not allowed in the current state or on this thread */
+    MCP_ELIMIT = -13,     /* a configured limit was reached */
+    MCP_ESTATELESS = -14, /* a stateless server cannot send the client a request */
+    MCP_EHTTP = -15,      /* the server answered with an HTTP error status */
+    MCP_ECONNECT = -16    /* the server cannot be reached (refused, unresolvable, TLS) */
 } mcp_error;
 
 /* Returns a static, human-readable sentence for an mcp_error value ("Unknown error"

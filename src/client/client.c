@@ -17,13 +17,11 @@
 
 #include "protocol/revision.h"
 #include "protocol/rpc.h"
-#include "transport/lines.h"
+#include "transport/ctransport.h"
 #include "util/util.h"
 
 #define MCP__CLIENT_DEFAULT_TIMEOUT_MS 60000
 #define MCP__CLIENT_MAX_MESSAGE (64u << 20)
-/* The spec's stdio shutdown: close stdin, wait, SIGTERM, wait, SIGKILL. */
-#define MCP__CHILD_GRACE_MS 2000
 
 struct mcp_client {
     char *name, *version;
@@ -42,20 +40,15 @@ struct mcp_client {
     int host_loop;      /* made by mcp_client_new_on_loop: *loop is the caller's */
     uv_thread_t thread; /* the thread that runs *loop */
     int thread_started; /* a threaded client's thread runs */
-    int running;        /* the mailbox and kill_timer are on *loop */
+    int running;        /* the mailbox is on *loop */
     int connect_begun;
     mcp__mailbox mb;
     mcp__pool *pool;
 
     /* loop thread only */
     mcp__rpc *rpc;
-    mcp__lstream ls;
-    int ls_open;
-    uv_process_t proc;
-    int proc_alive, proc_handle_open;
-    uv_timer_t kill_timer;
-    int kill_timer_open;
-    int kill_stage;
+    mcp__ctr *tr; /* the transport, until it has closed */
+    int tr_closing;
     int want_final;
 
     /* set once by mcp_client_free or mcp_client_close, read by any thread */
@@ -188,9 +181,6 @@ int mcp_client_new_on_loop(struct uv_loop_s *loop, const char *name, const char 
         return MCP_EIO;
     }
     c->mb.async.data = c;
-    uv_timer_init(loop, &c->kill_timer);
-    c->kill_timer.data = c;
-    c->kill_timer_open = 1;
     c->running = 1;
     *out = c;
     return MCP_OK;
@@ -388,16 +378,24 @@ static void client_on_notification(void *user, const char *method, const json_t 
         c->notify_fn(c, method, params, c->notify_user);
 }
 
-static int client_send(void *user, uint64_t stream, const char *text, size_t len, unsigned flags)
+static int client_send(void *user, uint64_t stream, const json_t *msg, const char *text, size_t len,
+                       unsigned flags)
 {
     mcp_client *c = user;
     (void)stream;
     (void)flags;
-    if (!c->ls_open)
+    if (c->tr == NULL || c->tr_closing)
         return MCP_ECLOSED;
     if (text == NULL)
         return MCP_OK; /* a cancelled request: nothing to write */
-    return mcp__lstream_write(&c->ls, text, len);
+    return c->tr->ops->send(c->tr, msg, text, len);
+}
+
+static void client_request_done(void *user, json_int_t id)
+{
+    mcp_client *c = user;
+    if (c->tr != NULL && !c->tr_closing && c->tr->ops->request_done != NULL)
+        c->tr->ops->request_done(c->tr, id);
 }
 
 static const mcp__rpc_cbs client_cbs = {
@@ -405,110 +403,72 @@ static const mcp__rpc_cbs client_cbs = {
     .on_request = client_on_request,
     .on_notification = client_on_notification,
     .on_cancelled = NULL, /* the handler finishes; its answer is dropped */
+    .on_request_done = client_request_done,
 };
 
-/* ---- The child process and its pipes (loop thread) ---- */
+/* ---- The transport's side (loop thread) ---- */
 
 static void maybe_finish(mcp_client *c);
 static void connect_run(mcp__mail *m);
 
-static void connection_lost(mcp_client *c)
+static void tr_on_text(void *user, const char *text, size_t len)
+{
+    mcp_client *c = user;
+    if (c->rpc != NULL)
+        mcp__rpc_feed(c->rpc, text, len, 0);
+}
+
+static void tr_on_value(void *user, json_t *msg)
+{
+    mcp_client *c = user;
+    if (c->rpc != NULL)
+        mcp__rpc_feed_value(c->rpc, msg, 0);
+}
+
+static void tr_on_request_failed(void *user, json_int_t id, int status, const mcp_rpc_error *err)
+{
+    mcp_client *c = user;
+    if (c->rpc != NULL)
+        mcp__rpc_fail(c->rpc, id, status, err);
+}
+
+/* The server is gone: pending requests fail with status, and the engine stops. */
+static void tr_on_lost(void *user, int status, const char *why)
+{
+    mcp_client *c = user;
+    if (c->rpc == NULL)
+        return;
+    mcp_rpc_error err = {0};
+    snprintf(err.message, sizeof(err.message), "%s", why != NULL ? why : mcp_strerror(status));
+    mcp__rpc_fail_all(c->rpc, status, &err);
+    mcp__rpc_close(c->rpc);
+}
+
+static void tr_on_closed(void *user)
+{
+    mcp_client *c = user;
+    c->tr = NULL;
+    maybe_finish(c);
+}
+
+static const mcp__ctr_cbs client_tr_cbs = {
+    .on_text = tr_on_text,
+    .on_value = tr_on_value,
+    .on_request_failed = tr_on_request_failed,
+    .on_lost = tr_on_lost,
+    .on_closed = tr_on_closed,
+};
+
+/* Stops the engine (pending requests fail with MCP_ECLOSED) and closes the
+ * transport, whose on_closed comes later. */
+static void connection_close(mcp_client *c)
 {
     if (c->rpc != NULL)
         mcp__rpc_close(c->rpc);
-}
-
-static void ls_on_line(void *user, char *line, size_t len)
-{
-    mcp_client *c = user;
-    if (c->rpc != NULL)
-        mcp__rpc_feed(c->rpc, line, len, 0);
-}
-
-static void ls_on_overflow(void *user, size_t seen)
-{
-    mcp_client *c = user;
-    mcp__warn("dropped a message from the server of at least %zu bytes (limit %zu)", seen,
-              c->max_message);
-}
-
-static void ls_on_eof(void *user, int err)
-{
-    mcp_client *c = user;
-    if (err != 0)
-        mcp__warn("reading from the server failed: %s", uv_strerror(err));
-    connection_lost(c);
-    mcp__lstream_close(&c->ls);
-}
-
-static void ls_on_write_error(void *user, int err)
-{
-    mcp_client *c = user;
-    mcp__warn("writing to the server failed: %s", uv_strerror(err));
-    connection_lost(c);
-    mcp__lstream_close(&c->ls);
-}
-
-static void ls_on_closed(void *user)
-{
-    mcp_client *c = user;
-    c->ls_open = 0;
-    maybe_finish(c);
-}
-
-static const mcp__lstream_cbs client_ls_cbs = {
-    .on_line = ls_on_line,
-    .on_overflow = ls_on_overflow,
-    .on_eof = ls_on_eof,
-    .on_write_error = ls_on_write_error,
-    .on_closed = ls_on_closed,
-};
-
-static void proc_closed(uv_handle_t *h)
-{
-    mcp_client *c = h->data;
-    c->proc_handle_open = 0;
-    maybe_finish(c);
-}
-
-static void kill_timer_closed(uv_handle_t *h)
-{
-    mcp_client *c = h->data;
-    c->kill_timer_open = 0;
-    maybe_finish(c);
-}
-
-static void on_child_exit(uv_process_t *p, int64_t status, int signum)
-{
-    mcp_client *c = p->data;
-    mcp__debug("server process exited (status %lld, signal %d)", (long long)status, signum);
-    c->proc_alive = 0;
-    connection_lost(c);
-    uv_close((uv_handle_t *)p, proc_closed);
-    if (c->kill_timer_open && !uv_is_closing((uv_handle_t *)&c->kill_timer)) {
-        uv_timer_stop(&c->kill_timer);
-        /*
-         * Closed only once closing began, never before: the mailbox, the client's
-         * last handle, is closed after it, so in a later loop iteration than the
-         * engine's request timers (closed when closing began, or earlier). Once a
-         * loop client's done callback runs, the caller's uv_loop_close succeeds.
-         */
-        if (c->close_started)
-            uv_close((uv_handle_t *)&c->kill_timer, kill_timer_closed);
+    if (c->tr != NULL && !c->tr_closing) {
+        c->tr_closing = 1;
+        c->tr->ops->close(c->tr);
     }
-}
-
-static void on_kill_timer(uv_timer_t *t)
-{
-    mcp_client *c = t->data;
-    if (!c->proc_alive)
-        return;
-    c->kill_stage++;
-    int sig = c->kill_stage == 1 ? SIGTERM : SIGKILL;
-    mcp__debug("server did not exit; sending signal %d", sig);
-    uv_process_kill(&c->proc, sig);
-    if (c->kill_stage == 1)
-        uv_timer_start(&c->kill_timer, on_kill_timer, MCP__CHILD_GRACE_MS, 0);
 }
 
 static void close_done(mcp_client *c);
@@ -522,11 +482,11 @@ static void mailbox_closed(mcp__mailbox *mb)
         close_done(c);
 }
 
-/* After mcp_client_free asked for it: once the child is reaped and every handle
- * closed, close the mailbox, which lets the loop end. */
+/* After mcp_client_free asked for it: once the transport has closed (for stdio,
+ * the child is reaped), close the mailbox, which lets the loop end. */
 static void maybe_finish(mcp_client *c)
 {
-    if (!c->want_final || c->ls_open || c->proc_handle_open || c->kill_timer_open)
+    if (!c->want_final || c->tr != NULL)
         return;
     c->want_final = 0;
     mcp__mailbox_close(&c->mb, mailbox_closed);
@@ -536,13 +496,15 @@ static void maybe_finish(mcp_client *c)
 
 /*
  * One connect, from the call until initialize is answered: posted to the loop,
- * then the argument of init_reply. Exactly one of w (mcp_client_connect_stdio,
- * whose caller waits) and cb (mcp_client_connect_stdio_async) hears the end.
+ * then the argument of init_reply. Exactly one of w (the blocking connects,
+ * whose caller waits) and cb (the asynchronous ones) hears the end. The server
+ * is argv (stdio) or http (Streamable HTTP or legacy SSE).
  */
 typedef struct connect_mail {
     mcp__mail mail;
     mcp_client *c;
-    char **argv; /* NULL-terminated copy; freed once the child is spawned */
+    char **argv;          /* NULL-terminated copy; freed once the transport has it */
+    mcp__shttp_cfg *http; /* the same for HTTP */
     int timeout_ms;
     waiter *w;
     mcp_connect_fn cb;
@@ -559,20 +521,25 @@ static void argv_free(char **argv)
 static void connect_mail_free(connect_mail *cm)
 {
     argv_free(cm->argv);
+    mcp__shttp_cfg_free(cm->http);
     free(cm);
 }
 
-/* Caller's thread: a connect of argv, not yet posted. NULL on ENOMEM. */
-static connect_mail *connect_mail_new(mcp_client *c, const char *const argv[], int timeout_ms)
+/* Caller's thread: a connect not yet posted, to argv or to http (stolen). NULL on
+ * ENOMEM (http is then freed). */
+static connect_mail *connect_mail_new(mcp_client *c, const char *const argv[], mcp__shttp_cfg *http,
+                                      int timeout_ms)
 {
     size_t n = 0;
-    while (argv[n] != NULL)
+    while (argv != NULL && argv[n] != NULL)
         n++;
     connect_mail *cm = calloc(1, sizeof(*cm));
-    if (cm == NULL || (cm->argv = calloc(n + 1, sizeof(*cm->argv))) == NULL) {
+    if (cm == NULL || (argv != NULL && (cm->argv = calloc(n + 1, sizeof(*cm->argv))) == NULL)) {
         free(cm);
+        mcp__shttp_cfg_free(http);
         return NULL;
     }
+    cm->http = http;
     for (size_t i = 0; i < n; i++) {
         if ((cm->argv[i] = mcp__strdup(argv[i])) == NULL) {
             connect_mail_free(cm);
@@ -594,7 +561,7 @@ static void connect_finish(connect_mail *cm, int status, const mcp_rpc_error *er
     } else {
         /* The waiting caller keeps the server's answer itself; here nobody waits. */
         mcp_rpc_error_clear(&c->connect_err);
-        if (status == MCP_ERPC && err != NULL) {
+        if (status != MCP_OK && err != NULL) {
             c->connect_err = *err;
             c->connect_err.data = json_incref(err->data);
         }
@@ -618,7 +585,7 @@ static void init_reply(void *arg, int status, const json_t *result, const mcp_rp
         /* The spec: a client that does not speak the server's version disconnects. */
         mcp__warn("the server answered with protocol version %s, which we do not speak",
                   version ? version : "(none)");
-        connection_lost(c);
+        mcp__rpc_close(c->rpc);
         connect_finish(cm, MCP_EPROTO, NULL);
         return;
     }
@@ -662,7 +629,7 @@ static void connect_run(mcp__mail *m)
         connect_finish(cm, MCP_ECLOSED, NULL);
         return;
     }
-    if (c->rpc != NULL || c->ls_open) {
+    if (c->rpc != NULL || c->tr != NULL) {
         connect_finish(cm, MCP_ESTATE, NULL);
         return;
     }
@@ -672,43 +639,23 @@ static void connect_run(mcp__mail *m)
         connect_finish(cm, MCP_ENOMEM, NULL);
         return;
     }
-    if (mcp__lstream_init_pipes(&c->ls, c->loop, c->max_message, &client_ls_cbs, c) != MCP_OK) {
-        connect_finish(cm, MCP_EIO, NULL);
-        return;
-    }
-    c->ls_open = 1;
-    uv_stdio_container_t stdio[3];
-    stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
-    stdio[0].data.stream = &c->ls.hout.stream;
-    stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-    stdio[1].data.stream = &c->ls.hin.stream;
-    stdio[2].flags = UV_INHERIT_FD;
-    stdio[2].data.fd = 2;
-    uv_process_options_t opts;
-    memset(&opts, 0, sizeof(opts));
-    opts.file = cm->argv[0];
-    opts.args = cm->argv;
-    opts.exit_cb = on_child_exit;
-    opts.stdio_count = 3;
-    opts.stdio = stdio;
-    c->proc.data = c;
-    rc = uv_spawn(c->loop, &c->proc, &opts);
-    if (rc != 0) {
-        mcp__error("cannot start %s: %s", cm->argv[0], uv_strerror(rc));
-        /* libuv requires the process handle to be closed even when spawn fails. */
-        c->proc_handle_open = 1;
-        uv_close((uv_handle_t *)&c->proc, proc_closed);
-        mcp__lstream_close(&c->ls);
-        connect_finish(cm, MCP_EIO, NULL);
-        return;
-    }
-    argv_free(cm->argv);
-    cm->argv = NULL;
-    c->proc_alive = 1;
-    c->proc_handle_open = 1;
-    c->rpc = mcp__rpc_new(c->loop, &client_cbs, c);
-    if (c->rpc == NULL || mcp__lstream_start(&c->ls) != MCP_OK) {
+    if ((c->rpc = mcp__rpc_new(c->loop, &client_cbs, c)) == NULL) {
         connect_finish(cm, MCP_ENOMEM, NULL);
+        return;
+    }
+    if (cm->http != NULL) {
+        rc = mcp__shttp_ctr_new(c->loop, cm->http, c->max_message, &client_tr_cbs, c, &c->tr);
+        cm->http = NULL;
+    } else {
+        rc = mcp__stdio_ctr_new(c->loop, cm->argv, c->max_message, &client_tr_cbs, c, &c->tr);
+        argv_free(cm->argv);
+        cm->argv = NULL;
+    }
+    if (c->tr != NULL)
+        c->tr->client = c;
+    if (rc != MCP_OK) {
+        mcp__rpc_close(c->rpc);
+        connect_finish(cm, rc, NULL);
         return;
     }
     json_t *params =
@@ -748,13 +695,9 @@ static int start_loop(mcp_client *c)
     }
     c->mb.async.data = c;
     c->pool = mcp__pool_new(2);
-    uv_timer_init(c->loop, &c->kill_timer);
-    c->kill_timer.data = c;
-    c->kill_timer_open = 1;
     if (c->pool == NULL || uv_thread_create(&c->thread, client_thread_main, c) != 0) {
         mcp__pool_free(c->pool);
         c->pool = NULL;
-        uv_close((uv_handle_t *)&c->kill_timer, NULL);
         mcp__mailbox_close(&c->mb, NULL);
         uv_run(c->loop, UV_RUN_DEFAULT);
         uv_loop_close(c->loop);
@@ -765,39 +708,34 @@ static int start_loop(mcp_client *c)
     return MCP_OK;
 }
 
-/* Caller's thread: what both connects do before posting; on MCP_OK *out is the
- * connect to post. */
-static int connect_prepare(mcp_client *c, const char *const argv[], int timeout_ms,
-                           connect_mail **out)
+/* Caller's thread: what every connect does before posting; on MCP_OK *out is the
+ * connect to post. http is stolen. */
+static int connect_prepare(mcp_client *c, const char *const argv[], mcp__shttp_cfg *http,
+                           int timeout_ms, connect_mail **out)
 {
     /* A server that dies must not take us with it through SIGPIPE. */
     signal(SIGPIPE, SIG_IGN);
     int rc = start_loop(c);
-    if (rc != MCP_OK)
+    if (rc != MCP_OK) {
+        mcp__shttp_cfg_free(http);
         return rc;
-    if ((*out = connect_mail_new(c, argv, timeout_ms)) == NULL)
+    }
+    if ((*out = connect_mail_new(c, argv, http, timeout_ms)) == NULL)
         return MCP_ENOMEM;
     c->connect_begun = 1;
     return MCP_OK;
 }
 
-int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeout_ms)
+/* A blocking connect: posts cm and waits for its end. */
+static int connect_wait(mcp_client *c, connect_mail *cm)
 {
-    if (c == NULL || argv == NULL || argv[0] == NULL)
-        return MCP_EINVAL;
-    if (c->connected || on_loop_thread(c))
-        return MCP_ESTATE;
-    connect_mail *cm;
-    int rc = connect_prepare(c, argv, timeout_ms, &cm);
-    if (rc != MCP_OK)
-        return rc;
     waiter w;
     if (waiter_init(&w) != MCP_OK) {
         connect_mail_free(cm);
         return MCP_EIO;
     }
     cm->w = &w;
-    rc = mcp__mailbox_post(&c->mb, &cm->mail);
+    int rc = mcp__mailbox_post(&c->mb, &cm->mail);
     if (rc != MCP_OK) {
         connect_mail_free(cm);
         waiter_destroy(&w);
@@ -806,7 +744,7 @@ int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeou
     waiter_wait(&w);
     rc = w.status;
     mcp_rpc_error_clear(&c->connect_err);
-    if (rc == MCP_ERPC) {
+    if (rc != MCP_OK && (w.err.code != 0 || w.err.message[0] != '\0')) {
         /* Kept for mcp_client_connect_error(): the caller gets only the status. */
         c->connect_err = w.err;
         w.err.data = NULL;
@@ -817,6 +755,29 @@ int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeou
     return rc;
 }
 
+/* An asynchronous connect: posts cm, even on the loop thread, so that cb never
+ * runs inside the call. */
+static int connect_post(mcp_client *c, connect_mail *cm, mcp_connect_fn cb, void *user)
+{
+    cm->cb = cb;
+    cm->user = user;
+    int rc = mcp__mailbox_post(&c->mb, &cm->mail);
+    if (rc != MCP_OK)
+        connect_mail_free(cm);
+    return rc;
+}
+
+int mcp_client_connect_stdio(mcp_client *c, const char *const argv[], int timeout_ms)
+{
+    if (c == NULL || argv == NULL || argv[0] == NULL)
+        return MCP_EINVAL;
+    if (c->connected || on_loop_thread(c))
+        return MCP_ESTATE;
+    connect_mail *cm;
+    int rc = connect_prepare(c, argv, NULL, timeout_ms, &cm);
+    return rc != MCP_OK ? rc : connect_wait(c, cm);
+}
+
 int mcp_client_connect_stdio_async(mcp_client *c, const char *const argv[], int timeout_ms,
                                    mcp_connect_fn cb, void *user)
 {
@@ -825,15 +786,75 @@ int mcp_client_connect_stdio_async(mcp_client *c, const char *const argv[], int 
     if (c->connected || c->closing || (c->host_loop && !on_loop_thread(c)))
         return MCP_ESTATE;
     connect_mail *cm;
-    int rc = connect_prepare(c, argv, timeout_ms, &cm);
+    int rc = connect_prepare(c, argv, NULL, timeout_ms, &cm);
+    return rc != MCP_OK ? rc : connect_post(c, cm, cb, user);
+}
+
+int mcp_client_connect_http(mcp_client *c, const char *url, const mcp_http_client_opts *opts,
+                            int timeout_ms)
+{
+    if (c == NULL || url == NULL)
+        return MCP_EINVAL;
+    if (c->connected || on_loop_thread(c))
+        return MCP_ESTATE;
+    mcp__shttp_cfg *cfg;
+    int rc = mcp__shttp_cfg_new(url, opts, &cfg);
     if (rc != MCP_OK)
         return rc;
-    cm->cb = cb;
-    cm->user = user;
-    /* Posted even on the loop thread: cb then never runs inside this call. */
-    rc = mcp__mailbox_post(&c->mb, &cm->mail);
+    connect_mail *cm;
+    rc = connect_prepare(c, NULL, cfg, timeout_ms, &cm);
+    return rc != MCP_OK ? rc : connect_wait(c, cm);
+}
+
+int mcp_client_connect_http_async(mcp_client *c, const char *url, const mcp_http_client_opts *opts,
+                                  int timeout_ms, mcp_connect_fn cb, void *user)
+{
+    if (c == NULL || url == NULL)
+        return MCP_EINVAL;
+    if (c->connected || c->closing || (c->host_loop && !on_loop_thread(c)))
+        return MCP_ESTATE;
+    mcp__shttp_cfg *cfg;
+    int rc = mcp__shttp_cfg_new(url, opts, &cfg);
     if (rc != MCP_OK)
-        connect_mail_free(cm);
+        return rc;
+    connect_mail *cm;
+    rc = connect_prepare(c, NULL, cfg, timeout_ms, &cm);
+    return rc != MCP_OK ? rc : connect_post(c, cm, cb, user);
+}
+
+typedef struct reconnect_mail {
+    mcp__mail mail;
+    mcp_client *c;
+    uint64_t id;
+} reconnect_mail;
+
+static void reconnect_run(mcp__mail *m)
+{
+    reconnect_mail *rm = (reconnect_mail *)m;
+    mcp_client *c = rm->c;
+    if (c->tr != NULL && !c->tr_closing && c->tr->ops->reconnect != NULL)
+        c->tr->ops->reconnect(c->tr, rm->id);
+    free(rm);
+}
+
+int mcp_client_reconnect(mcp_client *c, uint64_t reconnect_id)
+{
+    if (c == NULL || !c->running)
+        return MCP_EINVAL;
+    if (on_loop_thread(c)) {
+        if (c->tr == NULL || c->tr_closing || c->tr->ops->reconnect == NULL)
+            return MCP_ENOENT;
+        return c->tr->ops->reconnect(c->tr, reconnect_id);
+    }
+    reconnect_mail *rm = calloc(1, sizeof(*rm));
+    if (rm == NULL)
+        return MCP_ENOMEM;
+    rm->mail.fn = reconnect_run;
+    rm->c = c;
+    rm->id = reconnect_id;
+    int rc = mcp__mailbox_post(&c->mb, &rm->mail);
+    if (rc != MCP_OK)
+        free(rm);
     return rc;
 }
 
@@ -1153,13 +1174,7 @@ int mcp_client_set_roots(mcp_client *c, const json_t *roots)
 static void close_begin(mcp_client *c)
 {
     c->close_started = 1;
-    connection_lost(c);
-    if (c->ls_open)
-        mcp__lstream_close(&c->ls);
-    if (c->proc_alive)
-        uv_timer_start(&c->kill_timer, on_kill_timer, MCP__CHILD_GRACE_MS, 0);
-    else if (c->kill_timer_open && !uv_is_closing((uv_handle_t *)&c->kill_timer))
-        uv_close((uv_handle_t *)&c->kill_timer, kill_timer_closed);
+    connection_close(c);
 }
 
 typedef struct close_mail {

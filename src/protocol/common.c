@@ -49,6 +49,10 @@ const char *mcp_strerror(int err)
     case MCP_ESTATELESS:
         return "Stateless server: requests to the client are not possible (no session to "
                "carry them or the client's answer)";
+    case MCP_EHTTP:
+        return "The server answered with an HTTP error status";
+    case MCP_ECONNECT:
+        return "The server cannot be reached";
     default:
         return "Unknown error";
     }

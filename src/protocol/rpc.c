@@ -178,16 +178,16 @@ static int send_msg_ex(mcp__rpc *rpc, json_t *msg, uint64_t stream, unsigned fla
         *busy = 1;
     mcp__buf_reset(b);
     int rc = json_dump_callback(msg, dump_to_buf, b, JSON_COMPACT) == 0 ? MCP_OK : MCP_ENOMEM;
-    json_decref(msg);
     if (rc == MCP_OK && mcp__buf_append(b, "", 0) != MCP_OK)
         rc = MCP_ENOMEM;
     if (rc == MCP_OK) {
         if (handed != NULL)
             *handed = 1;
-        rc = rpc->cbs.send(rpc->user, stream, b->data ? b->data : "", b->len, flags);
+        rc = rpc->cbs.send(rpc->user, stream, msg, b->data ? b->data : "", b->len, flags);
     }
     if (busy != NULL)
         *busy = 0;
+    json_decref(msg);
     if (b != &local && b->cap > (64u << 10))
         mcp__buf_free(b); /* do not keep a huge message's memory */
     mcp__buf_free(&local);
@@ -236,9 +236,9 @@ static void send_fallback_error(mcp__rpc *rpc, const mcp__inreq *req)
                      "\"Internal error: out of memory while answering\"}}",
                      id, MCP_RPC_INTERNAL_ERROR);
     if (n > 0 && (size_t)n < sizeof(text))
-        rpc->cbs.send(rpc->user, req->stream, text, (size_t)n, MCP__SEND_RESPONSE);
+        rpc->cbs.send(rpc->user, req->stream, NULL, text, (size_t)n, MCP__SEND_RESPONSE);
     else
-        rpc->cbs.send(rpc->user, req->stream, NULL, 0, MCP__SEND_RESPONSE);
+        rpc->cbs.send(rpc->user, req->stream, NULL, NULL, 0, MCP__SEND_RESPONSE);
 }
 
 static void batch_flush(mcp__rpc *rpc, mcp__batch *b)
@@ -315,6 +315,8 @@ static void out_complete(outreq *o, int status, const json_t *result, const mcp_
     if (o->next != NULL)
         o->next->prev = o->prev;
     o->prev = o->next = NULL;
+    if (rpc->cbs.on_request_done != NULL)
+        rpc->cbs.on_request_done(rpc->user, o->id);
     if (o->in_send) {
         /* The transport failed and closed us inside the request's own send: the
          * caller hears it from mcp__rpc_request's return, never from the callback. */
@@ -416,6 +418,21 @@ int mcp__rpc_request(mcp__rpc *rpc, const char *method, json_t *params, uint64_t
     return rc;
 }
 
+int mcp__rpc_fail(mcp__rpc *rpc, json_int_t id, int status, const mcp_rpc_error *err)
+{
+    outreq *o = out_find(rpc, id);
+    if (o == NULL)
+        return MCP_ENOENT;
+    out_complete(o, status, NULL, err);
+    return MCP_OK;
+}
+
+void mcp__rpc_fail_all(mcp__rpc *rpc, int status, const mcp_rpc_error *err)
+{
+    while (rpc->out_head != NULL)
+        out_complete(rpc->out_head, status, NULL, err);
+}
+
 int mcp__rpc_cancel(mcp__rpc *rpc, json_int_t id, const char *reason)
 {
     outreq *o = out_find(rpc, id);
@@ -502,7 +519,7 @@ static int finish(mcp__inreq *req, json_t *msg)
         if (b == NULL && !rpc->closed && !req->cancelled)
             send_fallback_error(rpc, req);
         else if (b == NULL && !rpc->closed)
-            rpc->cbs.send(rpc->user, req->stream, NULL, 0, MCP__SEND_RESPONSE);
+            rpc->cbs.send(rpc->user, req->stream, NULL, NULL, 0, MCP__SEND_RESPONSE);
     } else if (rpc->closed) {
         json_decref(msg);
     } else if (req->cancelled) {
@@ -510,7 +527,7 @@ static int finish(mcp__inreq *req, json_t *msg)
          * hears that the request is over, so it can end that request's stream. */
         json_decref(msg);
         if (b == NULL)
-            rpc->cbs.send(rpc->user, req->stream, NULL, 0, MCP__SEND_RESPONSE);
+            rpc->cbs.send(rpc->user, req->stream, NULL, NULL, 0, MCP__SEND_RESPONSE);
     } else if (b != NULL) {
         json_array_append_new(b->responses, msg);
     } else {

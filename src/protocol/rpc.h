@@ -43,16 +43,21 @@ typedef struct mcp__inreq {
             a single request that came on `stream` */
 
 typedef struct mcp__rpc_cbs {
-    /* Sends one serialised message (compact JSON, no newline). text NULL with
-     * MCP__SEND_RESPONSE: a request of `stream` ended without an answer (it was
-     * cancelled), so nothing is to be written. */
-    int (*send)(void *user, uint64_t stream, const char *text, size_t len, unsigned flags);
+    /* Sends one serialised message (compact JSON, no newline). msg is the value
+     * that text serialises (borrowed; NULL for the engine's out-of-memory error
+     * answer). text NULL with MCP__SEND_RESPONSE: a request of `stream` ended
+     * without an answer (it was cancelled), so nothing is to be written. */
+    int (*send)(void *user, uint64_t stream, const json_t *msg, const char *text, size_t len,
+                unsigned flags);
     /* A valid request. The owner answers it with mcp__rpc_respond*, now or later. */
     void (*on_request)(void *user, mcp__inreq *req);
     /* A valid notification other than progress and cancelled for our requests. */
     void (*on_notification)(void *user, const char *method, const json_t *params, uint64_t stream);
     /* The peer cancelled req (req->cancelled is already set). May be NULL. */
     void (*on_cancelled)(void *user, mcp__inreq *req);
+    /* An outgoing request ended, however (answered, timed out, cancelled, failed),
+     * just before its callback runs. May be NULL. */
+    void (*on_request_done)(void *user, json_int_t id);
 } mcp__rpc_cbs;
 
 /* Outgoing request completion: status MCP_OK (result set), MCP_ERPC (err set),
@@ -94,6 +99,14 @@ void mcp__rpc_reject_oversized(mcp__rpc *rpc, size_t seen, size_t limit, uint64_
 int mcp__rpc_request(mcp__rpc *rpc, const char *method, json_t *params, uint64_t stream,
                      int timeout_ms, mcp__reply_fn cb, mcp__progress_fn progress_cb, void *arg,
                      json_int_t *id_out);
+/*
+ * Completes an outgoing request that the transport cannot deliver or whose
+ * answer can no longer come: cb(status, NULL, err). Nothing is sent. err may be
+ * NULL. MCP_OK or MCP_ENOENT (no such request pending).
+ */
+int mcp__rpc_fail(mcp__rpc *rpc, json_int_t id, int status, const mcp_rpc_error *err);
+/* The same for every outgoing request pending. */
+void mcp__rpc_fail_all(mcp__rpc *rpc, int status, const mcp_rpc_error *err);
 /* Cancels an outgoing request: notifications/cancelled, then cb(MCP_ECANCELED). */
 int mcp__rpc_cancel(mcp__rpc *rpc, json_int_t id, const char *reason);
 /* Sends a notification; params stolen (may be NULL). */

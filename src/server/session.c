@@ -8,9 +8,11 @@
 
 #include "server/server_int.h"
 
-static int sess_send(void *user, uint64_t stream, const char *text, size_t len, unsigned flags)
+static int sess_send(void *user, uint64_t stream, const json_t *msg, const char *text, size_t len,
+                     unsigned flags)
 {
     mcp__session *s = user;
+    (void)msg;
     if (s->closed || s->io == NULL)
         return MCP_ECLOSED;
     return s->io->send(s->io_user, stream, text, len, flags);

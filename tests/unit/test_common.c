@@ -43,8 +43,8 @@ static void expect_json(json_t *got, const char *want)
 static void test_strerror_has_a_distinct_sentence_for_every_code(void **state)
 {
     (void)state;
-    const char *seen[1 - MCP_ESTATELESS];
-    for (int code = MCP_OK; code >= MCP_ESTATELESS; code--) {
+    const char *seen[1 - MCP_ECONNECT];
+    for (int code = MCP_OK; code >= MCP_ECONNECT; code--) {
         const char *s = mcp_strerror(code);
         assert_non_null(s);
         assert_true(strlen(s) > 0);

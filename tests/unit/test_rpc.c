@@ -67,7 +67,8 @@ typedef struct reply {
 
 /* ---- Callbacks ---- */
 
-static int cb_send(void *user, uint64_t stream, const char *text, size_t len, unsigned flags)
+static int cb_send(void *user, uint64_t stream, const json_t *msg, const char *text, size_t len,
+                   unsigned flags)
 {
     fixture *f = user;
     if (text == NULL) {
@@ -80,6 +81,12 @@ static int cb_send(void *user, uint64_t stream, const char *text, size_t len, un
     assert_true(f->nsent < MAX_RECORDS);
     assert_int_equal(strlen(text), len); /* NUL-terminated compact JSON, no newline */
     assert_null(memchr(text, '\n', len));
+    if (msg != NULL) { /* the value handed along is the one the text serialises */
+        char *dumped = json_dumps(msg, JSON_COMPACT);
+        assert_non_null(dumped);
+        assert_string_equal(dumped, text);
+        free(dumped);
+    }
     sent_msg *m = &f->sent[f->nsent++];
     m->stream = stream;
     m->flags = flags;

@@ -1,0 +1,356 @@
+/*
+ * libcurl's multi interface on a libuv loop (see curl_loop.h). The driver keeps
+ * a depth count of the curl calls it is inside: there, libcurl refuses to be
+ * called again, so starts and cancels wait in lists that `settle` works off as
+ * soon as the outermost curl call has returned.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "http/curl_loop.h"
+#include "util/util.h"
+
+struct mcp__curl_req {
+    mcp__curlm *m;
+    CURL *easy;
+    struct curl_slist *hdrs;
+    mcp__curl_cbs cbs;
+    void *user;
+    int added;     /* in the multi handle */
+    int cancelled; /* no callback runs any more; removed at the next settle */
+    mcp__curl_req *prev, *next;
+};
+
+/* One watched socket. */
+typedef struct sock_ctx {
+    uv_poll_t poll;
+    curl_socket_t fd;
+    mcp__curlm *m;
+    struct sock_ctx *prev, *next;
+} sock_ctx;
+
+struct mcp__curlm {
+    uv_loop_t *loop;
+    CURLM *multi;
+    uv_timer_t timer;
+    int depth;          /* curl calls we are inside */
+    mcp__curl_req *all; /* every transfer not yet freed */
+    sock_ctx *socks;    /* every socket watched */
+    size_t active;      /* of those, not ended and not cancelled */
+    int handles;        /* uv handles not yet closed: the timer and the polls */
+    int closing, cleaned;
+    void (*closed)(void *user);
+    void *closed_user;
+};
+
+static uv_once_t global_once = UV_ONCE_INIT;
+static int global_ok;
+
+static void global_init(void)
+{
+    global_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+}
+
+static void settle(mcp__curlm *m);
+
+static void handle_closed(uv_handle_t *h)
+{
+    mcp__curlm *m = h->data;
+    if (h != (uv_handle_t *)&m->timer)
+        free(h); /* a sock_ctx: its poll handle is its first member */
+    if (--m->handles == 0) {
+        void (*closed)(void *) = m->closed;
+        void *user = m->closed_user;
+        free(m);
+        if (closed != NULL)
+            closed(user);
+    }
+}
+
+static void action(mcp__curlm *m, curl_socket_t fd, int flags)
+{
+    int running;
+    m->depth++;
+    curl_multi_socket_action(m->multi, fd, flags, &running);
+    m->depth--;
+    settle(m);
+}
+
+static void on_poll(uv_poll_t *p, int status, int events)
+{
+    sock_ctx *s = (sock_ctx *)p;
+    int flags = 0;
+    if (status < 0)
+        flags = CURL_CSELECT_ERR;
+    if (events & UV_READABLE)
+        flags |= CURL_CSELECT_IN;
+    if (events & UV_WRITABLE)
+        flags |= CURL_CSELECT_OUT;
+    action(s->m, s->fd, flags);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+    action(t->data, CURL_SOCKET_TIMEOUT, 0);
+}
+
+static void sock_close(sock_ctx *s)
+{
+    mcp__curlm *m = s->m;
+    if (s->prev != NULL)
+        s->prev->next = s->next;
+    else
+        m->socks = s->next;
+    if (s->next != NULL)
+        s->next->prev = s->prev;
+    uv_poll_stop(&s->poll);
+    uv_close((uv_handle_t *)&s->poll, handle_closed);
+}
+
+static int socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+    mcp__curlm *m = userp;
+    sock_ctx *s = socketp;
+    (void)easy;
+    if (what == CURL_POLL_REMOVE) {
+        if (s != NULL) {
+            sock_close(s);
+            curl_multi_assign(m->multi, fd, NULL);
+        }
+        return 0;
+    }
+    if (s == NULL) {
+        s = calloc(1, sizeof(*s));
+        if (s == NULL)
+            return -1;
+        if (uv_poll_init_socket(m->loop, &s->poll, fd) != 0) {
+            free(s);
+            return -1;
+        }
+        s->fd = fd;
+        s->m = m;
+        s->poll.data = m;
+        s->next = m->socks;
+        if (s->next != NULL)
+            s->next->prev = s;
+        m->socks = s;
+        m->handles++;
+        curl_multi_assign(m->multi, fd, s);
+    }
+    int events = 0;
+    if (what == CURL_POLL_IN || what == CURL_POLL_INOUT)
+        events |= UV_READABLE;
+    if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT)
+        events |= UV_WRITABLE;
+    uv_poll_start(&s->poll, events, on_poll);
+    return 0;
+}
+
+static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
+{
+    mcp__curlm *m = userp;
+    (void)multi;
+    if (timeout_ms < 0)
+        uv_timer_stop(&m->timer);
+    else
+        uv_timer_start(&m->timer, on_timer, (uint64_t)timeout_ms, 0);
+    return 0;
+}
+
+int mcp__curlm_new(uv_loop_t *loop, mcp__curlm **out)
+{
+    *out = NULL;
+    uv_once(&global_once, global_init);
+    if (!global_ok)
+        return MCP_EIO;
+    mcp__curlm *m = calloc(1, sizeof(*m));
+    if (m == NULL)
+        return MCP_ENOMEM;
+    if ((m->multi = curl_multi_init()) == NULL) {
+        free(m);
+        return MCP_ENOMEM;
+    }
+    m->loop = loop;
+    curl_multi_setopt(m->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+    curl_multi_setopt(m->multi, CURLMOPT_SOCKETDATA, m);
+    curl_multi_setopt(m->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+    curl_multi_setopt(m->multi, CURLMOPT_TIMERDATA, m);
+    uv_timer_init(loop, &m->timer);
+    m->timer.data = m;
+    m->handles = 1;
+    *out = m;
+    return MCP_OK;
+}
+
+static void req_free(mcp__curl_req *r)
+{
+    mcp__curlm *m = r->m;
+    if (r->added)
+        curl_multi_remove_handle(m->multi, r->easy);
+    if (r->prev != NULL)
+        r->prev->next = r->next;
+    else
+        m->all = r->next;
+    if (r->next != NULL)
+        r->next->prev = r->prev;
+    curl_easy_cleanup(r->easy);
+    curl_slist_free_all(r->hdrs);
+    free(r);
+}
+
+static size_t write_cb(char *data, size_t size, size_t nmemb, void *userp)
+{
+    mcp__curl_req *r = userp;
+    size_t n = size * nmemb;
+    if (r->cancelled)
+        return n; /* dropped; the transfer goes at the next settle */
+    return r->cbs.on_data(r->user, data, n) == 0 ? n : 0;
+}
+
+static size_t header_cb(char *data, size_t size, size_t nmemb, void *userp)
+{
+    mcp__curl_req *r = userp;
+    size_t n = size * nmemb;
+    if (r->cancelled || r->cbs.on_header == NULL)
+        return n;
+    return r->cbs.on_header(r->user, data, n) == 0 ? n : 0;
+}
+
+/* Adds r to the multi handle; on failure r ends with on_done. */
+static void req_add(mcp__curl_req *r)
+{
+    if (curl_multi_add_handle(r->m->multi, r->easy) == CURLM_OK) {
+        r->added = 1;
+        return;
+    }
+    r->cancelled = 1;
+    r->m->active--;
+    r->cbs.on_done(r->user, CURLE_FAILED_INIT, 0);
+}
+
+/*
+ * Outside every curl call: frees cancelled transfers, adds the ones started
+ * meanwhile, and ends the finished ones, until nothing changes. The depth is
+ * held meanwhile, so that what on_done starts, cancels or closes waits for the
+ * next pass instead of changing the lists under this one.
+ */
+static void settle(mcp__curlm *m)
+{
+    if (m->depth > 0)
+        return;
+    m->depth++;
+    for (int again = 1; again;) {
+        again = 0;
+        for (mcp__curl_req *r = m->all, *next; r != NULL; r = next) {
+            next = r->next;
+            if (r->cancelled)
+                req_free(r);
+            else if (!r->added)
+                req_add(r); /* may end it: freed on the next pass */
+        }
+        if (m->closing) {
+            if (!m->cleaned) {
+                m->cleaned = 1;
+                while (m->all != NULL)
+                    req_free(m->all);
+                curl_multi_cleanup(m->multi); /* may report its sockets to socket_cb */
+                while (m->socks != NULL)
+                    sock_close(m->socks);
+                uv_timer_stop(&m->timer);
+                uv_close((uv_handle_t *)&m->timer, handle_closed);
+            }
+            break;
+        }
+        CURLMsg *msg;
+        int left;
+        while ((msg = curl_multi_info_read(m->multi, &left)) != NULL) {
+            mcp__curl_req *r = NULL;
+            if (msg->msg != CURLMSG_DONE ||
+                curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r) != CURLE_OK ||
+                r == NULL || r->cancelled)
+                continue;
+            long status = 0;
+            curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+            r->cancelled = 1; /* ended: no callback after this one; freed next pass */
+            m->active--;
+            r->cbs.on_done(r->user, msg->data.result, status);
+            again = 1;
+        }
+        again |= m->closing;
+    }
+    m->depth--;
+}
+
+int mcp__curlm_start(mcp__curlm *m, CURL *easy, struct curl_slist *hdrs, const mcp__curl_cbs *cbs,
+                     void *user, mcp__curl_req **out)
+{
+    if (out != NULL)
+        *out = NULL;
+    mcp__curl_req *r = m->closing ? NULL : calloc(1, sizeof(*r));
+    if (r == NULL) {
+        curl_easy_cleanup(easy);
+        curl_slist_free_all(hdrs);
+        return m->closing ? MCP_ECLOSED : MCP_ENOMEM;
+    }
+    r->m = m;
+    r->easy = easy;
+    r->hdrs = hdrs;
+    r->cbs = *cbs;
+    r->user = user;
+    curl_easy_setopt(easy, CURLOPT_PRIVATE, r);
+    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, write_cb);
+    curl_easy_setopt(easy, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, header_cb);
+    curl_easy_setopt(easy, CURLOPT_HEADERDATA, r);
+    if (hdrs != NULL)
+        curl_easy_setopt(easy, CURLOPT_HTTPHEADER, hdrs);
+    r->next = m->all;
+    if (r->next != NULL)
+        r->next->prev = r;
+    m->all = r;
+    m->active++;
+    if (out != NULL)
+        *out = r;
+    if (m->depth == 0) {
+        if (curl_multi_add_handle(m->multi, easy) != CURLM_OK) {
+            m->active--;
+            if (out != NULL)
+                *out = NULL;
+            req_free(r);
+            return MCP_EIO;
+        }
+        r->added = 1;
+    }
+    return MCP_OK;
+}
+
+void mcp__curl_cancel(mcp__curl_req *r)
+{
+    if (r == NULL || r->cancelled)
+        return;
+    r->cancelled = 1;
+    r->m->active--;
+    if (r->m->depth == 0)
+        req_free(r);
+}
+
+size_t mcp__curlm_active(const mcp__curlm *m)
+{
+    return m->active;
+}
+
+void mcp__curlm_close(mcp__curlm *m, void (*closed)(void *user), void *user)
+{
+    if (m->closing)
+        return;
+    m->closing = 1;
+    m->closed = closed;
+    m->closed_user = user;
+    for (mcp__curl_req *r = m->all; r != NULL; r = r->next)
+        if (!r->cancelled) {
+            r->cancelled = 1;
+            m->active--;
+        }
+    settle(m); /* inside a curl call: once it returns */
+}

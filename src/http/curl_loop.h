@@ -1,0 +1,57 @@
+/*
+ * libcurl's multi interface driven by a libuv loop: curl tells us which sockets
+ * to watch (one uv_poll_t each) and when to wake it (one uv_timer_t), and we
+ * tell curl what happened. Knows nothing of MCP.
+ *
+ * A transfer is started with its callbacks and ends exactly once: on_done, or a
+ * cancel, after which no callback of it runs again. libcurl forbids calling it
+ * from inside its own callbacks; here every call may be made from anywhere on
+ * the loop thread, inside a transfer's callbacks included (starts and cancels
+ * made there take effect as soon as curl returns).
+ */
+#ifndef MCP_HTTP_CURL_LOOP_H
+#define MCP_HTTP_CURL_LOOP_H
+
+#include <curl/curl.h>
+#include <uv.h>
+
+typedef struct mcp__curlm mcp__curlm;
+typedef struct mcp__curl_req mcp__curl_req;
+
+typedef struct mcp__curl_cbs {
+    /* One header line as received, its CRLF included: the status line first,
+     * then each header, then the empty line; again for each response of the
+     * transfer (an interim 1xx, say). Return 0 to go on, -1 to stop the
+     * transfer (on_done then has CURLE_WRITE_ERROR). May be NULL. */
+    int (*on_header)(void *user, const char *line, size_t len);
+    /* Body bytes. Return 0 to go on, -1 to stop as above. */
+    int (*on_data)(void *user, const char *data, size_t len);
+    /* The end: result is CURLE_OK or why it failed; status is the HTTP status
+     * of the last response (0 when none came). */
+    void (*on_done)(void *user, CURLcode result, long status);
+} mcp__curl_cbs;
+
+/* Makes the driver on loop. MCP_OK, MCP_ENOMEM or MCP_EIO (curl refused). */
+int mcp__curlm_new(uv_loop_t *loop, mcp__curlm **out);
+/*
+ * Starts easy, which the driver owns from now on, with hdrs (may be NULL, owned
+ * too: freed with the transfer). The caller set its URL and options; the
+ * driver sets the write and header functions, CURLOPT_PRIVATE and
+ * CURLOPT_NOSIGNAL. On MCP_OK *out (may be NULL) names the transfer until it
+ * ends; on failure (MCP_ENOMEM, MCP_EIO) easy and hdrs are freed and no
+ * callback runs.
+ */
+int mcp__curlm_start(mcp__curlm *m, CURL *easy, struct curl_slist *hdrs, const mcp__curl_cbs *cbs,
+                     void *user, mcp__curl_req **out);
+/* Stops a transfer that has not ended: none of its callbacks runs again. */
+void mcp__curl_cancel(mcp__curl_req *r);
+/* Number of transfers not ended. */
+size_t mcp__curlm_active(const mcp__curlm *m);
+/*
+ * Cancels every transfer, closes the handles and frees the driver; closed(user)
+ * runs once nothing is left on the loop (never inside this call). closed may
+ * be NULL.
+ */
+void mcp__curlm_close(mcp__curlm *m, void (*closed)(void *user), void *user);
+
+#endif

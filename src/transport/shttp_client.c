@@ -1,0 +1,1478 @@
+/*
+ * The HTTP client transport: Streamable HTTP (2025-03-26 to 2025-11-25) and the
+ * legacy HTTP+SSE transport (2024-11-05), on libcurl driven by the loop.
+ *
+ * Streamable HTTP: every message is a POST. A request's answer comes as JSON,
+ * or as an SSE stream that may carry the server's notifications and requests
+ * first. That stream is a `cstream`: a logical stream whose connection may
+ * break and be resumed by GET with Last-Event-ID, as long as the request is
+ * pending and the server gave an event id. The standalone stream (GET, opened
+ * once notifications/initialized is sent) is a cstream too.
+ *
+ * Reconnection, the rules official clients get wrong:
+ * - the delay is the stream's `retry` when the server gave one, exactly; else
+ *   exponential backoff with jitter, capped;
+ * - a connection that brings no event counts toward the retry limit, whether it
+ *   ended cleanly or with an error; one that brings an event (a priming event
+ *   included) resets the count, so SEP-1699 polling goes on as long as its
+ *   request lives, and a server that keeps closing empty streams cannot keep us
+ *   reconnecting;
+ * - at the limit the request fails with MCP_ELIMIT;
+ * - the application may take over when a reconnection happens.
+ *
+ * A 404 for our session means the server forgot it: a new session is started
+ * with the initialize we sent first, and every request still pending is sent
+ * once more on it (unless turned off).
+ *
+ * Legacy HTTP+SSE: GET the SSE endpoint, wait for its `endpoint` event, POST
+ * every message there; every answer comes on the GET stream. It is used when
+ * asked for, or when the POST of initialize gets 400, 404 or 405.
+ *
+ * Lifetimes: curl callbacks may end up, through the engine, in request_done or
+ * close, which cancel transfers. A transfer (xfer) being fed is marked busy and
+ * freed only once its callback returns; a cstream is freed once it has neither
+ * a transfer nor a timer.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "http/curl_loop.h"
+#include "sse/sse.h"
+#include "transport/ctransport.h"
+#include "util/util.h"
+
+#define DEFAULT_MAX_RETRIES 5
+#define DEFAULT_INITIAL_DELAY_MS 1000
+#define DEFAULT_MAX_DELAY_MS 30000
+#define DEFAULT_CONNECT_TIMEOUT_MS 10000
+/* A POST of a notification or a response gets 202 at once; one that does not
+ * answer in this time is given up (nothing waits for it). */
+#define SMALL_POST_TIMEOUT_MS 30000
+/* The DELETE that ends the session on close. */
+#define DELETE_TIMEOUT_MS 2000
+/* How long an answered request's stream may stay open before we close it. */
+#define LINGER_MS 5000
+/* Bytes of an error answer's body kept for the error message. */
+#define ERROR_BODY_MAX 300
+
+struct mcp__shttp_cfg {
+    char *url;
+    char **headers; /* NULL-terminated */
+    char *cacert, *cert, *key;
+    int legacy, max_retries, initial_delay, max_delay, no_renewal, connect_timeout;
+    mcp_reconnect_fn sched;
+    void *sched_user;
+};
+
+typedef struct shttp_ctr shttp_ctr;
+typedef struct cstream cstream;
+
+enum xkind { X_POST, X_GET, X_DELETE, X_LEGACY_GET };
+enum ctype { CT_NONE, CT_JSON, CT_SSE, CT_OTHER };
+
+typedef struct xfer {
+    shttp_ctr *t;
+    mcp__curl_req *req;
+    enum xkind kind;
+    cstream *st;   /* the stream it feeds (a request's POST, a GET) */
+    json_int_t id; /* the request it carries, when has_id (legacy POSTs too) */
+    int has_id;
+    int is_renewal;  /* the POST of a renewal's initialize */
+    int is_notified; /* the POST of notifications/initialized */
+    long status;
+    enum ctype ctype;
+    char *session_hdr;
+    mcp__buf body; /* a JSON answer, or the start of an error's body */
+    int body_over;
+    mcp__sse_parser sse;
+    int sse_inited;
+    int events; /* events (or ids) this connection brought */
+    int busy, dead;
+    struct xfer *prev, *next;
+} xfer;
+
+struct cstream {
+    shttp_ctr *t;
+    int standalone;
+    json_int_t id; /* the request, when not standalone */
+    char *text;    /* the request as sent, for a renewal's resend */
+    size_t len;
+    int renewed; /* sent once more on a new session already */
+    int again;   /* renewed, and met a 404 once more */
+    int answered, done;
+    int resend; /* waiting for a renewal to be sent again */
+    char *last_id;
+    long retry_ms; /* the server's retry for this stream; -1: none */
+    int attempts;  /* reconnections in a row that brought nothing */
+    xfer *x;
+    uv_timer_t timer;
+    int timer_init, timer_closing;
+    uint64_t reconnect_id; /* waiting for the application's mcp_client_reconnect */
+    cstream *prev, *next;
+};
+
+/* A message that waits: for a renewal to end, or for the legacy endpoint. */
+typedef struct queued {
+    char *text;
+    size_t len;
+    cstream *st;
+    json_int_t id;
+    int has_id;
+    struct queued *next;
+} queued;
+
+enum mode { MODE_STREAMABLE, MODE_LEGACY };
+
+struct shttp_ctr {
+    mcp__ctr base;
+    mcp__shttp_cfg *cfg;
+    size_t max_message;
+    mcp__curlm *curl;
+    int curl_open;
+    enum mode mode;
+    char *session_id;
+    char *version; /* the negotiated revision, sent as MCP-Protocol-Version */
+    json_t *init_msg;
+    json_int_t init_id;
+    int init_answered;
+    int standalone_wanted, standalone_off;
+    cstream *standalone;
+    cstream *streams;
+    xfer *xfers;
+    queued *q_head, *q_tail;
+    int renewing;
+    unsigned renewals;
+    char renew_id[40];
+    char *post_url; /* legacy: the endpoint event's URL */
+    xfer *legacy_get;
+    int closing, lost, closed_reported, deleting;
+    int timers_open;
+    uint64_t next_reconnect_id;
+    uint64_t rng;
+};
+
+static void xfer_done(void *user, CURLcode result, long status);
+static int xfer_header(void *user, const char *line, size_t len);
+static int xfer_data(void *user, const char *data, size_t len);
+static const mcp__curl_cbs xfer_cbs = {xfer_header, xfer_data, xfer_done};
+static void st_free_if_idle(cstream *st);
+static cstream *st_find(shttp_ctr *t, json_int_t id);
+static void st_finish(cstream *st);
+static void st_broke(cstream *st, xfer *x);
+static void start_renewal(shttp_ctr *t);
+static void maybe_closed(shttp_ctr *t);
+static int open_get(cstream *st);
+static void open_legacy(shttp_ctr *t);
+
+/* ---- Configuration ---- */
+
+void mcp__shttp_cfg_free(mcp__shttp_cfg *cfg)
+{
+    if (cfg == NULL)
+        return;
+    free(cfg->url);
+    for (char **h = cfg->headers; h != NULL && *h != NULL; h++)
+        free(*h);
+    free(cfg->headers);
+    free(cfg->cacert);
+    free(cfg->cert);
+    free(cfg->key);
+    free(cfg);
+}
+
+/* "Name: value" with a token name and no line break anywhere. */
+static int header_ok(const char *h)
+{
+    const char *colon = strchr(h, ':');
+    if (colon == NULL || colon == h || strpbrk(h, "\r\n") != NULL)
+        return 0;
+    for (const char *p = h; p < colon; p++)
+        if (!isalnum((unsigned char)*p) && strchr("!#$%&'*+-.^_`|~", *p) == NULL)
+            return 0;
+    return 1;
+}
+
+int mcp__shttp_cfg_new(const char *url, const mcp_http_client_opts *opts, mcp__shttp_cfg **out)
+{
+    *out = NULL;
+    mcp_http_client_opts o;
+    if (mcp__opts_copy(&o, sizeof(o), opts, sizeof(o)) != MCP_OK)
+        return MCP_EINVAL;
+    if (strncasecmp(url, "http://", 7) != 0 && strncasecmp(url, "https://", 8) != 0)
+        return MCP_EINVAL;
+    if (o.initial_delay_ms < 0 || o.max_delay_ms < 0 || o.connect_timeout_ms < 0)
+        return MCP_EINVAL;
+    size_t n = 0;
+    while (o.headers != NULL && o.headers[n] != NULL)
+        if (!header_ok(o.headers[n++]))
+            return MCP_EINVAL;
+    mcp__shttp_cfg *cfg = calloc(1, sizeof(*cfg));
+    if (cfg == NULL || (cfg->headers = calloc(n + 1, sizeof(char *))) == NULL) {
+        free(cfg);
+        return MCP_ENOMEM;
+    }
+    int bad = (cfg->url = mcp__strdup(url)) == NULL;
+    for (size_t i = 0; i < n; i++)
+        bad |= (cfg->headers[i] = mcp__strdup(o.headers[i])) == NULL;
+    bad |= (o.cacert != NULL && (cfg->cacert = mcp__strdup(o.cacert)) == NULL);
+    bad |= (o.client_cert != NULL && (cfg->cert = mcp__strdup(o.client_cert)) == NULL);
+    bad |= (o.client_key != NULL && (cfg->key = mcp__strdup(o.client_key)) == NULL);
+    if (bad) {
+        mcp__shttp_cfg_free(cfg);
+        return MCP_ENOMEM;
+    }
+    cfg->legacy = o.legacy_sse != 0;
+    cfg->max_retries = o.max_retries == 0 ? DEFAULT_MAX_RETRIES : o.max_retries;
+    cfg->initial_delay = o.initial_delay_ms > 0 ? o.initial_delay_ms : DEFAULT_INITIAL_DELAY_MS;
+    cfg->max_delay = o.max_delay_ms > 0 ? o.max_delay_ms : DEFAULT_MAX_DELAY_MS;
+    if (cfg->max_delay < cfg->initial_delay)
+        cfg->max_delay = cfg->initial_delay;
+    cfg->no_renewal = o.no_session_renewal != 0;
+    cfg->connect_timeout =
+        o.connect_timeout_ms > 0 ? o.connect_timeout_ms : DEFAULT_CONNECT_TIMEOUT_MS;
+    cfg->sched = o.schedule_reconnect;
+    cfg->sched_user = o.schedule_user;
+    *out = cfg;
+    return MCP_OK;
+}
+
+/* ---- Failing things ---- */
+
+/* An error whose message says what happened; code is the HTTP status or 0. */
+static void fail_request(shttp_ctr *t, json_int_t id, int status, long http, const char *fmt, ...)
+    MCP_PRINTF(5, 6);
+static void fail_request(shttp_ctr *t, json_int_t id, int status, long http, const char *fmt, ...)
+{
+    mcp_rpc_error err = {0};
+    err.code = (int)http;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err.message, sizeof(err.message), fmt, ap);
+    va_end(ap);
+    mcp__debug("request %lld fails: %s", (long long)id, err.message);
+    /* Its stream ends first: the engine's request_done then finds nothing, and
+     * callers never touch a stream after failing its request. */
+    cstream *st = st_find(t, id);
+    if (st != NULL)
+        st_finish(st);
+    t->base.cbs->on_request_failed(t->base.user, id, status, &err);
+}
+
+static void lose(shttp_ctr *t, int status, const char *why)
+{
+    if (t->lost || t->closing)
+        return;
+    t->lost = 1;
+    mcp__warn("%s", why);
+    t->base.cbs->on_lost(t->base.user, status, why);
+}
+
+/* The status for a transfer that failed in curl. */
+static int curl_status(CURLcode rc)
+{
+    switch (rc) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+        return MCP_ECONNECT;
+    case CURLE_OPERATION_TIMEDOUT:
+        return MCP_ETIMEDOUT;
+    default:
+        return MCP_EIO;
+    }
+}
+
+/* The start of an error answer's body, printable, for messages. */
+static const char *body_snippet(xfer *x)
+{
+    if (x->body.len == 0)
+        return "";
+    for (size_t i = 0; i < x->body.len; i++)
+        if ((unsigned char)x->body.data[i] < 0x20)
+            x->body.data[i] = ' ';
+    return x->body.data;
+}
+
+/* ---- Streams ---- */
+
+static cstream *st_new(shttp_ctr *t, int standalone)
+{
+    cstream *st = calloc(1, sizeof(*st));
+    if (st == NULL)
+        return NULL;
+    st->t = t;
+    st->standalone = standalone;
+    st->retry_ms = -1;
+    st->next = t->streams;
+    if (st->next != NULL)
+        st->next->prev = st;
+    t->streams = st;
+    return st;
+}
+
+static void st_unlink_free(cstream *st)
+{
+    shttp_ctr *t = st->t;
+    if (st->prev != NULL)
+        st->prev->next = st->next;
+    else
+        t->streams = st->next;
+    if (st->next != NULL)
+        st->next->prev = st->prev;
+    if (t->standalone == st)
+        t->standalone = NULL;
+    free(st->text);
+    free(st->last_id);
+    free(st);
+}
+
+static void timer_closed(uv_handle_t *h)
+{
+    cstream *st = h->data;
+    shttp_ctr *t = st->t;
+    st->timer_init = 0;
+    st->timer_closing = 0;
+    t->timers_open--;
+    st_free_if_idle(st);
+    maybe_closed(t);
+}
+
+/* Frees a finished stream that has nothing left on the loop. */
+static void st_free_if_idle(cstream *st)
+{
+    if (!st->done || st->x != NULL || st->resend)
+        return;
+    if (st->timer_init) {
+        if (!st->timer_closing) {
+            st->timer_closing = 1;
+            uv_timer_stop(&st->timer);
+            uv_close((uv_handle_t *)&st->timer, timer_closed);
+        }
+        return;
+    }
+    st_unlink_free(st);
+}
+
+static cstream *st_find(shttp_ctr *t, json_int_t id)
+{
+    for (cstream *st = t->streams; st != NULL; st = st->next)
+        if (!st->standalone && !st->done && st->id == id)
+            return st;
+    return NULL;
+}
+
+static void xfer_cancel(xfer *x);
+
+/* The stream is over: its transfer is cancelled, its timer stopped. */
+static void st_finish(cstream *st)
+{
+    st->done = 1;
+    st->reconnect_id = 0;
+    st->resend = 0;
+    if (st->timer_init)
+        uv_timer_stop(&st->timer);
+    if (st->x != NULL)
+        xfer_cancel(st->x);
+    st_free_if_idle(st);
+}
+
+static int st_timer(cstream *st)
+{
+    if (st->timer_init)
+        return MCP_OK;
+    if (uv_timer_init(st->t->base.loop, &st->timer) != 0)
+        return MCP_EIO;
+    st->timer.data = st;
+    st->timer_init = 1;
+    st->t->timers_open++;
+    return MCP_OK;
+}
+
+/* ---- Transfers ---- */
+
+static void xfer_free(xfer *x)
+{
+    shttp_ctr *t = x->t;
+    if (x->prev != NULL)
+        x->prev->next = x->next;
+    else
+        t->xfers = x->next;
+    if (x->next != NULL)
+        x->next->prev = x->prev;
+    if (x->sse_inited)
+        mcp__sse_parser_free(&x->sse);
+    mcp__buf_free(&x->body);
+    free(x->session_hdr);
+    free(x);
+}
+
+/* Detaches x from its stream and stops it; freed now, or when its callback returns. */
+static void xfer_cancel(xfer *x)
+{
+    if (x->dead)
+        return;
+    x->dead = 1;
+    if (x->st != NULL && x->st->x == x)
+        x->st->x = NULL;
+    x->st = NULL;
+    if (x->t->legacy_get == x)
+        x->t->legacy_get = NULL;
+    mcp__curl_cancel(x->req);
+    x->req = NULL;
+    if (x->busy == 0)
+        xfer_free(x);
+}
+
+static struct curl_slist *add_header(struct curl_slist *h, const char *line, int *bad)
+{
+    struct curl_slist *n = curl_slist_append(h, line);
+    if (n == NULL)
+        *bad = 1;
+    return n != NULL ? n : h;
+}
+
+/*
+ * Starts a transfer of kind to url. body (len bytes) is POSTed when not NULL.
+ * last_id: the Last-Event-ID to send. with_session: the session's headers. NULL
+ * on failure (nothing started).
+ */
+static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const char *body,
+                        size_t len, const char *last_id, int with_session, long timeout_ms)
+{
+    xfer *x = calloc(1, sizeof(*x));
+    CURL *e = curl_easy_init();
+    if (x == NULL || e == NULL) {
+        free(x);
+        if (e != NULL)
+            curl_easy_cleanup(e);
+        return NULL;
+    }
+    x->t = t;
+    x->kind = kind;
+    int bad = 0;
+    struct curl_slist *h = NULL;
+    char line[600];
+    if (kind == X_POST) {
+        h = add_header(h, "Content-Type: application/json", &bad);
+        h = add_header(h,
+                       t->mode == MODE_LEGACY ? "Accept: application/json"
+                                              : "Accept: application/json, text/event-stream",
+                       &bad);
+    } else if (kind == X_GET || kind == X_LEGACY_GET) {
+        h = add_header(h, "Accept: text/event-stream", &bad);
+        h = add_header(h, "Cache-Control: no-cache", &bad);
+    }
+    if (with_session && t->session_id != NULL) {
+        snprintf(line, sizeof(line), "Mcp-Session-Id: %s", t->session_id);
+        h = add_header(h, line, &bad);
+    }
+    if (with_session && t->version != NULL) {
+        snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", t->version);
+        h = add_header(h, line, &bad);
+    }
+    if (last_id != NULL) {
+        snprintf(line, sizeof(line), "Last-Event-ID: %s", last_id);
+        h = add_header(h, line, &bad);
+    }
+    for (char **uh = t->cfg->headers; *uh != NULL; uh++)
+        h = add_header(h, *uh, &bad);
+    h = add_header(h, "Expect:", &bad); /* no 100-continue round trip for large bodies */
+    if (bad) {
+        curl_slist_free_all(h);
+        curl_easy_cleanup(e);
+        free(x);
+        return NULL;
+    }
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)t->cfg->connect_timeout);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (timeout_ms > 0)
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
+    if (t->cfg->cacert != NULL)
+        curl_easy_setopt(e, CURLOPT_CAINFO, t->cfg->cacert);
+    if (t->cfg->cert != NULL)
+        curl_easy_setopt(e, CURLOPT_SSLCERT, t->cfg->cert);
+    if (t->cfg->key != NULL)
+        curl_easy_setopt(e, CURLOPT_SSLKEY, t->cfg->key);
+    if (kind == X_POST) {
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, body);
+    } else if (kind == X_DELETE) {
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+    }
+    if (mcp__curlm_start(t->curl, e, h, &xfer_cbs, x, &x->req) != MCP_OK) {
+        free(x);
+        return NULL;
+    }
+    x->next = t->xfers;
+    if (x->next != NULL)
+        x->next->prev = x;
+    t->xfers = x;
+    return x;
+}
+
+/* ---- Incoming messages ---- */
+
+/* A response to the initialize we sent: the revision and the session follow. */
+static void saw_init_answer(shttp_ctr *t, json_t *msg, xfer *x)
+{
+    t->init_answered = 1;
+    const char *v =
+        json_string_value(json_object_get(json_object_get(msg, "result"), "protocolVersion"));
+    if (v != NULL && t->version == NULL)
+        t->version = mcp__strdup(v);
+    if (x != NULL && x->session_hdr != NULL && t->session_id == NULL) {
+        t->session_id = x->session_hdr;
+        x->session_hdr = NULL;
+    }
+}
+
+static int is_response(json_t *m)
+{
+    return json_is_object(m) && json_object_get(m, "method") == NULL &&
+           (json_object_get(m, "result") != NULL || json_object_get(m, "error") != NULL);
+}
+
+static void renewal_answer(shttp_ctr *t, xfer *x, json_t *msg);
+
+/* One message from the server, on x. */
+static void incoming(xfer *x, json_t *msg)
+{
+    shttp_ctr *t = x->t;
+    if (t->closing || t->lost)
+        return;
+    if (x->is_renewal) {
+        renewal_answer(t, x, msg);
+        return;
+    }
+    size_t n = json_is_array(msg) ? json_array_size(msg) : 1;
+    for (size_t i = 0; i < n; i++) {
+        json_t *m = json_is_array(msg) ? json_array_get(msg, i) : msg;
+        if (!is_response(m))
+            continue;
+        json_t *id = json_object_get(m, "id");
+        if (!json_is_integer(id))
+            continue;
+        if (t->init_msg != NULL && !t->init_answered && json_integer_value(id) == t->init_id)
+            saw_init_answer(t, m, x);
+        if (x->st != NULL && !x->st->standalone && x->st->id == json_integer_value(id))
+            x->st->answered = 1;
+    }
+    t->base.cbs->on_value(t->base.user, msg);
+}
+
+static void incoming_text(xfer *x, const char *text, size_t len)
+{
+    json_error_t jerr;
+    json_t *msg = json_loadb(text, len, 0, &jerr);
+    if (msg == NULL) {
+        mcp__warn("the server sent a message that is not JSON (%s); dropped", jerr.text);
+        return;
+    }
+    incoming(x, msg);
+    json_decref(msg);
+}
+
+/* ---- SSE ---- */
+
+static int legacy_endpoint(shttp_ctr *t, const char *data, size_t len);
+
+static int sse_block(void *user, const mcp__sse_block *b)
+{
+    xfer *x = user;
+    if (x->dead)
+        return 1;
+    if (b->data != NULL || b->id_set)
+        x->events++;
+    cstream *st = x->st;
+    if (st != NULL) {
+        if (b->data != NULL || b->id_set)
+            st->attempts = 0; /* the stream delivers: SEP-1699 polling may go on */
+        if (b->id_set) {
+            free(st->last_id);
+            st->last_id = b->last_event_id_len > 0 ? mcp__strdup(b->last_event_id) : NULL;
+        }
+    }
+    if (b->data == NULL || b->data_len == 0)
+        return 0; /* a priming event, or an id alone */
+    if (x->kind == X_LEGACY_GET && strcmp(b->type, "endpoint") == 0)
+        return legacy_endpoint(x->t, b->data, b->data_len) == MCP_OK ? 0 : 1;
+    if (strcmp(b->type, "message") != 0)
+        return 0; /* an event type of no meaning to MCP */
+    incoming_text(x, b->data, b->data_len);
+    return x->dead ? 1 : 0;
+}
+
+static int sse_retry(void *user, uint64_t ms)
+{
+    xfer *x = user;
+    if (x->st != NULL)
+        x->st->retry_ms = (long)ms;
+    return 0;
+}
+
+static const mcp__sse_callbacks sse_cbs = {.on_block = sse_block, .on_retry = sse_retry};
+
+/* ---- curl callbacks ---- */
+
+static int xfer_header(void *user, const char *line, size_t len)
+{
+    xfer *x = user;
+    if (len >= 5 && memcmp(line, "HTTP/", 5) == 0) {
+        /* A new response (after an interim one): start over. */
+        const char *sp = memchr(line, ' ', len);
+        x->status = sp != NULL ? strtol(sp + 1, NULL, 10) : 0;
+        x->ctype = CT_NONE;
+        free(x->session_hdr);
+        x->session_hdr = NULL;
+        return 0;
+    }
+    const char *colon = memchr(line, ':', len);
+    if (colon == NULL)
+        return 0;
+    size_t nlen = (size_t)(colon - line);
+    const char *v = colon + 1;
+    const char *end = line + len;
+    while (v < end && (*v == ' ' || *v == '\t'))
+        v++;
+    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    size_t vlen = (size_t)(end - v);
+    if (nlen == 12 && strncasecmp(line, "content-type", 12) == 0) {
+        if (vlen >= 16 && strncasecmp(v, "application/json", 16) == 0)
+            x->ctype = CT_JSON;
+        else if (vlen >= 17 && strncasecmp(v, "text/event-stream", 17) == 0)
+            x->ctype = CT_SSE;
+        else
+            x->ctype = CT_OTHER;
+    } else if (nlen == 14 && strncasecmp(line, "mcp-session-id", 14) == 0 && vlen > 0 &&
+               vlen < 512) {
+        free(x->session_hdr);
+        x->session_hdr = malloc(vlen + 1);
+        if (x->session_hdr != NULL) {
+            memcpy(x->session_hdr, v, vlen);
+            x->session_hdr[vlen] = '\0';
+        }
+    }
+    return 0;
+}
+
+static int xfer_data(void *user, const char *data, size_t len)
+{
+    xfer *x = user;
+    shttp_ctr *t = x->t;
+    if (x->dead)
+        return -1;
+    if (x->status < 200 || x->status >= 300) {
+        /* An error's body: keep its start for the message. */
+        if (x->body.len < ERROR_BODY_MAX) {
+            size_t n = ERROR_BODY_MAX - x->body.len;
+            mcp__buf_append(&x->body, data, len < n ? len : n);
+        }
+        return 0;
+    }
+    if (x->ctype == CT_JSON) {
+        if (x->body.len + len > t->max_message) {
+            x->body_over = 1;
+            return -1;
+        }
+        return mcp__buf_append(&x->body, data, len) == MCP_OK ? 0 : -1;
+    }
+    if (x->ctype != CT_SSE)
+        return 0; /* a 202's body, say: nothing to read there */
+    if (!x->sse_inited) {
+        mcp__sse_parser_init(&x->sse, t->max_message, &sse_cbs, x);
+        x->sse_inited = 1;
+    }
+    x->busy++;
+    size_t off = 0;
+    int rc = MCP_OK;
+    while (off < len && !x->dead) {
+        size_t used = 0;
+        rc = mcp__sse_parser_feed(&x->sse, data + off, len - off, &used);
+        off += used;
+        if (rc == MCP_ELIMIT)
+            mcp__warn("dropped an SSE event from the server over %zu bytes", t->max_message);
+        else if (rc != MCP_OK)
+            break;
+    }
+    x->busy--;
+    if (x->dead) {
+        if (x->busy == 0) {
+            xfer_free(x);
+            maybe_closed(t);
+        }
+        return -1;
+    }
+    return rc == MCP_OK || rc == MCP_ELIMIT ? 0 : -1;
+}
+
+/* ---- Reconnection ---- */
+
+static uint64_t next_random(shttp_ctr *t)
+{
+    /* xorshift64*: jitter needs no secrecy, just spread. */
+    t->rng ^= t->rng >> 12;
+    t->rng ^= t->rng << 25;
+    t->rng ^= t->rng >> 27;
+    return t->rng * 2685821657736338717ull;
+}
+
+/* The wait before reconnection number `attempt` (1 for the first) of st. */
+static long reconnect_delay(cstream *st, int attempt)
+{
+    shttp_ctr *t = st->t;
+    if (st->retry_ms >= 0)
+        return st->retry_ms; /* the server said: exactly that */
+    long d = t->cfg->initial_delay;
+    for (int i = 1; i < attempt && d < t->cfg->max_delay; i++)
+        d *= 2;
+    if (d > t->cfg->max_delay)
+        d = t->cfg->max_delay;
+    long jitter = d / 5;
+    if (jitter > 0)
+        d -= (long)(next_random(t) % (uint64_t)(jitter + 1));
+    return d;
+}
+
+static void reconnect_now(cstream *st)
+{
+    if (st->done || st->t->closing || st->t->renewing)
+        return;
+    if (open_get(st) == MCP_OK)
+        return;
+    if (st->standalone)
+        st_finish(st);
+    else
+        fail_request(st->t, st->id, MCP_ENOMEM, 0, "out of memory reconnecting the stream");
+}
+
+static void on_reconnect_timer(uv_timer_t *tm)
+{
+    reconnect_now(tm->data);
+}
+
+static void schedule_reconnect(cstream *st)
+{
+    shttp_ctr *t = st->t;
+    int attempt = st->attempts > 0 ? st->attempts : 1;
+    long delay = reconnect_delay(st, attempt);
+    if (t->cfg->sched != NULL) {
+        st->reconnect_id = ++t->next_reconnect_id;
+        mcp__debug("stream reconnection %llu handed to the application (%ld ms, attempt %d)",
+                   (unsigned long long)st->reconnect_id, delay, attempt);
+        t->cfg->sched(t->base.client, st->reconnect_id, (int)delay, st->attempts,
+                      t->cfg->sched_user);
+        return;
+    }
+    if (st_timer(st) != MCP_OK) {
+        if (!st->standalone)
+            fail_request(t, st->id, MCP_EIO, 0, "cannot start a timer to reconnect");
+        else
+            st_finish(st);
+        return;
+    }
+    uv_timer_start(&st->timer, on_reconnect_timer, (uint64_t)delay, 0);
+}
+
+static int shttp_reconnect(mcp__ctr *base, uint64_t id)
+{
+    shttp_ctr *t = (shttp_ctr *)base;
+    if (id == 0 || t->closing)
+        return MCP_ENOENT;
+    for (cstream *st = t->streams; st != NULL; st = st->next) {
+        if (st->reconnect_id == id && !st->done) {
+            st->reconnect_id = 0;
+            reconnect_now(st);
+            return MCP_OK;
+        }
+    }
+    return MCP_ENOENT;
+}
+
+/*
+ * The connection x of st ended before the stream's request was answered (or,
+ * for the standalone stream, at all). Decide: reconnect after the delay, or give
+ * up. A connection that brought nothing counts toward the limit.
+ */
+static void st_broke(cstream *st, xfer *x)
+{
+    shttp_ctr *t = st->t;
+    if (st->done || t->closing)
+        return;
+    if (x->events == 0)
+        st->attempts++;
+    if (!st->standalone && st->last_id == NULL) {
+        fail_request(t, st->id, MCP_ECLOSED, 0,
+                     "the server closed the request's stream before answering, and gave no "
+                     "event id to resume it from");
+        return;
+    }
+    if (t->cfg->max_retries < 0 || st->attempts > t->cfg->max_retries) {
+        if (st->standalone) {
+            mcp__warn("the server's standalone stream brought nothing %d times in a row; not "
+                      "reopened",
+                      st->attempts);
+            t->standalone_off = 1;
+            st_finish(st);
+        } else {
+            fail_request(t, st->id, MCP_ELIMIT, 0,
+                         "gave up resuming the request's stream: %d reconnections in a row "
+                         "brought no event",
+                         st->attempts - 1);
+        }
+        return;
+    }
+    schedule_reconnect(st);
+}
+
+/* A GET that resumes st (from its last event id) or opens the standalone stream. */
+static int open_get(cstream *st)
+{
+    shttp_ctr *t = st->t;
+    xfer *x = xfer_start(t, X_GET, t->cfg->url, NULL, 0, st->last_id, 1, 0);
+    if (x == NULL)
+        return MCP_ENOMEM;
+    x->st = st;
+    st->x = x;
+    return MCP_OK;
+}
+
+static void open_standalone(shttp_ctr *t)
+{
+    if (t->standalone != NULL || t->standalone_off || t->mode != MODE_STREAMABLE || t->closing)
+        return;
+    cstream *st = st_new(t, 1);
+    if (st == NULL || open_get(st) != MCP_OK) {
+        mcp__warn("cannot open the standalone stream: out of memory");
+        if (st != NULL) {
+            st->done = 1;
+            st_free_if_idle(st);
+        }
+        return;
+    }
+    t->standalone = st;
+}
+
+/* ---- Sending ---- */
+
+static int post(shttp_ctr *t, const char *text, size_t len, cstream *st, int has_id, json_int_t id,
+                xfer **out)
+{
+    const char *url = t->mode == MODE_LEGACY ? t->post_url : t->cfg->url;
+    xfer *x =
+        xfer_start(t, X_POST, url, text, len, NULL, 1, st == NULL ? SMALL_POST_TIMEOUT_MS : 0);
+    if (x == NULL)
+        return MCP_ENOMEM;
+    x->st = st;
+    x->has_id = has_id;
+    x->id = id;
+    if (st != NULL)
+        st->x = x;
+    if (out != NULL)
+        *out = x;
+    return MCP_OK;
+}
+
+static int enqueue(shttp_ctr *t, const char *text, size_t len, cstream *st, int has_id,
+                   json_int_t id)
+{
+    queued *q = calloc(1, sizeof(*q));
+    if (q == NULL || (q->text = malloc(len + 1)) == NULL) {
+        free(q);
+        return MCP_ENOMEM;
+    }
+    memcpy(q->text, text, len);
+    q->text[len] = '\0';
+    q->len = len;
+    q->st = st;
+    q->has_id = has_id;
+    q->id = id;
+    if (t->q_tail != NULL)
+        t->q_tail->next = q;
+    else
+        t->q_head = q;
+    t->q_tail = q;
+    return MCP_OK;
+}
+
+/* Sends what waited: requests to resend first (a renewal), then the queue. */
+/*
+ * The first stream waiting for a resend, or NULL. Loops that call back into the
+ * client (fail_request) look again from the start after each call, since the
+ * client may end or start other requests meanwhile.
+ */
+static cstream *next_resend(shttp_ctr *t)
+{
+    if (t->closing)
+        return NULL;
+    for (cstream *st = t->streams; st != NULL; st = st->next)
+        if (st->resend && !st->done)
+            return st;
+    return NULL;
+}
+
+/* Fails every request waiting for a resend. */
+static void fail_resends(shttp_ctr *t, int status, long http, const char *why)
+{
+    cstream *st;
+    while ((st = next_resend(t)) != NULL) {
+        st->resend = 0;
+        fail_request(t, st->id, status, http, "%s", why);
+    }
+}
+
+static void flush(shttp_ctr *t)
+{
+    cstream *st;
+    while ((st = next_resend(t)) != NULL) {
+        st->resend = 0;
+        if (post(t, st->text, st->len, st, 1, st->id, NULL) != MCP_OK)
+            fail_request(t, st->id, MCP_ENOMEM, 0, "out of memory resending the request");
+    }
+    while (t->q_head != NULL && !t->renewing && !t->closing) {
+        queued *q = t->q_head;
+        t->q_head = q->next;
+        if (t->q_head == NULL)
+            t->q_tail = NULL;
+        int rc = MCP_OK;
+        if (q->st == NULL || !q->st->done)
+            rc = post(t, q->text, q->len, q->st, q->has_id, q->id, NULL);
+        if (rc != MCP_OK && q->has_id) {
+            fail_request(t, q->id, rc, 0, "out of memory sending the request");
+        }
+        free(q->text);
+        free(q);
+    }
+}
+
+static int shttp_send(mcp__ctr *base, const json_t *msg, const char *text, size_t len)
+{
+    shttp_ctr *t = (shttp_ctr *)base;
+    if (t->closing || t->lost)
+        return MCP_ECLOSED;
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    json_t *idv = json_object_get(msg, "id");
+    int is_request = method != NULL && json_is_integer(idv);
+    json_int_t id = is_request ? json_integer_value(idv) : 0;
+    if (is_request && strcmp(method, "initialize") == 0 && t->init_msg == NULL) {
+        t->init_msg = json_deep_copy(msg);
+        t->init_id = id;
+        if (t->init_msg == NULL)
+            return MCP_ENOMEM;
+    }
+    int notified = method != NULL && strcmp(method, "notifications/initialized") == 0;
+    cstream *st = NULL;
+    if (is_request && t->mode == MODE_STREAMABLE) {
+        st = st_new(t, 0);
+        if (st == NULL || (st->text = malloc(len + 1)) == NULL) {
+            if (st != NULL)
+                st_unlink_free(st);
+            return MCP_ENOMEM;
+        }
+        memcpy(st->text, text, len);
+        st->text[len] = '\0';
+        st->len = len;
+        st->id = id;
+    }
+    int rc;
+    xfer *x = NULL;
+    if (t->renewing || (t->mode == MODE_LEGACY && t->post_url == NULL))
+        rc = enqueue(t, text, len, st, is_request, id);
+    else
+        rc = post(t, text, len, st, is_request, id, &x);
+    if (rc != MCP_OK) {
+        if (st != NULL)
+            st_unlink_free(st);
+        return rc;
+    }
+    if (notified) {
+        t->standalone_wanted = 1;
+        if (x != NULL)
+            x->is_notified = 1;
+        else
+            open_standalone(t); /* queued behind it: the order holds */
+    }
+    return MCP_OK;
+}
+
+/* An answered request's stream that the server did not end in time. */
+static void on_linger(uv_timer_t *tm)
+{
+    cstream *st = tm->data;
+    if (st->x != NULL)
+        xfer_cancel(st->x);
+    st_free_if_idle(st);
+}
+
+static void shttp_request_done(mcp__ctr *base, json_int_t id)
+{
+    shttp_ctr *t = (shttp_ctr *)base;
+    cstream *st = st_find(t, id);
+    if (st == NULL)
+        return;
+    if (st->answered && st->x != NULL && !t->closing) {
+        /* The server ends the stream after the answer; give it a moment rather
+         * than break the connection (which could then not be reused). */
+        st->done = 1;
+        if (st_timer(st) == MCP_OK)
+            uv_timer_start(&st->timer, on_linger, LINGER_MS, 0);
+        else
+            st_finish(st);
+        return;
+    }
+    st_finish(st);
+}
+
+/* ---- Session renewal (a 404 for our session) ---- */
+
+static void renewal_failed(shttp_ctr *t, int status, long http, const char *why)
+{
+    t->renewing = 0;
+    char msg[300];
+    snprintf(msg, sizeof(msg),
+             "the server forgot the session, and a new one could not be started: %s", why);
+    fail_resends(t, status, http, msg);
+    lose(t, status, "the server forgot the session, and a new one could not be started");
+}
+
+static void renewal_answer(shttp_ctr *t, xfer *x, json_t *msg)
+{
+    json_t *id = json_object_get(msg, "id");
+    if (!is_response(msg) || !json_is_string(id) || strcmp(json_string_value(id), t->renew_id) != 0)
+        return; /* the server's own messages during initialize: nothing to answer for */
+    json_t *err = json_object_get(msg, "error");
+    const char *v =
+        json_string_value(json_object_get(json_object_get(msg, "result"), "protocolVersion"));
+    x->is_renewal = 0; /* answered */
+    if (err != NULL || v == NULL || t->version == NULL || strcmp(v, t->version) != 0) {
+        renewal_failed(t, MCP_EPROTO, 0,
+                       err != NULL ? "initialize was refused" : "the revision changed");
+        return;
+    }
+    t->session_id = x->session_hdr;
+    x->session_hdr = NULL;
+    mcp__debug("new session started after a 404");
+    static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+    t->renewing = 0;
+    post(t, note, sizeof(note) - 1, NULL, 0, 0, NULL);
+    flush(t);
+    if (t->standalone_wanted)
+        open_standalone(t);
+}
+
+/*
+ * The server answered 404 to our session: every pending request goes out once
+ * more on a new session, the standalone stream is reopened there.
+ */
+static void start_renewal(shttp_ctr *t)
+{
+    if (t->renewing)
+        return;
+    t->renewing = 1; /* what the client sends meanwhile waits */
+    free(t->session_id);
+    t->session_id = NULL;
+    /* First without calling back: every stream stops; requests wait for a resend,
+     * or fail if they were resent once already. */
+    for (cstream *st = t->streams, *next; st != NULL; st = next) {
+        next = st->next;
+        if (st->done)
+            continue;
+        if (st->x != NULL)
+            xfer_cancel(st->x);
+        if (st->timer_init)
+            uv_timer_stop(&st->timer);
+        st->reconnect_id = 0;
+        free(st->last_id);
+        st->last_id = NULL;
+        st->attempts = 0;
+        st->retry_ms = -1;
+        if (st->standalone) {
+            st_finish(st);
+        } else {
+            st->resend = 1;
+            st->again = st->renewed;
+            st->renewed = 1;
+        }
+    }
+    for (cstream *st = t->streams; st != NULL;) {
+        if (t->closing)
+            return;
+        if (!st->resend || !st->again || st->done) {
+            st = st->next;
+            continue;
+        }
+        st->resend = 0;
+        fail_request(t, st->id, MCP_EHTTP, 404,
+                     "the server forgot the session again after the request was resent on a "
+                     "new one");
+        st = t->streams; /* the client may have changed the list */
+    }
+    if (t->cfg->no_renewal) {
+        t->renewing = 0;
+        fail_resends(t, MCP_EHTTP, 404, "the server forgot the session (HTTP 404)");
+        lose(t, MCP_EHTTP, "the server forgot the session (HTTP 404)");
+        return;
+    }
+    if (t->closing || t->lost)
+        return;
+    json_t *init = json_deep_copy(t->init_msg);
+    snprintf(t->renew_id, sizeof(t->renew_id), "libmcp-renew-%u", ++t->renewals);
+    char *text = NULL;
+    if (init != NULL && json_object_set_new(init, "id", json_string(t->renew_id)) == 0)
+        text = json_dumps(init, JSON_COMPACT);
+    json_decref(init);
+    char *version = t->version;
+    t->version = NULL; /* initialize goes without the header */
+    xfer *x = NULL;
+    int rc = text != NULL ? post(t, text, strlen(text), NULL, 0, 0, &x) : MCP_ENOMEM;
+    t->version = version;
+    free(text);
+    if (rc != MCP_OK) {
+        renewal_failed(t, rc, 0, "out of memory");
+        return;
+    }
+    x->is_renewal = 1;
+}
+
+/* ---- Legacy HTTP+SSE ---- */
+
+static int legacy_endpoint(shttp_ctr *t, const char *data, size_t len)
+{
+    if (t->post_url != NULL)
+        return MCP_OK; /* the first one counts */
+    CURLU *u = curl_url();
+    char *rel = malloc(len + 1);
+    char *abs = NULL;
+    if (u != NULL && rel != NULL) {
+        memcpy(rel, data, len);
+        rel[len] = '\0';
+        if (curl_url_set(u, CURLUPART_URL, t->cfg->url, 0) == CURLUE_OK &&
+            curl_url_set(u, CURLUPART_URL, rel, 0) == CURLUE_OK)
+            curl_url_get(u, CURLUPART_URL, &abs, 0);
+    }
+    free(rel);
+    curl_url_cleanup(u);
+    if (abs == NULL) {
+        lose(t, MCP_EPROTO, "the server's endpoint event does not hold a usable URL");
+        return MCP_EPROTO;
+    }
+    t->post_url = mcp__strdup(abs);
+    curl_free(abs);
+    if (t->post_url == NULL) {
+        lose(t, MCP_ENOMEM, "out of memory");
+        return MCP_ENOMEM;
+    }
+    mcp__debug("legacy SSE endpoint: %s", t->post_url);
+    flush(t);
+    return MCP_OK;
+}
+
+static void open_legacy(shttp_ctr *t)
+{
+    t->mode = MODE_LEGACY;
+    xfer *x = xfer_start(t, X_LEGACY_GET, t->cfg->url, NULL, 0, NULL, 0, 0);
+    if (x == NULL) {
+        lose(t, MCP_ENOMEM, "out of memory opening the SSE stream");
+        return;
+    }
+    t->legacy_get = x;
+}
+
+/* ---- The end of a transfer ---- */
+
+static void post_done(xfer *x, CURLcode rc, long status)
+{
+    shttp_ctr *t = x->t;
+    cstream *st = x->st;
+    if (x->is_renewal) {
+        if (rc != CURLE_OK)
+            renewal_failed(t, curl_status(rc), 0, curl_easy_strerror(rc));
+        else if (status < 200 || status >= 300)
+            renewal_failed(t, MCP_EHTTP, status, "HTTP error");
+        else if (x->ctype == CT_JSON)
+            incoming_text(x, x->body.data ? x->body.data : "", x->body.len);
+        if (x->is_renewal && t->renewing)
+            renewal_failed(t, MCP_EPROTO, 0, "initialize was not answered");
+        return;
+    }
+    if (rc == CURLE_OK && status == 404 && t->session_id != NULL && t->mode == MODE_STREAMABLE) {
+        start_renewal(t);
+        return;
+    }
+    if (rc == CURLE_OK && (status == 400 || status == 404 || status == 405) && x->has_id &&
+        t->mode == MODE_STREAMABLE && t->session_id == NULL && t->init_msg != NULL &&
+        x->id == t->init_id && !t->init_answered) {
+        /* The spec's fallback: this server speaks the 2024-11-05 transport. */
+        mcp__debug("POST of initialize got %ld: trying the HTTP+SSE transport", status);
+        if (st != NULL) {
+            st->done = 1;
+            x->st = NULL;
+            st->x = NULL;
+            st_free_if_idle(st);
+        }
+        char *text = json_dumps(t->init_msg, JSON_COMPACT);
+        if (text == NULL || enqueue(t, text, strlen(text), NULL, 1, t->init_id) != MCP_OK)
+            fail_request(t, t->init_id, MCP_ENOMEM, 0, "out of memory");
+        free(text);
+        open_legacy(t);
+        return;
+    }
+    const char *what = t->mode == MODE_LEGACY ? "POST to the SSE endpoint" : "POST";
+    if (rc != CURLE_OK) {
+        if (st != NULL && x->ctype == CT_SSE && !st->answered) {
+            st_broke(st, x); /* it may be resumed */
+            return;
+        }
+        if (x->has_id && (st == NULL || !st->answered)) {
+            fail_request(t, x->id, curl_status(rc), 0, "%s to %s failed: %s", what, t->cfg->url,
+                         curl_easy_strerror(rc));
+        } else if (!x->has_id) {
+            mcp__warn("%s of a message failed: %s", what, curl_easy_strerror(rc));
+        }
+        return;
+    }
+    if (status < 200 || status >= 300) {
+        if (x->has_id) {
+            fail_request(t, x->id, MCP_EHTTP, status, "HTTP %ld from %s: %s", status, what,
+                         body_snippet(x));
+        } else {
+            mcp__warn("HTTP %ld from %s of a message: %s", status, what, body_snippet(x));
+        }
+        return;
+    }
+    if (x->is_notified)
+        open_standalone(t);
+    if (x->ctype == CT_JSON) {
+        if (x->body_over) {
+            if (x->has_id) {
+                fail_request(t, x->id, MCP_ELIMIT, 0, "the answer is longer than %zu bytes",
+                             t->max_message);
+            }
+            return;
+        }
+        incoming_text(x, x->body.data ? x->body.data : "", x->body.len);
+        return;
+    }
+    if (st == NULL || st->done)
+        return;
+    if (x->ctype == CT_SSE) {
+        if (!st->answered)
+            st_broke(st, x);
+        return;
+    }
+    /* 202 or a body we cannot read for a request: its answer may come on the
+     * standalone stream; its own timeout bounds the wait. */
+    mcp__debug("request %lld got HTTP %ld without an answer", (long long)st->id, status);
+    st->done = 1;
+}
+
+static void get_done(xfer *x, CURLcode rc, long status)
+{
+    shttp_ctr *t = x->t;
+    cstream *st = x->st;
+    if (st == NULL || st->done)
+        return;
+    if (rc == CURLE_OK && status == 404 && t->session_id != NULL) {
+        start_renewal(t);
+        return;
+    }
+    if (rc == CURLE_OK && status == 405 && st->standalone) {
+        mcp__debug("the server offers no standalone stream (405)");
+        t->standalone_off = 1;
+        st_finish(st);
+        return;
+    }
+    if (rc == CURLE_OK && status >= 400 && status < 500) {
+        if (st->standalone) {
+            mcp__warn("HTTP %ld for the standalone stream: %s", status, body_snippet(x));
+            t->standalone_off = 1;
+            st_finish(st);
+        } else {
+            fail_request(t, st->id, MCP_EHTTP, status, "HTTP %ld resuming the request's stream: %s",
+                         status, body_snippet(x));
+        }
+        return;
+    }
+    if (rc == CURLE_OK && status >= 200 && status < 300 && x->ctype != CT_SSE) {
+        if (st->standalone) {
+            mcp__warn("the standalone GET was answered %ld without an SSE stream", status);
+            t->standalone_off = 1;
+            st_finish(st);
+        } else {
+            fail_request(t, st->id, MCP_EPROTO, status,
+                         "the server answered a resumption with HTTP %ld but no SSE stream",
+                         status);
+        }
+        return;
+    }
+    if (!st->standalone && st->answered)
+        return;
+    st_broke(st, x); /* ended, cleanly or not, or a 5xx: counts if it brought nothing */
+}
+
+static void xfer_done(void *user, CURLcode rc, long status)
+{
+    xfer *x = user;
+    shttp_ctr *t = x->t;
+    x->req = NULL;
+    x->busy++;
+    cstream *st = x->st;
+    if (!t->closing) {
+        switch (x->kind) {
+        case X_POST:
+            post_done(x, rc, status);
+            break;
+        case X_GET:
+            get_done(x, rc, status);
+            break;
+        case X_LEGACY_GET:
+            if (t->legacy_get == x) {
+                t->legacy_get = NULL;
+                if (rc != CURLE_OK)
+                    lose(t, curl_status(rc), "the SSE stream of the server failed");
+                else if (status >= 400)
+                    lose(t, MCP_EHTTP, "the server refused the SSE stream");
+                else
+                    lose(t, MCP_ECLOSED, "the server closed the SSE stream");
+            }
+            break;
+        case X_DELETE:
+            break;
+        }
+    }
+    x->busy--;
+    /* Detach and free (a cancel meanwhile only marked it): the stream lives on
+     * (a reconnection) or is finished. */
+    st = x->st;
+    if (st != NULL && st->x == x)
+        st->x = NULL;
+    if (t->legacy_get == x)
+        t->legacy_get = NULL;
+    xfer_free(x);
+    if (st != NULL)
+        st_free_if_idle(st);
+    maybe_closed(t);
+}
+
+/* ---- Closing ---- */
+
+static void curl_closed(void *user)
+{
+    shttp_ctr *t = user;
+    t->curl_open = 0;
+    maybe_closed(t);
+}
+
+/* Once the DELETE is done (or none was needed): stop curl, then the timers. */
+static void maybe_closed(shttp_ctr *t)
+{
+    if (!t->closing || t->closed_reported)
+        return;
+    if (t->deleting) {
+        for (xfer *x = t->xfers; x != NULL; x = x->next)
+            if (x->kind == X_DELETE && !x->dead)
+                return;
+        t->deleting = 0;
+    }
+    if (t->curl != NULL) {
+        mcp__curlm *m = t->curl;
+        t->curl = NULL;
+        for (xfer *x = t->xfers, *next; x != NULL; x = next) {
+            next = x->next;
+            xfer_cancel(x); /* one being fed goes when its callback returns */
+        }
+        for (cstream *st = t->streams; st != NULL; st = st->next) {
+            st->done = 1;
+            st->resend = 0;
+        }
+        for (cstream *st = t->streams, *next; st != NULL; st = next) {
+            next = st->next;
+            st_free_if_idle(st);
+        }
+        mcp__curlm_close(m, curl_closed, t);
+        return;
+    }
+    if (t->curl_open || t->timers_open > 0 || t->streams != NULL || t->xfers != NULL)
+        return;
+    t->closed_reported = 1;
+    while (t->q_head != NULL) {
+        queued *q = t->q_head;
+        t->q_head = q->next;
+        free(q->text);
+        free(q);
+    }
+    const mcp__ctr_cbs *cbs = t->base.cbs;
+    void *user = t->base.user;
+    json_decref(t->init_msg);
+    free(t->session_id);
+    free(t->version);
+    free(t->post_url);
+    mcp__shttp_cfg_free(t->cfg);
+    free(t);
+    cbs->on_closed(user);
+}
+
+static void shttp_close(mcp__ctr *base)
+{
+    shttp_ctr *t = (shttp_ctr *)base;
+    if (t->closing)
+        return;
+    t->closing = 1;
+    /* Everything in flight stops; the session ends by DELETE (a 405 is fine). */
+    for (xfer *x = t->xfers, *next; x != NULL; x = next) {
+        next = x->next;
+        xfer_cancel(x);
+    }
+    for (cstream *st = t->streams; st != NULL; st = st->next)
+        if (st->timer_init)
+            uv_timer_stop(&st->timer);
+    if (t->session_id != NULL && t->mode == MODE_STREAMABLE && t->curl != NULL &&
+        xfer_start(t, X_DELETE, t->cfg->url, NULL, 0, NULL, 1, DELETE_TIMEOUT_MS) != NULL)
+        t->deleting = 1;
+    maybe_closed(t);
+}
+
+static const mcp__ctr_ops shttp_ops = {
+    .send = shttp_send,
+    .request_done = shttp_request_done,
+    .close = shttp_close,
+    .reconnect = shttp_reconnect,
+};
+
+int mcp__shttp_ctr_new(uv_loop_t *loop, mcp__shttp_cfg *cfg, size_t max_message,
+                       const mcp__ctr_cbs *cbs, void *user, mcp__ctr **out)
+{
+    *out = NULL;
+    shttp_ctr *t = calloc(1, sizeof(*t));
+    if (t == NULL) {
+        mcp__shttp_cfg_free(cfg);
+        return MCP_ENOMEM;
+    }
+    int rc = mcp__curlm_new(loop, &t->curl);
+    if (rc != MCP_OK) {
+        mcp__shttp_cfg_free(cfg);
+        free(t);
+        return rc;
+    }
+    t->curl_open = 1;
+    t->base.ops = &shttp_ops;
+    t->base.cbs = cbs;
+    t->base.user = user;
+    t->base.loop = loop;
+    t->cfg = cfg;
+    t->max_message = max_message;
+    if (mcp__random_bytes(&t->rng, sizeof(t->rng)) != MCP_OK || t->rng == 0)
+        t->rng = 0x9e3779b97f4a7c15ull ^ mcp__now_ms();
+    *out = &t->base;
+    if (cfg->legacy)
+        open_legacy(t);
+    return MCP_OK;
+}
