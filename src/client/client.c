@@ -47,7 +47,8 @@ struct mcp_client {
 
     /* loop thread only */
     mcp__rpc *rpc;
-    mcp__ctr *tr; /* the transport, until it has closed */
+    mcp__ctr *tr;                    /* the transport, until it has closed */
+    struct connect_mail *ready_wait; /* a connect waiting for the transport's on_ready */
     int tr_closing;
     int want_final;
 
@@ -68,6 +69,8 @@ struct mcp_client {
 };
 
 static void client_destroy(mcp_client *c);
+typedef struct connect_mail connect_mail;
+static void connect_finish(connect_mail *cm, int status, const mcp_rpc_error *err);
 
 /* ---- Waiting for the loop ---- */
 
@@ -442,6 +445,25 @@ static void tr_on_lost(void *user, int status, const char *why)
     snprintf(err.message, sizeof(err.message), "%s", why != NULL ? why : mcp_strerror(status));
     mcp__rpc_fail_all(c->rpc, status, &err);
     mcp__rpc_close(c->rpc);
+    connect_mail *cm = c->ready_wait;
+    c->ready_wait = NULL;
+    if (cm != NULL)
+        connect_finish(cm, status, &err);
+}
+
+static void tr_on_ready(void *user)
+{
+    mcp_client *c = user;
+    connect_mail *cm = c->ready_wait;
+    c->ready_wait = NULL;
+    if (cm == NULL)
+        return;
+    if (c->closing || c->rpc == NULL || mcp__rpc_closed(c->rpc)) {
+        connect_finish(cm, MCP_ECLOSED, NULL);
+        return;
+    }
+    c->connected = 1;
+    connect_finish(cm, MCP_OK, NULL);
 }
 
 static void tr_on_closed(void *user)
@@ -456,6 +478,7 @@ static const mcp__ctr_cbs client_tr_cbs = {
     .on_value = tr_on_value,
     .on_request_failed = tr_on_request_failed,
     .on_lost = tr_on_lost,
+    .on_ready = tr_on_ready,
     .on_closed = tr_on_closed,
 };
 
@@ -463,6 +486,10 @@ static const mcp__ctr_cbs client_tr_cbs = {
  * transport, whose on_closed comes later. */
 static void connection_close(mcp_client *c)
 {
+    connect_mail *cm = c->ready_wait;
+    c->ready_wait = NULL;
+    if (cm != NULL)
+        connect_finish(cm, MCP_ECLOSED, NULL);
     if (c->rpc != NULL)
         mcp__rpc_close(c->rpc);
     if (c->tr != NULL && !c->tr_closing) {
@@ -501,7 +528,7 @@ static void maybe_finish(mcp_client *c)
  * is argv (stdio) or http (Streamable HTTP or legacy SSE).
  */
 typedef struct connect_mail {
-    mcp__mail mail;
+    mcp__mail mail; /* first: the struct is the mail */
     mcp_client *c;
     char **argv;          /* NULL-terminated copy; freed once the transport has it */
     mcp__shttp_cfg *http; /* the same for HTTP */
@@ -599,6 +626,11 @@ static void init_reply(void *arg, int status, const json_t *result, const mcp_rp
     /* We never send batches, but a revision that has them obliges us to take them. */
     mcp__rpc_allow_batch(c->rpc, rev->batches);
     mcp__rpc_notify(c->rpc, "notifications/initialized", NULL, 0);
+    if (c->tr != NULL && !c->tr_closing && c->tr->ops->await_ready != NULL &&
+        c->tr->ops->await_ready(c->tr)) {
+        c->ready_wait = cm; /* tr_on_ready finishes it */
+        return;
+    }
     c->connected = 1;
     connect_finish(cm, MCP_OK, NULL);
 }

@@ -37,6 +37,8 @@ typedef struct mcp__ctr_cbs {
     /* The server cannot be reached any more: every pending request fails and
      * nothing more is sent. Reported at most once. */
     void (*on_lost)(void *user, int status, const char *why);
+    /* What await_ready promised: the transport is ready for requests. */
+    void (*on_ready)(void *user);
     /* close() has finished: nothing of the transport is left on the loop. */
     void (*on_closed)(void *user);
 } mcp__ctr_cbs;
@@ -49,6 +51,11 @@ typedef struct mcp__ctr_ops {
     /* Outgoing request id ended (answered, timed out, cancelled): the transport
      * stops whatever it did for it (resumption, reconnect timers). May be NULL. */
     void (*request_done)(mcp__ctr *t, json_int_t id);
+    /* After initialize is answered and notifications/initialized sent: 0 when
+     * the transport is ready for requests now, 1 when it calls on_ready later
+     * (within its connect timeout), once the channels it opens after
+     * initialization are up. May be NULL (ready now). */
+    int (*await_ready)(mcp__ctr *t);
     /* Starts closing: ends the session with the server as the transport's
      * protocol says, then closes every handle and calls on_closed, once. */
     void (*close)(mcp__ctr *t);

@@ -149,6 +149,11 @@ struct shttp_ctr {
     xfer *legacy_get;
     int closing, lost, closed_reported, deleting;
     int timers_open;
+    /* The connect waits until the standalone stream is open (or refused): a
+     * client's first request must not race the stream that may carry what the
+     * server sends for it. Bounded by the connect timeout. */
+    int ready_wanted, ready_done;
+    uv_timer_t ready_timer;
     uint64_t next_reconnect_id;
     uint64_t rng;
 };
@@ -165,6 +170,7 @@ static void start_renewal(shttp_ctr *t);
 static void maybe_closed(shttp_ctr *t);
 static int open_get(cstream *st);
 static void open_legacy(shttp_ctr *t);
+static void became_ready(shttp_ctr *t);
 
 /* ---- Configuration ---- */
 
@@ -635,8 +641,11 @@ static int xfer_header(void *user, const char *line, size_t len)
         return 0;
     }
     const char *colon = memchr(line, ':', len);
-    if (colon == NULL)
+    if (colon == NULL) {
+        if (x->kind == X_GET && x->st != NULL && x->st->standalone && x->status >= 200)
+            became_ready(x->t); /* the end of the standalone stream's head */
         return 0;
+    }
     size_t nlen = (size_t)(colon - line);
     const char *v = colon + 1;
     const char *end = line + len;
@@ -845,13 +854,41 @@ static int open_get(cstream *st)
     return MCP_OK;
 }
 
+static void became_ready(shttp_ctr *t)
+{
+    if (t->ready_done)
+        return;
+    t->ready_done = 1;
+    uv_timer_stop(&t->ready_timer);
+    if (t->ready_wanted && !t->closing)
+        t->base.cbs->on_ready(t->base.user);
+}
+
+static void on_ready_timer(uv_timer_t *tm)
+{
+    became_ready(tm->data);
+}
+
+static int shttp_await_ready(mcp__ctr *base)
+{
+    shttp_ctr *t = (shttp_ctr *)base;
+    if (t->ready_done || t->mode != MODE_STREAMABLE || t->closing || t->lost)
+        return 0;
+    t->ready_wanted = 1;
+    uv_timer_start(&t->ready_timer, on_ready_timer, (uint64_t)t->cfg->connect_timeout, 0);
+    return 1;
+}
+
 static void open_standalone(shttp_ctr *t)
 {
-    if (t->standalone != NULL || t->standalone_off || t->mode != MODE_STREAMABLE || t->closing)
+    if (t->standalone != NULL || t->standalone_off || t->mode != MODE_STREAMABLE || t->closing) {
+        became_ready(t);
         return;
+    }
     cstream *st = st_new(t, 1);
     if (st == NULL || open_get(st) != MCP_OK) {
         mcp__warn("cannot open the standalone stream: out of memory");
+        became_ready(t);
         if (st != NULL) {
             st->done = 1;
             st_free_if_idle(st);
@@ -1278,6 +1315,8 @@ static void get_done(xfer *x, CURLcode rc, long status)
 {
     shttp_ctr *t = x->t;
     cstream *st = x->st;
+    if (st != NULL && st->standalone)
+        became_ready(t);
     if (st == NULL || st->done)
         return;
     if (rc == CURLE_OK && status == 404 && t->session_id != NULL) {
@@ -1325,6 +1364,8 @@ static void xfer_done(void *user, CURLcode rc, long status)
     x->req = NULL;
     x->busy++;
     cstream *st = x->st;
+    if (x->is_notified && (rc != CURLE_OK || status < 200 || status >= 300))
+        became_ready(t); /* no standalone stream will open */
     if (!t->closing) {
         switch (x->kind) {
         case X_POST:
@@ -1420,6 +1461,13 @@ static void maybe_closed(shttp_ctr *t)
     cbs->on_closed(user);
 }
 
+static void ready_timer_closed(uv_handle_t *h)
+{
+    shttp_ctr *t = h->data;
+    t->timers_open--;
+    maybe_closed(t);
+}
+
 static void shttp_close(mcp__ctr *base)
 {
     shttp_ctr *t = (shttp_ctr *)base;
@@ -1434,6 +1482,7 @@ static void shttp_close(mcp__ctr *base)
     for (cstream *st = t->streams; st != NULL; st = st->next)
         if (st->timer_init)
             uv_timer_stop(&st->timer);
+    uv_close((uv_handle_t *)&t->ready_timer, ready_timer_closed);
     if (t->session_id != NULL && t->mode == MODE_STREAMABLE && t->curl != NULL &&
         xfer_start(t, X_DELETE, t->cfg->url, NULL, 0, NULL, 1, DELETE_TIMEOUT_MS) != NULL)
         t->deleting = 1;
@@ -1442,6 +1491,7 @@ static void shttp_close(mcp__ctr *base)
 
 static const mcp__ctr_ops shttp_ops = {
     .send = shttp_send,
+    .await_ready = shttp_await_ready,
     .request_done = shttp_request_done,
     .close = shttp_close,
     .reconnect = shttp_reconnect,
@@ -1463,6 +1513,9 @@ int mcp__shttp_ctr_new(uv_loop_t *loop, mcp__shttp_cfg *cfg, size_t max_message,
         return rc;
     }
     t->curl_open = 1;
+    uv_timer_init(loop, &t->ready_timer);
+    t->ready_timer.data = t;
+    t->timers_open = 1;
     t->base.ops = &shttp_ops;
     t->base.cbs = cbs;
     t->base.user = user;
