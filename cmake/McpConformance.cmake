@@ -78,3 +78,19 @@ foreach(_mode sse json_response stateless)
         RUN_SERIAL TRUE
         LABELS conformance)
 endforeach()
+
+# The client mode: tests/conformance/run-client.sh runs the scenarios initialize, tools_call,
+# sse-retry and elicitation-sep1034-client-defaults against bin/mcp-conformance-client, with each
+# harness; every check a scenario is known to make must be reported, and be a SUCCESS.
+foreach(_harness stable next)
+    add_test(NAME conformance_client_${_harness}
+        COMMAND "${MCP_BASH_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/tests/conformance/run-client.sh"
+        WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}/tests/conformance")
+    # Four scenarios of a few seconds each; sse-retry's timing check (450-700 ms) wants a quiet
+    # machine, hence RUN_SERIAL.
+    set_tests_properties(conformance_client_${_harness} PROPERTIES
+        ENVIRONMENT "MCP_BIN_DIR=${_mcp_conformance_bin};MCP_CONFORMANCE_HARNESS=${_harness}"
+        TIMEOUT 600
+        RUN_SERIAL TRUE
+        LABELS conformance)
+endforeach()

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Runs client scenarios of the official MCP conformance suite
+# (@modelcontextprotocol/conformance, pinned in tests/interop/package-lock.json) against
+# $MCP_BIN_DIR/mcp-conformance-client: the harness starts a test server per scenario and runs
+# the client with the scenario's name in MCP_CONFORMANCE_SCENARIO and the server's URL.
+#
+# Exit status 0 only if, for every scenario, the harness said PASSED and exited 0, and its
+# results (checks.json) hold every check the scenario is known to make, each a SUCCESS: a
+# client that does nothing passes some scenarios with 0 of 0 checks, which is no pass here.
+#
+# Environment:
+#   MCP_BIN_DIR            the build's bin directory (required)
+#   MCP_CONFORMANCE_HARNESS  "stable" (default: @modelcontextprotocol/conformance 0.1.x) or
+#                          "next" (the prerelease, installed under the npm alias
+#                          conformance-next)
+#   MCP_CONFORMANCE_KEEP   if set to 1, keep the results directory even when everything passed
+#
+# The harness needs Node 22, from the npm package "node" pinned next to it. A missing
+# node_modules fails the run: it is never a skip.
+
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+interop=$(cd "$here/../interop" && pwd)
+harness_name=${MCP_CONFORMANCE_HARNESS:-stable}
+fix="run scripts/deps (it runs \`npm ci\` in tests/interop)"
+
+die() {
+    echo "conformance-client: FAIL: $*" >&2
+    exit 1
+}
+
+[ -n "${MCP_BIN_DIR:-}" ] || die "MCP_BIN_DIR must be set to the build's bin directory"
+client_bin="$MCP_BIN_DIR/mcp-conformance-client"
+[ -x "$client_bin" ] || die "$client_bin does not exist or is not executable"
+case "$harness_name" in
+stable) harness_pkg="$interop/node_modules/@modelcontextprotocol/conformance" ;;
+next) harness_pkg="$interop/node_modules/conformance-next" ;;
+*) die "MCP_CONFORMANCE_HARNESS must be stable or next, not \"$harness_name\"" ;;
+esac
+node22="$interop/node_modules/node/bin/node"
+harness="$harness_pkg/dist/index.js"
+[ -f "$harness" ] || die "$harness is missing: $fix"
+[ -x "$node22" ] || die "$node22 is missing (npm package \"node\"): $fix"
+case "$("$node22" --version 2>&1)" in
+v22.*) ;;
+*) die "$node22 is not Node 22, which the conformance harness needs: $fix" ;;
+esac
+
+# Each scenario with the checks it must report (and nothing else may fail or warn).
+scenarios=(
+    "initialize mcp-client-initialization"
+    "tools_call tool-add-numbers"
+    "sse-retry client-sse-graceful-reconnect client-sse-retry-timing client-sse-last-event-id"
+    "elicitation-sep1034-client-defaults client-elicitation-sep1034-string-default
+     client-elicitation-sep1034-integer-default client-elicitation-sep1034-number-default
+     client-elicitation-sep1034-enum-default client-elicitation-sep1034-boolean-default"
+)
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcp-conformance-client.XXXXXX") || die "mktemp failed"
+keep=0
+cleanup() {
+    if [ "$keep" = 1 ] || [ "${MCP_CONFORMANCE_KEEP:-0}" = 1 ]; then
+        echo "conformance-client: results kept in $tmp" >&2
+    else
+        rm -rf "$tmp"
+    fi
+}
+trap cleanup EXIT
+trap 'keep=1; exit 1' INT TERM
+
+failed=0
+for entry in "${scenarios[@]}"; do
+    read -r -d '' -a words <<<"$entry"
+    name=${words[0]}
+    checks=("${words[@]:1}")
+    out="$tmp/$name"
+    mkdir -p "$out"
+    # The harness bounds the client (30 s); timeout bounds the harness.
+    (cd "$interop" && timeout 120 "$node22" "$harness" client --command "$client_bin" \
+        --scenario "$name" -o "$out" >"$out/harness.stdout" 2>"$out/harness.log" </dev/null)
+    rc=$?
+    file=$(find "$out" -name checks.json | head -n 1)
+    verdict=$("$node22" -e '
+        const fs = require("fs");
+        const [file, ...want] = process.argv.slice(1);
+        if (!file) { console.log("no checks.json written"); process.exit(0); }
+        const checks = JSON.parse(fs.readFileSync(file, "utf8"));
+        const bad = [];
+        for (const id of want)
+            if (!checks.some((c) => c.id.trim() === id)) bad.push(`${id}: missing`);
+        for (const c of checks)
+            if (c.status === "FAILURE" || c.status === "WARNING")
+                bad.push(`${c.id.trim()}: ${c.status}${c.errorMessage ? " (" + c.errorMessage + ")" : ""}`);
+        console.log(bad.length ? bad.join("; ") : "ok");
+    ' "$file" "${checks[@]}" 2>&1)
+    if [ "$rc" -ne 0 ] || [ "$verdict" != ok ] || ! grep -q "OVERALL: PASSED" "$out/harness.log"; then
+        echo "conformance-client: $name: FAILED (harness exit $rc; $verdict)" >&2
+        sed 's/^/    /' "$out/harness.log" | tail -n 40 >&2
+        failed=1
+        keep=1
+    else
+        echo "conformance-client: $name: passed (${#checks[@]} checks)"
+    fi
+done
+[ "$failed" = 0 ] || die "some client scenarios failed (harness $harness_name)"
+echo "conformance-client: every scenario passed (harness $harness_name)"
