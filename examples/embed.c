@@ -3,14 +3,17 @@
  *
  * The host owns the loop and keeps its own repeating timer. On that same loop
  * it serves an MCP server over Streamable HTTP and runs an MCP client that
- * talks to another server, a child process over stdio. No thread of libmcp
- * runs a loop of its own. When the host has what it wants (the child's answer,
- * and a few ticks of its own timer) it stops everything, and once the last
- * done callback has run, nothing of libmcp is left on the loop: uv_loop_close
+ * talks to a server over HTTP: by default the host's own endpoint (it asks its
+ * own server how often the timer ticked), or the Streamable HTTP URL given.
+ * No thread of libmcp runs a loop of its own: the client's HTTP transfers run
+ * on the host's loop too. When the host has what it wants (the answer, and a
+ * few ticks of its own timer) it stops everything, and once the last done
+ * callback has run, nothing of libmcp is left on the loop: uv_loop_close
  * returns 0.
  *
- * Usage: examples_embed [SERVER_COMMAND [ARG...]]
- * (default: mcp-everything --stdio, found in PATH)
+ * Usage: examples_embed [URL]
+ * (default: the host's own endpoint; with a URL, its server's echo tool is
+ * called)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,8 +30,9 @@ typedef struct host {
     mcp_server *server;
     mcp_http_endpoint *endpoint;
     mcp_client *client;
-    char *answer; /* the child's echo, once it came */
-    int pending;  /* endpoint and client still stopping */
+    const char *url; /* the server the client talks to; NULL: our own */
+    char *answer;    /* the server's answer, once it came */
+    int pending;     /* endpoint and client still stopping */
     int stopping;
     int failed;
 } host;
@@ -91,35 +95,37 @@ static void on_tick(uv_timer_t *t)
         stop_everything(h);
 }
 
-static void on_echo(mcp_client *c, int status, const json_t *result, const mcp_rpc_error *err,
-                    void *user)
+static void on_answer(mcp_client *c, int status, const json_t *result, const mcp_rpc_error *err,
+                      void *user)
 {
     (void)c;
     host *h = user;
     if (status != MCP_OK) {
-        fprintf(stderr, "echo failed: %s %s\n", mcp_strerror(status), err ? err->message : "");
+        fprintf(stderr, "tools/call failed: %s %s\n", mcp_strerror(status),
+                err ? err->message : "");
         h->failed = 1;
         return;
     }
     const json_t *text =
         json_object_get(json_array_get(json_object_get(result, "content"), 0), "text");
     h->answer = strdup(json_string_value(text) ? json_string_value(text) : "");
-    printf("the child answered: %s\n", h->answer);
+    printf("the server answered: %s\n", h->answer);
 }
 
 static void on_connected(mcp_client *c, int status, void *user)
 {
     host *h = user;
     if (status != MCP_OK) {
-        fprintf(stderr, "cannot connect to the child: %s\n", mcp_strerror(status));
+        fprintf(stderr, "cannot connect: %s\n", mcp_strerror(status));
         h->failed = 1;
         return;
     }
     printf("connected to %s\n",
            json_string_value(json_object_get(mcp_client_server_info(c), "name")));
-    json_t *params = json_pack("{s:s, s:{s:s}}", "name", "echo", "arguments", "text",
-                               "hello from the host's loop");
-    int rc = mcp_client_request_async(c, "tools/call", params, NULL, on_echo, h, NULL);
+    json_t *params = h->url != NULL ? json_pack("{s:s, s:{s:s}}", "name", "echo", "arguments",
+                                                "text", "hello from the host's loop")
+                                    : json_pack("{s:s, s:{}}", "name", "ticks", "arguments");
+    int rc = mcp_client_request_async(c, "tools/call", params, NULL, on_answer, h, NULL);
     if (rc != MCP_OK) {
         fprintf(stderr, "tools/call: %s\n", mcp_strerror(rc));
         h->failed = 1;
@@ -134,9 +140,8 @@ static void on_listen(const char *url, void *user)
 
 int main(int argc, char **argv)
 {
-    static const char *const default_child[] = {"mcp-everything", "--stdio", NULL};
-    const char *const *child = argc > 1 ? (const char *const *)argv + 1 : default_child;
     host h = {0};
+    h.url = argc > 1 ? argv[1] : NULL;
     if (uv_loop_init(&h.loop) != 0)
         return 1;
     uv_timer_init(&h.loop, &h.tick);
@@ -152,8 +157,11 @@ int main(int argc, char **argv)
     int rc = mcp_http_endpoint_new(&h.loop, h.server, &opts, &h.endpoint);
     if (rc == MCP_OK)
         rc = mcp_client_new_on_loop(&h.loop, "embed-example", "1.0.0", &h.client);
-    if (rc == MCP_OK)
-        rc = mcp_client_connect_stdio_async(h.client, child, 10000, on_connected, &h);
+    if (rc == MCP_OK) {
+        /* Over HTTP to the given server, or to our own endpoint on this same loop. */
+        const char *url = h.url != NULL ? h.url : mcp_http_endpoint_url(h.endpoint);
+        rc = mcp_client_connect_http_async(h.client, url, NULL, 10000, on_connected, &h);
+    }
     if (rc != MCP_OK) {
         fprintf(stderr, "cannot start: %s\n", mcp_strerror(rc));
         h.failed = 1;
