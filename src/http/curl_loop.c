@@ -39,6 +39,10 @@ struct mcp__curlm {
     size_t active;      /* of those, not ended and not cancelled */
     int handles;        /* uv handles not yet closed: the timer and the polls */
     int closing, cleaned;
+    /* Easy handles kept for reuse (curl_easy_reset): an easy handle is several
+     * kilobytes that every transfer would otherwise allocate and zero. */
+    CURL *spare[8];
+    int nspare;
     void (*closed)(void *user);
     void *closed_user;
 };
@@ -193,9 +197,21 @@ static void req_free(mcp__curl_req *r)
         m->all = r->next;
     if (r->next != NULL)
         r->next->prev = r->prev;
-    curl_easy_cleanup(r->easy);
+    if (!m->closing && m->nspare < (int)(sizeof(m->spare) / sizeof(m->spare[0]))) {
+        curl_easy_reset(r->easy);
+        m->spare[m->nspare++] = r->easy;
+    } else {
+        curl_easy_cleanup(r->easy);
+    }
     curl_slist_free_all(r->hdrs);
     free(r);
+}
+
+CURL *mcp__curlm_easy(mcp__curlm *m)
+{
+    if (m->nspare > 0)
+        return m->spare[--m->nspare];
+    return curl_easy_init();
 }
 
 static size_t write_cb(char *data, size_t size, size_t nmemb, void *userp)
@@ -253,6 +269,8 @@ static void settle(mcp__curlm *m)
                 m->cleaned = 1;
                 while (m->all != NULL)
                     req_free(m->all);
+                while (m->nspare > 0)
+                    curl_easy_cleanup(m->spare[--m->nspare]);
                 curl_multi_cleanup(m->multi); /* may report its sockets to socket_cb */
                 while (m->socks != NULL)
                     sock_close(m->socks);

@@ -33,6 +33,9 @@ typedef struct mcp__curl_cbs {
 
 /* Makes the driver on loop. MCP_OK, MCP_ENOMEM or MCP_EIO (curl refused). */
 int mcp__curlm_new(uv_loop_t *loop, mcp__curlm **out);
+/* An easy handle to set up and start: a reused one (reset) or a new one. NULL
+ * when out of memory. Release one not started with curl_easy_cleanup. */
+CURL *mcp__curlm_easy(mcp__curlm *m);
 /*
  * Starts easy, which the driver owns from now on, with hdrs (may be NULL, owned
  * too: freed with the transfer). The caller set its URL and options; the

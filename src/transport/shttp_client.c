@@ -453,7 +453,7 @@ static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const ch
                         size_t len, const char *last_id, int with_session, long timeout_ms)
 {
     xfer *x = calloc(1, sizeof(*x));
-    CURL *e = curl_easy_init();
+    CURL *e = mcp__curlm_easy(t->curl);
     if (x == NULL || e == NULL) {
         free(x);
         if (e != NULL)
