@@ -8,12 +8,14 @@ if(NOT MCP_CLANG_FORMAT)
 endif()
 
 set(_format_globs "")
-foreach(_dir IN ITEMS include src programs examples tests/unit tests/integration fuzz bench)
+foreach(_dir IN ITEMS include src programs examples tests/unit tests/integration tests/interop fuzz
+                     bench)
     list(APPEND _format_globs
          "${PROJECT_SOURCE_DIR}/${_dir}/*.c" "${PROJECT_SOURCE_DIR}/${_dir}/*.h")
 endforeach()
 file(GLOB_RECURSE MCP_FORMAT_FILES CONFIGURE_DEPENDS ${_format_globs})
-# bench/ installs its npm peers (a Node with its C headers) under node_modules.
+# bench/ and tests/interop/ install their npm packages (bench's a Node with its C
+# headers) under node_modules.
 list(FILTER MCP_FORMAT_FILES EXCLUDE REGEX "/node_modules/")
 
 if(MCP_FORMAT_FILES)

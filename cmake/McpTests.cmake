@@ -6,6 +6,7 @@
 #   tests/integration/server_<x>.c   -> bin/server_<x> (a helper program, not a test)
 #   tests/<kind>/<other>.c           -> shared helpers linked into that kind's executables
 #   tests/interop/<name>.test.mjs    -> test interop_<name>, run with node
+#   tests/interop/<name>.c           -> bin/interop_<name> (a program those tests run)
 #
 # Every test has a TIMEOUT: a hung test fails, it never stalls CI.
 
@@ -99,6 +100,16 @@ if(_integration_c)
 endif()
 
 # ---- Interop tests (node) ------------------------------------------------
+
+# tests/interop/<name>.c: programs the node tests run against other
+# implementations' servers (our client, driven by a script). They use the
+# public API only, as the programs do, and libuv.
+file(GLOB _interop_c CONFIGURE_DEPENDS "${_tests_dir}/interop/*.c")
+foreach(_src IN LISTS _interop_c)
+    get_filename_component(_name "${_src}" NAME_WE)
+    add_executable(interop_${_name} "${_src}")
+    target_link_libraries(interop_${_name} PRIVATE mcp_static PkgConfig::LIBMCP_UV)
+endforeach()
 
 file(GLOB _interop_tests CONFIGURE_DEPENDS "${_tests_dir}/interop/*.test.mjs")
 if(_interop_tests)

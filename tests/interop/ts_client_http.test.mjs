@@ -38,16 +38,10 @@ import {
     textResult,
     withTap,
 } from './lib/everything.mjs';
-import { HttpRecorder, deadline, startEverything } from './lib/http.mjs';
+import { HttpRecorder, deadline, overallDeadline, startEverything } from './lib/http.mjs';
 
-// Every wait below has its own deadline; this one bounds the whole file so that CTest never
-// has to kill us. It is unref'd so it does not keep a finished run alive.
-const OVERALL_DEADLINE_MS = 150_000;
-const overall = setTimeout(() => {
-    console.error(`FAIL: overall deadline of ${OVERALL_DEADLINE_MS} ms exceeded`);
-    process.exit(1);
-}, OVERALL_DEADLINE_MS);
-overall.unref();
+// Every wait below has its own deadline; this one bounds the whole file.
+overallDeadline(150_000);
 
 const binDir = process.env.MCP_BIN_DIR;
 const HttpTap = withTap(StreamableHTTPClientTransport);

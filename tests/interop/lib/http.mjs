@@ -1,5 +1,5 @@
-// HTTP helpers for the interop tests: start mcp-everything --http and record, per HTTP
-// exchange, which messages each response carried.
+// HTTP helpers for the interop tests: start a server (mcp-everything --http, or any that says
+// when it listens) and record, per HTTP exchange, which messages each response carried.
 //
 // The SDK's transports hide which HTTP response delivered a message; the spec makes that
 // matter (a request's notifications and server-to-client requests belong on its own POST
@@ -18,57 +18,83 @@ const LISTEN_RE = /^mcp-everything: listening on (http:\/\/127\.0\.0\.1:(\d+)\/m
 // Starts `mcp-everything --http 127.0.0.1:0 ...extra` and resolves, once it printed its
 // listening line, with {child, url, base, port, stderr(), stop()}. stop() sends SIGTERM and
 // resolves with {code, signal} when it exited (rejects after ms).
-export function startEverything(binDir, extra = [], ms = 10_000) {
+export async function startEverything(binDir, extra = [], ms = 10_000) {
     const exe = path.join(binDir, 'mcp-everything');
-    if (!existsSync(exe)) return Promise.reject(new Error(`${exe} does not exist`));
-    const child = spawn(exe, ['--http', '127.0.0.1:0', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+    if (!existsSync(exe)) throw new Error(`${exe} does not exist`);
+    const args = ['--http', '127.0.0.1:0', ...extra];
+    const p = await startListening(`mcp-everything ${extra.join(' ')}`, exe, args, LISTEN_RE, { ms });
+    const url = p.match[1];
+    return { ...p, url, base: new URL(url).origin, port: Number(p.match[2]) };
+}
+
+// Spawns exe with args (env: its environment, the default ours) and resolves, once a line it
+// wrote on stdout or stderr matches re, with {child, match (re's match), output() (both streams,
+// as written so far), stderr(), exited (resolves with {code, signal}), stop()}. stop() sends
+// SIGTERM, then SIGKILL after stopMs, and resolves with {code, signal} when it exited. Rejects
+// when the process exits first, or after ms (having killed it). Its stderr is copied to ours.
+export function startListening(what, exe, args, re, { env, ms = 10_000 } = {}) {
+    const child = spawn(exe, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
     let err = '';
-    let pending = '';
     const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const stop = async (stopMs = 5000) => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+        try {
+            return await deadline(exited, stopMs, `${what} to exit after SIGTERM`);
+        } catch (e) {
+            child.kill('SIGKILL');
+            throw e;
+        }
+    };
     return new Promise((resolve, reject) => {
         let found = false;
         const timer = setTimeout(() => {
             child.kill('SIGKILL');
-            reject(new Error(`mcp-everything ${extra.join(' ')}: no listening line within ${ms} ms; stderr: ${err}`));
+            reject(new Error(`${what}: no listening line within ${ms} ms; output: ${output}`));
         }, ms);
-        child.stderr.setEncoding('utf8');
-        child.stderr.on('data', (chunk) => {
-            err += chunk;
-            process.stderr.write(chunk);
-            if (found) return;
-            pending += chunk;
-            let nl;
-            while ((nl = pending.indexOf('\n')) >= 0) {
-                const line = pending.slice(0, nl).replace(/\r$/, '');
-                pending = pending.slice(nl + 1);
-                const m = LISTEN_RE.exec(line);
-                if (m) {
-                    found = true;
-                    clearTimeout(timer);
-                    const url = m[1];
-                    resolve({
-                        child,
-                        url,
-                        base: new URL(url).origin,
-                        port: Number(m[2]),
-                        stderr: () => err,
-                        exited,
-                        stop: (stopMs = 5000) => {
-                            if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-                            return deadline(exited, stopMs, 'mcp-everything to exit after SIGTERM');
-                        },
-                    });
-                    return;
+        const onLine = (line) => {
+            const match = found ? null : re.exec(line);
+            if (!match) return;
+            found = true;
+            clearTimeout(timer);
+            resolve({ child, match, output: () => output, stderr: () => err, exited, stop });
+        };
+        for (const [stream, isErr] of [
+            [child.stdout, false],
+            [child.stderr, true],
+        ]) {
+            let pending = '';
+            stream.setEncoding('utf8');
+            stream.on('data', (chunk) => {
+                output += chunk;
+                if (isErr) {
+                    err += chunk;
+                    process.stderr.write(chunk);
                 }
-            }
-        });
+                pending += chunk;
+                let nl;
+                while ((nl = pending.indexOf('\n')) >= 0) {
+                    onLine(pending.slice(0, nl).replace(/\r$/, ''));
+                    pending = pending.slice(nl + 1);
+                }
+            });
+        }
         exited.then(({ code, signal }) => {
             if (!found) {
                 clearTimeout(timer);
-                reject(new Error(`mcp-everything exited (code ${code}, signal ${signal}) before listening; stderr: ${err}`));
+                reject(new Error(`${what} exited (code ${code}, signal ${signal}) before listening; output: ${output}`));
             }
         });
     });
+}
+
+// Bounds a whole test file: after ms it says so and exits 1, so that CTest never has to kill
+// it. The timer is unref'd, so it does not keep a finished run alive.
+export function overallDeadline(ms) {
+    setTimeout(() => {
+        console.error(`FAIL: overall deadline of ${ms} ms exceeded`);
+        process.exit(1);
+    }, ms).unref();
 }
 
 // Resolves like p, or rejects after ms.
