@@ -4,7 +4,8 @@
  *   main.c    options, the command line grammar, connecting, dispatch, exit codes
  *   args.c    key=value arguments of `tools call` and `prompts get`
  *   output.c  the readable text renderer (everything printed without --json)
- *   status.c  progress bar and server log lines on stderr
+ *   status.c  progress bar, server log lines and error messages on stderr
+ *   connect.c the server's name in messages, and why a connect failed
  *
  * The program uses the public libmcp API only.
  */
@@ -104,5 +105,24 @@ void cli_status_notification(mcp_client *c, const char *method, const json_t *pa
 void cli_status_done(void);
 /* Clears the progress bar, then prints the formatted message to stderr. */
 void cli_errorf(const char *fmt, ...) MCP_PRINTF(1, 2);
+/* Prints a JSON-RPC error the server answered, after prefix: "error: CODE MESSAGE", then its
+ * data. */
+void cli_print_rpc_error(const char *prefix, const mcp_rpc_error *err);
+
+/* ---- connect.c ---- */
+
+/*
+ * Names the server for messages: the command as the user typed it (argv,
+ * NULL-terminated, is read during the call). Call once, before connecting.
+ */
+void cli_server_set_name(const char *const *argv);
+/* The server's name for messages ("" before cli_server_set_name). */
+const char *cli_server_name(void);
+/*
+ * Says on stderr why the connect failed with rc, naming the server, and, when
+ * the server answered initialize with a JSON-RPC error, its code, message and
+ * data. timeout_ms is the connect's timeout, for the message.
+ */
+void cli_report_connect_failure(const mcp_client *c, int rc, int timeout_ms);
 
 #endif

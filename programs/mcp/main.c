@@ -349,76 +349,6 @@ static int parse_args(cli *o, int argc, char **argv)
 }
 
 /*
- * The server command as the user typed it, for messages: the words joined by
- * spaces, each one that a shell would split or expand single-quoted, cut with
- * "..." when it does not fit. Naming argv[0] alone says "node" or "npx" where
- * the user needs to see which server failed.
- */
-static char server_text[1024];
-
-/* Appends s to the NUL-terminated text in buf (size bytes); false when it did not fit. */
-static bool text_append(char *buf, size_t size, const char *s)
-{
-    size_t used = strlen(buf);
-    size_t n = strlen(s);
-    if (used + n + 1 > size)
-        return false;
-    memcpy(buf + used, s, n + 1);
-    return true;
-}
-
-/* True when a shell would take word as it is: no quoting needed. */
-static bool shell_safe(const char *word)
-{
-    if (*word == '\0')
-        return false;
-    for (const char *p = word; *p != '\0'; p++) {
-        unsigned char ch = (unsigned char)*p;
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              strchr("@%+=:,./_-", ch) != NULL))
-            return false;
-    }
-    return true;
-}
-
-static void set_server_text(const char *const *argv)
-{
-    char *buf = server_text;
-    size_t size = sizeof server_text - 4; /* room for "..." */
-    bool fits = true;
-    buf[0] = '\0';
-    for (size_t i = 0; argv[i] != NULL && fits; i++) {
-        if (i > 0)
-            fits = text_append(buf, size, " ");
-        if (shell_safe(argv[i])) {
-            fits = fits && text_append(buf, size, argv[i]);
-            continue;
-        }
-        /* 'it'\''s': a single quote ends the quoted part, is escaped, and reopens it. */
-        fits = fits && text_append(buf, size, "'");
-        for (const char *p = argv[i]; *p != '\0' && fits; p++) {
-            char one[2] = {*p, '\0'};
-            fits = text_append(buf, size, *p == '\'' ? "'\\''" : one);
-        }
-        fits = fits && text_append(buf, size, "'");
-    }
-    if (!fits)
-        memcpy(buf + strlen(buf), "...", 4);
-}
-
-/* Prints a JSON-RPC error the server answered: "error: CODE MESSAGE", then its data. */
-static void print_rpc_error(const char *prefix, const mcp_rpc_error *err)
-{
-    cli_errorf("%serror: %d %s\n", prefix, err->code, err->message);
-    if (err->data != NULL) {
-        char *data = json_dumps(err->data, JSON_COMPACT | JSON_ENCODE_ANY);
-        if (data != NULL)
-            cli_errorf("  data: %s\n", data);
-        free(data);
-    }
-}
-
-/*
  * Reports a failed request and returns the exit code: JSON-RPC errors and
  * missing capabilities are the server's answer (1); anything else means the
  * connection failed or timed out (3), and the message names the server.
@@ -426,7 +356,7 @@ static void print_rpc_error(const char *prefix, const mcp_rpc_error *err)
 static int report_failure(const char *what, int rc, mcp_rpc_error *err)
 {
     if (rc == MCP_ERPC) {
-        print_rpc_error("", err);
+        cli_print_rpc_error("", err);
         mcp_rpc_error_clear(err);
         return CLI_EXIT_ERROR;
     }
@@ -438,7 +368,7 @@ static int report_failure(const char *what, int rc, mcp_rpc_error *err)
         cli_errorf("mcp: %s: %s\n", what, mcp_strerror(rc));
         return CLI_EXIT_CONNECT;
     }
-    cli_errorf("mcp: %s: %s (server: %s)\n", what, mcp_strerror(rc), server_text);
+    cli_errorf("mcp: %s: %s (server: %s)\n", what, mcp_strerror(rc), cli_server_name());
     return CLI_EXIT_CONNECT;
 }
 
@@ -670,49 +600,9 @@ static int run_logging_set(mcp_client *c, const cli *o)
     return CLI_EXIT_OK;
 }
 
-/*
- * Says why connecting failed, naming the server command as typed, and, when
- * the server answered initialize with a JSON-RPC error, its code, message and
- * data.
- */
-static void report_connect_failure(const mcp_client *c, int rc, int timeout_ms)
-{
-    char why[160];
-    switch (rc) {
-    case MCP_EIO:
-        snprintf(why, sizeof why, "cannot start the server");
-        break;
-    case MCP_ECLOSED:
-        snprintf(why, sizeof why,
-                 "the server exited or closed its stdout before answering "
-                 "initialize");
-        break;
-    case MCP_ETIMEDOUT:
-        snprintf(why, sizeof why, "the server did not answer initialize within %d ms", timeout_ms);
-        break;
-    case MCP_ERPC:
-        snprintf(why, sizeof why, "the server answered initialize with a JSON-RPC error");
-        break;
-    case MCP_EPROTO:
-        snprintf(why, sizeof why,
-                 "the server answered initialize with a protocol version mcp "
-                 "does not speak");
-        break;
-    default:
-        snprintf(why, sizeof why, "%s", mcp_strerror(rc));
-        break;
-    }
-    cli_errorf("mcp: cannot connect: %s (server: %s)\n", why, server_text);
-    mcp_rpc_error err;
-    if (rc == MCP_ERPC && mcp_client_connect_error(c, &err) == MCP_OK) {
-        print_rpc_error("mcp: ", &err);
-        mcp_rpc_error_clear(&err);
-    }
-}
-
 static int run(const cli *o)
 {
-    set_server_text(o->server_argv);
+    cli_server_set_name(o->server_argv);
     mcp_client *c = mcp_client_new("mcp", MCP_VERSION_STRING);
     if (c == NULL) {
         cli_errorf("mcp: %s\n", mcp_strerror(MCP_ENOMEM));
@@ -730,14 +620,15 @@ static int run(const cli *o)
 
     rc = mcp_client_connect_stdio(c, o->server_argv, o->timeout_ms);
     if (rc != MCP_OK) {
-        report_connect_failure(c, rc, o->timeout_ms);
+        cli_report_connect_failure(c, rc, o->timeout_ms);
         code = CLI_EXIT_CONNECT;
         goto done;
     }
 
     const char *capability = needed_capability(o->command);
     if (capability != NULL && !server_offers(c, capability)) {
-        cli_errorf("mcp: the server does not offer %s (server: %s)\n", capability, server_text);
+        cli_errorf("mcp: the server does not offer %s (server: %s)\n", capability,
+                   cli_server_name());
         code = CLI_EXIT_ERROR;
         goto done;
     }
@@ -752,7 +643,7 @@ static int run(const cli *o)
         if (rc == MCP_ERPC) {
             /* The command can still run; the user only gets fewer log lines. */
             if (!o->quiet)
-                print_rpc_error("mcp: warning: --log-level: ", &err);
+                cli_print_rpc_error("mcp: warning: --log-level: ", &err);
             mcp_rpc_error_clear(&err);
         } else if (rc != MCP_OK) {
             code = report_failure("logging/setLevel", rc, &err);
