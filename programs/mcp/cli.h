@@ -5,7 +5,7 @@
  *   args.c    key=value arguments of `tools call` and `prompts get`
  *   output.c  the readable text renderer (everything printed without --json)
  *   status.c  progress bar, server log lines and error messages on stderr
- *   connect.c the server's name in messages, and why a connect failed
+ *   connect.c the server (a command or a URL): connecting, failures, exit statuses
  *
  * The program uses the public libmcp API only.
  */
@@ -18,12 +18,14 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Exit codes, as documented in --help. */
+/* Exit codes, as documented in --help and the README. */
 enum {
-    CLI_EXIT_OK = 0,     /* success */
-    CLI_EXIT_ERROR = 1,  /* the tool reported isError, or a JSON-RPC error */
-    CLI_EXIT_USAGE = 2,  /* bad command line */
-    CLI_EXIT_CONNECT = 3 /* could not connect, timed out, or the connection failed */
+    CLI_EXIT_OK = 0,          /* success */
+    CLI_EXIT_ERROR = 1,       /* the tool reported isError, or a JSON-RPC error */
+    CLI_EXIT_USAGE = 2,       /* bad command line */
+    CLI_EXIT_CONNECT = 3,     /* could not connect, timed out, or the connection failed */
+    CLI_EXIT_UNREACHABLE = 4, /* MCP_ECONNECT: refused, unresolvable, TLS failure */
+    CLI_EXIT_HTTP = 5         /* MCP_EHTTP: the server answered with an HTTP error status */
 };
 
 /* ---- args.c ---- */
@@ -111,18 +113,49 @@ void cli_print_rpc_error(const char *prefix, const mcp_rpc_error *err);
 
 /* ---- connect.c ---- */
 
+/* The server: a command to start, or a URL to reach over HTTP. */
+typedef struct cli_server {
+    const char **argv;    /* the command, NULL-terminated, or NULL for a URL (strings borrowed) */
+    const char *url;      /* http:// or https://, or NULL for a command */
+    const char **headers; /* --header values, NULL-terminated, or NULL (strings borrowed) */
+    const char *cacert;   /* --cacert, --cert and --key, or NULL */
+    const char *cert;
+    const char *key;
+    bool legacy_sse; /* --legacy-sse */
+} cli_server;
+
+/* True when word names the server by URL: it begins with http:// or https://, in any case. */
+bool cli_is_url(const char *word);
 /*
- * Names the server for messages: the command as the user typed it (argv,
- * NULL-terminated, is read during the call). Call once, before connecting.
+ * Checks a --header value: "Name: value", a token name, a value that is not
+ * empty and holds no line break, and not a header the transport writes itself
+ * (Accept, Content-Type, Mcp-Session-Id, ...). Returns 0, or -1 after writing
+ * a sentence saying what is wrong into err.
  */
-void cli_server_set_name(const char *const *argv);
+int cli_check_header(const char *header, char *err, size_t errlen);
+/*
+ * Names the server for messages: the command as the user typed it, or the
+ * URL. server is read during the call. Call once, before connecting.
+ */
+void cli_server_set_name(const cli_server *server);
 /* The server's name for messages ("" before cli_server_set_name). */
 const char *cli_server_name(void);
 /*
- * Says on stderr why the connect failed with rc, naming the server, and, when
- * the server answered initialize with a JSON-RPC error, its code, message and
- * data. timeout_ms is the connect's timeout, for the message.
+ * Connects c to the server (spawning the command, or over HTTP) and returns
+ * the exit status: CLI_EXIT_OK, or after saying on stderr why, naming the
+ * server, with the server's JSON-RPC error or the HTTP status when there is
+ * one, CLI_EXIT_UNREACHABLE, CLI_EXIT_HTTP or CLI_EXIT_CONNECT. timeout_ms
+ * bounds the connect.
  */
-void cli_report_connect_failure(const mcp_client *c, int rc, int timeout_ms);
+int cli_connect(mcp_client *c, const cli_server *server, int timeout_ms);
+/* The exit status for a library status (see the enum above). */
+int cli_exit_status(int rc);
+/*
+ * Reports on stderr a request `what` (a method name) that failed with rc and
+ * err (may be NULL; its data is released), and returns the exit status.
+ * JSON-RPC errors and missing capabilities are the server's answer; anything
+ * else names the server, with the HTTP status for MCP_EHTTP.
+ */
+int cli_report_failure(const char *what, int rc, mcp_rpc_error *err);
 
 #endif
