@@ -7,7 +7,7 @@
  * "the server does not offer ..." and exit status 1, and nothing is sent.
  *
  * Each run of mcp is a real process with its stdout and stderr on pipes and
- * its server on real pipes, bounded by a deadline.
+ * its server on real pipes, bounded by a deadline (cli_run.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,149 +27,23 @@
 
 #include <cmocka.h>
 
+#include "cli_run.h"
 #include "harness.h"
 
-#define RUN_DEADLINE_MS 20000
-#define MAX_ARGS 32
+#define MAX_ARGS 30
 
-static char mcp_path[4096];
 static char peer_path[4096];
 static char log_path[64];
-
-/* What one run of mcp printed, and how it ended. */
-typedef struct cli_run {
-    int status; /* exit status, or -1 when it did not exit normally */
-    char *out;  /* stdout, NUL-terminated */
-    char *err;  /* stderr, NUL-terminated */
-} cli_run;
-
-static void cli_run_free(cli_run *r)
-{
-    free(r->out);
-    free(r->err);
-    memset(r, 0, sizeof *r);
-}
-
-static void buf_add(char **buf, size_t *len, const char *data, size_t n)
-{
-    char *grown = realloc(*buf, *len + n + 1);
-    assert_non_null(grown);
-    memcpy(grown + *len, data, n);
-    *len += n;
-    grown[*len] = '\0';
-    *buf = grown;
-}
-
-/*
- * Runs mcp with the given arguments (NULL-terminated), stdin from /dev/null,
- * collecting stdout and stderr until both close, within RUN_DEADLINE_MS.
- */
-static void run_mcp(cli_run *r, const char *const *args)
-{
-    const char *argv[MAX_ARGS + 2];
-    size_t n = 0;
-    argv[n++] = mcp_path;
-    for (; args[n - 1] != NULL; n++) {
-        assert_true(n <= MAX_ARGS);
-        argv[n] = args[n - 1];
-    }
-    argv[n] = NULL;
-
-    int outp[2], errp[2];
-    assert_int_equal(pipe2(outp, O_CLOEXEC), 0);
-    assert_int_equal(pipe2(errp, O_CLOEXEC), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0)
-            _exit(127);
-        execv(mcp_path, (char *const *)argv);
-        _exit(127);
-    }
-    close(outp[1]);
-    close(errp[1]);
-
-    memset(r, 0, sizeof *r);
-    size_t outlen = 0, errlen = 0;
-    buf_add(&r->out, &outlen, "", 0);
-    buf_add(&r->err, &errlen, "", 0);
-    struct pollfd fds[2] = {{.fd = outp[0], .events = POLLIN}, {.fd = errp[0], .events = POLLIN}};
-    long long deadline = harness_now_ms() + RUN_DEADLINE_MS;
-    int open_fds = 2;
-    while (open_fds > 0) {
-        long long left = deadline - harness_now_ms();
-        if (left <= 0)
-            break;
-        int k = poll(fds, 2, (int)left);
-        if (k < 0 && errno == EINTR)
-            continue;
-        assert_true(k >= 0);
-        for (int i = 0; i < 2; i++) {
-            if (fds[i].fd < 0 || fds[i].revents == 0)
-                continue;
-            char chunk[4096];
-            ssize_t got = read(fds[i].fd, chunk, sizeof chunk);
-            if (got > 0) {
-                if (i == 0)
-                    buf_add(&r->out, &outlen, chunk, (size_t)got);
-                else
-                    buf_add(&r->err, &errlen, chunk, (size_t)got);
-            } else if (got == 0 || errno != EINTR) {
-                close(fds[i].fd);
-                fds[i].fd = -1;
-                open_fds--;
-            }
-        }
-    }
-    bool late = open_fds > 0;
-    for (int i = 0; i < 2; i++) {
-        if (fds[i].fd >= 0)
-            close(fds[i].fd);
-    }
-    if (late)
-        kill(pid, SIGKILL);
-    int wstatus;
-    assert_int_equal(waitpid(pid, &wstatus, 0), pid);
-    if (late)
-        fail_msg("mcp did not finish within %d ms; stderr so far:\n%s", RUN_DEADLINE_MS, r->err);
-    r->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
-}
 
 /* The whole log file of the peer (what it received), or "" when it wrote none. */
 static char *read_log(void)
 {
-    FILE *f = fopen(log_path, "r");
-    char *text = NULL;
-    size_t len = 0;
-    buf_add(&text, &len, "", 0);
-    if (f == NULL)
-        return text;
-    char chunk[1024];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
-        buf_add(&text, &len, chunk, got);
-    fclose(f);
-    return text;
-}
-
-static void expect_contains(const char *what, const char *text, const char *needle)
-{
-    if (strstr(text, needle) == NULL)
-        fail_msg("%s lacks \"%s\":\n%s", what, needle, text);
-}
-
-static void expect_status(const cli_run *r, int want)
-{
-    if (r->status != want)
-        fail_msg("exit status %d, expected %d\nstdout:\n%s\nstderr:\n%s", r->status, want, r->out,
-                 r->err);
+    return cr_read_file(log_path);
 }
 
 static int setup(void **state)
 {
     (void)state;
-    assert_int_equal(harness_bin_path("mcp", mcp_path, sizeof mcp_path), 0);
     assert_int_equal(harness_bin_path("server_cli_peer", peer_path, sizeof peer_path), 0);
     snprintf(log_path, sizeof log_path, "/tmp/mcp-cli-peer-log-XXXXXX");
     int fd = mkstemp(log_path);
@@ -198,55 +72,55 @@ static int clear_log(void **state)
 static void test_initialize_error_is_printed_with_code_message_and_data(void **state)
 {
     (void)state;
-    cli_run r;
+    cr_run r;
     const char *args[] = {"--timeout",    "10000", "--",   peer_path,
                           "--init-error", "tools", "list", NULL};
-    run_mcp(&r, args);
-    expect_status(&r, 3);
+    cr_run_mcp(&r, args);
+    cr_expect_status(&r, 3);
     /* In mcp's own words, not a library log line. */
-    expect_contains("stderr", r.err, "mcp: error: -32602 Unsupported protocol version");
+    cr_expect_contains("stderr", r.err, "mcp: error: -32602 Unsupported protocol version");
     if (strstr(r.err, "libmcp:") != NULL)
         fail_msg("the library printed on its own:\n%s", r.err);
-    expect_contains("stderr", r.err,
-                    "{\"supported\":[\"1999-01-01\"],\"requested\":\"2025-11-25\"}");
+    cr_expect_contains("stderr", r.err,
+                       "{\"supported\":[\"1999-01-01\"],\"requested\":\"2025-11-25\"}");
     char named[4200];
     snprintf(named, sizeof named, "(server: %s --init-error)", peer_path);
-    expect_contains("stderr", r.err, named);
+    cr_expect_contains("stderr", r.err, named);
     assert_string_equal(r.out, "");
-    cli_run_free(&r);
+    cr_run_free(&r);
 }
 
 static void test_server_exiting_before_initialize_is_named_as_typed(void **state)
 {
     (void)state;
-    cli_run r;
+    cr_run r;
     const char *args[] = {"--timeout", "10000", "--",    peer_path, "--exit-at-init",
                           "a label",   "it's",  "tools", "list",    NULL};
-    run_mcp(&r, args);
-    expect_status(&r, 3);
-    expect_contains("stderr", r.err, "exited or closed its stdout before answering initialize");
+    cr_run_mcp(&r, args);
+    cr_expect_status(&r, 3);
+    cr_expect_contains("stderr", r.err, "exited or closed its stdout before answering initialize");
     /* Every word as typed, quoted the way a shell would need it. */
     char named[4200];
     snprintf(named, sizeof named, "(server: %s --exit-at-init 'a label' 'it'\\''s')", peer_path);
-    expect_contains("stderr", r.err, named);
-    cli_run_free(&r);
+    cr_expect_contains("stderr", r.err, named);
+    cr_run_free(&r);
 }
 
 static void test_server_that_cannot_start_is_named_as_typed(void **state)
 {
     (void)state;
-    cli_run r;
+    cr_run r;
     const char *args[] = {"--", "/nonexistent/mcp-test-server", "--flag", "tools", "list", NULL};
-    run_mcp(&r, args);
-    expect_status(&r, 3);
-    expect_contains("stderr", r.err, "cannot start the server");
-    expect_contains("stderr", r.err, "(server: /nonexistent/mcp-test-server --flag)");
-    cli_run_free(&r);
+    cr_run_mcp(&r, args);
+    cr_expect_status(&r, 3);
+    cr_expect_contains("stderr", r.err, "cannot start the server");
+    cr_expect_contains("stderr", r.err, "(server: /nonexistent/mcp-test-server --flag)");
+    cr_run_free(&r);
 }
 
 /* Runs mcp COMMAND WORDS (NULL-terminated) against the peer declaring caps, its
  * log cleared first. */
-static void run_with_caps(cli_run *r, const char *caps, const char *const *words)
+static void run_with_caps(cr_run *r, const char *caps, const char *const *words)
 {
     clear_log(NULL);
     const char *args[MAX_ARGS] = {"--timeout", "10000", "--",    peer_path,
@@ -255,7 +129,7 @@ static void run_with_caps(cli_run *r, const char *caps, const char *const *words
     for (size_t w = 0; words[w] != NULL && n < MAX_ARGS - 1; w++)
         args[n++] = words[w];
     args[n] = NULL;
-    run_mcp(r, args);
+    cr_run_mcp(r, args);
 }
 
 /* A server that declares only tools: every other command is refused and not sent. */
@@ -275,19 +149,19 @@ static void test_commands_needing_undeclared_capabilities_are_refused_unsent(voi
         {{"logging", "set", "info"}, "logging"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cli_run r;
+        cr_run r;
         run_with_caps(&r, "{\"tools\":{}}", cases[i].words);
-        expect_status(&r, 1);
+        cr_expect_status(&r, 1);
         char want[128];
         snprintf(want, sizeof want, "the server does not offer %s", cases[i].capability);
-        expect_contains("stderr", r.err, want);
+        cr_expect_contains("stderr", r.err, want);
         assert_string_equal(r.out, "");
         char *log = read_log();
         if (strcmp(log, "initialize\nnotifications/initialized\n") != 0)
             fail_msg("'%s %s' sent more than initialize; the server received:\n%s",
                      cases[i].words[0], cases[i].words[1], log);
         free(log);
-        cli_run_free(&r);
+        cr_run_free(&r);
     }
 }
 
@@ -308,15 +182,15 @@ static void test_commands_with_declared_capabilities_are_sent(void **state)
     const char *caps = "{\"tools\":{},\"prompts\":{},\"resources\":{},\"completions\":{},"
                        "\"logging\":{}}";
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cli_run r;
+        cr_run r;
         run_with_caps(&r, caps, cases[i].words);
-        expect_status(&r, 0);
+        cr_expect_status(&r, 0);
         char *log = read_log();
         char want[128];
         snprintf(want, sizeof want, "\n%s\n", cases[i].method);
-        expect_contains("the server's log", log, want);
+        cr_expect_contains("the server's log", log, want);
         free(log);
-        cli_run_free(&r);
+        cr_run_free(&r);
     }
 }
 
@@ -329,14 +203,14 @@ static void test_completion_on_a_2024_11_05_server_needs_no_declaration(void **s
                           "--version", "2024-11-05", "--caps",   "{\"prompts\":{}}",
                           "--log",     log_path,     "complete", "prompt",
                           "greeting",  "name",       "a",        NULL};
-    cli_run r;
-    run_mcp(&r, args);
-    expect_status(&r, 0);
-    expect_contains("stdout", r.out, "done");
+    cr_run r;
+    cr_run_mcp(&r, args);
+    cr_expect_status(&r, 0);
+    cr_expect_contains("stdout", r.out, "done");
     char *log = read_log();
-    expect_contains("the server's log", log, "\ncompletion/complete\n");
+    cr_expect_contains("the server's log", log, "\ncompletion/complete\n");
     free(log);
-    cli_run_free(&r);
+    cr_run_free(&r);
 }
 
 static void test_log_level_without_logging_capability_warns_and_sends_nothing(void **state)
@@ -346,15 +220,15 @@ static void test_log_level_without_logging_capability_warns_and_sends_nothing(vo
     const char *args[] = {
         "--timeout",      "10000", "--log-level", "debug", "--",   peer_path, "--caps",
         "{\"tools\":{}}", "--log", log_path,      "tools", "list", NULL};
-    cli_run r;
-    run_mcp(&r, args);
-    expect_status(&r, 0);
-    expect_contains("stderr", r.err, "--log-level: the server does not offer logging");
-    expect_contains("stdout", r.out, "echo");
+    cr_run r;
+    cr_run_mcp(&r, args);
+    cr_expect_status(&r, 0);
+    cr_expect_contains("stderr", r.err, "--log-level: the server does not offer logging");
+    cr_expect_contains("stdout", r.out, "echo");
     char *log = read_log();
     assert_string_equal(log, "initialize\nnotifications/initialized\ntools/list\n");
     free(log);
-    cli_run_free(&r);
+    cr_run_free(&r);
 }
 
 static void test_tool_call_json_rpc_error_prints_code_message_and_data(void **state)
@@ -362,24 +236,24 @@ static void test_tool_call_json_rpc_error_prints_code_message_and_data(void **st
     (void)state;
     const char *args[] = {"--timeout",      "10000", "--",   peer_path, "--caps",
                           "{\"tools\":{}}", "tools", "call", "explode", NULL};
-    cli_run r;
-    run_mcp(&r, args);
-    expect_status(&r, 1);
-    expect_contains("stderr", r.err, "error: -32603 Tool exploded\n");
-    expect_contains("stderr", r.err, "data: {\"reason\":\"on purpose\",\"retry\":false}\n");
-    cli_run_free(&r);
+    cr_run r;
+    cr_run_mcp(&r, args);
+    cr_expect_status(&r, 1);
+    cr_expect_contains("stderr", r.err, "error: -32603 Tool exploded\n");
+    cr_expect_contains("stderr", r.err, "data: {\"reason\":\"on purpose\",\"retry\":false}\n");
+    cr_run_free(&r);
 }
 
 static void test_ping_json_rpc_error_prints_code_message_and_data(void **state)
 {
     (void)state;
     const char *args[] = {"--timeout", "10000", "--", peer_path, "--ping-error", "ping", NULL};
-    cli_run r;
-    run_mcp(&r, args);
-    expect_status(&r, 1);
-    expect_contains("stderr", r.err, "error: -32000 Busy\n");
-    expect_contains("stderr", r.err, "data: {\"retryAfterMs\":250}\n");
-    cli_run_free(&r);
+    cr_run r;
+    cr_run_mcp(&r, args);
+    cr_expect_status(&r, 1);
+    cr_expect_contains("stderr", r.err, "error: -32000 Busy\n");
+    cr_expect_contains("stderr", r.err, "data: {\"retryAfterMs\":250}\n");
+    cr_run_free(&r);
 }
 
 int main(void)
