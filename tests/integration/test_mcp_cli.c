@@ -6,6 +6,12 @@
  * a command whose capability the server did not declare is refused with
  * "the server does not offer ..." and exit status 1, and nothing is sent.
  *
+ * Then against `mcp-everything --http 127.0.0.1:0` by URL: tools over
+ * Streamable HTTP with progress and log lines, --header reaching the server
+ * (its Origin check sees it), malformed headers refused, the exit statuses of
+ * a refused connection (4) and of an HTTP error status (5), and --legacy-sse.
+ * HTTPS is test_mcp_cli_https.c.
+ *
  * Each run of mcp is a real process with its stdout and stderr on pipes and
  * its server on real pipes, bounded by a deadline (cli_run.c).
  */
@@ -22,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +37,7 @@
 
 #include "cli_run.h"
 #include "harness.h"
+#include "http_client.h"
 
 #define MAX_ARGS 30
 
@@ -256,6 +265,262 @@ static void test_ping_json_rpc_error_prints_code_message_and_data(void **state)
     cr_run_free(&r);
 }
 
+/* ---- By URL, against mcp-everything --http ---- */
+
+#define SERVER_START_MS 10000
+#define SERVER_STOP_MS 10000
+
+static hc_server http_srv;
+static char mcp_url[128];
+
+/* Starts mcp-everything --http with flags (NULL-terminated, may be NULL); mcp_url is its /mcp. */
+static void start_everything(const char *const flags[])
+{
+    assert_int_equal(hc_server_start(&http_srv, flags, SERVER_START_MS), 0);
+    snprintf(mcp_url, sizeof mcp_url, "http://127.0.0.1:%d/mcp", http_srv.port);
+}
+
+static int http_setup(void **state)
+{
+    (void)state;
+    start_everything(NULL);
+    return 0;
+}
+
+/* The server must still be there and stop cleanly: mcp's DELETE and its
+ * streams left it well. */
+static int http_teardown(void **state)
+{
+    (void)state;
+    return hc_server_stop_check(&http_srv, SERVER_STOP_MS);
+}
+
+/* The URL of path on the running server. */
+static const char *server_url(char *buf, size_t size, const char *path)
+{
+    snprintf(buf, size, "http://127.0.0.1:%d%s", http_srv.port, path);
+    return buf;
+}
+
+static void test_url_lists_and_calls_tools_over_streamable_http(void **state)
+{
+    (void)state;
+    cr_run r;
+    const char *list[] = {mcp_url, "tools", "list", NULL};
+    cr_run_mcp(&r, list);
+    cr_expect_status(&r, 0);
+    cr_expect_contains("stdout", r.out, "echo");
+    cr_expect_contains("stdout", r.out, "long_running");
+    cr_run_free(&r);
+
+    const char *call[] = {mcp_url, "tools", "call", "echo", "text=hi", NULL};
+    cr_run_mcp(&r, call);
+    cr_expect_status(&r, 0);
+    assert_string_equal(r.out, "hi\n");
+    cr_run_free(&r);
+
+    /* The scheme in any case, and a '--' before the command out of habit. */
+    char upper[160];
+    snprintf(upper, sizeof upper, "HTTP://127.0.0.1:%d/mcp", http_srv.port);
+    const char *ping[] = {upper, "--", "ping", NULL};
+    cr_run_mcp(&r, ping);
+    cr_expect_status(&r, 0);
+    cr_expect_contains("stdout", r.out, "pong");
+    cr_run_free(&r);
+}
+
+/* Progress and log lines come from the same client callbacks as over stdio. */
+static void test_url_tool_call_prints_progress_and_server_log_lines(void **state)
+{
+    (void)state;
+    cr_run r;
+    const char *progress[] = {mcp_url,   "tools",       "call", "long_running",
+                              "steps=3", "delay_ms=10", NULL};
+    cr_run_mcp(&r, progress);
+    cr_expect_status(&r, 0);
+    cr_expect_contains("stdout", r.out, "completed 3 steps");
+    cr_expect_contains("stderr", r.err, "progress 1/3 (33%)");
+    cr_expect_contains("stderr", r.err, "progress 3/3 (100%)");
+    cr_run_free(&r);
+
+    const char *logs[] = {"--log-level", "debug", mcp_url, "tools", "call", "log_all_levels", NULL};
+    cr_run_mcp(&r, logs);
+    cr_expect_status(&r, 0);
+    cr_expect_contains("stderr", r.err, "[debug] debug\n");
+    cr_expect_contains("stderr", r.err, "[emergency] emergency\n");
+    cr_run_free(&r);
+}
+
+/*
+ * The server checks Origin: a header it refuses shows that --header reaches
+ * it, and gives exit status 5 with the HTTP status and the server's message.
+ */
+static void test_header_reaches_the_server_and_its_403_exits_5(void **state)
+{
+    (void)state;
+    cr_run r;
+    const char *evil[] = {"--header", "Origin: http://evil.example", mcp_url, "tools", "list",
+                          NULL};
+    cr_run_mcp(&r, evil);
+    cr_expect_status(&r, 5);
+    cr_expect_contains("stderr", r.err, "mcp: cannot connect: HTTP 403");
+    cr_expect_contains("stderr", r.err, "invalid Origin header: http://evil.example");
+    cr_expect_contains("stderr", r.err, mcp_url);
+    assert_string_equal(r.out, "");
+    cr_run_free(&r);
+
+    const char *auth[] = {"--header", "Authorization: Bearer x",
+                          "--header", "X-Trace: 1",
+                          mcp_url,    "tools",
+                          "call",     "echo",
+                          "text=hi",  NULL};
+    cr_run_mcp(&r, auth);
+    cr_expect_status(&r, 0);
+    assert_string_equal(r.out, "hi\n");
+    cr_run_free(&r);
+}
+
+static void test_header_allowed_by_the_server_goes_through(void **state)
+{
+    (void)state;
+    assert_int_equal(hc_server_stop_check(&http_srv, SERVER_STOP_MS), 0);
+    const char *flags[] = {"--allowed-origin", "http://evil.example", NULL};
+    start_everything(flags);
+    cr_run r;
+    const char *evil[] = {"--header", "Origin: http://evil.example", mcp_url, "ping", NULL};
+    cr_run_mcp(&r, evil);
+    cr_expect_status(&r, 0);
+    cr_run_free(&r);
+}
+
+/*
+ * Malformed headers and misplaced HTTP options are usage errors, found before
+ * connecting (the URL has nothing behind it: connecting would exit 4).
+ */
+static void test_malformed_headers_and_http_options_without_url_are_usage_errors(void **state)
+{
+    (void)state;
+    const char *nowhere = "http://127.0.0.1:1/mcp";
+    static const struct {
+        const char *header;
+        const char *message;
+    } cases[] = {
+        {"NoColon", "expected 'Name: value'"},
+        {": value", "the name before ':' is empty"},
+        {"Bad Name: value", "invalid --header name 'Bad Name'"},
+        {"X-Empty:   ", "the value is empty"},
+        {"X-Broken: a\r\nInjected: b", "holds a line break"},
+        {"accept: text/plain", "mcp sets it itself"},
+        {"Mcp-Session-Id: 123", "mcp sets it itself"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cr_run r;
+        const char *args[] = {"--header", cases[i].header, nowhere, "ping", NULL};
+        cr_run_mcp(&r, args);
+        cr_expect_status(&r, 2);
+        cr_expect_contains("stderr", r.err, cases[i].message);
+        assert_string_equal(r.out, "");
+        cr_run_free(&r);
+    }
+    static const struct {
+        const char *option;
+        const char *args[6];
+    } need_url[] = {
+        {"--header", {"--header", "Authorization: Bearer x", "--", "server", "ping"}},
+        {"--cacert", {"--cacert", "/nonexistent/ca.pem", "--", "server", "ping"}},
+        {"--legacy-sse", {"--legacy-sse", "--", "server", "ping"}},
+    };
+    for (size_t i = 0; i < sizeof need_url / sizeof need_url[0]; i++) {
+        cr_run r;
+        cr_run_mcp(&r, need_url[i].args);
+        cr_expect_status(&r, 2);
+        char want[128];
+        snprintf(want, sizeof want, "option '%s' needs a server URL", need_url[i].option);
+        cr_expect_contains("stderr", r.err, want);
+        cr_run_free(&r);
+    }
+    cr_run r;
+    const char *key_alone[] = {"--key", "/nonexistent/key.pem", nowhere, "ping", NULL};
+    cr_run_mcp(&r, key_alone);
+    cr_expect_status(&r, 2);
+    cr_expect_contains("stderr", r.err, "--key needs --cert");
+    cr_run_free(&r);
+    const char *extra[] = {nowhere, "--flag", "ping", NULL};
+    cr_run_mcp(&r, extra);
+    cr_expect_status(&r, 2);
+    cr_expect_contains("stderr", r.err, "a URL server takes no arguments");
+    cr_run_free(&r);
+}
+
+/* A port with a socket bound to it but not listening refuses every connection. */
+static void test_connection_refused_exits_4(void **state)
+{
+    (void)state;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    socklen_t len = sizeof sa;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", ntohs(sa.sin_port));
+
+    cr_run r;
+    const char *args[] = {url, "tools", "list", NULL};
+    cr_run_mcp(&r, args);
+    cr_expect_status(&r, 4);
+    cr_expect_contains("stderr", r.err, "mcp: cannot connect: the server cannot be reached");
+    cr_expect_contains("stderr", r.err, url);
+    cr_run_free(&r);
+
+    const char *legacy[] = {"--legacy-sse", url, "tools", "list", NULL};
+    cr_run_mcp(&r, legacy);
+    cr_expect_status(&r, 4);
+    cr_run_free(&r);
+    close(fd);
+}
+
+/*
+ * A path the server does not serve: the POST of initialize gets 404, the
+ * client falls back to HTTP+SSE as the spec says, its GET gets 404 too: exit
+ * status 5, and the message names the status.
+ */
+static void test_wrong_path_exits_5_naming_the_404(void **state)
+{
+    (void)state;
+    char url[160];
+    cr_run r;
+    const char *args[] = {server_url(url, sizeof url, "/nowhere"), "tools", "list", NULL};
+    cr_run_mcp(&r, args);
+    cr_expect_status(&r, 5);
+    cr_expect_contains("stderr", r.err, "mcp: cannot connect: HTTP 404");
+    cr_expect_contains("stderr", r.err, url);
+    assert_string_equal(r.out, "");
+    cr_run_free(&r);
+}
+
+static void test_legacy_sse_talks_to_the_sse_endpoint(void **state)
+{
+    (void)state;
+    char url[160];
+    cr_run r;
+    const char *call[] = {"--legacy-sse", server_url(url, sizeof url, "/sse"),
+                          "tools",        "call",
+                          "long_running", "steps=2",
+                          "delay_ms=10",  NULL};
+    cr_run_mcp(&r, call);
+    cr_expect_status(&r, 0);
+    cr_expect_contains("stdout", r.out, "completed 2 steps");
+    cr_expect_contains("stderr", r.err, "progress 2/2 (100%)");
+    cr_run_free(&r);
+
+    /* The flag is honoured: the Streamable HTTP endpoint is no SSE endpoint. */
+    const char *wrong[] = {"--legacy-sse", mcp_url, "ping", NULL};
+    cr_run_mcp(&r, wrong);
+    cr_expect_status(&r, 5);
+    cr_run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -268,6 +533,22 @@ int main(void)
         cmocka_unit_test(test_log_level_without_logging_capability_warns_and_sends_nothing),
         cmocka_unit_test(test_tool_call_json_rpc_error_prints_code_message_and_data),
         cmocka_unit_test(test_ping_json_rpc_error_prints_code_message_and_data),
+        cmocka_unit_test_setup_teardown(test_url_lists_and_calls_tools_over_streamable_http,
+                                        http_setup, http_teardown),
+        cmocka_unit_test_setup_teardown(test_url_tool_call_prints_progress_and_server_log_lines,
+                                        http_setup, http_teardown),
+        cmocka_unit_test_setup_teardown(test_header_reaches_the_server_and_its_403_exits_5,
+                                        http_setup, http_teardown),
+        cmocka_unit_test_setup_teardown(test_header_allowed_by_the_server_goes_through, http_setup,
+                                        http_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_malformed_headers_and_http_options_without_url_are_usage_errors, http_setup,
+            http_teardown),
+        cmocka_unit_test_setup_teardown(test_connection_refused_exits_4, http_setup, http_teardown),
+        cmocka_unit_test_setup_teardown(test_wrong_path_exits_5_naming_the_404, http_setup,
+                                        http_teardown),
+        cmocka_unit_test_setup_teardown(test_legacy_sse_talks_to_the_sse_endpoint, http_setup,
+                                        http_teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
