@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -290,6 +291,41 @@ int harness_wait_exit(harness_proc *p, int timeout_ms, int *status)
             p->pid = 0;
             return 0;
         }
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (harness_now_ms() >= deadline)
+            return -1;
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+int harness_wait_pid(pid_t pid, int timeout_ms, int *status)
+{
+    long long deadline = harness_now_ms() + timeout_ms;
+#ifdef SYS_pidfd_open
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd >= 0) {
+        struct pollfd p = {.fd = pfd, .events = POLLIN};
+        int r;
+        do {
+            long long left = deadline - harness_now_ms();
+            r = poll(&p, 1, left > 0 ? (int)left : 0);
+        } while (r < 0 && errno == EINTR);
+        close(pfd);
+        if (r <= 0)
+            return -1;
+        pid_t w;
+        while ((w = waitpid(pid, status, 0)) < 0 && errno == EINTR)
+            ;
+        return w == pid ? 0 : -1;
+    }
+#endif
+    /* No pidfd: check with short pauses, there is no other portable event. */
+    for (;;) {
+        pid_t r = waitpid(pid, status, WNOHANG);
+        if (r == pid)
+            return 0;
         if (r < 0 && errno != EINTR)
             return -1;
         if (harness_now_ms() >= deadline)
