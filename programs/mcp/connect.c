@@ -148,8 +148,9 @@ int cli_check_header(const char *header, char *err, size_t errlen)
 
 /*
  * The reason of a failure that the connection (not the server's JSON-RPC
- * answer) gives, into why: the HTTP status and the library's message, or why
- * the server could not be reached. err may be NULL or empty.
+ * answer) gives, into why: the HTTP status, why the server could not be
+ * reached, or what the status means, then the library's message when there is
+ * one. err may be NULL or empty.
  */
 static void connection_reason(char *why, size_t size, int rc, const mcp_rpc_error *err)
 {
@@ -163,6 +164,8 @@ static void connection_reason(char *why, size_t size, int rc, const mcp_rpc_erro
         snprintf(why, size, "HTTP error status%s%s", sep, msg);
     else if (rc == MCP_ECONNECT)
         snprintf(why, size, "the server cannot be reached%s%s", sep, msg);
+    else if (rc == MCP_EIO && msg[0] != '\0')
+        snprintf(why, size, "the connection failed: %s", msg); /* a transfer, not a system call */
     else
         snprintf(why, size, "%s%s%s", mcp_strerror(rc), sep, msg);
 }
@@ -192,12 +195,10 @@ int cli_report_failure(const char *what, int rc, mcp_rpc_error *err)
         cli_errorf("error: %s: %s\n", what, mcp_strerror(rc));
     } else if (rc == MCP_ENOMEM) {
         cli_errorf("mcp: %s: %s\n", what, mcp_strerror(rc));
-    } else if (rc == MCP_EHTTP || rc == MCP_ECONNECT) {
+    } else {
         char why[sizeof err->message + 80];
         connection_reason(why, sizeof why, rc, err);
         cli_errorf("mcp: %s: %s (server: %s)\n", what, why, server_text);
-    } else {
-        cli_errorf("mcp: %s: %s (server: %s)\n", what, mcp_strerror(rc), server_text);
     }
     if (err != NULL)
         mcp_rpc_error_clear(err);
