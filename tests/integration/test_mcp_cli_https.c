@@ -8,7 +8,8 @@
  * With --cacert naming the CA, tools are called (progress included, streamed
  * through the proxy), over Streamable HTTP and the legacy HTTP+SSE transport.
  * Without it, the system's CAs do not know the certificate: TLS fails and mcp
- * exits 4, the status of a server that cannot be reached.
+ * exits 4, the status of a server that cannot be reached. A second frontend
+ * requires a client certificate of the CA: --cert and --key give it.
  *
  * haproxy and openssl are dependencies of the tests (scripts/deps installs
  * them): when one is missing, the test fails; it never skips.
@@ -48,10 +49,13 @@ extern char **environ;
 static char dir[64];         /* the temporary directory of certificates and configuration */
 static hc_server everything; /* mcp-everything --http behind the proxy */
 static pid_t proxy_pid;      /* haproxy, 0 once reaped */
-static int proxy_port;
+static int proxy_port;       /* TLS */
+static int mtls_port;        /* TLS with a client certificate required */
 static char ca_path[128];
-static char mcp_url[128]; /* https://localhost:PORT/mcp */
-static char sse_url[128]; /* https://localhost:PORT/sse */
+static char mcp_url[128];  /* https://localhost:PORT/mcp */
+static char sse_url[128];  /* https://localhost:PORT/sse */
+static char mtls_url[128]; /* https://localhost:MTLS_PORT/mcp */
+static char client_crt[128], client_key[128], client_pem[128];
 
 /* Writes dir/name into out (size bytes). */
 static const char *in_dir(char *out, size_t size, const char *name)
@@ -89,20 +93,57 @@ static void openssl(const char *const *args)
 }
 
 /*
- * A throwaway CA, and a certificate it signs for localhost and 127.0.0.1;
- * server.pem holds the certificate and its key, as haproxy's `crt` wants.
+ * NAME.key and NAME.crt: a new key and its certificate for subject, signed by
+ * the CA (ca.pem, ca.key) with the serial and extensions given; NAME.pem holds
+ * both.
+ */
+static void issue(const char *name, const char *subject, const char *serial, const char *extensions)
+{
+    char key[128], csr[128], crt[128], ext[128], pem[128], ca_key[128], file[64];
+    snprintf(file, sizeof file, "%s.key", name);
+    in_dir(key, sizeof key, file);
+    snprintf(file, sizeof file, "%s.csr", name);
+    in_dir(csr, sizeof csr, file);
+    snprintf(file, sizeof file, "%s.crt", name);
+    in_dir(crt, sizeof crt, file);
+    snprintf(file, sizeof file, "%s.ext", name);
+    in_dir(ext, sizeof ext, file);
+    snprintf(file, sizeof file, "%s.pem", name);
+    in_dir(pem, sizeof pem, file);
+    in_dir(ca_key, sizeof ca_key, "ca.key");
+
+    const char *req[] = {"req",    "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                         "-nodes", "-keyout", key,  "-out",     csr,
+                         "-subj",  subject,   NULL};
+    openssl(req);
+    write_file(ext, extensions);
+    const char *sign[] = {"x509",     "-req", "-in",         csr,    "-CA",   ca_path,
+                          "-CAkey",   ca_key, "-set_serial", serial, "-days", "1",
+                          "-extfile", ext,    "-out",        crt,    NULL};
+    openssl(sign);
+
+    char *crt_text = cr_read_file(crt);
+    char *key_text = cr_read_file(key);
+    size_t len = strlen(crt_text) + strlen(key_text) + 1;
+    char *both = malloc(len);
+    assert_non_null(both);
+    snprintf(both, len, "%s%s", crt_text, key_text);
+    write_file(pem, both);
+    free(both);
+    free(crt_text);
+    free(key_text);
+}
+
+/*
+ * A throwaway CA (ca.pem, ca.key); a certificate it signs for localhost and
+ * 127.0.0.1 (server.pem holds it and its key, as haproxy's `crt` wants); and
+ * a client certificate (client.crt, client.key, both in client.pem).
  */
 static void make_certificates(void)
 {
-    char ca_key[128], srv_key[128], srv_csr[128], srv_crt[128], ext[128], pem[128];
+    char ca_key[128];
     in_dir(ca_path, sizeof ca_path, "ca.pem");
     in_dir(ca_key, sizeof ca_key, "ca.key");
-    in_dir(srv_key, sizeof srv_key, "server.key");
-    in_dir(srv_csr, sizeof srv_csr, "server.csr");
-    in_dir(srv_crt, sizeof srv_crt, "server.crt");
-    in_dir(ext, sizeof ext, "server.ext");
-    in_dir(pem, sizeof pem, "server.pem");
-
     const char *ca[] = {"req",
                         "-x509",
                         "-newkey",
@@ -124,29 +165,18 @@ static void make_certificates(void)
                         "keyUsage=critical,keyCertSign,cRLSign",
                         NULL};
     openssl(ca);
-    const char *csr[] = {"req",    "-newkey",       "ec",    "-pkeyopt", "ec_paramgen_curve:P-256",
-                         "-nodes", "-keyout",       srv_key, "-out",     srv_csr,
-                         "-subj",  "/CN=localhost", NULL};
-    openssl(csr);
-    write_file(ext, "basicConstraints=CA:FALSE\n"
-                    "keyUsage=critical,digitalSignature\n"
-                    "extendedKeyUsage=serverAuth\n"
-                    "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-    const char *sign[] = {"x509",     "-req", "-in",         srv_csr, "-CA",   ca_path,
-                          "-CAkey",   ca_key, "-set_serial", "2",     "-days", "1",
-                          "-extfile", ext,    "-out",        srv_crt, NULL};
-    openssl(sign);
-
-    char *crt_text = cr_read_file(srv_crt);
-    char *key_text = cr_read_file(srv_key);
-    size_t len = strlen(crt_text) + strlen(key_text) + 1;
-    char *both = malloc(len);
-    assert_non_null(both);
-    snprintf(both, len, "%s%s", crt_text, key_text);
-    write_file(pem, both);
-    free(both);
-    free(crt_text);
-    free(key_text);
+    issue("server", "/CN=localhost", "2",
+          "basicConstraints=CA:FALSE\n"
+          "keyUsage=critical,digitalSignature\n"
+          "extendedKeyUsage=serverAuth\n"
+          "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+    issue("client", "/CN=libmcp test client", "3",
+          "basicConstraints=CA:FALSE\n"
+          "keyUsage=critical,digitalSignature\n"
+          "extendedKeyUsage=clientAuth\n");
+    in_dir(client_crt, sizeof client_crt, "client.crt");
+    in_dir(client_key, sizeof client_key, "client.key");
+    in_dir(client_pem, sizeof client_pem, "client.pem");
 }
 
 /* A loopback port that was free a moment ago. */
@@ -188,6 +218,9 @@ static int start_proxy(char **log)
     in_dir(log_path, sizeof log_path, "haproxy.log");
     in_dir(pem, sizeof pem, "server.pem");
     proxy_port = free_port();
+    do
+        mtls_port = free_port();
+    while (mtls_port == proxy_port);
     /* The timeouts outlast any test; noreuseport keeps haproxy off a port
      * another program listens on. mcp-everything checks Host, which is
      * localhost:PORT here: its default (loopback names when bound to loopback)
@@ -204,9 +237,12 @@ static int start_proxy(char **log)
              "frontend tls\n"
              "    bind 127.0.0.1:%d ssl crt %s\n"
              "    default_backend everything\n"
+             "frontend mtls\n"
+             "    bind 127.0.0.1:%d ssl crt %s ca-file %s verify required\n"
+             "    default_backend everything\n"
              "backend everything\n"
              "    server everything 127.0.0.1:%d\n",
-             proxy_port, pem, everything.port);
+             proxy_port, pem, mtls_port, pem, ca_path, everything.port);
     write_file(cfg_path, cfg);
 
     posix_spawn_file_actions_t fa;
@@ -223,7 +259,7 @@ static int start_proxy(char **log)
     }
 
     long long deadline = harness_now_ms() + START_MS;
-    while (!accepts(proxy_port)) {
+    while (!accepts(proxy_port) || !accepts(mtls_port)) {
         int status;
         /* The pause between attempts is a wait for haproxy's exit. */
         if (harness_wait_pid(proxy_pid, 10, &status) == 0) {
@@ -233,8 +269,8 @@ static int start_proxy(char **log)
         }
         if (harness_now_ms() >= deadline) {
             char *text = cr_read_file(log_path);
-            fail_msg("haproxy did not accept on port %d within %d ms; its log:\n%s", proxy_port,
-                     START_MS, text);
+            fail_msg("haproxy did not accept on ports %d and %d within %d ms; its log:\n%s",
+                     proxy_port, mtls_port, START_MS, text);
         }
     }
     return 0;
@@ -255,9 +291,10 @@ static void stop_proxy(void)
 
 static void remove_dir(void)
 {
-    static const char *const files[] = {"ca.pem",     "ca.key",      "server.key",
-                                        "server.csr", "server.crt",  "server.ext",
-                                        "server.pem", "haproxy.cfg", "haproxy.log"};
+    static const char *const files[] = {"ca.pem",      "ca.key",     "server.key", "server.csr",
+                                        "server.crt",  "server.ext", "server.pem", "client.key",
+                                        "client.csr",  "client.crt", "client.ext", "client.pem",
+                                        "haproxy.cfg", "haproxy.log"};
     char path[128];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
         unlink(in_dir(path, sizeof path, files[i]));
@@ -302,6 +339,7 @@ static int setup(void **state)
     }
     snprintf(mcp_url, sizeof mcp_url, "https://localhost:%d/mcp", proxy_port);
     snprintf(sse_url, sizeof sse_url, "https://localhost:%d/sse", proxy_port);
+    snprintf(mtls_url, sizeof mtls_url, "https://localhost:%d/mcp", mtls_port);
     return 0;
 }
 
@@ -364,6 +402,37 @@ static void test_https_without_cacert_fails_verification_with_status_4(void **st
     cr_run_free(&r);
 }
 
+/* --cert and --key, or --cert alone with a PEM holding both, answer the proxy's demand. */
+static void test_https_client_certificate_with_cert_and_key(void **state)
+{
+    (void)state;
+    cr_run r;
+    const char *separate[] = {"--cacert", ca_path, "--cert", client_crt, "--key",     client_key,
+                              mtls_url,   "tools", "call",   "echo",     "text=mtls", NULL};
+    cr_run_mcp(&r, separate);
+    cr_expect_status(&r, 0);
+    assert_string_equal(r.out, "mtls\n");
+    cr_run_free(&r);
+
+    const char *combined[] = {"--cacert", ca_path, "--cert", client_pem, mtls_url, "ping", NULL};
+    cr_run_mcp(&r, combined);
+    cr_expect_status(&r, 0);
+    cr_run_free(&r);
+
+    /*
+     * Without one the proxy ends the connection. Under TLS 1.3 the client's
+     * handshake is over by then, so libcurl mostly sees a failed send or
+     * receive (MCP_EIO: exit status 3), and only when the alert comes in time
+     * a failed handshake (MCP_ECONNECT: 4).
+     */
+    const char *none[] = {"--cacert", ca_path, mtls_url, "ping", NULL};
+    cr_run_mcp(&r, none);
+    if (r.status != 3 && r.status != 4)
+        cr_expect_status(&r, 3);
+    cr_expect_contains("stderr", r.err, "mcp: cannot connect");
+    cr_run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -371,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_https_streams_progress_through_the_proxy),
         cmocka_unit_test(test_https_legacy_sse_with_cacert),
         cmocka_unit_test(test_https_without_cacert_fails_verification_with_status_4),
+        cmocka_unit_test(test_https_client_certificate_with_cert_and_key),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
