@@ -153,3 +153,15 @@ void cr_expect_status(const cr_run *r, int want)
         fail_msg("exit status %d, expected %d\nstdout:\n%s\nstderr:\n%s", r->status, want, r->out,
                  r->err);
 }
+
+void cr_expect_long_running(const cr_run *r, int steps)
+{
+    char want[64];
+    cr_expect_status(r, 0);
+    snprintf(want, sizeof want, "completed %d steps", steps);
+    cr_expect_contains("stdout", r->out, want);
+    snprintf(want, sizeof want, "progress 1/%d (%d%%)", steps, (100 + steps / 2) / steps);
+    cr_expect_contains("stderr", r->err, want);
+    snprintf(want, sizeof want, "progress %d/%d (100%%)", steps, steps);
+    cr_expect_contains("stderr", r->err, want);
+}

@@ -35,5 +35,11 @@ char *cr_read_file(const char *path);
 void cr_expect_contains(const char *what, const char *text, const char *needle);
 /* Fails, showing stdout and stderr, when the run did not exit with want. */
 void cr_expect_status(const cr_run *r, int want);
+/*
+ * Checks a run of `tools call long_running steps=N` (mcp-everything's tool,
+ * N >= 2): exit status 0, the result on stdout, and the first and last
+ * progress lines on stderr (not a terminal: one line each).
+ */
+void cr_expect_long_running(const cr_run *r, int steps);
 
 #endif

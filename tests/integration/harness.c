@@ -283,21 +283,11 @@ int harness_wait_exit(harness_proc *p, int timeout_ms, int *status)
         if (r > 0 && fill(p) != 0)
             return -1;
     }
-    /* Between closing stdout and exiting there is no event to wait on
-     * portably, so check with short pauses until the deadline. */
-    for (;;) {
-        pid_t r = waitpid(p->pid, status, WNOHANG);
-        if (r == p->pid) {
-            p->pid = 0;
-            return 0;
-        }
-        if (r < 0 && errno != EINTR)
-            return -1;
-        if (harness_now_ms() >= deadline)
-            return -1;
-        struct timespec ts = {0, 5 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    long long left = deadline - harness_now_ms();
+    if (harness_wait_pid(p->pid, left > 0 ? (int)left : 0, status) != 0)
+        return -1;
+    p->pid = 0;
+    return 0;
 }
 
 int harness_wait_pid(pid_t pid, int timeout_ms, int *status)

@@ -287,6 +287,14 @@ static int http_setup(void **state)
     return 0;
 }
 
+static int http_setup_allowing_evil_origin(void **state)
+{
+    (void)state;
+    const char *flags[] = {"--allowed-origin", "http://evil.example", NULL};
+    start_everything(flags);
+    return 0;
+}
+
 /* The server must still be there and stop cleanly: mcp's DELETE and its
  * streams left it well. */
 static int http_teardown(void **state)
@@ -337,10 +345,7 @@ static void test_url_tool_call_prints_progress_and_server_log_lines(void **state
     const char *progress[] = {mcp_url,   "tools",       "call", "long_running",
                               "steps=3", "delay_ms=10", NULL};
     cr_run_mcp(&r, progress);
-    cr_expect_status(&r, 0);
-    cr_expect_contains("stdout", r.out, "completed 3 steps");
-    cr_expect_contains("stderr", r.err, "progress 1/3 (33%)");
-    cr_expect_contains("stderr", r.err, "progress 3/3 (100%)");
+    cr_expect_long_running(&r, 3);
     cr_run_free(&r);
 
     const char *logs[] = {"--log-level", "debug", mcp_url, "tools", "call", "log_all_levels", NULL};
@@ -383,9 +388,6 @@ static void test_header_reaches_the_server_and_its_403_exits_5(void **state)
 static void test_header_allowed_by_the_server_goes_through(void **state)
 {
     (void)state;
-    assert_int_equal(hc_server_stop_check(&http_srv, SERVER_STOP_MS), 0);
-    const char *flags[] = {"--allowed-origin", "http://evil.example", NULL};
-    start_everything(flags);
     cr_run r;
     const char *evil[] = {"--header", "Origin: http://evil.example", mcp_url, "ping", NULL};
     cr_run_mcp(&r, evil);
@@ -509,9 +511,7 @@ static void test_legacy_sse_talks_to_the_sse_endpoint(void **state)
                           "long_running", "steps=2",
                           "delay_ms=10",  NULL};
     cr_run_mcp(&r, call);
-    cr_expect_status(&r, 0);
-    cr_expect_contains("stdout", r.out, "completed 2 steps");
-    cr_expect_contains("stderr", r.err, "progress 2/2 (100%)");
+    cr_expect_long_running(&r, 2);
     cr_run_free(&r);
 
     /* The flag is honoured: the Streamable HTTP endpoint is no SSE endpoint. */
@@ -539,8 +539,8 @@ int main(void)
                                         http_setup, http_teardown),
         cmocka_unit_test_setup_teardown(test_header_reaches_the_server_and_its_403_exits_5,
                                         http_setup, http_teardown),
-        cmocka_unit_test_setup_teardown(test_header_allowed_by_the_server_goes_through, http_setup,
-                                        http_teardown),
+        cmocka_unit_test_setup_teardown(test_header_allowed_by_the_server_goes_through,
+                                        http_setup_allowing_evil_origin, http_teardown),
         cmocka_unit_test_setup_teardown(
             test_malformed_headers_and_http_options_without_url_are_usage_errors, http_setup,
             http_teardown),
