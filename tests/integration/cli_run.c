@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +41,18 @@ static void buf_add(char **buf, size_t *len, const char *data, size_t n)
     *len += n;
     grown[*len] = '\0';
     *buf = grown;
+}
+
+int cr_bind_loopback(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    socklen_t len = sizeof sa;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
 }
 
 char *cr_read_file(const char *path)
@@ -163,5 +177,29 @@ void cr_expect_long_running(const cr_run *r, int steps)
     snprintf(want, sizeof want, "progress 1/%d (%d%%)", steps, (100 + steps / 2) / steps);
     cr_expect_contains("stderr", r->err, want);
     snprintf(want, sizeof want, "progress %d/%d (100%%)", steps, steps);
+    cr_expect_contains("stderr", r->err, want);
+}
+
+void cr_mcp_expect(const char *const *args, int status, const char *out, const char *err_has)
+{
+    cr_run r;
+    cr_run_mcp(&r, args);
+    cr_expect_status(&r, status);
+    if (out != NULL && strcmp(r.out, out) != 0)
+        fail_msg("stdout is not \"%s\":\n%s\nstderr:\n%s", out, r.out, r.err);
+    if (err_has != NULL)
+        cr_expect_contains("stderr", r.err, err_has);
+    cr_run_free(&r);
+}
+
+void cr_expect_connect_failure(const cr_run *r, int status, const char *why, const char *url)
+{
+    char want[512];
+    cr_expect_status(r, status);
+    if (r->out[0] != '\0')
+        fail_msg("a failed connect printed on stdout:\n%s", r->out);
+    snprintf(want, sizeof want, "mcp: cannot connect: %s", why);
+    cr_expect_contains("stderr", r->err, want);
+    snprintf(want, sizeof want, "(server: %s)\n", url);
     cr_expect_contains("stderr", r->err, want);
 }

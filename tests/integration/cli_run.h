@@ -28,6 +28,13 @@ void cr_run_mcp(cr_run *r, const char *const *args);
 /* Frees what r holds and zeroes it. */
 void cr_run_free(cr_run *r);
 
+/*
+ * A TCP socket bound to 127.0.0.1 on a port the kernel picks, not listening:
+ * connections to it are refused while it is open, and the port is free again
+ * once it is closed. Returns the socket; *port gets the port.
+ */
+int cr_bind_loopback(int *port);
+
 /* The whole file at path (malloc'd, NUL-terminated), or "" when it cannot be read. */
 char *cr_read_file(const char *path);
 
@@ -35,6 +42,18 @@ char *cr_read_file(const char *path);
 void cr_expect_contains(const char *what, const char *text, const char *needle);
 /* Fails, showing stdout and stderr, when the run did not exit with want. */
 void cr_expect_status(const cr_run *r, int want);
+/*
+ * Runs mcp with args (as cr_run_mcp) and checks the run: the exit status,
+ * stdout exactly when out is not NULL, and that stderr contains err_has when
+ * it is not NULL.
+ */
+void cr_mcp_expect(const char *const *args, int status, const char *out, const char *err_has);
+/*
+ * Checks a run whose connect failed: the exit status, nothing on stdout, and
+ * on stderr "mcp: cannot connect: " followed by why, naming the server as
+ * "(server: URL)".
+ */
+void cr_expect_connect_failure(const cr_run *r, int status, const char *why, const char *url);
 /*
  * Checks a run of `tools call long_running steps=N` (mcp-everything's tool,
  * N >= 2): exit status 0, the result on stdout, and the first and last

@@ -28,8 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -322,10 +320,7 @@ static void test_url_lists_and_calls_tools_over_streamable_http(void **state)
     cr_run_free(&r);
 
     const char *call[] = {mcp_url, "tools", "call", "echo", "text=hi", NULL};
-    cr_run_mcp(&r, call);
-    cr_expect_status(&r, 0);
-    assert_string_equal(r.out, "hi\n");
-    cr_run_free(&r);
+    cr_mcp_expect(call, 0, "hi\n", NULL);
 
     /* The scheme in any case, and a '--' before the command out of habit. */
     char upper[160];
@@ -367,11 +362,8 @@ static void test_header_reaches_the_server_and_its_403_exits_5(void **state)
     const char *evil[] = {"--header", "Origin: http://evil.example", mcp_url, "tools", "list",
                           NULL};
     cr_run_mcp(&r, evil);
-    cr_expect_status(&r, 5);
-    cr_expect_contains("stderr", r.err, "mcp: cannot connect: HTTP 403");
+    cr_expect_connect_failure(&r, 5, "HTTP 403", mcp_url);
     cr_expect_contains("stderr", r.err, "invalid Origin header: http://evil.example");
-    cr_expect_contains("stderr", r.err, mcp_url);
-    assert_string_equal(r.out, "");
     cr_run_free(&r);
 
     const char *auth[] = {"--header", "Authorization: Bearer x",
@@ -379,20 +371,14 @@ static void test_header_reaches_the_server_and_its_403_exits_5(void **state)
                           mcp_url,    "tools",
                           "call",     "echo",
                           "text=hi",  NULL};
-    cr_run_mcp(&r, auth);
-    cr_expect_status(&r, 0);
-    assert_string_equal(r.out, "hi\n");
-    cr_run_free(&r);
+    cr_mcp_expect(auth, 0, "hi\n", NULL);
 }
 
 static void test_header_allowed_by_the_server_goes_through(void **state)
 {
     (void)state;
-    cr_run r;
     const char *evil[] = {"--header", "Origin: http://evil.example", mcp_url, "ping", NULL};
-    cr_run_mcp(&r, evil);
-    cr_expect_status(&r, 0);
-    cr_run_free(&r);
+    cr_mcp_expect(evil, 0, NULL, NULL);
 }
 
 /*
@@ -441,44 +427,29 @@ static void test_malformed_headers_and_http_options_without_url_are_usage_errors
         cr_expect_contains("stderr", r.err, want);
         cr_run_free(&r);
     }
-    cr_run r;
     const char *key_alone[] = {"--key", "/nonexistent/key.pem", nowhere, "ping", NULL};
-    cr_run_mcp(&r, key_alone);
-    cr_expect_status(&r, 2);
-    cr_expect_contains("stderr", r.err, "--key needs --cert");
-    cr_run_free(&r);
+    cr_mcp_expect(key_alone, 2, NULL, "--key needs --cert");
     const char *extra[] = {nowhere, "--flag", "ping", NULL};
-    cr_run_mcp(&r, extra);
-    cr_expect_status(&r, 2);
-    cr_expect_contains("stderr", r.err, "a URL server takes no arguments");
-    cr_run_free(&r);
+    cr_mcp_expect(extra, 2, NULL, "a URL server takes no arguments");
 }
 
 /* A port with a socket bound to it but not listening refuses every connection. */
 static void test_connection_refused_exits_4(void **state)
 {
     (void)state;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    socklen_t len = sizeof sa;
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    int port;
+    int fd = cr_bind_loopback(&port);
     char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", ntohs(sa.sin_port));
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/mcp", port);
 
     cr_run r;
     const char *args[] = {url, "tools", "list", NULL};
     cr_run_mcp(&r, args);
-    cr_expect_status(&r, 4);
-    cr_expect_contains("stderr", r.err, "mcp: cannot connect: the server cannot be reached");
-    cr_expect_contains("stderr", r.err, url);
+    cr_expect_connect_failure(&r, 4, "the server cannot be reached", url);
     cr_run_free(&r);
 
     const char *legacy[] = {"--legacy-sse", url, "tools", "list", NULL};
-    cr_run_mcp(&r, legacy);
-    cr_expect_status(&r, 4);
-    cr_run_free(&r);
+    cr_mcp_expect(legacy, 4, NULL, NULL);
     close(fd);
 }
 
@@ -494,10 +465,7 @@ static void test_wrong_path_exits_5_naming_the_404(void **state)
     cr_run r;
     const char *args[] = {server_url(url, sizeof url, "/nowhere"), "tools", "list", NULL};
     cr_run_mcp(&r, args);
-    cr_expect_status(&r, 5);
-    cr_expect_contains("stderr", r.err, "mcp: cannot connect: HTTP 404");
-    cr_expect_contains("stderr", r.err, url);
-    assert_string_equal(r.out, "");
+    cr_expect_connect_failure(&r, 5, "HTTP 404", url);
     cr_run_free(&r);
 }
 
@@ -516,9 +484,7 @@ static void test_legacy_sse_talks_to_the_sse_endpoint(void **state)
 
     /* The flag is honoured: the Streamable HTTP endpoint is no SSE endpoint. */
     const char *wrong[] = {"--legacy-sse", mcp_url, "ping", NULL};
-    cr_run_mcp(&r, wrong);
-    cr_expect_status(&r, 5);
-    cr_run_free(&r);
+    cr_mcp_expect(wrong, 5, NULL, NULL);
 }
 
 int main(void)

@@ -182,14 +182,9 @@ static void make_certificates(void)
 /* A loopback port that was free a moment ago. */
 static int free_port(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-    socklen_t len = sizeof sa;
-    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-    close(fd);
-    return ntohs(sa.sin_port);
+    int port;
+    close(cr_bind_loopback(&port));
+    return port;
 }
 
 /* True once something accepts connections on 127.0.0.1:port. */
@@ -352,12 +347,8 @@ static int teardown(void **state)
 static void test_https_with_cacert_calls_a_tool(void **state)
 {
     (void)state;
-    cr_run r;
     const char *args[] = {"--cacert", ca_path, mcp_url, "tools", "call", "echo", "text=hi", NULL};
-    cr_run_mcp(&r, args);
-    cr_expect_status(&r, 0);
-    assert_string_equal(r.out, "hi\n");
-    cr_run_free(&r);
+    cr_mcp_expect(args, 0, "hi\n", NULL);
 }
 
 /* Progress notifications come on the SSE stream of the call, through the proxy. */
@@ -375,13 +366,9 @@ static void test_https_streams_progress_through_the_proxy(void **state)
 static void test_https_legacy_sse_with_cacert(void **state)
 {
     (void)state;
-    cr_run r;
     const char *args[] = {"--cacert", ca_path, "--legacy-sse", sse_url, "tools",
                           "call",     "echo",  "text=legacy",  NULL};
-    cr_run_mcp(&r, args);
-    cr_expect_status(&r, 0);
-    assert_string_equal(r.out, "legacy\n");
-    cr_run_free(&r);
+    cr_mcp_expect(args, 0, "legacy\n", NULL);
 }
 
 /* The system's CAs do not know the test CA: TLS fails, which is exit status 4. */
@@ -391,11 +378,8 @@ static void test_https_without_cacert_fails_verification_with_status_4(void **st
     cr_run r;
     const char *args[] = {mcp_url, "tools", "call", "echo", "text=hi", NULL};
     cr_run_mcp(&r, args);
-    cr_expect_status(&r, 4);
-    cr_expect_contains("stderr", r.err, "mcp: cannot connect: the server cannot be reached");
+    cr_expect_connect_failure(&r, 4, "the server cannot be reached", mcp_url);
     cr_expect_contains("stderr", r.err, "certificate");
-    cr_expect_contains("stderr", r.err, mcp_url);
-    assert_string_equal(r.out, "");
     cr_run_free(&r);
 }
 
@@ -406,15 +390,10 @@ static void test_https_client_certificate_with_cert_and_key(void **state)
     cr_run r;
     const char *separate[] = {"--cacert", ca_path, "--cert", client_crt, "--key",     client_key,
                               mtls_url,   "tools", "call",   "echo",     "text=mtls", NULL};
-    cr_run_mcp(&r, separate);
-    cr_expect_status(&r, 0);
-    assert_string_equal(r.out, "mtls\n");
-    cr_run_free(&r);
+    cr_mcp_expect(separate, 0, "mtls\n", NULL);
 
     const char *combined[] = {"--cacert", ca_path, "--cert", client_pem, mtls_url, "ping", NULL};
-    cr_run_mcp(&r, combined);
-    cr_expect_status(&r, 0);
-    cr_run_free(&r);
+    cr_mcp_expect(combined, 0, NULL, NULL);
 
     /*
      * Without one the proxy ends the connection. Under TLS 1.3 the client's
