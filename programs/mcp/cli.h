@@ -4,7 +4,8 @@
  *   main.c    options, the command line grammar, connecting, dispatch, exit codes
  *   args.c    key=value arguments of `tools call` and `prompts get`
  *   output.c  the readable text renderer (everything printed without --json)
- *   status.c  progress bar and server log lines on stderr
+ *   status.c  progress bar, server log lines and error messages on stderr
+ *   connect.c the server (a command or a URL): connecting, failures, exit statuses
  *
  * The program uses the public libmcp API only.
  */
@@ -17,12 +18,14 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Exit codes, as documented in --help. */
+/* Exit codes, as documented in --help and the README. */
 enum {
-    CLI_EXIT_OK = 0,     /* success */
-    CLI_EXIT_ERROR = 1,  /* the tool reported isError, or a JSON-RPC error */
-    CLI_EXIT_USAGE = 2,  /* bad command line */
-    CLI_EXIT_CONNECT = 3 /* could not connect, timed out, or the connection failed */
+    CLI_EXIT_OK = 0,          /* success */
+    CLI_EXIT_ERROR = 1,       /* the tool reported isError, or a JSON-RPC error */
+    CLI_EXIT_USAGE = 2,       /* bad command line */
+    CLI_EXIT_CONNECT = 3,     /* could not connect, timed out, or the connection failed */
+    CLI_EXIT_UNREACHABLE = 4, /* MCP_ECONNECT: refused, unresolvable, TLS failure */
+    CLI_EXIT_HTTP = 5         /* MCP_EHTTP: the server answered with an HTTP error status */
 };
 
 /* ---- args.c ---- */
@@ -104,5 +107,55 @@ void cli_status_notification(mcp_client *c, const char *method, const json_t *pa
 void cli_status_done(void);
 /* Clears the progress bar, then prints the formatted message to stderr. */
 void cli_errorf(const char *fmt, ...) MCP_PRINTF(1, 2);
+/* Prints a JSON-RPC error the server answered, after prefix: "error: CODE MESSAGE", then its
+ * data. */
+void cli_print_rpc_error(const char *prefix, const mcp_rpc_error *err);
+
+/* ---- connect.c ---- */
+
+/* The server: a command to start, or a URL to reach over HTTP. */
+typedef struct cli_server {
+    const char **argv;    /* the command, NULL-terminated, or NULL for a URL (strings borrowed) */
+    const char *url;      /* http:// or https://, or NULL for a command */
+    const char **headers; /* --header values, NULL-terminated, or NULL (strings borrowed) */
+    const char *cacert;   /* --cacert, --cert and --key, or NULL */
+    const char *cert;
+    const char *key;
+    bool legacy_sse; /* --legacy-sse */
+} cli_server;
+
+/* True when word names the server by URL: it begins with http:// or https://, in any case. */
+bool cli_is_url(const char *word);
+/*
+ * Checks a --header value: "Name: value", a token name, a value that is not
+ * empty and holds no line break, and not a header the transport writes itself
+ * (Accept, Content-Type, Mcp-Session-Id, ...). Returns 0, or -1 after writing
+ * a sentence saying what is wrong into err.
+ */
+int cli_check_header(const char *header, char *err, size_t errlen);
+/*
+ * Names the server for messages: the command as the user typed it, or the
+ * URL. server is read during the call. Call once, before connecting.
+ */
+void cli_server_set_name(const cli_server *server);
+/* The server's name for messages ("" before cli_server_set_name). */
+const char *cli_server_name(void);
+/*
+ * Connects c to the server (spawning the command, or over HTTP) and returns
+ * the exit status: CLI_EXIT_OK, or after saying on stderr why, naming the
+ * server, with the server's JSON-RPC error or the HTTP status when there is
+ * one, CLI_EXIT_UNREACHABLE, CLI_EXIT_HTTP or CLI_EXIT_CONNECT. timeout_ms
+ * bounds the connect.
+ */
+int cli_connect(mcp_client *c, const cli_server *server, int timeout_ms);
+/* The exit status for a library status (see the enum above). */
+int cli_exit_status(int rc);
+/*
+ * Reports on stderr a request `what` (a method name) that failed with rc and
+ * err (may be NULL; its data is released), and returns the exit status.
+ * JSON-RPC errors and missing capabilities are the server's answer; anything
+ * else names the server, with the HTTP status for MCP_EHTTP.
+ */
+int cli_report_failure(const char *what, int rc, mcp_rpc_error *err);
 
 #endif

@@ -1,11 +1,13 @@
 /*
  * mcp - a command-line MCP client.
  *
+ *   mcp [OPTIONS] URL COMMAND...
  *   mcp [OPTIONS] -- CMD ARGS... COMMAND...
  *   mcp [OPTIONS] -- CMD ARGS... -- COMMAND...
  *
- * Spawns the server command, speaks MCP to it over stdio, runs one COMMAND
- * and prints the result. See usage() for the whole grammar.
+ * Connects to the server at URL over HTTP, or spawns the server command and
+ * speaks MCP to it over stdio, runs one COMMAND and prints the result. See
+ * usage() for the whole grammar.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -36,8 +38,8 @@ typedef struct cli {
     bool json;
     bool quiet;
     int timeout_ms;
-    int log_level;            /* --log-level, or -1 */
-    const char **server_argv; /* NULL-terminated; the strings are borrowed from argv */
+    int log_level;     /* --log-level, or -1 */
+    cli_server server; /* its arrays are owned, their strings borrowed from argv */
     cli_command command;
     const char *target;        /* tool or prompt name, resource URI, level name */
     const char *complete_kind; /* "prompt" or "resource" */
@@ -54,14 +56,21 @@ static const char *const command_words[] = {"tools", "resources", "prompts",
 
 static void usage(FILE *f)
 {
-    fputs("Usage: mcp [OPTIONS] -- CMD [ARGS...] COMMAND...\n"
+    fputs("Usage: mcp [OPTIONS] URL COMMAND...\n"
+          "       mcp [OPTIONS] -- CMD [ARGS...] COMMAND...\n"
           "       mcp [OPTIONS] -- CMD [ARGS...] -- COMMAND...\n"
           "\n"
-          "Starts the MCP server CMD with ARGS, talks to it over its stdin and stdout,\n"
-          "runs one COMMAND and prints the result. Without the second '--', the server\n"
-          "command ends at the first word that begins a COMMAND (tools, resources,\n"
-          "prompts, ping, complete, logging); put a second '--' right before COMMAND\n"
-          "when the server's own arguments contain such a word.\n"
+          "Talks to one MCP server, runs one COMMAND and prints the result.\n"
+          "\n"
+          "A server given as a URL (http:// or https://, in any case) is reached over\n"
+          "Streamable HTTP, or over the older HTTP+SSE transport when it answers\n"
+          "initialize with 400, 404 or 405 (or with --legacy-sse).\n"
+          "\n"
+          "Otherwise mcp starts the server CMD with ARGS and talks to it over its stdin\n"
+          "and stdout. Without the second '--', the server command ends at the first\n"
+          "word that begins a COMMAND (tools, resources, prompts, ping, complete,\n"
+          "logging); put a second '--' right before COMMAND when the server's own\n"
+          "arguments contain such a word.\n"
           "\n"
           "Commands:\n"
           "  tools list                         list the tools and their arguments\n"
@@ -95,7 +104,21 @@ static void usage(FILE *f)
           "  --help, -h          print this help and exit\n"
           "  --version, -V       print the version and exit\n"
           "\n"
-          "Progress of tools call and the server's log messages go to stderr.\n"
+          "Options of a URL server (a usage error with a server command):\n"
+          "  --header 'NAME: VALUE'\n"
+          "                      send this header with every request (repeatable), e.g.\n"
+          "                      --header 'Authorization: Bearer TOKEN'; NAME may not be\n"
+          "                      one the transport sets (Accept, Content-Type, Host,\n"
+          "                      Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, ...)\n"
+          "  --cacert FILE       trust the CA certificates of this PEM file instead of\n"
+          "                      the system's\n"
+          "  --cert FILE         TLS client certificate (PEM), with its key unless --key\n"
+          "  --key FILE          the private key of --cert (PEM)\n"
+          "  --legacy-sse        URL is the SSE endpoint of the 2024-11-05 HTTP+SSE\n"
+          "                      transport (http://HOST:PORT/sse, say)\n"
+          "\n"
+          "Progress of tools call and the server's log messages go to stderr, over\n"
+          "HTTP as over stdio.\n"
           "\n"
           "Exit status:\n"
           "  0  success\n"
@@ -106,9 +129,16 @@ static void usage(FILE *f)
           "  2  usage error\n"
           "  3  connecting failed (the server's JSON-RPC error, if any, is printed),\n"
           "     a request timed out, or the connection broke\n"
+          "  4  a URL server cannot be reached: the connection was refused, the host\n"
+          "     name does not resolve, or TLS failed (a certificate that does not\n"
+          "     verify, say)\n"
+          "  5  a URL server answered with an HTTP error status (printed with its\n"
+          "     message: \"HTTP 403 from POST: ...\")\n"
           "\n"
-          "Example:\n"
-          "  mcp -- npx -y @modelcontextprotocol/server-everything tools call echo message=hi\n",
+          "Examples:\n"
+          "  mcp -- npx -y @modelcontextprotocol/server-everything tools call echo message=hi\n"
+          "  mcp http://127.0.0.1:8080/mcp tools call echo text=hi\n"
+          "  mcp --header 'Authorization: Bearer TOKEN' https://example.com/mcp tools list\n",
           f);
 }
 
@@ -264,11 +294,37 @@ static int parse_command(cli *o, char **w, int n)
 }
 
 /*
+ * Parses what follows a server URL (w[0]): COMMAND..., or -- COMMAND... when
+ * the user ends the server with a '--' out of habit. Returns -1 to go on, or
+ * the usage exit code.
+ */
+static int parse_url_server(cli *o, char **w, int n)
+{
+    o->server.url = w[0];
+    if (o->server.key != NULL && o->server.cert == NULL)
+        return usage_error("%s", "--key needs --cert");
+    int cmd_at = n > 1 && strcmp(w[1], "--") == 0 ? 2 : 1;
+    if (cmd_at < n && !is_command_word(w[cmd_at]))
+        return usage_error("unexpected '%s' after the server URL: a URL server takes no "
+                           "arguments; expected a command (tools, resources, prompts, ping, "
+                           "complete, logging)",
+                           w[cmd_at]);
+    int rc = parse_command(o, w + cmd_at, n - cmd_at);
+    return rc == CLI_EXIT_OK ? -1 : rc;
+}
+
+/*
  * Parses the whole command line into o. Returns -1 to go on, or an exit code
  * (0 after --help or --version).
  */
 static int parse_args(cli *o, int argc, char **argv)
 {
+    /* Every --header fits: there are fewer than argc of them. */
+    o->server.headers = calloc((size_t)argc, sizeof *o->server.headers);
+    if (o->server.headers == NULL)
+        return usage_error("%s", "out of memory");
+    size_t nheaders = 0;
+    const char *http_option = NULL; /* the last option that needs a URL, for the message */
     int i = 1;
     for (; i < argc; i++) {
         const char *arg = argv[i];
@@ -299,6 +355,24 @@ static int parse_args(cli *o, int argc, char **argv)
             o->log_level = mcp_log_level_parse(val);
             if (o->log_level < 0)
                 return usage_error("unknown logging level '%s'", val);
+        } else if ((val = option_value(argc, argv, &i, "--header", &missing)) != NULL) {
+            char err[512];
+            if (cli_check_header(val, err, sizeof err) != 0)
+                return usage_error("%s", err);
+            o->server.headers[nheaders++] = val;
+            http_option = arg;
+        } else if ((val = option_value(argc, argv, &i, "--cacert", &missing)) != NULL) {
+            o->server.cacert = val;
+            http_option = arg;
+        } else if ((val = option_value(argc, argv, &i, "--cert", &missing)) != NULL) {
+            o->server.cert = val;
+            http_option = arg;
+        } else if ((val = option_value(argc, argv, &i, "--key", &missing)) != NULL) {
+            o->server.key = val;
+            http_option = arg;
+        } else if (strcmp(arg, "--legacy-sse") == 0) {
+            o->server.legacy_sse = true;
+            http_option = arg;
         } else if (missing) {
             return usage_error("option '%s' needs a value", arg);
         } else {
@@ -308,6 +382,10 @@ static int parse_args(cli *o, int argc, char **argv)
 
     char **rest = argv + i;
     int nrest = argc - i;
+    if (nrest > 0 && cli_is_url(rest[0]))
+        return parse_url_server(o, rest, nrest);
+    if (http_option != NULL)
+        return usage_error("option '%s' needs a server URL (http:// or https://)", http_option);
     int end = -1;    /* index in rest where the server command ends */
     int cmd_at = -1; /* index in rest where COMMAND begins */
     /*
@@ -332,114 +410,22 @@ static int parse_args(cli *o, int argc, char **argv)
         }
     }
     if (nrest == 0 || end == 0)
-        return usage_error("%s", "no server command given (mcp [OPTIONS] -- CMD ARGS... COMMAND)");
+        return usage_error(
+            "%s",
+            "no server given (mcp [OPTIONS] URL COMMAND, or mcp [OPTIONS] -- CMD ARGS... COMMAND)");
     if (end < 0)
         return usage_error("%s", "no command given after the server command "
                                  "(tools, resources, prompts, ping, complete, logging)");
 
-    o->server_argv = calloc((size_t)end + 1, sizeof *o->server_argv);
-    if (o->server_argv == NULL)
+    o->server.argv = calloc((size_t)end + 1, sizeof *o->server.argv);
+    if (o->server.argv == NULL)
         return usage_error("%s", "out of memory");
     for (int j = 0; j < end; j++)
-        o->server_argv[j] = rest[j];
-    o->server_argv[end] = NULL;
+        o->server.argv[j] = rest[j];
+    o->server.argv[end] = NULL;
 
     int rc = parse_command(o, rest + cmd_at, nrest - cmd_at);
     return rc == CLI_EXIT_OK ? -1 : rc;
-}
-
-/*
- * The server command as the user typed it, for messages: the words joined by
- * spaces, each one that a shell would split or expand single-quoted, cut with
- * "..." when it does not fit. Naming argv[0] alone says "node" or "npx" where
- * the user needs to see which server failed.
- */
-static char server_text[1024];
-
-/* Appends s to the NUL-terminated text in buf (size bytes); false when it did not fit. */
-static bool text_append(char *buf, size_t size, const char *s)
-{
-    size_t used = strlen(buf);
-    size_t n = strlen(s);
-    if (used + n + 1 > size)
-        return false;
-    memcpy(buf + used, s, n + 1);
-    return true;
-}
-
-/* True when a shell would take word as it is: no quoting needed. */
-static bool shell_safe(const char *word)
-{
-    if (*word == '\0')
-        return false;
-    for (const char *p = word; *p != '\0'; p++) {
-        unsigned char ch = (unsigned char)*p;
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              strchr("@%+=:,./_-", ch) != NULL))
-            return false;
-    }
-    return true;
-}
-
-static void set_server_text(const char *const *argv)
-{
-    char *buf = server_text;
-    size_t size = sizeof server_text - 4; /* room for "..." */
-    bool fits = true;
-    buf[0] = '\0';
-    for (size_t i = 0; argv[i] != NULL && fits; i++) {
-        if (i > 0)
-            fits = text_append(buf, size, " ");
-        if (shell_safe(argv[i])) {
-            fits = fits && text_append(buf, size, argv[i]);
-            continue;
-        }
-        /* 'it'\''s': a single quote ends the quoted part, is escaped, and reopens it. */
-        fits = fits && text_append(buf, size, "'");
-        for (const char *p = argv[i]; *p != '\0' && fits; p++) {
-            char one[2] = {*p, '\0'};
-            fits = text_append(buf, size, *p == '\'' ? "'\\''" : one);
-        }
-        fits = fits && text_append(buf, size, "'");
-    }
-    if (!fits)
-        memcpy(buf + strlen(buf), "...", 4);
-}
-
-/* Prints a JSON-RPC error the server answered: "error: CODE MESSAGE", then its data. */
-static void print_rpc_error(const char *prefix, const mcp_rpc_error *err)
-{
-    cli_errorf("%serror: %d %s\n", prefix, err->code, err->message);
-    if (err->data != NULL) {
-        char *data = json_dumps(err->data, JSON_COMPACT | JSON_ENCODE_ANY);
-        if (data != NULL)
-            cli_errorf("  data: %s\n", data);
-        free(data);
-    }
-}
-
-/*
- * Reports a failed request and returns the exit code: JSON-RPC errors and
- * missing capabilities are the server's answer (1); anything else means the
- * connection failed or timed out (3), and the message names the server.
- */
-static int report_failure(const char *what, int rc, mcp_rpc_error *err)
-{
-    if (rc == MCP_ERPC) {
-        print_rpc_error("", err);
-        mcp_rpc_error_clear(err);
-        return CLI_EXIT_ERROR;
-    }
-    if (rc == MCP_ENOTSUP) {
-        cli_errorf("error: %s: %s\n", what, mcp_strerror(rc));
-        return CLI_EXIT_ERROR;
-    }
-    if (rc == MCP_ENOMEM) {
-        cli_errorf("mcp: %s: %s\n", what, mcp_strerror(rc));
-        return CLI_EXIT_CONNECT;
-    }
-    cli_errorf("mcp: %s: %s (server: %s)\n", what, mcp_strerror(rc), server_text);
-    return CLI_EXIT_CONNECT;
 }
 
 /*
@@ -502,13 +488,13 @@ static int run_list(mcp_client *c, const cli *o, const char *method, const char 
     mcp_rpc_error err = {0};
     int rc = mcp_client_list_all(c, method, key, &items, &err);
     if (rc != MCP_OK)
-        return report_failure(method, rc, &err);
+        return cli_report_failure(method, rc, &err);
     int code = CLI_EXIT_OK;
     if (o->json) {
         /* The shape of one page of the result, without nextCursor. */
         json_t *wrapped = json_pack("{s:O}", key, items);
-        code =
-            wrapped != NULL ? print_json_result(wrapped) : report_failure(method, MCP_ENOMEM, NULL);
+        code = wrapped != NULL ? print_json_result(wrapped)
+                               : cli_report_failure(method, MCP_ENOMEM, NULL);
         json_decref(wrapped);
     } else if (o->command == CMD_TOOLS_LIST) {
         cli_print_tools(stdout, items);
@@ -536,7 +522,7 @@ static int run_tools_call(mcp_client *c, const cli *o)
     if (rc == MCP_ERPC || rc == MCP_ENOTSUP) {
         mcp_rpc_error_clear(&err);
     } else if (rc != MCP_OK) {
-        return report_failure("tools/list", rc, &err);
+        return cli_report_failure("tools/list", rc, &err);
     } else {
         size_t i;
         const json_t *tool;
@@ -553,7 +539,7 @@ static int run_tools_call(mcp_client *c, const cli *o)
     json_t *args = cli_tool_arguments(o->kvs, o->nkvs, schema);
     json_decref(tools); /* schema pointed into tools; args no longer needs it */
     if (args == NULL)
-        return report_failure("tools/call", MCP_ENOMEM, NULL);
+        return cli_report_failure("tools/call", MCP_ENOMEM, NULL);
 
     mcp_call_opts opts = {.timeout_ms = o->timeout_ms,
                           .on_progress = o->quiet ? NULL : cli_status_progress,
@@ -562,7 +548,7 @@ static int run_tools_call(mcp_client *c, const cli *o)
     rc = mcp_client_call_tool(c, o->target, args, &opts, &result, &err);
     cli_status_done();
     if (rc != MCP_OK)
-        return report_failure("tools/call", rc, &err);
+        return cli_report_failure("tools/call", rc, &err);
 
     int code;
     if (o->json) {
@@ -589,7 +575,7 @@ static int run_ping(mcp_client *c, const cli *o)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     json_decref(result);
     if (rc != MCP_OK)
-        return report_failure("ping", rc, &err);
+        return cli_report_failure("ping", rc, &err);
     long long ms =
         (long long)(t1.tv_sec - t0.tv_sec) * 1000 + (long long)(t1.tv_nsec - t0.tv_nsec) / 1000000;
     if (o->json)
@@ -616,7 +602,7 @@ static int run_single(mcp_client *c, const cli *o)
         what = "prompts/get";
         json_t *args = cli_prompt_arguments(o->kvs, o->nkvs);
         if (args == NULL)
-            return report_failure(what, MCP_ENOMEM, NULL);
+            return cli_report_failure(what, MCP_ENOMEM, NULL);
         rc = mcp_client_get_prompt(c, o->target, args, &result, &err);
         break;
     }
@@ -626,7 +612,7 @@ static int run_single(mcp_client *c, const cli *o)
         json_t *ref = json_pack("{s:s,s:s}", "type", prompt ? "ref/prompt" : "ref/resource",
                                 prompt ? "name" : "uri", o->target);
         if (ref == NULL)
-            return report_failure(what, MCP_ENOMEM, NULL);
+            return cli_report_failure(what, MCP_ENOMEM, NULL);
         rc = mcp_client_complete(c, ref, o->complete_arg, o->complete_value, &result, &err);
         break;
     }
@@ -634,7 +620,7 @@ static int run_single(mcp_client *c, const cli *o)
         return CLI_EXIT_USAGE;
     }
     if (rc != MCP_OK)
-        return report_failure(what, rc, &err);
+        return cli_report_failure(what, rc, &err);
 
     int code = CLI_EXIT_OK;
     if (o->json) {
@@ -662,7 +648,7 @@ static int run_logging_set(mcp_client *c, const cli *o)
     mcp_rpc_error err = {0};
     int rc = mcp_client_set_logging_level(c, (mcp_log_level)o->set_level, &err);
     if (rc != MCP_OK)
-        return report_failure("logging/setLevel", rc, &err);
+        return cli_report_failure("logging/setLevel", rc, &err);
     if (o->json)
         puts("{}");
     else
@@ -670,49 +656,9 @@ static int run_logging_set(mcp_client *c, const cli *o)
     return CLI_EXIT_OK;
 }
 
-/*
- * Says why connecting failed, naming the server command as typed, and, when
- * the server answered initialize with a JSON-RPC error, its code, message and
- * data.
- */
-static void report_connect_failure(const mcp_client *c, int rc, int timeout_ms)
-{
-    char why[160];
-    switch (rc) {
-    case MCP_EIO:
-        snprintf(why, sizeof why, "cannot start the server");
-        break;
-    case MCP_ECLOSED:
-        snprintf(why, sizeof why,
-                 "the server exited or closed its stdout before answering "
-                 "initialize");
-        break;
-    case MCP_ETIMEDOUT:
-        snprintf(why, sizeof why, "the server did not answer initialize within %d ms", timeout_ms);
-        break;
-    case MCP_ERPC:
-        snprintf(why, sizeof why, "the server answered initialize with a JSON-RPC error");
-        break;
-    case MCP_EPROTO:
-        snprintf(why, sizeof why,
-                 "the server answered initialize with a protocol version mcp "
-                 "does not speak");
-        break;
-    default:
-        snprintf(why, sizeof why, "%s", mcp_strerror(rc));
-        break;
-    }
-    cli_errorf("mcp: cannot connect: %s (server: %s)\n", why, server_text);
-    mcp_rpc_error err;
-    if (rc == MCP_ERPC && mcp_client_connect_error(c, &err) == MCP_OK) {
-        print_rpc_error("mcp: ", &err);
-        mcp_rpc_error_clear(&err);
-    }
-}
-
 static int run(const cli *o)
 {
-    set_server_text(o->server_argv);
+    cli_server_set_name(&o->server);
     mcp_client *c = mcp_client_new("mcp", MCP_VERSION_STRING);
     if (c == NULL) {
         cli_errorf("mcp: %s\n", mcp_strerror(MCP_ENOMEM));
@@ -728,16 +674,14 @@ static int run(const cli *o)
         goto done;
     }
 
-    rc = mcp_client_connect_stdio(c, o->server_argv, o->timeout_ms);
-    if (rc != MCP_OK) {
-        report_connect_failure(c, rc, o->timeout_ms);
-        code = CLI_EXIT_CONNECT;
+    code = cli_connect(c, &o->server, o->timeout_ms);
+    if (code != CLI_EXIT_OK)
         goto done;
-    }
 
     const char *capability = needed_capability(o->command);
     if (capability != NULL && !server_offers(c, capability)) {
-        cli_errorf("mcp: the server does not offer %s (server: %s)\n", capability, server_text);
+        cli_errorf("mcp: the server does not offer %s (server: %s)\n", capability,
+                   cli_server_name());
         code = CLI_EXIT_ERROR;
         goto done;
     }
@@ -752,10 +696,10 @@ static int run(const cli *o)
         if (rc == MCP_ERPC) {
             /* The command can still run; the user only gets fewer log lines. */
             if (!o->quiet)
-                print_rpc_error("mcp: warning: --log-level: ", &err);
+                cli_print_rpc_error("mcp: warning: --log-level: ", &err);
             mcp_rpc_error_clear(&err);
         } else if (rc != MCP_OK) {
-            code = report_failure("logging/setLevel", rc, &err);
+            code = cli_report_failure("logging/setLevel", rc, &err);
             goto done;
         }
     }
@@ -789,7 +733,7 @@ static int run(const cli *o)
 
 done:
     cli_status_done();
-    /* Frees the client and reaps the server process. */
+    /* Frees the client: reaps the server process, or ends the HTTP session. */
     mcp_client_free(c);
     return code;
 }
@@ -810,6 +754,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < o.nkvs; i++)
         cli_kv_clear(&o.kvs[i]);
     free(o.kvs);
-    free(o.server_argv);
+    free(o.server.argv);
+    free(o.server.headers);
     return code;
 }

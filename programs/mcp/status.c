@@ -180,3 +180,15 @@ void cli_errorf(const char *fmt, ...)
     fflush(stderr);
     pthread_mutex_unlock(&status_lock);
 }
+
+/* Prints a JSON-RPC error the server answered: "error: CODE MESSAGE", then its data. */
+void cli_print_rpc_error(const char *prefix, const mcp_rpc_error *err)
+{
+    cli_errorf("%serror: %d %s\n", prefix, err->code, err->message);
+    if (err->data != NULL) {
+        char *data = json_dumps(err->data, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (data != NULL)
+            cli_errorf("  data: %s\n", data);
+        free(data);
+    }
+}

@@ -7,10 +7,22 @@
 #include "protocol/rpc.h"
 #include "transport/serve.h"
 
+static void on_signal(uv_signal_t *h, int signum);
+
 int mcp__serve_init(mcp__serve *s, int drain_ms, void (*stop)(mcp__serve *s, int drain_ms))
 {
     *s = (mcp__serve){.drain_ms = drain_ms, .stop = stop};
-    return uv_loop_init(&s->loop) == 0 ? MCP_OK : MCP_EIO;
+    if (uv_loop_init(&s->loop) != 0)
+        return MCP_EIO;
+    /* Before the endpoint exists: it says where it listens as it starts, and a
+     * signal sent on reading that must find our handlers, not the default
+     * action, which kills. They run only inside mcp__serve_run. */
+    uv_signal_init(&s->loop, &s->sigint);
+    uv_signal_init(&s->loop, &s->sigterm);
+    s->sigint.data = s->sigterm.data = s;
+    uv_signal_start(&s->sigint, on_signal, SIGINT);
+    uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    return MCP_OK;
 }
 
 void mcp__serve_done(void *user, int status)
@@ -37,20 +49,11 @@ static void on_signal(uv_signal_t *h, int signum)
 
 void mcp__serve_run(mcp__serve *s)
 {
-    if (s->ep != NULL) {
-        uv_signal_init(&s->loop, &s->sigint);
-        uv_signal_init(&s->loop, &s->sigterm);
-        s->sigint.data = s->sigterm.data = s;
-        uv_signal_start(&s->sigint, on_signal, SIGINT);
-        uv_signal_start(&s->sigterm, on_signal, SIGTERM);
-        s->installed = 1;
-    }
-    uv_run(&s->loop, UV_RUN_DEFAULT);
-    if (s->installed) {
-        uv_close((uv_handle_t *)&s->sigint, NULL);
-        uv_close((uv_handle_t *)&s->sigterm, NULL);
+    if (s->ep != NULL)
         uv_run(&s->loop, UV_RUN_DEFAULT);
-    }
+    uv_close((uv_handle_t *)&s->sigint, NULL);
+    uv_close((uv_handle_t *)&s->sigterm, NULL);
+    uv_run(&s->loop, UV_RUN_DEFAULT);
 }
 
 void mcp__serve_close(mcp__serve *s)

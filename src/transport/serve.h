@@ -22,15 +22,14 @@ struct mcp__serve {
     int status; /* what the endpoint's done said */
     uv_signal_t sigint, sigterm;
     int signals;
-    int installed;
 };
 
-/* Prepares s and its loop. MCP_OK or MCP_EIO. */
+/* Prepares s and its loop, and installs the signal handlers. MCP_OK or MCP_EIO. */
 int mcp__serve_init(mcp__serve *s, int drain_ms, void (*stop)(mcp__serve *s, int drain_ms));
 /* The endpoint's done callback (an mcp_endpoint_done_fn; user is s). */
 void mcp__serve_done(void *user, int status);
-/* Installs the signal handlers when s->ep is set, runs the loop until the endpoint
- * is done, then removes them. */
+/* Runs the loop until the endpoint is done (when s->ep is set), then removes the
+ * signal handlers. */
 void mcp__serve_run(mcp__serve *s);
 /* After the endpoint is freed: releases the thread's buffers and closes the loop. */
 void mcp__serve_close(mcp__serve *s);

@@ -1379,9 +1379,13 @@ static void xfer_done(void *user, CURLcode rc, long status)
                 t->legacy_get = NULL;
                 if (rc != CURLE_OK)
                     lose(t, curl_status(rc), "the SSE stream of the server failed");
-                else if (status >= 400)
-                    lose(t, MCP_EHTTP, "the server refused the SSE stream");
-                else
+                else if (status >= 400) {
+                    /* on_lost carries no code: the message names the HTTP status. */
+                    char why[64];
+                    snprintf(why, sizeof(why), "HTTP %ld: the server refused the SSE stream",
+                             status);
+                    lose(t, MCP_EHTTP, why);
+                } else
                     lose(t, MCP_ECLOSED, "the server closed the SSE stream");
             }
             break;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -282,14 +283,39 @@ int harness_wait_exit(harness_proc *p, int timeout_ms, int *status)
         if (r > 0 && fill(p) != 0)
             return -1;
     }
-    /* Between closing stdout and exiting there is no event to wait on
-     * portably, so check with short pauses until the deadline. */
+    long long left = deadline - harness_now_ms();
+    if (harness_wait_pid(p->pid, left > 0 ? (int)left : 0, status) != 0)
+        return -1;
+    p->pid = 0;
+    return 0;
+}
+
+int harness_wait_pid(pid_t pid, int timeout_ms, int *status)
+{
+    long long deadline = harness_now_ms() + timeout_ms;
+#ifdef SYS_pidfd_open
+    int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pfd >= 0) {
+        struct pollfd p = {.fd = pfd, .events = POLLIN};
+        int r;
+        do {
+            long long left = deadline - harness_now_ms();
+            r = poll(&p, 1, left > 0 ? (int)left : 0);
+        } while (r < 0 && errno == EINTR);
+        close(pfd);
+        if (r <= 0)
+            return -1;
+        pid_t w;
+        while ((w = waitpid(pid, status, 0)) < 0 && errno == EINTR)
+            ;
+        return w == pid ? 0 : -1;
+    }
+#endif
+    /* No pidfd: check with short pauses, there is no other portable event. */
     for (;;) {
-        pid_t r = waitpid(p->pid, status, WNOHANG);
-        if (r == p->pid) {
-            p->pid = 0;
+        pid_t r = waitpid(pid, status, WNOHANG);
+        if (r == pid)
             return 0;
-        }
         if (r < 0 && errno != EINTR)
             return -1;
         if (harness_now_ms() >= deadline)

@@ -78,6 +78,12 @@ void harness_close_stdin(harness_proc *p);
  * it. *status gets the waitpid status. Returns 0, or -1 on timeout.
  */
 int harness_wait_exit(harness_proc *p, int timeout_ms, int *status);
+/*
+ * Waits up to timeout_ms (0: just looks) for the child pid to exit and reaps
+ * it; *status gets the waitpid status. Returns 0, or -1 when it has not exited
+ * in time. It waits on a pidfd where the kernel has them.
+ */
+int harness_wait_pid(pid_t pid, int timeout_ms, int *status);
 /* Kills (SIGKILL) and reaps the child if still there, closes pipes, frees. */
 void harness_kill(harness_proc *p);
 

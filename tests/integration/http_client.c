@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -994,38 +993,10 @@ int hc_server_alive(hc_server *s)
 /* Waits for the child to exit until the deadline; returns 0 once reaped. */
 static int wait_exit(hc_server *s, long long deadline, int *status)
 {
-#ifdef SYS_pidfd_open
-    int pfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
-    if (pfd >= 0) {
-        struct pollfd p = {.fd = pfd, .events = POLLIN};
-        int r;
-        do {
-            r = poll(&p, 1, left_ms(deadline));
-        } while (r < 0 && errno == EINTR);
-        close(pfd);
-        if (r <= 0)
-            return -1;
-        if (waitpid(s->pid, status, 0) == s->pid) {
-            s->pid = 0;
-            return 0;
-        }
+    if (harness_wait_pid(s->pid, left_ms(deadline), status) != 0)
         return -1;
-    }
-#endif
-    /* No pidfd: check with short pauses, there is no other portable event. */
-    for (;;) {
-        pid_t r = waitpid(s->pid, status, WNOHANG);
-        if (r == s->pid) {
-            s->pid = 0;
-            return 0;
-        }
-        if (r < 0 && errno != EINTR)
-            return -1;
-        if (left_ms(deadline) <= 0)
-            return -1;
-        struct timespec ts = {0, 5 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    s->pid = 0;
+    return 0;
 }
 
 int hc_server_stop(hc_server *s, int timeout_ms, int *status)

@@ -1,0 +1,422 @@
+/*
+ * `mcp https://...` against a local TLS endpoint: Debian's haproxy terminates
+ * TLS on a free loopback port and forwards to `mcp-everything --http`. The
+ * certificates are made at test time with the openssl command into a
+ * temporary directory (a throwaway CA and a server certificate for localhost
+ * and 127.0.0.1), and removed at the end; no key is ever committed.
+ *
+ * With --cacert naming the CA, tools are called (progress included, streamed
+ * through the proxy), over Streamable HTTP and the legacy HTTP+SSE transport.
+ * Without it, the system's CAs do not know the certificate: TLS fails and mcp
+ * exits 4, the status of a server that cannot be reached. A second frontend
+ * requires a client certificate of the CA: --cert and --key give it.
+ *
+ * haproxy and openssl are dependencies of the tests (scripts/deps installs
+ * them): when one is missing, the test fails; it never skips.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cli_run.h"
+#include "harness.h"
+#include "http_client.h"
+
+#define OPENSSL_DEADLINE_MS 30000
+#define START_MS 10000
+#define STOP_MS 10000
+/* Attempts at a free port for haproxy: another process may take the one picked. */
+#define PROXY_ATTEMPTS 5
+
+extern char **environ;
+
+static char dir[64];         /* the temporary directory of certificates and configuration */
+static hc_server everything; /* mcp-everything --http behind the proxy */
+static pid_t proxy_pid;      /* haproxy, 0 once reaped */
+static int proxy_port;       /* TLS */
+static int mtls_port;        /* TLS with a client certificate required */
+static char ca_path[128];
+static char mcp_url[128];  /* https://localhost:PORT/mcp */
+static char sse_url[128];  /* https://localhost:PORT/sse */
+static char mtls_url[128]; /* https://localhost:MTLS_PORT/mcp */
+static char client_crt[128], client_key[128], client_pem[128];
+
+/* Writes dir/name into out (size bytes). */
+static const char *in_dir(char *out, size_t size, const char *name)
+{
+    int n = snprintf(out, size, "%s/%s", dir, name);
+    assert_true(n > 0 && (size_t)n < size);
+    return out;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Runs openssl with args (NULL-terminated), failing with its stderr unless it exits 0. */
+static void openssl(const char *const *args)
+{
+    const char *argv[32] = {"openssl"};
+    size_t n = 1;
+    for (size_t i = 0; args[i] != NULL; i++) {
+        assert_true(n < sizeof argv / sizeof argv[0] - 1);
+        argv[n++] = args[i];
+    }
+    argv[n] = NULL;
+    cr_run r;
+    cr_run_program(&r, argv, OPENSSL_DEADLINE_MS);
+    if (r.status == 127)
+        fail_msg("cannot run openssl: install it (scripts/deps does)\n%s", r.err);
+    if (r.status != 0)
+        fail_msg("openssl %s exited with %d:\n%s", args[0], r.status, r.err);
+    cr_run_free(&r);
+}
+
+/*
+ * NAME.key and NAME.crt: a new key and its certificate for subject, signed by
+ * the CA (ca.pem, ca.key) with the serial and extensions given; NAME.pem holds
+ * both.
+ */
+static void issue(const char *name, const char *subject, const char *serial, const char *extensions)
+{
+    char key[128], csr[128], crt[128], ext[128], pem[128], ca_key[128], file[64];
+    snprintf(file, sizeof file, "%s.key", name);
+    in_dir(key, sizeof key, file);
+    snprintf(file, sizeof file, "%s.csr", name);
+    in_dir(csr, sizeof csr, file);
+    snprintf(file, sizeof file, "%s.crt", name);
+    in_dir(crt, sizeof crt, file);
+    snprintf(file, sizeof file, "%s.ext", name);
+    in_dir(ext, sizeof ext, file);
+    snprintf(file, sizeof file, "%s.pem", name);
+    in_dir(pem, sizeof pem, file);
+    in_dir(ca_key, sizeof ca_key, "ca.key");
+
+    const char *req[] = {"req",    "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                         "-nodes", "-keyout", key,  "-out",     csr,
+                         "-subj",  subject,   NULL};
+    openssl(req);
+    write_file(ext, extensions);
+    const char *sign[] = {"x509",     "-req", "-in",         csr,    "-CA",   ca_path,
+                          "-CAkey",   ca_key, "-set_serial", serial, "-days", "1",
+                          "-extfile", ext,    "-out",        crt,    NULL};
+    openssl(sign);
+
+    char *crt_text = cr_read_file(crt);
+    char *key_text = cr_read_file(key);
+    size_t len = strlen(crt_text) + strlen(key_text) + 1;
+    char *both = malloc(len);
+    assert_non_null(both);
+    snprintf(both, len, "%s%s", crt_text, key_text);
+    write_file(pem, both);
+    free(both);
+    free(crt_text);
+    free(key_text);
+}
+
+/*
+ * A throwaway CA (ca.pem, ca.key); a certificate it signs for localhost and
+ * 127.0.0.1 (server.pem holds it and its key, as haproxy's `crt` wants); and
+ * a client certificate (client.crt, client.key, both in client.pem).
+ */
+static void make_certificates(void)
+{
+    char ca_key[128];
+    in_dir(ca_path, sizeof ca_path, "ca.pem");
+    in_dir(ca_key, sizeof ca_key, "ca.key");
+    const char *ca[] = {"req",
+                        "-x509",
+                        "-newkey",
+                        "ec",
+                        "-pkeyopt",
+                        "ec_paramgen_curve:P-256",
+                        "-nodes",
+                        "-keyout",
+                        ca_key,
+                        "-out",
+                        ca_path,
+                        "-days",
+                        "1",
+                        "-subj",
+                        "/CN=libmcp test CA",
+                        "-addext",
+                        "basicConstraints=critical,CA:TRUE",
+                        "-addext",
+                        "keyUsage=critical,keyCertSign,cRLSign",
+                        NULL};
+    openssl(ca);
+    issue("server", "/CN=localhost", "2",
+          "basicConstraints=CA:FALSE\n"
+          "keyUsage=critical,digitalSignature\n"
+          "extendedKeyUsage=serverAuth\n"
+          "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+    issue("client", "/CN=libmcp test client", "3",
+          "basicConstraints=CA:FALSE\n"
+          "keyUsage=critical,digitalSignature\n"
+          "extendedKeyUsage=clientAuth\n");
+    in_dir(client_crt, sizeof client_crt, "client.crt");
+    in_dir(client_key, sizeof client_key, "client.key");
+    in_dir(client_pem, sizeof client_pem, "client.pem");
+}
+
+/* A loopback port that was free a moment ago. */
+static int free_port(void)
+{
+    int port;
+    close(cr_bind_loopback(&port));
+    return port;
+}
+
+/* True once something accepts connections on 127.0.0.1:port. */
+static bool accepts(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    bool ok = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+    close(fd);
+    return ok;
+}
+
+/*
+ * Starts haproxy in the foreground (-db) on a free port, terminating TLS with
+ * server.pem and forwarding HTTP to mcp-everything, and waits until it
+ * accepts. Returns 0, or -1 when haproxy exited first (its log is then in
+ * *log, malloc'd): the port was taken, say.
+ */
+static int start_proxy(char **log)
+{
+    char cfg_path[128], log_path[128], pem[128], cfg[2048];
+    in_dir(cfg_path, sizeof cfg_path, "haproxy.cfg");
+    in_dir(log_path, sizeof log_path, "haproxy.log");
+    in_dir(pem, sizeof pem, "server.pem");
+    proxy_port = free_port();
+    do
+        mtls_port = free_port();
+    while (mtls_port == proxy_port);
+    /* The timeouts outlast any test; noreuseport keeps haproxy off a port
+     * another program listens on. mcp-everything checks Host, which is
+     * localhost:PORT here: its default (loopback names when bound to loopback)
+     * takes it. */
+    snprintf(cfg, sizeof cfg,
+             "global\n"
+             "    maxconn 256\n"
+             "    noreuseport\n"
+             "defaults\n"
+             "    mode http\n"
+             "    timeout connect 5s\n"
+             "    timeout client 60s\n"
+             "    timeout server 60s\n"
+             "frontend tls\n"
+             "    bind 127.0.0.1:%d ssl crt %s\n"
+             "    default_backend everything\n"
+             "frontend mtls\n"
+             "    bind 127.0.0.1:%d ssl crt %s ca-file %s verify required\n"
+             "    default_backend everything\n"
+             "backend everything\n"
+             "    server everything 127.0.0.1:%d\n",
+             proxy_port, pem, mtls_port, pem, ca_path, everything.port);
+    write_file(cfg_path, cfg);
+
+    posix_spawn_file_actions_t fa;
+    assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    const char *argv[] = {"haproxy", "-db", "-f", cfg_path, NULL};
+    int rc = posix_spawnp(&proxy_pid, "haproxy", &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        proxy_pid = 0;
+        fail_msg("cannot run haproxy (%s): install it (scripts/deps does)", strerror(rc));
+    }
+
+    long long deadline = harness_now_ms() + START_MS;
+    while (!accepts(proxy_port) || !accepts(mtls_port)) {
+        int status;
+        /* The pause between attempts is a wait for haproxy's exit. */
+        if (harness_wait_pid(proxy_pid, 10, &status) == 0) {
+            proxy_pid = 0;
+            *log = cr_read_file(log_path);
+            return -1;
+        }
+        if (harness_now_ms() >= deadline) {
+            char *text = cr_read_file(log_path);
+            fail_msg("haproxy did not accept on ports %d and %d within %d ms; its log:\n%s",
+                     proxy_port, mtls_port, START_MS, text);
+        }
+    }
+    return 0;
+}
+
+static void stop_proxy(void)
+{
+    if (proxy_pid <= 0)
+        return;
+    int status;
+    kill(proxy_pid, SIGTERM);
+    if (harness_wait_pid(proxy_pid, STOP_MS, &status) != 0) {
+        kill(proxy_pid, SIGKILL);
+        harness_wait_pid(proxy_pid, STOP_MS, &status);
+    }
+    proxy_pid = 0;
+}
+
+static void remove_dir(void)
+{
+    static const char *const files[] = {"ca.pem",      "ca.key",     "server.key", "server.csr",
+                                        "server.crt",  "server.ext", "server.pem", "client.key",
+                                        "client.csr",  "client.crt", "client.ext", "client.pem",
+                                        "haproxy.cfg", "haproxy.log"};
+    char path[128];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        unlink(in_dir(path, sizeof path, files[i]));
+    rmdir(dir);
+}
+
+/*
+ * Stops haproxy and mcp-everything and removes the directory; safe to call
+ * twice. Also at exit: a failed group setup runs no teardown.
+ */
+static int cleanup(void)
+{
+    stop_proxy();
+    int rc = 0;
+    if (everything.pid > 0)
+        rc = hc_server_stop_check(&everything, STOP_MS);
+    if (dir[0] != '\0')
+        remove_dir();
+    dir[0] = '\0';
+    return rc;
+}
+
+static void cleanup_at_exit(void)
+{
+    cleanup();
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    atexit(cleanup_at_exit);
+    snprintf(dir, sizeof dir, "/tmp/mcp-cli-tls-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    make_certificates();
+    assert_int_equal(hc_server_start(&everything, NULL, START_MS), 0);
+    char *log = NULL;
+    for (int attempt = 1; start_proxy(&log) != 0; attempt++) {
+        if (attempt == PROXY_ATTEMPTS)
+            fail_msg("haproxy exited %d times before accepting; its last log:\n%s", attempt, log);
+        free(log);
+        log = NULL;
+    }
+    snprintf(mcp_url, sizeof mcp_url, "https://localhost:%d/mcp", proxy_port);
+    snprintf(sse_url, sizeof sse_url, "https://localhost:%d/sse", proxy_port);
+    snprintf(mtls_url, sizeof mtls_url, "https://localhost:%d/mcp", mtls_port);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return cleanup();
+}
+
+static void test_https_with_cacert_calls_a_tool(void **state)
+{
+    (void)state;
+    const char *args[] = {"--cacert", ca_path, mcp_url, "tools", "call", "echo", "text=hi", NULL};
+    cr_mcp_expect(args, 0, "hi\n", NULL);
+}
+
+/* Progress notifications come on the SSE stream of the call, through the proxy. */
+static void test_https_streams_progress_through_the_proxy(void **state)
+{
+    (void)state;
+    cr_run r;
+    const char *args[] = {"--cacert",     ca_path,   mcp_url,       "tools", "call",
+                          "long_running", "steps=3", "delay_ms=10", NULL};
+    cr_run_mcp(&r, args);
+    cr_expect_long_running(&r, 3);
+    cr_run_free(&r);
+}
+
+static void test_https_legacy_sse_with_cacert(void **state)
+{
+    (void)state;
+    const char *args[] = {"--cacert", ca_path, "--legacy-sse", sse_url, "tools",
+                          "call",     "echo",  "text=legacy",  NULL};
+    cr_mcp_expect(args, 0, "legacy\n", NULL);
+}
+
+/* The system's CAs do not know the test CA: TLS fails, which is exit status 4. */
+static void test_https_without_cacert_fails_verification_with_status_4(void **state)
+{
+    (void)state;
+    cr_run r;
+    const char *args[] = {mcp_url, "tools", "call", "echo", "text=hi", NULL};
+    cr_run_mcp(&r, args);
+    cr_expect_connect_failure(&r, 4, "the server cannot be reached", mcp_url);
+    cr_expect_contains("stderr", r.err, "certificate");
+    cr_run_free(&r);
+}
+
+/* --cert and --key, or --cert alone with a PEM holding both, answer the proxy's demand. */
+static void test_https_client_certificate_with_cert_and_key(void **state)
+{
+    (void)state;
+    cr_run r;
+    const char *separate[] = {"--cacert", ca_path, "--cert", client_crt, "--key",     client_key,
+                              mtls_url,   "tools", "call",   "echo",     "text=mtls", NULL};
+    cr_mcp_expect(separate, 0, "mtls\n", NULL);
+
+    const char *combined[] = {"--cacert", ca_path, "--cert", client_pem, mtls_url, "ping", NULL};
+    cr_mcp_expect(combined, 0, NULL, NULL);
+
+    /*
+     * Without one the proxy ends the connection. Under TLS 1.3 the client's
+     * handshake is over by then, so libcurl mostly sees a failed send or
+     * receive (MCP_EIO: exit status 3), and only when the alert comes in time
+     * a failed handshake (MCP_ECONNECT: 4).
+     */
+    const char *none[] = {"--cacert", ca_path, mtls_url, "ping", NULL};
+    cr_run_mcp(&r, none);
+    if (r.status != 3 && r.status != 4)
+        cr_expect_status(&r, 3);
+    cr_expect_contains("stderr", r.err, "mcp: cannot connect");
+    cr_run_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_https_with_cacert_calls_a_tool),
+        cmocka_unit_test(test_https_streams_progress_through_the_proxy),
+        cmocka_unit_test(test_https_legacy_sse_with_cacert),
+        cmocka_unit_test(test_https_without_cacert_fails_verification_with_status_4),
+        cmocka_unit_test(test_https_client_certificate_with_cert_and_key),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
