@@ -82,7 +82,13 @@ typedef void (*mcp_client_notification_fn)(mcp_client *c, const char *method, co
 typedef void (*mcp_progress_fn)(double progress, double total, const char *message, void *user);
 /*
  * Completion of an asynchronous request: status MCP_OK (result set), MCP_ERPC
- * (err set) or MCP_ETIMEDOUT, MCP_ECANCELED, MCP_ECLOSED (both NULL). result
+ * (err set) or MCP_ETIMEDOUT, MCP_ECANCELED, MCP_ECLOSED (both NULL). Over
+ * HTTP, a request can also end with MCP_EHTTP (an HTTP error status: err->code
+ * is that status), MCP_ECONNECT (the server cannot be reached), MCP_ELIMIT
+ * (its stream could not be resumed within the retry limit), MCP_EIO (the
+ * connection failed) or MCP_EPROTO, and MCP_ECLOSED when its stream ended
+ * before the answer with no event id to resume from; then err is set too, its
+ * message saying what happened (code 0 but for MCP_EHTTP, data NULL). result
  * and err are borrowed for the call (json_incref result to keep it). Runs on
  * the client's loop thread: do not block.
  */
@@ -439,7 +445,8 @@ MCP_EXTERN const char *mcp_client_instructions(const mcp_client *c);
  * MCP_ESTATE: called on the client's loop thread. MCP_ENOMEM. MCP_ELIMIT: the
  * server does not read its input (the connection is then closed). MCP_EIO: a
  * mutex or condition variable cannot be made. On any status but MCP_OK,
- * *result is NULL; on any but MCP_ERPC, *err is zeroed.
+ * *result is NULL; on any but MCP_ERPC, *err is zeroed, except for the HTTP
+ * transport's failures (see mcp_response_fn), which fill its code and message.
  */
 MCP_EXTERN int mcp_client_request(mcp_client *c, const char *method, json_t *params,
                                   const mcp_call_opts *opts, json_t **result, mcp_rpc_error *err);
