@@ -900,6 +900,11 @@ static int find_port(const char *text)
 
 int hc_server_start(hc_server *s, const char *const flags[], int timeout_ms)
 {
+    return hc_server_start_on(s, 0, flags, timeout_ms);
+}
+
+int hc_server_start_on(hc_server *s, int port_wanted, const char *const flags[], int timeout_ms)
+{
     long long deadline = hc_now_ms() + timeout_ms;
     char path[4096];
     const char *argv[64];
@@ -920,8 +925,10 @@ int hc_server_start(hc_server *s, const char *const flags[], int timeout_ms)
     if (harness_bin_path("mcp-everything", path, sizeof(path)) != 0)
         return -1;
     argv[argc++] = path;
+    char addr[32];
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", port_wanted);
     argv[argc++] = "--http";
-    argv[argc++] = "127.0.0.1:0";
+    argv[argc++] = addr;
     for (size_t i = 0; flags != NULL && flags[i] != NULL && argc < 62; i++)
         argv[argc++] = flags[i];
     argv[argc] = NULL;
