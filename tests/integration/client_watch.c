@@ -4,22 +4,24 @@
 #define _GNU_SOURCE
 #include "client_watch.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include <cmocka.h>
+
+#include "harness.h"
 #include "http_client.h"
 
 void cw_init(cw_watch *w)
 {
     memset(w, 0, sizeof(*w));
     pthread_mutex_init(&w->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    harness_cond_init_monotonic(&w->cv);
     w->notes = json_array();
 }
 
@@ -28,24 +30,6 @@ void cw_free(cw_watch *w)
     json_decref(w->notes);
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
-}
-
-/* Waits on w->cv (w->mu held) until deadline. 0 once the deadline has passed. */
-static int wait_until(cw_watch *w, long long deadline)
-{
-    long long left = deadline - hc_now_ms();
-    if (left <= 0)
-        return 0;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += left / 1000;
-    ts.tv_nsec += (left % 1000) * 1000000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
-    pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-    return 1;
 }
 
 void cw_on_notification(mcp_client *c, const char *method, const json_t *params, void *user)
@@ -128,37 +112,48 @@ int cw_connect(cw_watch *w, const char *url, const mcp_http_client_opts *opts, i
     return mcp_client_connect_http(c, url, opts, timeout_ms);
 }
 
-int cw_wait_notes(cw_watch *w, size_t n, int timeout_ms)
+/* Waits until done(w, arg) holds (w->mu held while it is asked). 0, or -1 at the deadline. */
+static int wait_for(cw_watch *w, int (*done)(cw_watch *, const void *), const void *arg,
+                    int timeout_ms)
 {
     long long deadline = hc_now_ms() + timeout_ms;
     pthread_mutex_lock(&w->mu);
-    while (json_array_size(w->notes) < n && wait_until(w, deadline))
+    int ok;
+    while (!(ok = done(w, arg)) && harness_cond_wait_until(&w->cv, &w->mu, deadline))
         ;
-    int ok = json_array_size(w->notes) >= n;
     pthread_mutex_unlock(&w->mu);
     return ok ? 0 : -1;
+}
+
+static int has_notes(cw_watch *w, const void *n)
+{
+    return json_array_size(w->notes) >= *(const size_t *)n;
+}
+
+static int has_sched(cw_watch *w, const void *n)
+{
+    return w->n_sched >= *(const int *)n;
+}
+
+static int has_reply(cw_watch *w, const void *reply)
+{
+    (void)w;
+    return ((const cw_reply *)reply)->done;
+}
+
+int cw_wait_notes(cw_watch *w, size_t n, int timeout_ms)
+{
+    return wait_for(w, has_notes, &n, timeout_ms);
 }
 
 int cw_wait_sched(cw_watch *w, int n, int timeout_ms)
 {
-    long long deadline = hc_now_ms() + timeout_ms;
-    pthread_mutex_lock(&w->mu);
-    while (w->n_sched < n && wait_until(w, deadline))
-        ;
-    int ok = w->n_sched >= n;
-    pthread_mutex_unlock(&w->mu);
-    return ok ? 0 : -1;
+    return wait_for(w, has_sched, &n, timeout_ms);
 }
 
 int cw_wait_reply(cw_watch *w, cw_reply *reply, int timeout_ms)
 {
-    long long deadline = hc_now_ms() + timeout_ms;
-    pthread_mutex_lock(&w->mu);
-    while (!reply->done && wait_until(w, deadline))
-        ;
-    int ok = reply->done;
-    pthread_mutex_unlock(&w->mu);
-    return ok ? 0 : -1;
+    return wait_for(w, has_reply, reply, timeout_ms);
 }
 
 void cw_reply_clear(cw_reply *reply)
@@ -232,4 +227,11 @@ const char *cw_text(const json_t *result)
     const char *t = json_string_value(
         json_object_get(json_array_get(json_object_get(result, "content"), 0), "text"));
     return t != NULL ? t : "";
+}
+
+void cw_test_filter_from_env(void)
+{
+    const char *pattern = getenv("MCP_TEST_FILTER");
+    if (pattern != NULL && *pattern != '\0')
+        cmocka_set_test_filter(pattern);
 }

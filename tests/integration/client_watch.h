@@ -93,4 +93,8 @@ char *cw_check_numbered(cw_watch *w, size_t from, long long count);
 /* The text of result.content[0] (borrowed), or "". */
 const char *cw_text(const json_t *result);
 
+/* MCP_TEST_FILTER=<pattern> runs only the tests whose name matches (cmocka's
+ * filter; Debian's cmocka reads no variable of its own). */
+void cw_test_filter_from_env(void);
+
 #endif

@@ -60,6 +60,8 @@ size_t hc_header_count(const hc_response *r, const char *name);
 /* 1 when any header's name starts with prefix (case-insensitive). */
 int hc_has_header_prefix(const hc_response *r, const char *prefix);
 void hc_response_free(hc_response *r);
+/* Frees n headers and the array. */
+void hc_headers_free(hc_header *headers, size_t n);
 
 /* ---- Connections ---- */
 

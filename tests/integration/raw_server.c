@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "harness.h"
+
 /* A request head or body larger than this closes the connection. */
 #define RS_MAX_HEAD 65536
 #define RS_MAX_BODY (4 * 1024 * 1024)
@@ -37,13 +39,9 @@ struct rs_conn {
 };
 
 struct rs_server {
-    int fd;
-    int port;
-    int wake[2]; /* written once by rs_stop: every poll here watches its read end */
-    int stopping;
+    rs_listener l;
     rs_handler fn;
     void *user;
-    pthread_t acceptor;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     rs_conn *conns;
@@ -52,48 +50,16 @@ struct rs_server {
     size_t n_reqs, cap_reqs;
 };
 
-static int left_ms(long long deadline)
-{
-    long long left = deadline - hc_now_ms();
-    return left <= 0 ? 0 : left > 0x7fffffff ? 0x7fffffff : (int)left;
-}
-
-static void abs_deadline(struct timespec *ts, long long deadline)
-{
-    int left = left_ms(deadline);
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += left / 1000;
-    ts->tv_nsec += (long)(left % 1000) * 1000000;
-    if (ts->tv_nsec >= 1000000000) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000;
-    }
-}
-
 /* ---- Requests ---- */
 
 static void request_free(rs_request *r)
 {
-    for (size_t i = 0; i < r->n_headers; i++) {
-        free(r->headers[i].name);
-        free(r->headers[i].value);
-    }
-    free(r->headers);
+    hc_headers_free(r->headers, r->n_headers);
     free(r->method);
     free(r->path);
     free(r->body);
     json_decref(r->msg);
     free(r);
-}
-
-static char *dup_range(const char *p, size_t n)
-{
-    char *s = malloc(n + 1);
-    if (s != NULL) {
-        memcpy(s, p, n);
-        s[n] = '\0';
-    }
-    return s;
 }
 
 /* Parses a head (request line and headers, without the blank line). NULL when malformed. */
@@ -110,8 +76,8 @@ static rs_request *parse_head(const char *head, size_t len)
     const char *sp2 = sp1 != NULL ? memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1)) : NULL;
     if (sp2 == NULL)
         goto fail;
-    r->method = dup_range(head, (size_t)(sp1 - head));
-    r->path = dup_range(sp1 + 1, (size_t)(sp2 - sp1 - 1));
+    r->method = strndup(head, (size_t)(sp1 - head));
+    r->path = strndup(sp1 + 1, (size_t)(sp2 - sp1 - 1));
     if (r->method == NULL || r->path == NULL)
         goto fail;
     for (const char *p = eol; p < end;) {
@@ -131,8 +97,8 @@ static rs_request *parse_head(const char *head, size_t len)
         if (nh == NULL)
             goto fail;
         r->headers = nh;
-        nh[r->n_headers].name = dup_range(p, (size_t)(colon - p));
-        nh[r->n_headers].value = dup_range(v, (size_t)(le - v));
+        nh[r->n_headers].name = strndup(p, (size_t)(colon - p));
+        nh[r->n_headers].value = strndup(v, (size_t)(le - v));
         r->n_headers++;
         if (nh[r->n_headers - 1].name == NULL || nh[r->n_headers - 1].value == NULL)
             goto fail;
@@ -196,19 +162,14 @@ int rs_wait(rs_server *s, const char *method, size_t n, int timeout_ms)
 {
     long long deadline = hc_now_ms() + timeout_ms;
     pthread_mutex_lock(&s->mu);
+    size_t have;
     for (;;) {
-        size_t have = 0;
+        have = 0;
         for (size_t i = 0; i < s->n_reqs; i++)
             have += method_is(s->reqs[i], method);
-        if (have >= n || left_ms(deadline) == 0)
+        if (have >= n || !harness_cond_wait_until(&s->cv, &s->mu, deadline))
             break;
-        struct timespec ts;
-        abs_deadline(&ts, deadline);
-        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
     }
-    size_t have = 0;
-    for (size_t i = 0; i < s->n_reqs; i++)
-        have += method_is(s->reqs[i], method);
     pthread_mutex_unlock(&s->mu);
     return have >= n ? 0 : -1;
 }
@@ -217,11 +178,8 @@ int rs_wait_done(rs_server *s, const rs_request *req, int timeout_ms)
 {
     long long deadline = hc_now_ms() + timeout_ms;
     pthread_mutex_lock(&s->mu);
-    while (req->done_ms == 0 && left_ms(deadline) > 0) {
-        struct timespec ts;
-        abs_deadline(&ts, deadline);
-        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-    }
+    while (req->done_ms == 0 && harness_cond_wait_until(&s->cv, &s->mu, deadline))
+        ;
     int done = req->done_ms != 0;
     pthread_mutex_unlock(&s->mu);
     return done ? 0 : -1;
@@ -263,7 +221,7 @@ static void mark_done(rs_server *s, rs_request *r)
  */
 static int wait_fd(rs_server *s, int fd, short events, int timeout_ms)
 {
-    struct pollfd p[2] = {{.fd = fd, .events = events}, {.fd = s->wake[0], .events = POLLIN}};
+    struct pollfd p[2] = {{.fd = fd, .events = events}, {.fd = s->l.wake[0], .events = POLLIN}};
     for (;;) {
         int n = poll(p, 2, timeout_ms);
         if (n < 0 && errno == EINTR)
@@ -277,16 +235,10 @@ static int wait_fd(rs_server *s, int fd, short events, int timeout_ms)
 /* Reads more of the client's bytes. 1 when some came, 0 at end of file, -1 otherwise. */
 static int fill(rs_conn *c, long long deadline)
 {
-    if (c->in_cap - c->in_len < 4096) {
-        size_t ncap = c->in_cap ? c->in_cap * 2 : 8192;
-        char *n = realloc(c->in, ncap);
-        if (n == NULL)
-            return -1;
-        c->in = n;
-        c->in_cap = ncap;
-    }
+    if (harness_reserve(&c->in, &c->in_cap, c->in_len, 4096) != 0)
+        return -1;
     for (;;) {
-        int w = wait_fd(c->s, c->fd, POLLIN, deadline < 0 ? -1 : left_ms(deadline));
+        int w = wait_fd(c->s, c->fd, POLLIN, deadline < 0 ? -1 : harness_left_ms(deadline));
         if (w <= 0)
             return -1;
         ssize_t r = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len - 1);
@@ -332,7 +284,7 @@ static rs_request *read_request(rs_conn *c)
             request_free(r);
             return NULL;
         }
-    r->body = dup_range(c->in, body_len);
+    r->body = strndup(c->in, body_len);
     r->body_len = body_len;
     consume(c, body_len);
     if (r->body == NULL) {
@@ -373,102 +325,64 @@ static void *conn_main(void *arg)
     return NULL;
 }
 
-static void *accept_main(void *arg)
+static void on_accept(void *user, int fd)
 {
-    rs_server *s = arg;
-    for (;;) {
-        if (wait_fd(s, s->fd, POLLIN, -1) <= 0)
-            break;
-        int fd = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED)
-                continue;
-            break;
-        }
-        rs_conn *c = calloc(1, sizeof(*c));
-        if (c == NULL) {
-            close(fd);
-            continue;
-        }
-        /* Small writes go out at once, as a server's flushed events do. */
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        c->s = s;
-        c->fd = fd;
-        pthread_mutex_lock(&s->mu);
-        c->index = ++s->n_conns;
-        c->next = s->conns;
-        s->conns = c;
-        if (pthread_create(&c->thread, NULL, conn_main, c) != 0) {
-            c->ended = 1;
-            c->thread = 0;
-            close(fd);
-            c->fd = -1;
-        }
-        pthread_mutex_unlock(&s->mu);
+    rs_server *s = user;
+    rs_conn *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        close(fd);
+        return;
     }
-    return NULL;
+    c->s = s;
+    c->fd = fd;
+    pthread_mutex_lock(&s->mu);
+    c->index = ++s->n_conns;
+    c->next = s->conns;
+    s->conns = c;
+    if (pthread_create(&c->thread, NULL, conn_main, c) != 0) {
+        c->ended = 1;
+        c->thread = 0;
+        close(fd);
+        c->fd = -1;
+    }
+    pthread_mutex_unlock(&s->mu);
 }
 
 int rs_start(rs_server **out, rs_handler fn, void *user)
 {
     *out = NULL;
-    signal(SIGPIPE, SIG_IGN);
     rs_server *s = calloc(1, sizeof(*s));
     if (s == NULL)
         return -1;
     s->fn = fn;
     s->user = user;
-    s->wake[0] = s->wake[1] = -1;
     pthread_mutex_init(&s->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cv, &ca);
-    pthread_condattr_destroy(&ca);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t alen = sizeof(a);
-    s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (s->fd < 0 || pipe2(s->wake, O_CLOEXEC) != 0 ||
-        bind(s->fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(s->fd, 128) != 0 ||
-        getsockname(s->fd, (struct sockaddr *)&a, &alen) != 0 ||
-        pthread_create(&s->acceptor, NULL, accept_main, s) != 0) {
-        if (s->fd >= 0)
-            close(s->fd);
-        if (s->wake[0] >= 0) {
-            close(s->wake[0]);
-            close(s->wake[1]);
-        }
+    harness_cond_init_monotonic(&s->cv);
+    if (rs_listener_start(&s->l, on_accept, s) != 0) {
         pthread_cond_destroy(&s->cv);
         pthread_mutex_destroy(&s->mu);
         free(s);
         return -1;
     }
-    s->port = ntohs(a.sin_port);
     *out = s;
     return 0;
 }
 
 int rs_port(const rs_server *s)
 {
-    return s->port;
+    return s->l.port;
 }
 
 void rs_url(const rs_server *s, char *buf, size_t size)
 {
-    snprintf(buf, size, "http://127.0.0.1:%d/mcp", s->port);
+    snprintf(buf, size, "http://127.0.0.1:%d/mcp", s->l.port);
 }
 
 void rs_stop(rs_server *s)
 {
     if (s == NULL)
         return;
-    pthread_mutex_lock(&s->mu);
-    s->stopping = 1;
-    pthread_mutex_unlock(&s->mu);
-    if (write(s->wake[1], "x", 1) != 1)
-        perror("rs_stop: write");
-    pthread_join(s->acceptor, NULL);
+    rs_listener_stop(&s->l);
     /* No connection is accepted any more: s->conns is stable. */
     for (rs_conn *c = s->conns; c != NULL; c = c->next) {
         pthread_mutex_lock(&s->mu);
@@ -487,12 +401,75 @@ void rs_stop(rs_server *s)
     for (size_t i = 0; i < s->n_reqs; i++)
         request_free(s->reqs[i]);
     free(s->reqs);
-    close(s->fd);
-    close(s->wake[0]);
-    close(s->wake[1]);
+    rs_listener_close(&s->l);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     free(s);
+}
+
+/* ---- The listener ---- */
+
+static void *listener_main(void *arg)
+{
+    rs_listener *l = arg;
+    for (;;) {
+        struct pollfd p[2] = {{.fd = l->fd, .events = POLLIN},
+                              {.fd = l->wake[0], .events = POLLIN}};
+        int n = poll(p, 2, -1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 || p[1].revents != 0)
+            break;
+        int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED)
+                continue;
+            break;
+        }
+        /* Small writes go out at once, as a server's flushed events do. */
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        l->on_accept(l->user, fd);
+    }
+    return NULL;
+}
+
+int rs_listener_start(rs_listener *l, void (*on_accept)(void *user, int fd), void *user)
+{
+    signal(SIGPIPE, SIG_IGN);
+    memset(l, 0, sizeof(*l));
+    l->wake[0] = l->wake[1] = -1;
+    l->on_accept = on_accept;
+    l->user = user;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(a);
+    l->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (l->fd < 0 || pipe2(l->wake, O_CLOEXEC) != 0 ||
+        bind(l->fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(l->fd, 128) != 0 ||
+        getsockname(l->fd, (struct sockaddr *)&a, &alen) != 0 ||
+        pthread_create(&l->thread, NULL, listener_main, l) != 0) {
+        rs_listener_close(l);
+        return -1;
+    }
+    l->port = ntohs(a.sin_port);
+    return 0;
+}
+
+void rs_listener_stop(rs_listener *l)
+{
+    if (write(l->wake[1], "x", 1) != 1)
+        perror("rs_listener_stop: write");
+    pthread_join(l->thread, NULL);
+}
+
+void rs_listener_close(rs_listener *l)
+{
+    if (l->fd >= 0)
+        close(l->fd);
+    for (int i = 0; i < 2; i++)
+        if (l->wake[i] >= 0)
+            close(l->wake[i]);
+    l->fd = l->wake[0] = l->wake[1] = -1;
 }
 
 /* ---- Answering ---- */
@@ -625,8 +602,8 @@ int rs_pause(rs_conn *c, int ms)
 {
     long long deadline = hc_now_ms() + ms;
     for (;;) {
-        struct pollfd p = {.fd = c->s->wake[0], .events = POLLIN};
-        int left = left_ms(deadline);
+        struct pollfd p = {.fd = c->s->l.wake[0], .events = POLLIN};
+        int left = harness_left_ms(deadline);
         if (left == 0)
             return 0;
         int n = poll(&p, 1, left);
@@ -639,7 +616,7 @@ int rs_wait_peer_close(rs_conn *c, int timeout_ms)
 {
     long long deadline = hc_now_ms() + timeout_ms;
     for (;;) {
-        int w = wait_fd(c->s, c->fd, POLLIN, left_ms(deadline));
+        int w = wait_fd(c->s, c->fd, POLLIN, harness_left_ms(deadline));
         if (w <= 0)
             return -1;
         char buf[4096];

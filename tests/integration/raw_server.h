@@ -17,6 +17,7 @@
 #define MCP_TESTS_INTEGRATION_RAW_SERVER_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stddef.h>
 
 #include "http_client.h"
@@ -119,5 +120,28 @@ int rs_mcp_basic(rs_conn *c, const rs_request *req);
 char *rs_call_result(const rs_request *req, const char *text);
 /* An SSE data line's text for a notifications/message whose data is text (malloc'd). */
 char *rs_log_message(const char *text);
+
+/* ---- Plumbing, shared with tcp_proxy.c ---- */
+
+/*
+ * A listening socket on 127.0.0.1 (a free port) and a thread that accepts on
+ * it and hands each connection (TCP_NODELAY set) to on_accept, on that thread.
+ * wake[0] becomes readable once rs_listener_stop() is called: the threads of
+ * the connections watch it in their polls, so that none waits past the stop.
+ */
+typedef struct rs_listener {
+    int fd;
+    int port;
+    int wake[2];
+    pthread_t thread;
+    void (*on_accept)(void *user, int fd);
+    void *user;
+} rs_listener;
+
+int rs_listener_start(rs_listener *l, void (*on_accept)(void *user, int fd), void *user);
+/* Wakes every poll on wake[0] and joins the accepting thread. */
+void rs_listener_stop(rs_listener *l);
+/* Closes the sockets, after the connections' threads are joined. */
+void rs_listener_close(rs_listener *l);
 
 #endif
