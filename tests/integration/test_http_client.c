@@ -94,11 +94,23 @@ static json_t *call(fixture *f, const char *tool, json_t *args)
     return result;
 }
 
-static void expect_echo(fixture *f, const char *text)
+/* Calls tool with args (stolen) and asserts its result's text. */
+static void expect_text(fixture *f, const char *tool, json_t *args, const char *text)
 {
-    json_t *result = call(f, "echo", json_pack("{s:s}", "text", text));
+    json_t *result = call(f, tool, args);
     assert_string_equal(cw_text(result), text);
     json_decref(result);
+}
+
+static void expect_echo(fixture *f, const char *text)
+{
+    expect_text(f, "echo", json_pack("{s:s}", "text", text), text);
+}
+
+/* poll_notify's arguments: count notifications at once, the stream closed after close_after. */
+static json_t *poll_args(int count, int close_after)
+{
+    return json_pack("{s:i, s:i, s:i}", "count", count, "delay_ms", 0, "close_after", close_after);
 }
 
 /* ---- SEP-1699 polling ---- */
@@ -199,11 +211,7 @@ static void test_json_responses(void **state)
     connect_ok(f, NULL);
     expect_echo(f, "hello in one JSON body");
     /* A tool that logs first gets an SSE stream even so. */
-    json_t *result =
-        call(f, "poll_notify",
-             json_pack("{s:i, s:i, s:i}", "count", 3, "delay_ms", 0, "close_after", 0));
-    assert_string_equal(cw_text(result), "sent 3");
-    json_decref(result);
+    expect_text(f, "poll_notify", poll_args(3, 0), "sent 3");
     char *problem = cw_check_numbered(&f->w, 0, 3);
     if (problem != NULL)
         fail_msg("%s", problem);
@@ -306,11 +314,7 @@ static void test_restarted_server_gets_a_new_session_for_both_streams(void **sta
     expect_echo(f, "before the restart");
     restart(f, NULL);
     expect_echo(f, "after the restart");
-    json_t *result =
-        call(f, "poll_notify",
-             json_pack("{s:i, s:i, s:i}", "count", 2, "delay_ms", 0, "close_after", 1));
-    assert_string_equal(cw_text(result), "sent 2, closed the stream once");
-    json_decref(result);
+    expect_text(f, "poll_notify", poll_args(2, 1), "sent 2, closed the stream once");
 }
 
 static void test_restarted_server_without_session_renewal(void **state)
@@ -335,9 +339,7 @@ static void test_restarted_server_without_session_renewal(void **state)
 
 int main(void)
 {
-    /* MCP_TEST_FILTER=test_slow_server runs the tests whose name matches. */
-    if (getenv("MCP_TEST_FILTER") != NULL)
-        cmocka_set_test_filter(getenv("MCP_TEST_FILTER"));
+    cw_test_filter_from_env();
     const struct CMUnitTest tests[] = {
         T(test_tool_closing_its_stream_twice_is_resumed_after_the_retry),
         T(test_application_scheduler_is_told_the_servers_retry),
