@@ -32,12 +32,10 @@
 #define CLIENTS 8
 #define COUNT 50
 #define CUT_PERCENT 70
+#define CALLS 200
 #define CALL_MS 20000
 /* The whole run must end by then (it takes a few seconds). */
 #define RUN_LIMIT_MS 60000
-
-/* Fewer calls under the sanitizers, which are several times slower. */
-#define CALLS (UNDER_ASAN ? 80 : 200)
 
 typedef struct worker {
     int index;

@@ -177,7 +177,8 @@ static void expect_gaps(fixture *f, const rs_request *const *reqs, size_t n, con
                      "%ld ms",
                      what, i, gap, min_ms[i - 1], max_ms[i - 1]);
     }
-    printf("%s: gaps %s ms\n", what, shown);
+    if (n > 1)
+        printf("%s: gaps %s ms\n", what, shown);
 }
 
 /* ---- a. Resumptions that bring nothing ---- */
