@@ -9,10 +9,10 @@
  *   the request's timeout;
  * - a standalone stream that ends at once without an event is reopened a
  *   bounded number of times, never faster than the backoff or the retry;
- * - a resumption refused (400), a stream that ends without any event id, the
- *   Last-Event-ID of each of two streams, the application scheduler, a slow
- *   server, the headers of every request, a refused connection and an HTTP
- *   error to initialize.
+ * - a resumption refused (400), a stream that ends without any event id, a
+ *   stream whose last events arrive just before a reset, the Last-Event-ID of
+ *   each of two streams, the application scheduler, a slow server, the headers
+ *   of every request, a refused connection and an HTTP error to initialize.
  *
  * Every wait has a deadline; the only pauses are the scripted server's own.
  */
