@@ -25,6 +25,7 @@ struct mcp__curl_req {
 typedef struct sock_ctx {
     uv_poll_t poll;
     curl_socket_t fd;
+    int events; /* what curl waits for: UV_READABLE, UV_WRITABLE */
     mcp__curlm *m;
     struct sock_ctx *prev, *next;
 } sock_ctx;
@@ -84,13 +85,25 @@ static void on_poll(uv_poll_t *p, int status, int events)
 {
     sock_ctx *s = (sock_ctx *)p;
     int flags = 0;
-    if (status < 0)
+    if (status < 0) {
+        /* An error on the socket (POLLERR: a reset, say), for which libuv stops the
+         * handle and reports no events. What arrived before the error may still be
+         * waiting to be read (the last events of a stream before the server reset
+         * it): curl is told it can also do what it waits for, so that it reads
+         * that and then meets the error itself. With CURL_CSELECT_ERR alone it
+         * would fail the transfer at once ("select/poll returned error"). */
         flags = CURL_CSELECT_ERR;
+        events = s->events;
+    }
     if (events & UV_READABLE)
         flags |= CURL_CSELECT_IN;
     if (events & UV_WRITABLE)
         flags |= CURL_CSELECT_OUT;
     action(s->m, s->fd, flags);
+    /* curl may not have read everything yet: watch again, unless it let go of the
+     * socket meanwhile (the handle is then closing). */
+    if (status < 0 && !uv_is_closing((uv_handle_t *)p) && s->events != 0)
+        uv_poll_start(p, s->events, on_poll);
 }
 
 static void on_timer(uv_timer_t *t)
@@ -146,6 +159,7 @@ static int socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *
         events |= UV_READABLE;
     if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT)
         events |= UV_WRITABLE;
+    s->events = events;
     uv_poll_start(&s->poll, events, on_poll);
     return 0;
 }

@@ -88,7 +88,8 @@ typedef struct xfer {
     int body_over;
     mcp__sse_parser sse;
     int sse_inited;
-    int events; /* events (or ids) this connection brought */
+    int events;       /* events (or ids) this connection brought */
+    int reconnection; /* a GET made by reconnect_now, not a stream's first connection */
     int busy, dead;
     struct xfer *prev, *next;
 } xfer;
@@ -755,8 +756,10 @@ static void reconnect_now(cstream *st)
 {
     if (st->done || st->t->closing || st->t->renewing)
         return;
-    if (open_get(st) == MCP_OK)
+    if (open_get(st) == MCP_OK) {
+        st->x->reconnection = 1;
         return;
+    }
     if (st->standalone)
         st_finish(st);
     else
@@ -771,14 +774,13 @@ static void on_reconnect_timer(uv_timer_t *tm)
 static void schedule_reconnect(cstream *st)
 {
     shttp_ctr *t = st->t;
-    int attempt = st->attempts > 0 ? st->attempts : 1;
+    int attempt = st->attempts + 1; /* this reconnection's number in the run */
     long delay = reconnect_delay(st, attempt);
     if (t->cfg->sched != NULL) {
         st->reconnect_id = ++t->next_reconnect_id;
         mcp__debug("stream reconnection %llu handed to the application (%ld ms, attempt %d)",
                    (unsigned long long)st->reconnect_id, delay, attempt);
-        t->cfg->sched(t->base.client, st->reconnect_id, (int)delay, st->attempts,
-                      t->cfg->sched_user);
+        t->cfg->sched(t->base.client, st->reconnect_id, (int)delay, attempt, t->cfg->sched_user);
         return;
     }
     if (st_timer(st) != MCP_OK) {
@@ -809,14 +811,18 @@ static int shttp_reconnect(mcp__ctr *base, uint64_t id)
 /*
  * The connection x of st ended before the stream's request was answered (or,
  * for the standalone stream, at all). Decide: reconnect after the delay, or give
- * up. A connection that brought nothing counts toward the limit.
+ * up. A reconnection that brought nothing counts toward the limit: after
+ * max_retries of them in a row, no more. (A stream's first connection is no
+ * reconnection: a request's POST that brought nothing has no id to resume from,
+ * and the standalone stream's first GET is followed by max_retries
+ * reconnections at most, as any other.)
  */
 static void st_broke(cstream *st, xfer *x)
 {
     shttp_ctr *t = st->t;
     if (st->done || t->closing)
         return;
-    if (x->events == 0)
+    if (x->events == 0 && x->reconnection)
         st->attempts++;
     if (!st->standalone && st->last_id == NULL) {
         fail_request(t, st->id, MCP_ECLOSED, 0,
@@ -824,18 +830,21 @@ static void st_broke(cstream *st, xfer *x)
                      "event id to resume it from");
         return;
     }
-    if (t->cfg->max_retries < 0 || st->attempts > t->cfg->max_retries) {
+    if (t->cfg->max_retries < 0 || st->attempts >= t->cfg->max_retries) {
         if (st->standalone) {
-            mcp__warn("the server's standalone stream brought nothing %d times in a row; not "
-                      "reopened",
+            mcp__warn("the server's standalone stream ended, and %d reconnections in a row "
+                      "brought nothing; not reopened",
                       st->attempts);
             t->standalone_off = 1;
             st_finish(st);
+        } else if (t->cfg->max_retries < 0) {
+            fail_request(t, st->id, MCP_ELIMIT, 0,
+                         "the request's stream ended before its answer, and reconnection is off");
         } else {
             fail_request(t, st->id, MCP_ELIMIT, 0,
                          "gave up resuming the request's stream: %d reconnections in a row "
                          "brought no event",
-                         st->attempts - 1);
+                         st->attempts);
         }
         return;
     }

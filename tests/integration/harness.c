@@ -5,6 +5,7 @@
 #include "harness.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -26,6 +27,12 @@ long long harness_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int harness_left_ms(long long deadline)
+{
+    long long left = deadline - harness_now_ms();
+    return left <= 0 ? 0 : left > 0x7fffffff ? 0x7fffffff : (int)left;
 }
 
 int harness_bin_path(const char *name, char *out, size_t size)
@@ -349,4 +356,69 @@ int harness_contains_ci(const char *haystack, const char *needle)
     if (haystack == NULL || needle == NULL)
         return 0;
     return strcasestr(haystack, needle) != NULL;
+}
+
+int harness_reserve(char **buf, size_t *cap, size_t len, size_t need)
+{
+    if (*cap - len > need)
+        return 0;
+    size_t ncap = *cap ? *cap : 4096;
+    while (ncap - len <= need)
+        ncap *= 2;
+    char *nbuf = realloc(*buf, ncap);
+    if (nbuf == NULL)
+        return -1;
+    *buf = nbuf;
+    *cap = ncap;
+    return 0;
+}
+
+void harness_cond_init_monotonic(pthread_cond_t *cv)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+int harness_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, long long deadline_ms)
+{
+    long long left = deadline_ms - harness_now_ms();
+    if (left <= 0)
+        return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += left / 1000;
+    ts.tv_nsec += (left % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(cv, mu, &ts);
+    return 1;
+}
+
+uint64_t harness_chaos_seed(void)
+{
+    const char *env = getenv("MCP_CHAOS_SEED");
+    uint64_t seed;
+    if (env != NULL && *env != '\0') {
+        seed = strtoull(env, NULL, 0);
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        seed = (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec;
+    }
+    printf("chaos: seed %" PRIu64 " (set MCP_CHAOS_SEED=%" PRIu64 " to replay)\n", seed, seed);
+    fflush(stdout);
+    return seed;
+}
+
+uint64_t harness_rand(uint64_t *state)
+{
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    return *state * 2685821657736338717ULL;
 }

@@ -11,7 +11,9 @@
 #define MCP_TESTS_INTEGRATION_HARNESS_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* A spawned child with its stdin and stdout on pipes; stderr is inherited. */
@@ -27,6 +29,8 @@ typedef struct harness_proc {
 
 /* Monotonic clock in milliseconds. */
 long long harness_now_ms(void);
+/* Milliseconds left until deadline (harness_now_ms() clock), 0 once passed, for poll(). */
+int harness_left_ms(long long deadline);
 
 /*
  * Writes "$MCP_BIN_DIR/name" into out. MCP_BIN_DIR unset falls back to
@@ -89,5 +93,27 @@ void harness_kill(harness_proc *p);
 
 /* Case-insensitive substring test; NULL arguments give 0. */
 int harness_contains_ci(const char *haystack, const char *needle);
+
+/* Grows *buf (capacity *cap, len bytes used) so that more than need bytes are
+ * free after len. Returns 0, or -1 on ENOMEM (*buf unchanged). */
+int harness_reserve(char **buf, size_t *cap, size_t len, size_t need);
+
+/* ---- Threads and waits ---- */
+
+/* Initialises cv on the monotonic clock, the clock of every deadline here. */
+void harness_cond_init_monotonic(pthread_cond_t *cv);
+/*
+ * Waits on cv (mu held) until deadline_ms (harness_now_ms() clock). Returns 0
+ * when the deadline had passed already (the caller stops waiting), 1 otherwise.
+ */
+int harness_cond_wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, long long deadline_ms);
+
+/* ---- Chaos ---- */
+
+/* The seed of a chaos test, printed: $MCP_CHAOS_SEED when set (to replay a run),
+ * else taken from the clock. */
+uint64_t harness_chaos_seed(void);
+/* xorshift64*: small, fast and reproducible from its state (never 0). */
+uint64_t harness_rand(uint64_t *state);
 
 #endif

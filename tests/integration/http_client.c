@@ -46,22 +46,6 @@ static int left_ms(long long deadline)
     return left > 0x7fffffff ? 0x7fffffff : (int)left;
 }
 
-/* Grows *buf so that it can take need more bytes after *len. */
-static int reserve(char **buf, size_t *cap, size_t len, size_t need)
-{
-    if (*cap - len > need)
-        return 0;
-    size_t ncap = *cap ? *cap : 4096;
-    while (ncap - len <= need)
-        ncap *= 2;
-    char *nbuf = realloc(*buf, ncap);
-    if (nbuf == NULL)
-        return -1;
-    *buf = nbuf;
-    *cap = ncap;
-    return 0;
-}
-
 /* ---- Responses ---- */
 
 const char *hc_header_get(const hc_response *r, const char *name)
@@ -90,15 +74,20 @@ int hc_has_header_prefix(const hc_response *r, const char *prefix)
     return 0;
 }
 
+void hc_headers_free(hc_header *headers, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(headers[i].name);
+        free(headers[i].value);
+    }
+    free(headers);
+}
+
 void hc_response_free(hc_response *r)
 {
     if (r == NULL)
         return;
-    for (size_t i = 0; i < r->n_headers; i++) {
-        free(r->headers[i].name);
-        free(r->headers[i].value);
-    }
-    free(r->headers);
+    hc_headers_free(r->headers, r->n_headers);
     free(r->reason);
     free(r->body);
     memset(r, 0, sizeof(*r));
@@ -206,7 +195,7 @@ static int fill(hc_conn *c, long long deadline)
     if (c->eof)
         return 0;
     for (;;) {
-        if (reserve(&c->in, &c->in_cap, c->in_len, 65536) != 0)
+        if (harness_reserve(&c->in, &c->in_cap, c->in_len, 65536) != 0)
             return -1;
         ssize_t n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len - 1, 0);
         if (n > 0) {
@@ -367,7 +356,7 @@ int hc_read_head(hc_conn *c, hc_response *r, int timeout_ms)
 
 static int append_dec(hc_conn *c, const char *data, size_t n)
 {
-    if (reserve(&c->dec, &c->dec_cap, c->dec_len, n) != 0)
+    if (harness_reserve(&c->dec, &c->dec_cap, c->dec_len, n) != 0)
         return -1;
     memcpy(c->dec + c->dec_len, data, n);
     c->dec_len += n;
@@ -858,7 +847,7 @@ static void *stderr_reader(void *arg)
         pthread_mutex_lock(&s->mu);
         if (n <= 0) {
             s->err_eof = 1;
-        } else if (reserve(&s->err, &s->err_cap, s->err_len, (size_t)n) == 0) {
+        } else if (harness_reserve(&s->err, &s->err_cap, s->err_len, (size_t)n) == 0) {
             memcpy(s->err + s->err_len, chunk, (size_t)n);
             s->err_len += (size_t)n;
             s->err[s->err_len] = '\0';
@@ -868,18 +857,6 @@ static void *stderr_reader(void *arg)
         pthread_mutex_unlock(&s->mu);
         if (done)
             return NULL;
-    }
-}
-
-static void abs_deadline(struct timespec *ts, long long deadline)
-{
-    long long ms = left_ms(deadline);
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (ms % 1000) * 1000000;
-    if (ts->tv_nsec >= 1000000000) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000;
     }
 }
 
@@ -899,6 +876,11 @@ static int find_port(const char *text)
 
 int hc_server_start(hc_server *s, const char *const flags[], int timeout_ms)
 {
+    return hc_server_start_on(s, 0, flags, timeout_ms);
+}
+
+int hc_server_start_on(hc_server *s, int port_wanted, const char *const flags[], int timeout_ms)
+{
     long long deadline = hc_now_ms() + timeout_ms;
     char path[4096];
     const char *argv[64];
@@ -909,18 +891,16 @@ int hc_server_start(hc_server *s, const char *const flags[], int timeout_ms)
     memset(s, 0, sizeof(*s));
     s->err_fd = -1;
     pthread_mutex_init(&s->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&s->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    harness_cond_init_monotonic(&s->cv);
     signal(SIGPIPE, SIG_IGN);
 
     if (harness_bin_path("mcp-everything", path, sizeof(path)) != 0)
         return -1;
     argv[argc++] = path;
+    char addr[32];
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", port_wanted);
     argv[argc++] = "--http";
-    argv[argc++] = "127.0.0.1:0";
+    argv[argc++] = addr;
     for (size_t i = 0; flags != NULL && flags[i] != NULL && argc < 62; i++)
         argv[argc++] = flags[i];
     argv[argc] = NULL;
@@ -952,11 +932,9 @@ int hc_server_start(hc_server *s, const char *const flags[], int timeout_ms)
     s->reader_started = 1;
 
     pthread_mutex_lock(&s->mu);
-    while ((s->port = find_port(s->err)) == 0 && !s->err_eof && left_ms(deadline) > 0) {
-        struct timespec ts;
-        abs_deadline(&ts, deadline);
-        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-    }
+    while ((s->port = find_port(s->err)) == 0 && !s->err_eof &&
+           harness_cond_wait_until(&s->cv, &s->mu, deadline))
+        ;
     int port = s->port;
     pthread_mutex_unlock(&s->mu);
     if (port == 0) {
@@ -1040,11 +1018,8 @@ int hc_server_wait_stderr(hc_server *s, const char *text, int timeout_ms)
     pthread_mutex_lock(&s->mu);
     int found;
     while (!(found = s->err != NULL && strstr(s->err, text) != NULL) && !s->err_eof &&
-           left_ms(deadline) > 0) {
-        struct timespec ts;
-        abs_deadline(&ts, deadline);
-        pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-    }
+           harness_cond_wait_until(&s->cv, &s->mu, deadline))
+        ;
     pthread_mutex_unlock(&s->mu);
     return found ? 0 : -1;
 }

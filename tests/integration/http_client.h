@@ -60,6 +60,8 @@ size_t hc_header_count(const hc_response *r, const char *name);
 /* 1 when any header's name starts with prefix (case-insensitive). */
 int hc_has_header_prefix(const hc_response *r, const char *prefix);
 void hc_response_free(hc_response *r);
+/* Frees n headers and the array. */
+void hc_headers_free(hc_header *headers, size_t n);
 
 /* ---- Connections ---- */
 
@@ -238,6 +240,8 @@ typedef struct hc_server {
  * learn the port. Returns 0, or -1 (the child is killed then).
  */
 int hc_server_start(hc_server *s, const char *const flags[], int timeout_ms);
+/* The same on 127.0.0.1:port (0: a free port): a server restarted where it was. */
+int hc_server_start_on(hc_server *s, int port, const char *const flags[], int timeout_ms);
 /*
  * Sends SIGTERM and waits up to timeout_ms for the server to exit, then reaps
  * it (SIGKILL after the deadline). *status gets the waitpid status. Returns

@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "harness.h"
 #include "http_expect.h"
 #include "resume_client.h"
 
@@ -54,18 +55,9 @@ typedef struct worker {
     char err[1024]; /* the first failure, "" when none */
 } worker;
 
-/* xorshift64*: small, fast and reproducible from the seed. */
-static uint64_t next_rand(worker *w)
-{
-    w->rng ^= w->rng >> 12;
-    w->rng ^= w->rng << 25;
-    w->rng ^= w->rng >> 27;
-    return w->rng * 2685821657736338717ULL;
-}
-
 static unsigned below(worker *w, unsigned n)
 {
-    return (unsigned)(next_rand(w) % n);
+    return (unsigned)(harness_rand(&w->rng) % n);
 }
 
 static int failw(worker *w, long long id, const char *fmt, const char *a, long long x)
@@ -186,22 +178,10 @@ static void *run_worker(void *arg)
     return NULL;
 }
 
-static uint64_t chaos_seed(void)
-{
-    const char *env = getenv("MCP_CHAOS_SEED");
-    if (env != NULL && *env != '\0')
-        return strtoull(env, NULL, 0);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec;
-}
-
 static void test_random_cuts_and_resumes_lose_nothing(void **state)
 {
     hx_fixture *f = *state;
-    uint64_t seed = chaos_seed();
-    printf("chaos: seed %" PRIu64 " (set MCP_CHAOS_SEED=%" PRIu64 " to replay)\n", seed, seed);
-    fflush(stdout);
+    uint64_t seed = harness_chaos_seed();
 
     char sessions[SESSIONS][33];
     memcpy(sessions[0], f->session, sizeof(sessions[0]));

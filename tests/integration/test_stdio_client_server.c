@@ -85,35 +85,6 @@ typedef struct recorder {
 
 static recorder rec = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-/* Condition variables here use the monotonic clock, like the deadlines. */
-static void cond_init_monotonic(pthread_cond_t *cv)
-{
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(cv, &attr);
-    pthread_condattr_destroy(&attr);
-}
-
-/* Waits on cv until deadline_ms (harness_now_ms() clock). Returns 0 when the
- * deadline passed. */
-static int timed_wait(pthread_cond_t *cv, pthread_mutex_t *mu, long long deadline_ms)
-{
-    long long left = deadline_ms - harness_now_ms();
-    if (left <= 0)
-        return 0;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += left / 1000;
-    ts.tv_nsec += (left % 1000) * 1000000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
-    pthread_cond_timedwait(cv, mu, &ts);
-    return 1;
-}
-
 static void recorder_reset(void)
 {
     pthread_mutex_lock(&rec.mu);
@@ -215,7 +186,7 @@ static int wait_updates(const char *uri, int n, int timeout_ms)
         if (count_updates(uri) >= n)
             return 1;
         pthread_mutex_lock(&rec.mu);
-        int more = timed_wait(&rec.cv, &rec.mu, deadline);
+        int more = harness_cond_wait_until(&rec.cv, &rec.mu, deadline);
         pthread_mutex_unlock(&rec.mu);
         if (!more)
             return count_updates(uri) >= n;
@@ -653,7 +624,7 @@ static void progress_log_init(progress_log *p)
 {
     memset(p, 0, sizeof(*p));
     pthread_mutex_init(&p->mu, NULL);
-    cond_init_monotonic(&p->cv);
+    harness_cond_init_monotonic(&p->cv);
 }
 
 static void progress_log_destroy(progress_log *p)
@@ -743,7 +714,7 @@ static void test_cancel_ends_request_with_ecanceled_and_server_keeps_serving(voi
     /* Cancel once the tool is running (its first progress arrived). */
     long long deadline = harness_now_ms() + WAIT_TIMEOUT_MS;
     pthread_mutex_lock(&p.mu);
-    while (p.n == 0 && p.done_calls == 0 && timed_wait(&p.cv, &p.mu, deadline))
+    while (p.n == 0 && p.done_calls == 0 && harness_cond_wait_until(&p.cv, &p.mu, deadline))
         ;
     int started = p.n;
     pthread_mutex_unlock(&p.mu);
@@ -754,7 +725,7 @@ static void test_cancel_ends_request_with_ecanceled_and_server_keeps_serving(voi
     assert_int_equal(mcp_client_cancel(c, id, "test cancels"), MCP_OK);
     deadline = harness_now_ms() + WAIT_TIMEOUT_MS;
     pthread_mutex_lock(&p.mu);
-    while (p.done_calls == 0 && timed_wait(&p.cv, &p.mu, deadline))
+    while (p.done_calls == 0 && harness_cond_wait_until(&p.cv, &p.mu, deadline))
         ;
     int done = p.done_calls, status = p.status;
     pthread_mutex_unlock(&p.mu);
@@ -1532,7 +1503,7 @@ static void test_server_exits_on_stdin_eof(void **state)
 
 int main(void)
 {
-    cond_init_monotonic(&rec.cv);
+    harness_cond_init_monotonic(&rec.cv);
     const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
         T(test_initialize_negotiates_latest_version_and_reports_server),
