@@ -1278,7 +1278,7 @@ static void post_done(xfer *x, CURLcode rc, long status)
             return;
         }
         if (x->has_id && (st == NULL || !st->answered)) {
-            fail_request(t, x->id, curl_status(rc), 0, "%s to %s failed: %s", what, t->cfg->url,
+            fail_request(t, x->id, curl_status(rc), 0, "%s failed: %s", what,
                          curl_easy_strerror(rc));
         } else if (!x->has_id) {
             mcp__warn("%s of a message failed: %s", what, curl_easy_strerror(rc));
