@@ -88,7 +88,7 @@ static int utf8_append(mcp__buf *b, const char *s, size_t n)
             return MCP_ENOMEM;
         if (ok == n)
             return MCP_OK;
-        size_t bad;
+        size_t bad = 1; /* utf8_sequence sets it; at least one byte is replaced */
         (void)utf8_sequence((const unsigned char *)s + ok, n - ok, &bad);
         if (mcp__buf_append(b, replacement, sizeof(replacement)) != MCP_OK)
             return MCP_ENOMEM;
