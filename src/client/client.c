@@ -822,6 +822,15 @@ int mcp_client_connect_stdio_async(mcp_client *c, const char *const argv[], int 
     return rc != MCP_OK ? rc : connect_post(c, cm, cb, user);
 }
 
+/* Caller's thread: connect_prepare for an HTTP server, its options copied first. */
+static int connect_prepare_http(mcp_client *c, const char *url, const mcp_http_client_opts *opts,
+                                int timeout_ms, connect_mail **out)
+{
+    mcp__shttp_cfg *cfg;
+    int rc = mcp__shttp_cfg_new(url, opts, &cfg);
+    return rc != MCP_OK ? rc : connect_prepare(c, NULL, cfg, timeout_ms, out);
+}
+
 int mcp_client_connect_http(mcp_client *c, const char *url, const mcp_http_client_opts *opts,
                             int timeout_ms)
 {
@@ -829,12 +838,8 @@ int mcp_client_connect_http(mcp_client *c, const char *url, const mcp_http_clien
         return MCP_EINVAL;
     if (c->connected || on_loop_thread(c))
         return MCP_ESTATE;
-    mcp__shttp_cfg *cfg;
-    int rc = mcp__shttp_cfg_new(url, opts, &cfg);
-    if (rc != MCP_OK)
-        return rc;
     connect_mail *cm;
-    rc = connect_prepare(c, NULL, cfg, timeout_ms, &cm);
+    int rc = connect_prepare_http(c, url, opts, timeout_ms, &cm);
     return rc != MCP_OK ? rc : connect_wait(c, cm);
 }
 
@@ -845,12 +850,8 @@ int mcp_client_connect_http_async(mcp_client *c, const char *url, const mcp_http
         return MCP_EINVAL;
     if (c->connected || c->closing || (c->host_loop && !on_loop_thread(c)))
         return MCP_ESTATE;
-    mcp__shttp_cfg *cfg;
-    int rc = mcp__shttp_cfg_new(url, opts, &cfg);
-    if (rc != MCP_OK)
-        return rc;
     connect_mail *cm;
-    rc = connect_prepare(c, NULL, cfg, timeout_ms, &cm);
+    int rc = connect_prepare_http(c, url, opts, timeout_ms, &cm);
     return rc != MCP_OK ? rc : connect_post(c, cm, cb, user);
 }
 
