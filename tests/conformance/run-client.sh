@@ -33,19 +33,9 @@ die() {
 [ -n "${MCP_BIN_DIR:-}" ] || die "MCP_BIN_DIR must be set to the build's bin directory"
 client_bin="$MCP_BIN_DIR/mcp-conformance-client"
 [ -x "$client_bin" ] || die "$client_bin does not exist or is not executable"
-case "$harness_name" in
-stable) harness_pkg="$interop/node_modules/@modelcontextprotocol/conformance" ;;
-next) harness_pkg="$interop/node_modules/conformance-next" ;;
-*) die "MCP_CONFORMANCE_HARNESS must be stable or next, not \"$harness_name\"" ;;
-esac
-node22="$interop/node_modules/node/bin/node"
-harness="$harness_pkg/dist/index.js"
-[ -f "$harness" ] || die "$harness is missing: $fix"
-[ -x "$node22" ] || die "$node22 is missing (npm package \"node\"): $fix"
-case "$("$node22" --version 2>&1)" in
-v22.*) ;;
-*) die "$node22 is not Node 22, which the conformance harness needs: $fix" ;;
-esac
+# shellcheck source=harness.sh
+. "$here/harness.sh"
+find_harness
 
 # Each scenario with the checks it must report (and nothing else may fail or warn).
 scenarios=(

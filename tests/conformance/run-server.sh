@@ -52,11 +52,9 @@ die() {
 server_bin="$MCP_BIN_DIR/mcp-everything"
 [ -x "$server_bin" ] || die "$server_bin does not exist or is not executable"
 
-case "$harness_name" in
-stable) harness_pkg="$interop/node_modules/@modelcontextprotocol/conformance" ;;
-next) harness_pkg="$interop/node_modules/conformance-next" ;;
-*) die "MCP_CONFORMANCE_HARNESS must be stable or next, not \"$harness_name\"" ;;
-esac
+# shellcheck source=harness.sh
+. "$here/harness.sh"
+find_harness
 if [ -n "$expected" ]; then
     case "$expected" in
     /*) ;;
@@ -65,16 +63,6 @@ if [ -n "$expected" ]; then
     [ -f "$expected" ] || die "the expectations file $expected does not exist"
 fi
 
-node22="$interop/node_modules/node/bin/node"
-harness="$harness_pkg/dist/index.js"
-[ -d "$interop/node_modules" ] || die "$interop/node_modules is missing: $fix"
-[ -f "$harness" ] || die "$harness is missing: $fix"
-[ -x "$node22" ] || die "$node22 is missing (npm package \"node\"): $fix"
-node_version=$("$node22" --version 2>&1) || die "$node22 --version failed: $node_version"
-case "$node_version" in
-v22.*) ;;
-*) die "$node22 is $node_version, but the conformance harness needs Node 22: $fix" ;;
-esac
 conf_version=$("$node22" -p "require('$harness_pkg/package.json').version") ||
     die "cannot read the conformance package version"
 # What to run: a requirement set (the prerelease's --requirements) or a suite. The 0.2 line
