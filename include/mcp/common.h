@@ -67,6 +67,10 @@ MCP_EXTERN const char *mcp_strerror(int err);
 #define MCP_RPC_SERVER_ERROR (-32000)
 #define MCP_RPC_REQUEST_TIMEOUT (-32001)
 #define MCP_RPC_RESOURCE_NOT_FOUND (-32002)
+/* Revision 2026-07-28 (the -32020..-32099 range is the specification's). */
+#define MCP_RPC_HEADER_MISMATCH (-32020)
+#define MCP_RPC_MISSING_CAPABILITY (-32021)
+#define MCP_RPC_UNSUPPORTED_VERSION (-32022)
 
 /*
  * A JSON-RPC error as received from a peer (MCP_ERPC). `data` is owned by the
@@ -83,7 +87,11 @@ typedef struct mcp_rpc_error {
  * err must be zeroed or filled by the library, not garbage. NULL is allowed. */
 MCP_EXTERN void mcp_rpc_error_clear(mcp_rpc_error *err);
 
-/* Protocol versions, newest first. */
+/* Protocol versions, newest first. 2026-07-28 is the modern era (no initialize, no
+ * sessions: every request names its revision in _meta); the others are the legacy era,
+ * opened by initialize, and MCP_PROTOCOL_LATEST is the newest of those: what initialize
+ * offers. */
+#define MCP_PROTOCOL_2026_07_28 "2026-07-28"
 #define MCP_PROTOCOL_LATEST "2025-11-25"
 #define MCP_PROTOCOL_2025_11_25 "2025-11-25"
 #define MCP_PROTOCOL_2025_06_18 "2025-06-18"

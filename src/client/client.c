@@ -607,7 +607,7 @@ static void init_reply(void *arg, int status, const json_t *result, const mcp_rp
         return;
     }
     const char *version = json_string_value(json_object_get(result, "protocolVersion"));
-    const mcp__revision *rev = mcp__revision_find(version);
+    const mcp__revision *rev = mcp__revision_find_legacy(version);
     if (rev == NULL) {
         /* The spec: a client that does not speak the server's version disconnects. */
         mcp__warn("the server answered with protocol version %s, which we do not speak",

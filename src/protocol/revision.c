@@ -12,6 +12,14 @@
 /* Newest first: the order in which we prefer them, and in which errors list them. */
 static const mcp__revision revisions[] = {
     {
+        /* The modern era: see revision.h. Resource not found became Invalid Params. */
+        .version = MCP_PROTOCOL_2026_07_28,
+        .protocol_version_header = 1,
+        .elicitation = 1,
+        .resource_not_found = MCP_RPC_INVALID_PARAMS,
+        .modern = 1,
+    },
+    {
         .version = MCP_PROTOCOL_2025_11_25,
         .priming = 1, /* SEP-1699 */
         .protocol_version_header = 1,
@@ -49,9 +57,23 @@ const mcp__revision *mcp__revision_find(const char *version)
     return NULL;
 }
 
+/* The first legacy row. */
+#define LATEST_LEGACY 1
+
 const mcp__revision *mcp__revision_latest(void)
 {
+    return &revisions[LATEST_LEGACY];
+}
+
+const mcp__revision *mcp__revision_modern(void)
+{
     return &revisions[0];
+}
+
+const mcp__revision *mcp__revision_find_legacy(const char *version)
+{
+    const mcp__revision *rev = mcp__revision_find(version);
+    return rev != NULL && !rev->modern ? rev : NULL;
 }
 
 size_t mcp__revision_count(void)

@@ -33,18 +33,32 @@ typedef struct mcp__revision {
      * later; a client of an older revision cannot be asked, whatever it declared. */
     int elicitation;
     /* The error code of resources/read and resources/subscribe for an unknown URI:
-     * -32002 in every revision we speak (2026-07-28 makes it -32602, Invalid Params). */
+     * -32002 until 2025-11-25; 2026-07-28 makes it -32602, Invalid Params. */
     int resource_not_found;
+    /* The modern era (2026-07-28 and later): no initialize and no session; every
+     * request carries its revision, client capabilities and client info in _meta;
+     * server requests become Multi Round-Trip Requests (InputRequiredResult);
+     * subscriptions/listen replaces the GET stream; results carry resultType; no
+     * resumability. A legacy row (0) is opened by initialize. */
+    int modern;
 } mcp__revision;
 
 /* The row of `version`, or NULL when it is NULL or not a revision we speak. */
 const mcp__revision *mcp__revision_find(const char *version);
 
-/* The newest revision: what we offer, and answer a client whose version we lack. */
+/* The newest legacy revision: what initialize offers, and answers a client whose
+ * version we lack. */
 const mcp__revision *mcp__revision_latest(void);
 
-/* How many revisions we speak, and the i-th of them counting from the newest (0 is
- * mcp__revision_latest()), or NULL when i is past the oldest. */
+/* The newest modern revision (2026-07-28). */
+const mcp__revision *mcp__revision_modern(void);
+
+/* The legacy row of `version` (as mcp__revision_find, but NULL for a modern one): what
+ * initialize and a session's MCP-Protocol-Version header may name. */
+const mcp__revision *mcp__revision_find_legacy(const char *version);
+
+/* How many revisions we speak, both eras, and the i-th of them counting from the
+ * newest (0 is mcp__revision_modern()), or NULL when i is past the oldest. */
 size_t mcp__revision_count(void);
 const mcp__revision *mcp__revision_at(size_t i);
 

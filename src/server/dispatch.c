@@ -82,7 +82,7 @@ static void do_initialize(mcp__session *s, mcp__inreq *req)
         return;
     }
     /* The spec: answer with the client's version if we speak it, else our latest. */
-    const mcp__revision *rev = mcp__revision_find(asked);
+    const mcp__revision *rev = mcp__revision_find_legacy(asked);
     if (rev == NULL)
         rev = mcp__revision_latest();
 

@@ -98,6 +98,11 @@ json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, 
     return v;
 }
 
+static int is_legacy(const mcp__revision *rev)
+{
+    return !rev->modern;
+}
+
 /*
  * The MCP-Protocol-Version header: an unsupported value is refused; a missing
  * one means 2025-03-26 (spec). What a session is sent is still decided by its
@@ -106,12 +111,12 @@ json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, 
 static int check_version_header(shttp *t, mcp__http_req *req, const json_t *id)
 {
     const char *v = mcp__http_header(req, "mcp-protocol-version");
-    if (v == NULL || mcp__revision_find(v) != NULL)
+    if (v == NULL || mcp__revision_find_legacy(v) != NULL)
         return 0;
     char msg[300], versions[128];
     snprintf(msg, sizeof(msg),
              "Bad Request: Unsupported protocol version: %.64s (supported versions: %s)", v,
-             mcp__revision_list(versions, sizeof(versions), NULL));
+             mcp__revision_list(versions, sizeof(versions), is_legacy));
     mcp__shttp_error_id(t, req, 400, id, MCP_RPC_SERVER_ERROR, msg);
     return -1;
 }
@@ -189,7 +194,7 @@ static void post(shttp *t, mcp__http_req *req)
             /* Each stateless POST stands alone: it is served as an initialized
              * session of the version its header names (the latest without one). */
             const char *hv = mcp__http_header(req, "mcp-protocol-version");
-            HS_ANS(hs)->assume_initialized(hs->sess, mcp__revision_find(hv));
+            HS_ANS(hs)->assume_initialized(hs->sess, mcp__revision_find_legacy(hv));
         }
     } else if (has_init && mcp__http_header(req, "mcp-session-id") == NULL) {
         if (t->sessions.len >= (size_t)t->max_sessions && !mcp__shttp_evict_idle_session(t)) {

@@ -71,11 +71,12 @@ static void test_rpc_error_clear_releases_data_and_zeroes(void **state)
     mcp_rpc_error_clear(NULL);
 }
 
-static void test_protocol_versions_supported_are_exactly_the_four(void **state)
+static void test_protocol_versions_supported_are_exactly_the_five(void **state)
 {
     (void)state;
-    static const char *const ok[] = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
-    for (size_t i = 0; i < 4; i++) {
+    static const char *const ok[] = {"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26",
+                                     "2024-11-05"};
+    for (size_t i = 0; i < 5; i++) {
         char copy[16];
         snprintf(copy, sizeof copy, "%s", ok[i]);
         const char *v = mcp_protocol_version_supported(copy);
@@ -84,7 +85,7 @@ static void test_protocol_versions_supported_are_exactly_the_four(void **state)
         assert_ptr_not_equal(v, copy); /* a static string, not the argument */
     }
     assert_string_equal(mcp_protocol_version_supported(MCP_PROTOCOL_LATEST), "2025-11-25");
-    static const char *const bad[] = {"",          "2024-10-07", "2026-07-28", "2025-11-25 ",
+    static const char *const bad[] = {"",          "2024-10-07", "2026-07-29", "2025-11-25 ",
                                       "2025-11-2", "latest"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_null(mcp_protocol_version_supported(bad[i]));
@@ -320,7 +321,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_strerror_has_a_distinct_sentence_for_every_code),
         cmocka_unit_test(test_rpc_error_clear_releases_data_and_zeroes),
-        cmocka_unit_test(test_protocol_versions_supported_are_exactly_the_four),
+        cmocka_unit_test(test_protocol_versions_supported_are_exactly_the_five),
         cmocka_unit_test(test_log_level_names_round_trip),
         cmocka_unit_test(test_text_image_audio_and_embedded_content_blocks),
         cmocka_unit_test(test_text_content_replaces_invalid_utf8_instead_of_failing),

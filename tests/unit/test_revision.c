@@ -18,12 +18,13 @@
 /* What the spec says of each revision we speak, newest first. */
 static const struct {
     const char *version;
-    int batches, priming, protocol_version_header, elicitation;
+    int batches, priming, protocol_version_header, elicitation, modern, resource_not_found;
 } expected[] = {
-    {"2025-11-25", 0, 1, 1, 1},
-    {"2025-06-18", 0, 0, 1, 1},
-    {"2025-03-26", 1, 0, 0, 0},
-    {"2024-11-05", 0, 0, 0, 0},
+    {"2026-07-28", 0, 0, 1, 1, 1, MCP_RPC_INVALID_PARAMS},
+    {"2025-11-25", 0, 1, 1, 1, 0, MCP_RPC_RESOURCE_NOT_FOUND},
+    {"2025-06-18", 0, 0, 1, 1, 0, MCP_RPC_RESOURCE_NOT_FOUND},
+    {"2025-03-26", 1, 0, 0, 0, 0, MCP_RPC_RESOURCE_NOT_FOUND},
+    {"2024-11-05", 0, 0, 0, 0, 0, MCP_RPC_RESOURCE_NOT_FOUND},
 };
 
 #define NEXPECTED (sizeof expected / sizeof expected[0])
@@ -49,7 +50,7 @@ static void test_find_refuses_unknown_versions_and_null(void **state)
     (void)state;
     static const char *const unknown[] = {
         "",           "2025-11-2",  "2025-11-250", " 2025-11-25", "2025-11-25 ",
-        "2024-10-07", "2026-07-28", "1999-01-01",  "latest",      "2025-11-25\n",
+        "2024-10-07", "2026-07-27", "1999-01-01",  "latest",      "2025-11-25\n",
     };
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         assert_null(mcp__revision_find(unknown[i]));
@@ -62,8 +63,16 @@ static void test_find_refuses_unknown_versions_and_null(void **state)
 static void test_table_is_newest_first_and_the_latest_is_the_public_one(void **state)
 {
     (void)state;
+    /* The latest is the newest legacy revision, what initialize offers; the modern one
+     * comes first in the table. */
     assert_string_equal(mcp__revision_latest()->version, MCP_PROTOCOL_LATEST);
-    assert_ptr_equal(mcp__revision_at(0), mcp__revision_latest());
+    assert_false(mcp__revision_latest()->modern);
+    assert_ptr_equal(mcp__revision_at(1), mcp__revision_latest());
+    assert_ptr_equal(mcp__revision_at(0), mcp__revision_modern());
+    assert_string_equal(mcp__revision_modern()->version, MCP_PROTOCOL_2026_07_28);
+    assert_null(mcp__revision_find_legacy(MCP_PROTOCOL_2026_07_28));
+    assert_ptr_equal(mcp__revision_find_legacy(MCP_PROTOCOL_LATEST), mcp__revision_latest());
+    assert_null(mcp__revision_find_legacy(NULL));
     assert_int_equal(mcp__revision_count(), NEXPECTED);
     for (size_t i = 0; i < NEXPECTED; i++) {
         const mcp__revision *rev = mcp__revision_at(i);
@@ -87,8 +96,9 @@ static void test_rules_of_each_revision_follow_its_spec(void **state)
         assert_int_equal(!!rev->priming, expected[i].priming);
         assert_int_equal(!!rev->protocol_version_header, expected[i].protocol_version_header);
         assert_int_equal(!!rev->elicitation, expected[i].elicitation);
+        assert_int_equal(!!rev->modern, expected[i].modern);
         /* -32002 until 2026-07-28, which makes it -32602. */
-        assert_int_equal(rev->resource_not_found, MCP_RPC_RESOURCE_NOT_FOUND);
+        assert_int_equal(rev->resource_not_found, expected[i].resource_not_found);
     }
 }
 
@@ -108,7 +118,7 @@ static void test_list_names_the_kept_rows_newest_first(void **state)
     (void)state;
     char out[128];
     assert_string_equal(mcp__revision_list(out, sizeof out, NULL),
-                        "2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05");
+                        "2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05");
     assert_string_equal(mcp__revision_list(out, sizeof out, only_priming), "2025-11-25");
     assert_string_equal(mcp__revision_list(out, sizeof out, none), "");
 }
@@ -117,11 +127,11 @@ static void test_list_leaves_out_what_does_not_fit_whole(void **state)
 {
     (void)state;
     char out[64];
-    /* "2025-11-25, 2025-06-18" is 22 bytes: with its NUL it needs 23. */
+    /* "2026-07-28, 2025-11-25" is 22 bytes: with its NUL it needs 23. */
     memset(out, 'x', sizeof out);
-    assert_string_equal(mcp__revision_list(out, 23, NULL), "2025-11-25, 2025-06-18");
+    assert_string_equal(mcp__revision_list(out, 23, NULL), "2026-07-28, 2025-11-25");
     memset(out, 'x', sizeof out);
-    assert_string_equal(mcp__revision_list(out, 22, NULL), "2025-11-25");
+    assert_string_equal(mcp__revision_list(out, 22, NULL), "2026-07-28");
     memset(out, 'x', sizeof out);
     assert_string_equal(mcp__revision_list(out, 5, NULL), "");
     /* Nothing is written where there is no room at all. */
