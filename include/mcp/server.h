@@ -203,6 +203,45 @@ MCP_EXTERN int mcp_server_set_workers(mcp_server *srv, int workers);
 /* Largest message accepted from a client, in bytes: 1024 or more, default 4 MiB.
  * An endpoint takes it as its line or body limit when it is made. */
 MCP_EXTERN int mcp_server_set_max_message_size(mcp_server *srv, size_t bytes);
+
+/*
+ * The eras of the protocol the server speaks, on every transport (both by default):
+ * MCP_ERA_LEGACY, the revisions opened by initialize (2024-11-05 to 2025-11-25, with
+ * sessions), and MCP_ERA_MODERN, revision 2026-07-28 (no initialize and no session: each
+ * request names its revision in _meta and is served on its own). The era is decided
+ * per request: initialize opens a legacy session; a request whose _meta names a revision
+ * is modern. A server of one era answers the other as a server of that era alone would:
+ * a legacy-only server does not recognise modern requests (a modern client falls back),
+ * a modern-only one refuses initialize with UnsupportedProtocolVersion (-32022) naming
+ * what it speaks. MCP_EINVAL for 0 or unknown bits. Set it before the server is served.
+ */
+#define MCP_ERA_LEGACY 0x1u
+#define MCP_ERA_MODERN 0x2u
+MCP_EXTERN int mcp_server_set_eras(mcp_server *srv, unsigned eras);
+
+/*
+ * Revision 2026-07-28's caching hints (ttlMs, cacheScope) on the results of method (one
+ * of tools/list, prompts/list, resources/list, resources/templates/list, resources/read,
+ * server/discover; NULL: all of them): ttl_ms >= 0, and public (nonzero: the result
+ * holds nothing of one caller's and shared caches may keep it) or private. The default
+ * is ttlMs 0 and private: a client re-fetches, and no shared cache keeps it. A
+ * resources/read handler may put its own ttlMs and cacheScope in its result; they are
+ * kept. MCP_EINVAL for an unknown method or a negative ttl.
+ */
+MCP_EXTERN int mcp_server_set_cache_hint(mcp_server *srv, const char *method, long long ttl_ms,
+                                         int public_scope);
+
+/*
+ * The key that protects revision 2026-07-28's requestState (AEAD: the client can neither
+ * read nor change it): 32 bytes. By default each server draws its own from the OS random
+ * source when it starts, so a retry can only be served by the same process; servers that
+ * share retries (several nodes behind a load balancer) must share the key. Setting a new
+ * key keeps the previous one for reading, so that rounds under way survive one rotation.
+ * ttl_ms bounds how long a client may take to answer (default 10 minutes; <= 0 keeps the
+ * current). MCP_EINVAL for a key that is not 32 bytes.
+ */
+MCP_EXTERN int mcp_server_set_state_key(mcp_server *srv, const unsigned char *key, size_t len,
+                                        long long ttl_ms);
 /*
  * The completion handler (fn NULL removes it). A session that initializes while
  * it is set is offered the "completions" capability; without one,

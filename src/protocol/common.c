@@ -53,6 +53,9 @@ const char *mcp_strerror(int err)
         return "The server answered with an HTTP error status";
     case MCP_ECONNECT:
         return "The server cannot be reached";
+    case MCP_EINPUT:
+        return "The client answers with the request's retry: return, and the handler runs "
+               "again with the answer";
     default:
         return "Unknown error";
     }

@@ -33,7 +33,8 @@ typedef struct mcp__inreq {
     uint64_t stream;
     mcp__batch *batch;
     int cancelled;
-    void *data; /* the owner's, e.g. the server's mcp_ctx */
+    void *data;     /* the owner's, e.g. the server's mcp_ctx */
+    unsigned flags; /* the owner's too (the server: MCP__REQ_*) */
     struct mcp__inreq *prev, *next;
 } mcp__inreq;
 

@@ -103,6 +103,23 @@ static size_t sa_max_message(const mcp__answerer *a)
     return ((const server_answerer *)a)->rt->srv->max_message;
 }
 
+static unsigned sa_eras(const mcp__answerer *a)
+{
+    return ((const server_answerer *)a)->rt->srv->eras;
+}
+
+static void sa_cancel_stream(mcp__asession *s, uint64_t stream)
+{
+    if (!S(s)->closed)
+        mcp__session_cancel_stream(S(s), stream);
+}
+
+static void sa_drain(mcp__asession *s)
+{
+    if (!S(s)->closed)
+        mcp__listen_end_all(S(s), 1);
+}
+
 static void sa_closed(void *arg)
 {
     server_answerer *sa = arg;
@@ -153,6 +170,9 @@ static const mcp__answerer_ops server_answerer_ops = {
     .stream_ready = sa_stream_ready,
     .cancel_paused = sa_cancel_paused,
     .max_message = sa_max_message,
+    .eras = sa_eras,
+    .cancel_stream = sa_cancel_stream,
+    .drain = sa_drain,
     .shutdown = sa_shutdown,
 };
 

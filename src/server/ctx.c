@@ -39,6 +39,11 @@ mcp_ctx *mcp__ctx_new(mcp__session *s, mcp__inreq *req)
     ctx->meta = json_object_get(req->params, "_meta");
     if (!json_is_object(ctx->meta))
         ctx->meta = NULL;
+    ctx->modern = (req->flags & MCP__REQ_MODERN) != 0;
+    ctx->rev = ctx->modern ? mcp__revision_modern() : s->rev;
+    ctx->client_caps = mcp__req_client_caps(s, req);
+    ctx->client_info = mcp__req_client_info(s, req);
+    ctx->level = mcp__req_log_level(s, req);
     json_t *token = json_object_get(ctx->meta, "progressToken");
     if (json_is_string(token) || json_is_integer(token))
         ctx->progress_token = token;
@@ -85,7 +90,7 @@ static void ctx_finish(mcp_ctx *ctx, json_t *result)
     if (req != NULL) {
         req->data = NULL;
         if (result != NULL) {
-            mcp__rpc_respond(req, result);
+            mcp__respond(ctx->sess, req, result);
             result = NULL;
         } else if (ctx->error_code != 0) {
             mcp__rpc_respond_error(req, ctx->error_code,
@@ -185,20 +190,20 @@ const json_t *mcp_ctx_meta(const mcp_ctx *ctx)
     return ctx->meta;
 }
 
-/* The fields below are set by initialize, before any context exists, and never change. */
+/* The request's own (see mcp_ctx.rev): set before the handler runs, never changed. */
 const char *mcp_ctx_protocol_version(const mcp_ctx *ctx)
 {
-    return ctx->sess->rev->version;
+    return ctx->rev->version;
 }
 
 const json_t *mcp_ctx_client_capabilities(const mcp_ctx *ctx)
 {
-    return ctx->sess->client_caps;
+    return ctx->client_caps;
 }
 
 const json_t *mcp_ctx_client_info(const mcp_ctx *ctx)
 {
-    return ctx->sess->client_info;
+    return ctx->client_info;
 }
 
 const char *mcp_ctx_session_id(const mcp_ctx *ctx)
@@ -315,7 +320,8 @@ static void op_run(ctx_op *op)
     int live = !s->closed && ctx->req != NULL && !atomic_load(&ctx->cancelled);
     switch (op->kind) {
     case OP_LOG:
-        if (live && op->level >= (int)s->level)
+        /* A legacy session's level may change while the request runs (logging/setLevel). */
+        if (live && op->level >= (ctx->modern ? ctx->level : (int)s->level))
             mcp__rpc_notify(s->rpc, op->method, json_incref(op->params), ctx->stream);
         op_sent(ctx, live);
         break;

@@ -25,6 +25,19 @@ static const char *require_string(mcp__inreq *req, const char *field)
     return json_string_value(v);
 }
 
+int mcp__respond(mcp__session *s, mcp__inreq *req, json_t *result)
+{
+    if (req->flags & MCP__REQ_MODERN)
+        result = mcp__modern_decorate(s->rt->srv, req->method, result);
+    return mcp__rpc_respond(req, result);
+}
+
+/* The revision whose rules req follows: its own in the modern era, else the session's. */
+static const mcp__revision *req_rev(const mcp__session *s, const mcp__inreq *req)
+{
+    return (req->flags & MCP__REQ_MODERN) ? mcp__revision_modern() : s->rev;
+}
+
 /* ---- initialize ---- */
 
 /*
@@ -185,7 +198,7 @@ static void respond_page(mcp__session *s, mcp__inreq *req, mcp__vec *v, size_t l
     uv_mutex_unlock(&srv->lock);
     if (more)
         json_object_set_new(result, "nextCursor", make_cursor(end));
-    mcp__rpc_respond(req, result);
+    mcp__respond(s, req, result);
 }
 
 /* ---- Handler invocations (on the handler's thread) ---- */
@@ -307,7 +320,7 @@ static void do_tools_call(mcp__session *s, mcp__inreq *req)
     if (bad) {
         json_decref(args);
         json_decref(out_schema);
-        mcp__rpc_respond(req, mcp_tool_error("Invalid arguments for tool %s: %s", name, why));
+        mcp__respond(s, req, mcp_tool_error("Invalid arguments for tool %s: %s", name, why));
         return;
     }
     start(s, req, invoke_tool, (void *)fn, user, flags, args, out_schema, NULL);
@@ -341,7 +354,7 @@ static void do_resources_read(mcp__session *s, mcp__inreq *req)
     if (fn == NULL) {
         char msg[300];
         snprintf(msg, sizeof(msg), "Resource not found: %s", uri);
-        mcp__rpc_respond_error(req, s->rev->resource_not_found, msg,
+        mcp__rpc_respond_error(req, req_rev(s, req)->resource_not_found, msg,
                                json_pack("{s:s}", "uri", uri));
         return;
     }
@@ -469,7 +482,18 @@ void mcp__dispatch(mcp__session *s, mcp__inreq *req)
     mcp_server *srv = s->rt->srv;
     const char *m = req->method;
     if (strcmp(m, "initialize") == 0) {
-        do_initialize(s, req);
+        if (srv->eras & MCP_ERA_LEGACY)
+            do_initialize(s, req);
+        else if ((s->modern = 1)) /* versioning.mdx: a modern-only server names what it speaks */
+            mcp__respond_unsupported_version(
+                srv, req, json_string_value(json_object_get(req->params, "protocolVersion")));
+        return;
+    }
+    /* The era is decided per request: before initialize, a request whose _meta names a
+     * revision is modern (after it, the session's revision rules). */
+    if (!s->initialized && (srv->eras & MCP_ERA_MODERN) &&
+        (mcp__req_is_modern(req) || !(srv->eras & MCP_ERA_LEGACY))) {
+        mcp__dispatch_modern(s, req);
         return;
     }
     if (strcmp(m, "ping") == 0) {
@@ -484,6 +508,13 @@ void mcp__dispatch(mcp__session *s, mcp__inreq *req)
                                NULL);
         return;
     }
+    mcp__dispatch_method(s, req);
+}
+
+void mcp__dispatch_method(mcp__session *s, mcp__inreq *req)
+{
+    mcp_server *srv = s->rt->srv;
+    const char *m = req->method;
     if (strcmp(m, "tools/list") == 0)
         respond_page(s, req, &srv->tools, offsetof(mcp__tool, listing), "tools");
     else if (strcmp(m, "tools/call") == 0)

@@ -37,12 +37,16 @@ mcp_server *mcp_server_new(const char *name, const char *version)
         return NULL;
     srv->name = mcp__strdup(name);
     srv->version = mcp__strdup(version);
-    if (srv->name == NULL || srv->version == NULL || uv_mutex_init(&srv->lock) != 0) {
+    srv->empty = json_object();
+    if (srv->name == NULL || srv->version == NULL || srv->empty == NULL ||
+        uv_mutex_init(&srv->lock) != 0) {
         free(srv->name);
         free(srv->version);
+        json_decref(srv->empty);
         free(srv);
         return NULL;
     }
+    srv->eras = MCP_ERA_LEGACY | MCP_ERA_MODERN;
     srv->page_size = 100;
     srv->workers = 8;
     srv->max_message = 4u << 20;
@@ -109,6 +113,7 @@ void mcp_server_free(mcp_server *srv)
     free(srv->version);
     free(srv->title);
     free(srv->instructions);
+    json_decref(srv->empty);
     free(srv);
 }
 
@@ -549,7 +554,11 @@ static void broadcast_run(mcp__mail *m)
 {
     broadcast_mail *b = (broadcast_mail *)m;
     for (mcp__session *s = b->rt->sessions; s != NULL; s = s->next) {
-        if (!s->initialized || s->closed)
+        if (s->closed)
+            continue;
+        if (s->listens != NULL && b->level < 0) /* logs are never a subscription's */
+            mcp__listen_deliver(s, b->method, b->params);
+        if (!s->initialized)
             continue;
         if (b->filter_uri != NULL && json_object_get(s->subscriptions, b->filter_uri) == NULL)
             continue;

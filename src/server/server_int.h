@@ -24,6 +24,7 @@
 
 typedef struct mcp__srt mcp__srt;
 typedef struct mcp__session mcp__session;
+typedef struct mcp__listen mcp__listen;
 
 /* ---- Registry (registry.c) ---- */
 
@@ -67,8 +68,17 @@ typedef struct mcp__vec {
     size_t len, cap;
 } mcp__vec;
 
+/* The results that carry caching hints (see mcp__cache_index). */
+#define MCP__CACHE_N 6
+
 struct mcp_server {
     char *name, *version, *title, *instructions;
+    unsigned eras; /* MCP_ERA_* */
+    struct {
+        long long ttl_ms;
+        int public_scope;
+    } cache[MCP__CACHE_N];
+    json_t *empty; /* {}, for what a client left out (read only, never changed) */
     int page_size;
     int workers;
     size_t max_message;
@@ -134,8 +144,17 @@ struct mcp__session {
     struct mcp_ctx *ctxs;  /* requests in flight */
     int refs;
     int closed;
+    /* A 2026-07-28 request came: its errors carry HTTP statuses (MCP__SEND_HTTP_*). */
+    int modern;
+    mcp__listen *listens; /* open subscriptions/listen requests */
+    int nlistens;
     mcp__session *prev, *next;
 };
+
+/* mcp__inreq.flags: a request of revision 2026-07-28, served by its own _meta. */
+#define MCP__REQ_MODERN 0x1u
+/* A subscriptions/listen request: req->data is its mcp__listen, not an mcp_ctx. */
+#define MCP__REQ_LISTEN 0x2u
 
 #define MCP__CAP_TOOLS 0x1u
 #define MCP__CAP_RESOURCES 0x2u
@@ -170,6 +189,9 @@ int mcp__session_notify(mcp__session *s, const char *method, json_t *params);
 void mcp__session_stream_ready(mcp__session *s, uint64_t stream);
 /* Cancels the handlers paused on `stream` (their answers still go out); how many. */
 int mcp__session_cancel_paused(mcp__session *s, uint64_t stream);
+/* The client closed `stream`, a 2026-07-28 request's response: its requests are
+ * cancelled and their answers dropped. */
+void mcp__session_cancel_stream(mcp__session *s, uint64_t stream);
 /* True when every request in flight is a handler paused by a congested stream
  * (it waits for its client, and nothing else goes on). */
 int mcp__session_all_paused(const mcp__session *s);
@@ -186,6 +208,12 @@ struct mcp_ctx {
     json_t *msg; /* the whole request, which the borrowed fields point into */
     const char *method;
     uint64_t stream;
+    /* The request's revision, client and log level: the session's, or for a 2026-07-28
+     * request its own _meta's (borrowed from params or the server). */
+    const mcp__revision *rev;
+    const json_t *client_caps, *client_info;
+    int level;
+    int modern;
     atomic_int cancelled;
     int on_loop; /* inline handler */
     double last_progress;
@@ -235,6 +263,43 @@ void mcp__ctx_resume(struct mcp_ctx *ctx);
 
 /* Answers or starts answering one request of session s. */
 void mcp__dispatch(mcp__session *s, mcp__inreq *req);
+/* The methods both eras share (the lists, calls, reads, completion). */
+void mcp__dispatch_method(mcp__session *s, mcp__inreq *req);
+/* Answers req with result (stolen), given what its revision adds to results. */
+int mcp__respond(mcp__session *s, mcp__inreq *req, json_t *result);
+
+/* ---- Revision 2026-07-28 (modern.c) ---- */
+
+/* True when req's _meta names a revision: a request of the modern era. */
+int mcp__req_is_modern(const mcp__inreq *req);
+/* Serves a modern request: its _meta checked, then server/discover, subscriptions/listen,
+ * or the shared methods. */
+void mcp__dispatch_modern(mcp__session *s, mcp__inreq *req);
+/* -32022 with the versions srv speaks and the one asked for (may be NULL). */
+void mcp__respond_unsupported_version(mcp_server *srv, mcp__inreq *req, const char *requested);
+/* Adds resultType, the server's identity and, for method's cacheable results, the
+ * caching hints to result (in place); returns it. */
+json_t *mcp__modern_decorate(mcp_server *srv, const char *method, json_t *result);
+/* The index of method in mcp_server.cache, or -1. */
+int mcp__cache_index(const char *method);
+/* The request's logging threshold, client capabilities and info (see mcp_ctx.rev). */
+int mcp__req_log_level(const mcp__session *s, const mcp__inreq *req);
+const json_t *mcp__req_client_caps(const mcp__session *s, const mcp__inreq *req);
+const json_t *mcp__req_client_info(const mcp__session *s, const mcp__inreq *req);
+
+/* ---- subscriptions/listen (listen.c) ---- */
+
+/* Opens a subscription: acknowledges it and keeps req open for its notifications. */
+void mcp__listen_open(mcp__session *s, mcp__inreq *req);
+/* The client ended the subscription req (cancelled it): nothing more goes out for it. */
+void mcp__listen_cancel(mcp__session *s, mcp__inreq *req);
+/* The same for the subscriptions of `stream` (its HTTP response was closed). */
+void mcp__listen_cancel_stream(mcp__session *s, uint64_t stream);
+/* Ends every subscription of s: with the graceful completion result, or silently. */
+void mcp__listen_end_all(mcp__session *s, int graceful);
+/* Sends the notification method (params borrowed) to the subscriptions of s that asked
+ * for it, tagged with each one's id. */
+void mcp__listen_deliver(mcp__session *s, const char *method, const json_t *params);
 
 /* ---- Registry helpers (registry.c) ---- */
 

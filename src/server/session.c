@@ -12,9 +12,19 @@ static int sess_send(void *user, uint64_t stream, const json_t *msg, const char 
                      unsigned flags)
 {
     mcp__session *s = user;
-    (void)msg;
     if (s->closed || s->io == NULL)
         return MCP_ECLOSED;
+    if (s->modern && (flags & MCP__SEND_RESPONSE) && msg != NULL) {
+        /* Revision 2026-07-28 gives some errors their own HTTP status (streamable-http.mdx:
+         * Protocol Version Header, Server Validation, Backward Compatibility). */
+        json_int_t code =
+            json_integer_value(json_object_get(json_object_get(msg, "error"), "code"));
+        if (code == MCP_RPC_HEADER_MISMATCH || code == MCP_RPC_UNSUPPORTED_VERSION ||
+            code == MCP_RPC_MISSING_CAPABILITY)
+            flags |= MCP__SEND_HTTP_400;
+        else if (code == MCP_RPC_METHOD_NOT_FOUND)
+            flags |= MCP__SEND_HTTP_404;
+    }
     return s->io->send(s->io_user, stream, text, len, flags);
 }
 
@@ -37,8 +47,9 @@ static void sess_on_notification(void *user, const char *method, const json_t *p
 
 static void sess_on_cancelled(void *user, mcp__inreq *req)
 {
-    (void)user;
-    if (req->data != NULL)
+    if (req->flags & MCP__REQ_LISTEN)
+        mcp__listen_cancel(user, req);
+    else if (req->data != NULL)
         mcp__ctx_cancel(req->data);
 }
 
@@ -144,6 +155,18 @@ int mcp__session_cancel_paused(mcp__session *s, uint64_t stream)
     return n;
 }
 
+void mcp__session_cancel_stream(mcp__session *s, uint64_t stream)
+{
+    mcp__listen_cancel_stream(s, stream);
+    for (struct mcp_ctx *c = s->ctxs; c != NULL; c = c->next) {
+        if (c->stream != stream)
+            continue;
+        if (c->req != NULL)
+            c->req->cancelled = 1; /* its answer is not sent */
+        mcp__ctx_cancel(c);
+    }
+}
+
 int mcp__session_all_paused(const mcp__session *s)
 {
     size_t n = 0;
@@ -161,6 +184,7 @@ void mcp__session_close(mcp__session *s)
     s->closed = 1;
     s->io = NULL;
     s->io_user = NULL;
+    mcp__listen_end_all(s, 0);
     for (struct mcp_ctx *c = s->ctxs; c != NULL; c = c->next)
         mcp__ctx_cancel(c);
     mcp__rpc_close(s->rpc);

@@ -45,7 +45,19 @@ typedef struct mcp__session_io {
      * it as the store can hold). The handler then waits in its next mcp_ctx call
      * until the transport calls the answerer's stream_ready. May be NULL. */
     int (*congested)(void *io, uint64_t stream);
+    /* The value of the request header `name` (case-insensitive) of the HTTP request
+     * that carried `stream`, or NULL (no such header, no such stream, not HTTP). For
+     * revision 2026-07-28's checks of Mcp-Param-* headers against the arguments. May be
+     * NULL. */
+    const char *(*header)(void *io, uint64_t stream, const char *name);
 } mcp__session_io;
+
+/* More flags of mcp__session_io.send, beside MCP__SEND_RESPONSE (protocol/rpc.h): the
+ * answer of a 2026-07-28 request that its HTTP response must carry with status 400
+ * (header mismatch, unsupported revision, missing client capability) or 404 (unknown
+ * method), when it is the whole response. */
+#define MCP__SEND_HTTP_400 0x100u
+#define MCP__SEND_HTTP_404 0x200u
 
 typedef struct mcp__answerer mcp__answerer;
 /* One session of an answerer, opaque to transports. */
@@ -91,6 +103,14 @@ typedef struct mcp__answerer_ops {
     int (*cancel_paused)(mcp__asession *s, uint64_t stream);
     /* The largest message a client may send, in bytes. */
     size_t (*max_message)(const mcp__answerer *a);
+    /* The eras it serves (MCP_ERA_LEGACY, MCP_ERA_MODERN of mcp/server.h). */
+    unsigned (*eras)(const mcp__answerer *a);
+    /* The client closed `stream`, the response of a 2026-07-28 request: that is its
+     * cancellation (the handler sees it cancelled, nothing more is sent for it). */
+    void (*cancel_stream)(mcp__asession *s, uint64_t stream);
+    /* The endpoint is stopping: long-lived requests (subscriptions/listen) end now
+     * with their graceful completion result. May be NULL. */
+    void (*drain)(mcp__asession *s);
     /* Detaches from the loop once every session is gone, closed or not, and what it
      * runs has returned; then done(arg) runs on the loop, nothing of the answerer is
      * left on it, and a is freed. Sessions closed before are waited for. */

@@ -277,6 +277,14 @@ int mcp_http_endpoint_stop(mcp_http_endpoint *t, int drain_ms, mcp_endpoint_done
     mcp__http_server_quiesce(t->http, on_http_quiet, t);
     if (drain_ms >= 0)
         uv_timer_start(&t->drain_timer, on_drain_timer, (uint64_t)drain_ms, 0);
+    /* Long-lived requests (subscriptions/listen) end now, gracefully: the drain would
+     * otherwise wait for them until its deadline. A session may close under the call. */
+    hsess *next;
+    for (hsess *hs = t->all; hs != NULL; hs = next) {
+        next = hs->next;
+        if (!hs->closing && HS_ANS(hs)->drain != NULL)
+            HS_ANS(hs)->drain(hs->sess);
+    }
     mcp__shttp_drain_check(t);
     return MCP_OK;
 }

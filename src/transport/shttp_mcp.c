@@ -157,6 +157,162 @@ void mcp__shttp_stream_closed(void *arg, mcp__http_req *req)
         mcp__hstream_maybe_ready(st); /* a handler waiting for it now only stores */
 }
 
+/* ---- Revision 2026-07-28: each request on its own ---- */
+
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+
+/*
+ * Whether a POST body goes to the modern era: the era is decided per request
+ * (versioning.mdx, Backward Compatibility). One request whose _meta names a
+ * revision is modern; so is any request but initialize when the server speaks
+ * only that era (its missing _meta then gets the modern error), or when the
+ * MCP-Protocol-Version header names a modern revision and no session is named.
+ * Everything else is the legacy era's, unchanged.
+ */
+static int goes_modern(shttp *t, mcp__http_req *req, const json_t *v, int has_init)
+{
+    unsigned eras = t->ans->ops->eras(t->ans);
+    if (!(eras & MCP_ERA_MODERN) || !json_is_object(v) || has_init ||
+        json_object_get(v, "method") == NULL)
+        return 0;
+    if (json_object_get(json_object_get(json_object_get(v, "params"), "_meta"), META_VERSION))
+        return 1;
+    if (!(eras & MCP_ERA_LEGACY))
+        return 1;
+    const mcp__revision *rev = mcp__revision_find(mcp__http_header(req, "mcp-protocol-version"));
+    return rev != NULL && rev->modern && mcp__http_header(req, "mcp-session-id") == NULL;
+}
+
+/* A header value as the client meant it: the Base64 sentinel "=?base64?...?=" decoded
+ * (streamable-http.mdx, Value Encoding). A new string, or NULL when the encoding is bad. */
+static char *header_value(const char *h, size_t *len)
+{
+    size_t n = strlen(h);
+    if (n >= 11 && strncmp(h, "=?base64?", 9) == 0 && strcmp(h + n - 2, "?=") == 0) {
+        unsigned char *raw = mcp__base64_decode(h + 9, n - 11, len);
+        if (raw == NULL)
+            return NULL;
+        char *out = realloc(raw, *len + 1);
+        if (out == NULL) {
+            free(raw);
+            return NULL;
+        }
+        out[*len] = '\0';
+        return out;
+    }
+    *len = n;
+    return mcp__strdup(h);
+}
+
+/* 400 with HeaderMismatch (-32020), naming the header and why. */
+static int mismatch(shttp *t, mcp__http_req *req, const json_t *id, const char *header,
+                    const char *why)
+{
+    char msg[200];
+    snprintf(msg, sizeof(msg), "Header mismatch: %s %s", header, why);
+    mcp__shttp_error_id(t, req, 400, id, MCP_RPC_HEADER_MISMATCH, msg);
+    return -1;
+}
+
+/*
+ * Server Validation (streamable-http.mdx): MCP-Protocol-Version, Mcp-Method and, for
+ * the methods that name something, Mcp-Name must be present and equal the body's
+ * values. Checked only when the body names a revision we speak: for another one the
+ * answer is UnsupportedProtocolVersion, which the server core gives. The Mcp-Param-*
+ * headers depend on the tool's schema, so the core checks them (io.header).
+ */
+static int check_modern_headers(shttp *t, mcp__http_req *req, const json_t *v, const json_t *id)
+{
+    json_t *params = json_object_get(v, "params");
+    const char *version =
+        json_string_value(json_object_get(json_object_get(params, "_meta"), META_VERSION));
+    const mcp__revision *rev = mcp__revision_find(version);
+    if (rev == NULL || !rev->modern)
+        return 0;
+    const char *hv = mcp__http_header(req, "mcp-protocol-version");
+    if (hv == NULL)
+        return mismatch(t, req, id, "MCP-Protocol-Version", "is required");
+    if (strcmp(hv, version) != 0)
+        return mismatch(t, req, id, "MCP-Protocol-Version", "does not match the body's _meta");
+    const char *method = json_string_value(json_object_get(v, "method"));
+    const char *hm = mcp__http_header(req, "mcp-method");
+    if (hm == NULL)
+        return mismatch(t, req, id, "Mcp-Method", "is required");
+    if (strcmp(hm, method) != 0)
+        return mismatch(t, req, id, "Mcp-Method", "does not match the body's method");
+    const char *field = NULL;
+    if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
+        field = "name";
+    else if (strcmp(method, "resources/read") == 0)
+        field = "uri";
+    if (field == NULL)
+        return 0;
+    const char *hn = mcp__http_header(req, "mcp-name");
+    json_t *body_name = json_object_get(params, field);
+    if (hn == NULL)
+        return mismatch(t, req, id, "Mcp-Name", "is required");
+    if (!json_is_string(body_name))
+        return 0; /* the method's own check names the bad params */
+    size_t len;
+    char *name = header_value(hn, &len);
+    int same = name != NULL && len == json_string_length(body_name) &&
+               memcmp(name, json_string_value(body_name), len) == 0;
+    free(name);
+    if (!same)
+        return mismatch(t, req, id, "Mcp-Name",
+                        strcmp(field, "uri") == 0 ? "does not match the body's params.uri"
+                                                  : "does not match the body's params.name");
+    return 0;
+}
+
+/* The client closed a modern request's response: that cancels the request
+ * (streamable-http.mdx, Cancellation), and its session, which was only that request,
+ * goes once the handler has returned. */
+static void modern_stream_closed(void *arg, mcp__http_req *req)
+{
+    hstream *st = arg;
+    hsess *hs = st->hs;
+    mcp__http_req_release(req);
+    st->req = NULL;
+    HS_ANS(hs)->cancel_stream(hs->sess, st->id);
+}
+
+static void post_modern(shttp *t, mcp__http_req *req, json_t *v, size_t n_requests)
+{
+    const json_t *id = request_id(v);
+    if (n_requests == 0) {
+        /* This revision sends no notification over HTTP (closing a stream cancels): one
+         * is accepted and has nothing to act on. */
+        const char *hdrs[12];
+        size_t n = mcp__shttp_cors(t, req, hdrs, 0);
+        hdrs[n] = NULL;
+        mcp__http_respond(req, 202, hdrs, NULL, 0);
+        return;
+    }
+    if (t->phase != EP_RUNNING) {
+        mcp__shttp_error_id(t, req, 503, id, MCP_RPC_SERVER_ERROR,
+                            "Service Unavailable: shutting down");
+        return;
+    }
+    if (check_modern_headers(t, req, v, id) != 0)
+        return;
+    hsess *hs = mcp__hsess_new(t, 1, 0);
+    hstream *st = hs != NULL ? mcp__hstream_new(hs, HS_POST_JSON, req) : NULL;
+    if (st == NULL) {
+        if (hs != NULL)
+            mcp__hsess_close(hs);
+        mcp__shttp_error_id(t, req, 500, id, MCP_RPC_INTERNAL_ERROR,
+                            "Internal error: out of memory");
+        return;
+    }
+    /* Answered as one JSON body, or as an SSE stream from the first message the request
+     * sends before its answer (progress, logs, a subscription's notifications). */
+    st->pending = 1;
+    st->unstored = 1;
+    mcp__http_req_on_close(req, modern_stream_closed, st);
+    HS_ANS(hs)->feed_value(hs->sess, v, st->id);
+}
+
 static void post(shttp *t, mcp__http_req *req)
 {
     const char *accept = mcp__http_header(req, "accept");
@@ -176,6 +332,10 @@ static void post(shttp *t, mcp__http_req *req)
     json_t *v = mcp__shttp_parse_body(t, req, &n_requests, &has_init);
     if (v == NULL)
         return;
+    if (goes_modern(t, req, v, has_init)) {
+        post_modern(t, req, v, n_requests);
+        goto out;
+    }
     /* From here on every refusal names the request it refuses. */
     const json_t *id = request_id(v);
     hsess *hs;
@@ -289,7 +449,7 @@ static void get(shttp *t, mcp__http_req *req)
                          "Not Acceptable: Client must accept text/event-stream");
         return;
     }
-    if (t->stateless || t->disable_get) {
+    if (t->stateless || t->disable_get || !(t->ans->ops->eras(t->ans) & MCP_ERA_LEGACY)) {
         mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");
         return;
     }
@@ -338,7 +498,7 @@ static void get(shttp *t, mcp__http_req *req)
 
 static void delete (shttp *t, mcp__http_req *req)
 {
-    if (t->stateless) {
+    if (t->stateless || !(t->ans->ops->eras(t->ans) & MCP_ERA_LEGACY)) {
         mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");
         return;
     }

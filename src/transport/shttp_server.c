@@ -243,8 +243,8 @@ static hstream *find_stream(hsess *hs, uint64_t id)
     return NULL;
 }
 
-/* A JSON-mode POST gets its answer as one body. */
-static void finish_json(hstream *st, const char *text, size_t len)
+/* A JSON-mode POST gets its answer as one body (flags: MCP__SEND_HTTP_*). */
+static void finish_json(hstream *st, const char *text, size_t len, unsigned flags)
 {
     hsess *hs = st->hs;
     if (st->req != NULL) {
@@ -256,8 +256,9 @@ static void finish_json(hstream *st, const char *text, size_t len)
         }
         n = mcp__shttp_cors(hs->t, st->req, hdrs, n);
         hdrs[n] = NULL;
+        int status = (flags & MCP__SEND_HTTP_400) ? 400 : (flags & MCP__SEND_HTTP_404) ? 404 : 200;
         if (text != NULL)
-            mcp__http_respond(st->req, 200, hdrs, text, len);
+            mcp__http_respond(st->req, status, hdrs, text, len);
         else
             mcp__http_respond(st->req, 202, hdrs, NULL, 0); /* cancelled: no answer */
         st->req = NULL;
@@ -279,7 +280,7 @@ static int io_send(void *io, uint64_t stream, const char *text, size_t len, unsi
         return text != NULL ? emit_standalone(hs, text, len) : MCP_OK;
     }
     if (st->kind == HS_POST_JSON) {
-        finish_json(st, text, len);
+        finish_json(st, text, len, flags);
         mcp__hstream_free(st);
     } else {
         if (text != NULL)
@@ -453,11 +454,18 @@ static void io_idle(void *io)
     mcp__shttp_drain_check(hs->t);
 }
 
+static const char *io_header(void *io, uint64_t stream, const char *name)
+{
+    hstream *st = find_stream(io, stream);
+    return st != NULL && st->req != NULL ? mcp__http_header(st->req, name) : NULL;
+}
+
 static const mcp__session_io shttp_io = {.send = io_send,
                                          .idle = io_idle,
                                          .close_stream = io_close_stream,
                                          .close_standalone = io_close_standalone,
-                                         .congested = io_congested};
+                                         .congested = io_congested,
+                                         .header = io_header};
 
 /* ---- Sessions ---- */
 
