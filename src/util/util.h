@@ -103,9 +103,12 @@ void *mcp__map_remove(mcp__map *m, const char *key);
 int mcp__map_next(const mcp__map *m, size_t *pos, const char **key, void **value);
 void mcp__map_free(mcp__map *m);
 
-/* ---- Monotonic time ---- */
+/* ---- Clocks ---- */
 
 uint64_t mcp__now_ms(void); /* CLOCK_MONOTONIC in milliseconds */
+/* CLOCK_REALTIME in milliseconds since the epoch: for expiries that travel to other
+ * machines (sealed tokens); it may jump, so never for timeouts. */
+uint64_t mcp__wall_ms(void);
 
 /* ---- Diagnostics on stderr (never stdout: stdout may be the MCP channel) ---- */
 
