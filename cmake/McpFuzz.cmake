@@ -63,7 +63,8 @@ target_include_directories(mcp_fuzz_lib
     PUBLIC "${PROJECT_SOURCE_DIR}/include" "${PROJECT_SOURCE_DIR}/src"
     PRIVATE "${MCP_LLHTTP_INCLUDE_DIR}")
 target_link_libraries(mcp_fuzz_lib PUBLIC
-    PkgConfig::LIBMCP_JANSSON PkgConfig::LIBMCP_UV PkgConfig::LIBMCP_CURL Threads::Threads m)
+    PkgConfig::LIBMCP_JANSSON PkgConfig::LIBMCP_UV PkgConfig::LIBMCP_CURL PkgConfig::LIBMCP_CRYPTO
+    Threads::Threads m)
 
 # What several targets share: the fuzz server and the stepped HTTP harness.
 # Every target links with --wrap=uv_run (see fuzz/http_harness.h); the wrapper

@@ -1,5 +1,5 @@
 /*
- * Monotonic clock.
+ * Clocks: monotonic for timeouts, wall-clock for what another machine reads.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -15,5 +15,13 @@ uint64_t mcp__now_ms(void)
      * clock anyway rather than return garbage. */
     if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
         return uv_hrtime() / 1000000u;
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+uint64_t mcp__wall_ms(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0 || ts.tv_sec < 0)
+        return 0;
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }

@@ -70,6 +70,15 @@ void mcp__hex(const void *data, size_t n, char *out);
  * convenience) and *out_len, or NULL on bad input or ENOMEM. */
 char *mcp__base64_encode(const void *data, size_t len); /* same as mcp_base64_encode */
 unsigned char *mcp__base64_decode(const char *text, size_t len, size_t *out_len);
+/* Base64url (RFC 4648 section 5: '-' and '_') without padding, for tokens. Encoding
+ * writes mcp__base64url_len(len) characters and a NUL to out. Decoding writes at most
+ * len / 4 * 3 + 2 bytes to out and sets *out_len; MCP_OK, or MCP_EINVAL for anything but
+ * the one spelling encoding gives: a character outside the URL-safe alphabet (NUL and
+ * '=' included), a length that leaves one character over, or nonzero bits after the
+ * last byte. */
+size_t mcp__base64url_len(size_t len);
+size_t mcp__base64url_encode(const void *data, size_t len, char *out);
+int mcp__base64url_decode(const char *text, size_t len, unsigned char *out, size_t *out_len);
 
 /* ---- String-keyed hash map ---- */
 
@@ -94,9 +103,12 @@ void *mcp__map_remove(mcp__map *m, const char *key);
 int mcp__map_next(const mcp__map *m, size_t *pos, const char **key, void **value);
 void mcp__map_free(mcp__map *m);
 
-/* ---- Monotonic time ---- */
+/* ---- Clocks ---- */
 
 uint64_t mcp__now_ms(void); /* CLOCK_MONOTONIC in milliseconds */
+/* CLOCK_REALTIME in milliseconds since the epoch: for expiries that travel to other
+ * machines (sealed tokens); it may jump, so never for timeouts. */
+uint64_t mcp__wall_ms(void);
 
 /* ---- Diagnostics on stderr (never stdout: stdout may be the MCP channel) ---- */
 

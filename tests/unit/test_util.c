@@ -255,6 +255,73 @@ static void test_base64_decode_rejects_bad_input(void **state)
     assert_null(mcp__base64_decode("Zm\0v", 4, &n));
 }
 
+static void test_base64url_encodes_without_padding_in_the_url_safe_alphabet(void **state)
+{
+    (void)state;
+    static const char *const vec[][2] = {
+        {"", ""},
+        {"f", "Zg"},
+        {"fo", "Zm8"},
+        {"foo", "Zm9v"},
+        {"foob", "Zm9vYg"},
+        {"fooba", "Zm9vYmE"},
+        {"foobar", "Zm9vYmFy"},
+        {"\xfb\xff\xbf", "-_-_"}, /* "+/+/" in the standard alphabet */
+    };
+    for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++) {
+        size_t len = strlen(vec[i][0]);
+        char out[16];
+        assert_int_equal(mcp__base64url_len(len), strlen(vec[i][1]));
+        assert_int_equal(mcp__base64url_encode(vec[i][0], len, out), strlen(vec[i][1]));
+        assert_string_equal(out, vec[i][1]);
+        unsigned char d[16];
+        size_t n = 99;
+        assert_int_equal(mcp__base64url_decode(out, strlen(out), d, &n), MCP_OK);
+        assert_int_equal(n, len);
+        assert_memory_equal(d, vec[i][0], n);
+    }
+}
+
+static void test_base64url_round_trips_every_length(void **state)
+{
+    (void)state;
+    unsigned char in[300];
+    char out[404];
+    for (size_t i = 0; i < sizeof in; i++)
+        in[i] = (unsigned char)(i * 7 + 3);
+    for (size_t len = 0; len <= sizeof in; len++) {
+        size_t el = mcp__base64url_encode(in, len, out);
+        assert_int_equal(el, mcp__base64url_len(len));
+        assert_int_equal(strlen(out), el);
+        unsigned char d[sizeof in + 2];
+        size_t n = 0;
+        assert_int_equal(mcp__base64url_decode(out, el, d, &n), MCP_OK);
+        assert_int_equal(n, len);
+        assert_memory_equal(d, in, len);
+    }
+}
+
+static void test_base64url_decode_accepts_one_spelling_only(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "Zg==", "Zm8=",           /* no padding */
+        "+/+/", "Zm9v+",  "Zm/v", /* the standard alphabet is a different encoding */
+        "Z",    "Zm9vY",          /* one leftover character carries no byte */
+        "Zh",   "Zm9",            /* nonzero bits after the last byte: "Zg" and "Zm8" only */
+        "Zm 9", "Zm9v\n", "Zm.v",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        unsigned char d[16];
+        size_t n = 0;
+        if (mcp__base64url_decode(bad[i], strlen(bad[i]), d, &n) != MCP_EINVAL)
+            fail_msg("accepted bad base64url \"%s\"", bad[i]);
+    }
+    unsigned char d[16];
+    size_t n = 0;
+    assert_int_equal(mcp__base64url_decode("Zm\0v", 4, d, &n), MCP_EINVAL);
+}
+
 /* ---- Logging ---- */
 
 /* Runs fn with stderr redirected into a pipe and returns what it wrote. */
@@ -840,6 +907,9 @@ int main(void)
         cmocka_unit_test(test_base64_encodes_rfc4648_vectors),
         cmocka_unit_test(test_base64_round_trips_every_byte_value_and_length),
         cmocka_unit_test(test_base64_decode_rejects_bad_input),
+        cmocka_unit_test(test_base64url_encodes_without_padding_in_the_url_safe_alphabet),
+        cmocka_unit_test(test_base64url_round_trips_every_length),
+        cmocka_unit_test(test_base64url_decode_accepts_one_spelling_only),
         cmocka_unit_test(test_log_writes_prefixed_lines_to_stderr_and_keeps_errno),
         cmocka_unit_test(test_log_writes_lines_longer_than_its_stack_buffer_whole),
         cmocka_unit_test(test_pool_runs_1000_jobs_on_4_threads_and_free_drains),
