@@ -79,6 +79,21 @@ foreach(_mode sse json_response stateless)
         LABELS conformance)
 endforeach()
 
+# The same harness's requirement set of revision 2026-07-28 (stateless requests with _meta,
+# Multi Round-Trip Requests, subscriptions/listen, request headers, caching hints), against
+# the same dual-era server: every scenario passes with no warning but the unscored ones of
+# the io.modelcontextprotocol/tasks extension, which the requirement file marks optional and
+# mcp-everything does not offer (tests/conformance/expected-2026.json lists them; each must
+# still fail, and run-server.sh checks the file marks it an extension).
+add_test(NAME conformance_next_2026
+    COMMAND "${MCP_BASH_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/tests/conformance/run-server.sh"
+    WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}/tests/conformance")
+set_tests_properties(conformance_next_2026 PROPERTIES
+    ENVIRONMENT "MCP_BIN_DIR=${_mcp_conformance_bin};MCP_CONFORMANCE_HARNESS=next;MCP_CONFORMANCE_REQUIREMENTS=2026-07-28;MCP_CONFORMANCE_EXPECTED=expected-2026.json"
+    TIMEOUT 900
+    RUN_SERIAL TRUE
+    LABELS conformance)
+
 # The client mode: tests/conformance/run-client.sh runs the scenarios initialize, tools_call,
 # sse-retry and elicitation-sep1034-client-defaults against bin/mcp-conformance-client, with each
 # harness; every check a scenario is known to make must be reported, and be a SUCCESS.

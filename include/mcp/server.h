@@ -503,6 +503,61 @@ MCP_EXTERN int mcp_ctx_list_roots(mcp_ctx *ctx, int timeout_ms, json_t **result,
                                   mcp_rpc_error *err);
 
 /*
+ * One handler for both eras: asking the client for input.
+ *
+ * mcp_ctx_elicit, mcp_ctx_create_message and mcp_ctx_list_roots are mcp_ctx_ask with
+ * key NULL. In the legacy era mcp_ctx_ask sends the request to the client and waits
+ * for its answer, as mcp_ctx_request does. In revision 2026-07-28 a server does not
+ * send requests: it answers tools/call, prompts/get or resources/read with an
+ * InputRequiredResult, and the client retries the request with its answers (Multi
+ * Round-Trip Requests). So there mcp_ctx_ask never waits:
+ *   - a question whose answer the retry brings (or an earlier round brought, for the
+ *     same question) returns MCP_OK and the answer in *result, at once;
+ *   - a question without an answer yet returns MCP_EINPUT and is recorded. The handler
+ *     should then return soon (what it returns is dropped; returning NULL is fine, an
+ *     error it set is dropped too); the request is answered with an InputRequiredResult
+ *     that asks every question recorded in this run, so a handler that wants several
+ *     answers at once asks them all before it returns;
+ *   - on the retry the handler runs again from the start, with the same arguments.
+ *     Questions are matched by key: `key` names it in inputRequests (NULL: "input-N",
+ *     N counting the handler's questions in this run, so a handler that asks the same
+ *     questions in the same order finds its answers). An answer carried from an
+ *     earlier round is used only for the same question (method and params); a
+ *     different question is asked again. An answer that is not a result of its method
+ *     fails the request with -32602.
+ * What a handler sees on a retry: mcp_ctx_round() counts the rounds (1 first);
+ * mcp_ctx_round_state() is the JSON value it kept with mcp_ctx_keep_state() in the round
+ * before (NULL in the first round and in the legacy era); mcp_ctx_params() holds the
+ * retry's inputResponses and requestState beside the arguments. The requestState the
+ * client echoes is sealed (AES-256-GCM under the server's key, mcp_server_set_state_key):
+ * the client can neither read nor change the answers and state it carries, and it is
+ * refused (-32602) when tampered with, expired, presented with another method, tool,
+ * prompt, resource or arguments, or under the JSON-RPC id of the request it came from.
+ * A request that still asks after 32 rounds fails.
+ *
+ * method is elicitation/create, sampling/createMessage or roots/list (else MCP_EINVAL);
+ * params is stolen (NULL: {}). MCP_ENOTSUP when the client did not declare the
+ * capability (for this request, in the modern era), or when the request's method cannot
+ * take an InputRequiredResult (the modern era: only the three above); MCP_ELIMIT for
+ * more than 32 questions in a round or a key asked twice in one; the legacy errors of
+ * mcp_ctx_request otherwise.
+ */
+MCP_EXTERN int mcp_ctx_ask(mcp_ctx *ctx, const char *key, const char *method, json_t *params,
+                           int timeout_ms, json_t **result, mcp_rpc_error *err);
+MCP_EXTERN int mcp_ctx_round(const mcp_ctx *ctx);
+MCP_EXTERN const json_t *mcp_ctx_round_state(const mcp_ctx *ctx);
+/* Keeps state (stolen; NULL drops it) for the next round: it travels sealed in the
+ * requestState, so keep it small (the whole requestState is at most 64 KiB). */
+MCP_EXTERN int mcp_ctx_keep_state(mcp_ctx *ctx, json_t *state);
+/*
+ * MCP_OK when the client declared `capability` (e.g. "sampling") for this request.
+ * Otherwise the request's error becomes MissingRequiredClientCapability (-32021, HTTP
+ * 400 in revision 2026-07-28) with data {"requiredCapabilities": {capability: {}}} and
+ * MCP_ENOTSUP is returned: the handler then returns NULL.
+ */
+MCP_EXTERN int mcp_ctx_require_capability(mcp_ctx *ctx, const char *capability);
+
+/*
  * SEP-1699 SSE polling: closes the SSE stream that carries this request's
  * messages, after an event that names where to resume, so the client
  * reconnects (GET with Last-Event-ID) after retry_ms (0: at once; < 0: the

@@ -40,5 +40,11 @@ int everything_add_tools(mcp_server *srv);
 int everything_add_resources(mcp_server *srv);
 int everything_add_prompts(mcp_server *srv);
 int everything_set_completion(mcp_server *srv);
+/* A text CallToolResult made with printf formatting; NULL on ENOMEM. */
+json_t *text_resultf(const char *fmt, ...) MCP_PRINTF(1, 2);
+
+/* Revision 2026-07-28's conformance tools and prompt (modern.c). */
+int everything_add_modern_tools(mcp_server *srv);
+int everything_add_modern_prompts(mcp_server *srv);
 
 #endif

@@ -28,10 +28,7 @@
 
 /* ---- Helpers ---- */
 
-static json_t *text_resultf(const char *fmt, ...) MCP_PRINTF(1, 2);
-
-/* A text CallToolResult made with printf formatting; NULL on ENOMEM. */
-static json_t *text_resultf(const char *fmt, ...)
+json_t *text_resultf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -389,10 +386,17 @@ static json_t *tool_elicitation_sep1330(mcp_ctx *ctx, const json_t *args, void *
 static const char json_schema_2020_12[] =
     "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
     "\"type\":\"object\","
-    "\"$defs\":{\"address\":{\"type\":\"object\",\"properties\":{"
+    "\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\",\"properties\":{"
     "\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},"
     "\"properties\":{\"name\":{\"type\":\"string\"},"
-    "\"address\":{\"$ref\":\"#/$defs/address\"}},"
+    "\"address\":{\"$ref\":\"#/$defs/address\"},"
+    "\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\",\"email\"]},"
+    "\"phone\":{\"type\":\"string\"},\"email\":{\"type\":\"string\"}},"
+    "\"allOf\":[{\"anyOf\":[{\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],"
+    "\"if\":{\"properties\":{\"contactMethod\":{\"const\":\"phone\"}},"
+    "\"required\":[\"contactMethod\"]},"
+    "\"then\":{\"required\":[\"phone\"]},"
+    "\"else\":{\"required\":[\"email\"]},"
     "\"additionalProperties\":false}";
 
 static json_t *tool_json_schema_2020_12(mcp_ctx *ctx, const json_t *args, void *user)

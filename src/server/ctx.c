@@ -71,6 +71,7 @@ static void ctx_destroy(mcp_ctx *ctx)
     json_decref(ctx->args);
     json_decref(ctx->schema);
     json_decref(ctx->error_data);
+    mcp__mrtr_free(ctx);
     free(ctx->error_message);
     free(ctx->uri);
     uv_cond_destroy(&ctx->cond);
@@ -87,6 +88,8 @@ static void ctx_finish(mcp_ctx *ctx, json_t *result)
 {
     mcp__inreq *req = ctx->req;
     ctx->req = NULL;
+    if (ctx->modern && mcp__mrtr_method(ctx->method))
+        result = mcp__mrtr_finish(ctx, result);
     if (req != NULL) {
         req->data = NULL;
         if (result != NULL) {
@@ -618,45 +621,70 @@ int mcp_ctx_close_standalone_streams(mcp_ctx *ctx, int all, int retry_ms)
     return close_op(ctx, OP_CLOSE_STANDALONE, all, retry_ms);
 }
 
-/* MCP_OK when the client can be asked what needs capability. A stateless session never
- * learns the client's capabilities, and could not ask anyway: that reason comes first. */
-static int client_can(const mcp_ctx *ctx, const char *capability)
+/* The capability a question of the client needs, or NULL for a method that is not one. */
+static const char *capability_of(const char *method)
 {
-    if (ctx->sess->stateless)
-        return MCP_ESTATELESS;
-    return json_object_get(ctx->sess->client_caps, capability) != NULL ? MCP_OK : MCP_ENOTSUP;
+    if (strcmp(method, "elicitation/create") == 0)
+        return "elicitation";
+    if (strcmp(method, "sampling/createMessage") == 0)
+        return "sampling";
+    if (strcmp(method, "roots/list") == 0)
+        return "roots";
+    return NULL;
 }
 
-int mcp_ctx_create_message(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
-                           mcp_rpc_error *err)
+int mcp_ctx_ask(mcp_ctx *ctx, const char *key, const char *method, json_t *params, int timeout_ms,
+                json_t **result, mcp_rpc_error *err)
 {
-    int rc = client_can(ctx, "sampling");
-    if (rc != MCP_OK) {
+    if (result != NULL)
+        *result = NULL;
+    const char *capability = method != NULL ? capability_of(method) : NULL;
+    if (capability == NULL || (params != NULL && !json_is_object(params))) {
         json_decref(params);
-        return rc;
+        return MCP_EINVAL;
     }
-    return mcp_ctx_request(ctx, "sampling/createMessage", params, timeout_ms, result, err);
-}
-
-int mcp_ctx_elicit(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
-                   mcp_rpc_error *err)
-{
-    int rc = client_can(ctx, "elicitation");
+    if (params == NULL && (params = json_object()) == NULL)
+        return MCP_ENOMEM;
+    if (ctx->modern) {
+        /* Only these methods may answer with an InputRequiredResult (mrtr.mdx), and only
+         * what the client declared for this request may be asked (mrtr.mdx, Server
+         * Requirements). */
+        if (!mcp__mrtr_method(ctx->method) ||
+            json_object_get(ctx->client_caps, capability) == NULL) {
+            json_decref(params);
+            return MCP_ENOTSUP;
+        }
+        return mcp__mrtr_ask(ctx, key, method, params, result);
+    }
+    /* A stateless session never learns the client's capabilities, and could not ask
+     * anyway: that reason comes first. */
+    int rc = ctx->sess->stateless                                    ? MCP_ESTATELESS
+             : json_object_get(ctx->client_caps, capability) != NULL ? MCP_OK
+                                                                     : MCP_ENOTSUP;
     /* elicitation/create does not exist before 2025-06-18: a client of an older
      * revision could not take it, whatever it declared. */
-    if (rc == MCP_OK && !ctx->sess->rev->elicitation)
+    if (rc == MCP_OK && strcmp(capability, "elicitation") == 0 && !ctx->rev->elicitation)
         rc = MCP_ENOTSUP;
     if (rc != MCP_OK) {
         json_decref(params);
         return rc;
     }
-    return mcp_ctx_request(ctx, "elicitation/create", params, timeout_ms, result, err);
+    return mcp_ctx_request(ctx, method, params, timeout_ms, result, err);
+}
+
+int mcp_ctx_create_message(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
+                           mcp_rpc_error *err)
+{
+    return mcp_ctx_ask(ctx, NULL, "sampling/createMessage", params, timeout_ms, result, err);
+}
+
+int mcp_ctx_elicit(mcp_ctx *ctx, json_t *params, int timeout_ms, json_t **result,
+                   mcp_rpc_error *err)
+{
+    return mcp_ctx_ask(ctx, NULL, "elicitation/create", params, timeout_ms, result, err);
 }
 
 int mcp_ctx_list_roots(mcp_ctx *ctx, int timeout_ms, json_t **result, mcp_rpc_error *err)
 {
-    int rc = client_can(ctx, "roots");
-    if (rc != MCP_OK)
-        return rc;
-    return mcp_ctx_request(ctx, "roots/list", json_object(), timeout_ms, result, err);
+    return mcp_ctx_ask(ctx, NULL, "roots/list", json_object(), timeout_ms, result, err);
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/headers.h"
 #include "server/server_int.h"
 
 static void invalid_params(mcp__inreq *req, const char *fmt, const char *field)
@@ -280,7 +281,69 @@ static void start(mcp__session *s, mcp__inreq *req, mcp__invoke_fn invoke, void 
         mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
         ctx->invoke = NULL;
     }
+    if (ctx->invoke != NULL && ctx->modern && mcp__mrtr_method(ctx->method))
+        mcp__mrtr_begin(ctx); /* a refused requestState clears invoke */
     mcp__ctx_run(ctx, (flags & MCP_HANDLER_INLINE) != 0);
+}
+
+/* ---- Custom headers from tool parameters (2026-07-28, x-mcp-header) ---- */
+
+/* Whether a header's text (decoded) says the same as the argument v. Numbers compare as
+ * numbers (42 and 42.0 are one), booleans as true and false. */
+static int header_matches(const char *h, size_t len, const json_t *v)
+{
+    if (json_is_string(v))
+        return len == json_string_length(v) && memcmp(h, json_string_value(v), len) == 0;
+    if (json_is_boolean(v))
+        return strcmp(h, json_is_true(v) ? "true" : "false") == 0;
+    if (json_is_number(v)) {
+        char *end;
+        double d = strtod(h, &end);
+        return len > 0 && *end == '\0' && d == json_number_value(v);
+    }
+    return 1; /* no header stands for any other type (the annotation is invalid there) */
+}
+
+/*
+ * streamable-http.mdx, Server Behavior for Custom Headers: every parameter the tool's
+ * inputSchema marks with x-mcp-header (at the end of a chain of "properties") and that
+ * has a value in the arguments must come as Mcp-Param-{name}, equal after decoding. 0,
+ * or -1 with why.
+ */
+static int check_param_headers(mcp__session *s, mcp__inreq *req, const json_t *schema,
+                               const json_t *args, int depth, char *why, size_t n)
+{
+    json_t *props = json_object_get(schema, "properties");
+    if (!json_is_object(props) || !json_is_object(args) || depth > 32)
+        return 0;
+    const char *key;
+    json_t *sub;
+    json_object_foreach(props, key, sub)
+    {
+        json_t *v = json_object_get(args, key);
+        if (v == NULL || json_is_null(v))
+            continue;
+        const char *name = json_string_value(json_object_get(sub, "x-mcp-header"));
+        if (name != NULL) {
+            char header[160];
+            snprintf(header, sizeof header, "mcp-param-%.128s", name);
+            const char *h = s->io->header(s->io_user, req->stream, header);
+            size_t len = 0;
+            char *value = h != NULL ? mcp__header_value_decode(h, &len) : NULL;
+            int ok = value != NULL && header_matches(value, len, v);
+            free(value);
+            if (!ok) {
+                snprintf(why, n, "Header mismatch: Mcp-Param-%.128s %s", name,
+                         h == NULL       ? "is required, the argument has a value"
+                         : value == NULL ? "is not a valid header value"
+                                         : "does not match the argument");
+                return -1;
+            }
+        }
+        if (check_param_headers(s, req, sub, v, depth + 1, why, n) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* ---- Methods ---- */
@@ -312,9 +375,17 @@ static void do_tools_call(mcp__session *s, mcp__inreq *req)
         mcp__rpc_respond_error(req, MCP_RPC_INVALID_PARAMS, msg, NULL);
         return;
     }
+    char why[256];
+    if ((req->flags & MCP__REQ_MODERN) && s->io != NULL && s->io->header != NULL &&
+        check_param_headers(s, req, in_schema, args, 0, why, sizeof why) != 0) {
+        json_decref(in_schema);
+        json_decref(args);
+        json_decref(out_schema);
+        mcp__rpc_respond_error(req, MCP_RPC_HEADER_MISMATCH, why, NULL);
+        return;
+    }
     /* The spec (2025-11-25): arguments that fail the input schema are a tool execution
      * error, so the model can read it and correct itself. */
-    char why[256];
     int bad = mcp__schema_check(in_schema, args, why, sizeof(why));
     json_decref(in_schema);
     if (bad) {
@@ -481,19 +552,19 @@ void mcp__dispatch(mcp__session *s, mcp__inreq *req)
 {
     mcp_server *srv = s->rt->srv;
     const char *m = req->method;
+    /* The era is decided per request: before initialize, a request whose _meta names a
+     * revision is modern (after it, the session's revision rules). */
+    if (!s->initialized && (srv->eras & MCP_ERA_MODERN) &&
+        (mcp__req_is_modern(req) || (!(srv->eras & MCP_ERA_LEGACY) && strcmp(m, "initialize")))) {
+        mcp__dispatch_modern(s, req);
+        return;
+    }
     if (strcmp(m, "initialize") == 0) {
         if (srv->eras & MCP_ERA_LEGACY)
             do_initialize(s, req);
         else if ((s->modern = 1)) /* versioning.mdx: a modern-only server names what it speaks */
             mcp__respond_unsupported_version(
                 srv, req, json_string_value(json_object_get(req->params, "protocolVersion")));
-        return;
-    }
-    /* The era is decided per request: before initialize, a request whose _meta names a
-     * revision is modern (after it, the session's revision rules). */
-    if (!s->initialized && (srv->eras & MCP_ERA_MODERN) &&
-        (mcp__req_is_modern(req) || !(srv->eras & MCP_ERA_LEGACY))) {
-        mcp__dispatch_modern(s, req);
         return;
     }
     if (strcmp(m, "ping") == 0) {

@@ -47,6 +47,14 @@ mcp_server *mcp_server_new(const char *name, const char *version)
         return NULL;
     }
     srv->eras = MCP_ERA_LEGACY | MCP_ERA_MODERN;
+    if (mcp__mrtr_init(srv) != MCP_OK) {
+        uv_mutex_destroy(&srv->lock);
+        free(srv->name);
+        free(srv->version);
+        json_decref(srv->empty);
+        free(srv);
+        return NULL;
+    }
     srv->page_size = 100;
     srv->workers = 8;
     srv->max_message = 4u << 20;
@@ -114,6 +122,7 @@ void mcp_server_free(mcp_server *srv)
     free(srv->title);
     free(srv->instructions);
     json_decref(srv->empty);
+    mcp__sealer_clear(&srv->sealer);
     free(srv);
 }
 

@@ -20,6 +20,7 @@
 #include "protocol/revision.h"
 #include "protocol/rpc.h"
 #include "transport/answerer.h"
+#include "util/seal.h"
 #include "util/util.h"
 
 typedef struct mcp__srt mcp__srt;
@@ -78,7 +79,9 @@ struct mcp_server {
         long long ttl_ms;
         int public_scope;
     } cache[MCP__CACHE_N];
-    json_t *empty; /* {}, for what a client left out (read only, never changed) */
+    json_t *empty;          /* {}, for what a client left out (read only, never changed) */
+    mcp__sealer sealer;     /* the requestState keys (under lock) */
+    long long state_ttl_ms; /* how long a requestState is good for */
     int page_size;
     int workers;
     size_t max_message;
@@ -246,9 +249,38 @@ struct mcp_ctx {
     int queued_ops;
     int paused;
 
+    /* Multi Round-Trip Requests (mrtr.c), on the handler's thread while it runs. */
+    int round;         /* 1, or the round the requestState says */
+    int nasked;        /* questions asked so far in this run */
+    int bad_answer;    /* an answer was not a result of its method: -32602 */
+    json_t *responses; /* the retry's inputResponses (borrowed from params) */
+    json_t *prior;     /* answers of earlier rounds: key -> {"h": digest, "a": answer} */
+    json_t *used;      /* the answers this run used, carried to the next round */
+    json_t *asked;     /* the questions without an answer: key -> request */
+    json_t *state_in;  /* the handler's state from the round before */
+    json_t *state_out; /* mcp_ctx_keep_state */
+
     mcp__mail done_mail;
     struct mcp_ctx *prev, *next;
 };
+
+/* ---- Multi Round-Trip Requests (mrtr.c) ---- */
+
+/* True for the methods that may answer with an InputRequiredResult. */
+int mcp__mrtr_method(const char *method);
+/* Draws the server's first requestState key. */
+int mcp__mrtr_init(mcp_server *srv);
+/* Reads a modern request's inputResponses and requestState before its handler runs;
+ * -1 after setting the error (and clearing ctx->invoke) when they are refused. */
+int mcp__mrtr_begin(mcp_ctx *ctx);
+/* A question of the handler's (params stolen): MCP_OK with its answer, MCP_EINPUT
+ * when it is asked of the client, MCP_EPROTO for an answer of the wrong shape. */
+int mcp__mrtr_ask(mcp_ctx *ctx, const char *key, const char *method, json_t *params,
+                  json_t **result);
+/* The answer of a modern request whose handler returned result (stolen): result, an
+ * InputRequiredResult when questions are open, or NULL with the error set. */
+json_t *mcp__mrtr_finish(mcp_ctx *ctx, json_t *result);
+void mcp__mrtr_free(mcp_ctx *ctx);
 
 /* Creates the context of req on session s (takes a session reference). */
 struct mcp_ctx *mcp__ctx_new(mcp__session *s, mcp__inreq *req);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "transport/http_util.h"
+#include "protocol/headers.h"
 #include "protocol/rpc.h"
 #include "transport/shttp.h"
 
@@ -169,39 +170,19 @@ void mcp__shttp_stream_closed(void *arg, mcp__http_req *req)
  * MCP-Protocol-Version header names a modern revision and no session is named.
  * Everything else is the legacy era's, unchanged.
  */
-static int goes_modern(shttp *t, mcp__http_req *req, const json_t *v, int has_init)
+static int goes_modern(shttp *t, mcp__http_req *req, const json_t *v)
 {
     unsigned eras = t->ans->ops->eras(t->ans);
-    if (!(eras & MCP_ERA_MODERN) || !json_is_object(v) || has_init ||
-        json_object_get(v, "method") == NULL)
+    if (!(eras & MCP_ERA_MODERN) || !json_is_object(v) || json_object_get(v, "method") == NULL)
         return 0;
     if (json_object_get(json_object_get(json_object_get(v, "params"), "_meta"), META_VERSION))
         return 1;
+    if (strcmp(json_string_value(json_object_get(v, "method")), "initialize") == 0)
+        return 0; /* initialize opens the legacy era */
     if (!(eras & MCP_ERA_LEGACY))
         return 1;
     const mcp__revision *rev = mcp__revision_find(mcp__http_header(req, "mcp-protocol-version"));
     return rev != NULL && rev->modern && mcp__http_header(req, "mcp-session-id") == NULL;
-}
-
-/* A header value as the client meant it: the Base64 sentinel "=?base64?...?=" decoded
- * (streamable-http.mdx, Value Encoding). A new string, or NULL when the encoding is bad. */
-static char *header_value(const char *h, size_t *len)
-{
-    size_t n = strlen(h);
-    if (n >= 11 && strncmp(h, "=?base64?", 9) == 0 && strcmp(h + n - 2, "?=") == 0) {
-        unsigned char *raw = mcp__base64_decode(h + 9, n - 11, len);
-        if (raw == NULL)
-            return NULL;
-        char *out = realloc(raw, *len + 1);
-        if (out == NULL) {
-            free(raw);
-            return NULL;
-        }
-        out[*len] = '\0';
-        return out;
-    }
-    *len = n;
-    return mcp__strdup(h);
 }
 
 /* 400 with HeaderMismatch (-32020), naming the header and why. */
@@ -217,18 +198,31 @@ static int mismatch(shttp *t, mcp__http_req *req, const json_t *id, const char *
 /*
  * Server Validation (streamable-http.mdx): MCP-Protocol-Version, Mcp-Method and, for
  * the methods that name something, Mcp-Name must be present and equal the body's
- * values. Checked only when the body names a revision we speak: for another one the
- * answer is UnsupportedProtocolVersion, which the server core gives. The Mcp-Param-*
- * headers depend on the tool's schema, so the core checks them (io.header).
+ * values. A version we do not speak, named alike in both, gets UnsupportedProtocolVersion
+ * from the server core. The Mcp-Param-* headers depend on the tool's schema, so the core
+ * checks them (io.header).
  */
 static int check_modern_headers(shttp *t, mcp__http_req *req, const json_t *v, const json_t *id)
 {
     json_t *params = json_object_get(v, "params");
-    const char *version =
-        json_string_value(json_object_get(json_object_get(params, "_meta"), META_VERSION));
-    const mcp__revision *rev = mcp__revision_find(version);
-    if (rev == NULL || !rev->modern)
-        return 0;
+    json_t *meta = json_object_get(params, "_meta");
+    /* The request metadata first (basic/index.mdx, _meta): without it nothing else can be
+     * judged. The server core checks the same on every transport; over HTTP the answer
+     * carries 400. */
+    const char *missing = NULL;
+    if (!json_is_object(meta))
+        missing = "Invalid params: \"_meta\" with the request's protocol version and client "
+                  "capabilities is required";
+    else if (!json_is_string(json_object_get(meta, META_VERSION)))
+        missing = "Invalid params: _meta \"" META_VERSION "\" must be a string";
+    else if (!json_is_object(json_object_get(meta, "io.modelcontextprotocol/clientCapabilities")))
+        missing = "Invalid params: _meta \"io.modelcontextprotocol/clientCapabilities\" must be "
+                  "an object";
+    if (missing != NULL) {
+        mcp__shttp_error_id(t, req, 400, id, MCP_RPC_INVALID_PARAMS, missing);
+        return -1;
+    }
+    const char *version = json_string_value(json_object_get(meta, META_VERSION));
     const char *hv = mcp__http_header(req, "mcp-protocol-version");
     if (hv == NULL)
         return mismatch(t, req, id, "MCP-Protocol-Version", "is required");
@@ -254,7 +248,7 @@ static int check_modern_headers(shttp *t, mcp__http_req *req, const json_t *v, c
     if (!json_is_string(body_name))
         return 0; /* the method's own check names the bad params */
     size_t len;
-    char *name = header_value(hn, &len);
+    char *name = mcp__header_value_decode(hn, &len);
     int same = name != NULL && len == json_string_length(body_name) &&
                memcmp(name, json_string_value(body_name), len) == 0;
     free(name);
@@ -332,7 +326,7 @@ static void post(shttp *t, mcp__http_req *req)
     json_t *v = mcp__shttp_parse_body(t, req, &n_requests, &has_init);
     if (v == NULL)
         return;
-    if (goes_modern(t, req, v, has_init)) {
+    if (goes_modern(t, req, v)) {
         post_modern(t, req, v, n_requests);
         goto out;
     }

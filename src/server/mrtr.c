@@ -1,0 +1,319 @@
+/*
+ * Multi Round-Trip Requests (revision 2026-07-28, basic/patterns/mrtr.mdx): how one
+ * handler, written once, asks the client for input in both eras.
+ *
+ * In the legacy era mcp_ctx_ask sends the client a request and waits for its answer.
+ * In the modern era nothing waits: the server keeps no state between rounds. A
+ * handler's question that has no answer yet returns MCP_EINPUT and is recorded; when
+ * the handler returns, whatever it returned is dropped and the request is answered
+ * with an InputRequiredResult that carries every recorded question and a sealed
+ * requestState. The client retries the request (a new id, the same params) with its
+ * answers in inputResponses and the requestState echoed, and the handler runs again
+ * from the start: each question now finds its answer, in the retry's inputResponses
+ * or, for questions of earlier rounds, in the requestState.
+ *
+ * The requestState is AEAD-sealed with the server's key (src/util/seal.h), so the
+ * client can neither read nor change it, bound to the method, the tool, prompt or
+ * resource, and a digest of the arguments, so that it is refused on any other request,
+ * and it expires. It holds the answers of earlier rounds (each with a digest of the
+ * question it answers, so a handler that asks something else gets asked again), the
+ * handler's own state (mcp_ctx_keep_state), the round, and the id of the request that
+ * produced it, so that a retry under the same JSON-RPC id is refused.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/server_int.h"
+#include "util/seal.h"
+
+/* Bounds: rounds of one request, questions per round, and a default expiry. */
+#define MAX_ROUNDS 32
+#define MAX_QUESTIONS 32
+#define DEFAULT_STATE_TTL_MS (10 * 60 * 1000)
+
+int mcp__mrtr_method(const char *method)
+{
+    return strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0 ||
+           strcmp(method, "resources/read") == 0;
+}
+
+int mcp_server_set_state_key(mcp_server *srv, const unsigned char *key, size_t len,
+                             long long ttl_ms)
+{
+    if (srv == NULL || key == NULL || len != MCP__SEAL_KEY_LEN)
+        return MCP_EINVAL;
+    uv_mutex_lock(&srv->lock);
+    /* Ids tell the current key from the previous one in a token. */
+    int rc = mcp__sealer_rotate(&srv->sealer, (uint8_t)(srv->sealer.current_id + 1), key);
+    if (rc == MCP_OK && ttl_ms > 0)
+        srv->state_ttl_ms = ttl_ms;
+    uv_mutex_unlock(&srv->lock);
+    return rc;
+}
+
+int mcp__mrtr_init(mcp_server *srv)
+{
+    unsigned char key[MCP__SEAL_KEY_LEN];
+    if (mcp__random_bytes(key, sizeof key) != MCP_OK)
+        return MCP_EIO;
+    mcp__sealer_init(&srv->sealer, 0, key);
+    memset(key, 0, sizeof key);
+    srv->state_ttl_ms = DEFAULT_STATE_TTL_MS;
+    return MCP_OK;
+}
+
+/* A digest of a JSON value in a canonical spelling (sorted keys), as hex. */
+static int digest_hex(const json_t *v, char out[65])
+{
+    char *text =
+        json_dumps(v != NULL ? v : json_null(), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    if (text == NULL)
+        return MCP_ENOMEM;
+    unsigned char d[32];
+    int rc = mcp__sha256(text, strlen(text), d);
+    free(text);
+    if (rc != MCP_OK)
+        return rc;
+    for (int i = 0; i < 32; i++)
+        snprintf(out + 2 * i, 3, "%02x", d[i]);
+    return MCP_OK;
+}
+
+/*
+ * What a requestState is bound to: the method, what it names (tool or prompt name,
+ * resource URI) and the digest of the arguments, length-prefixed so that no two
+ * requests give the same bytes.
+ */
+static char *binding_of(const mcp_ctx *ctx, size_t *len)
+{
+    const char *name = json_string_value(json_object_get(ctx->params, "name"));
+    if (name == NULL)
+        name = json_string_value(json_object_get(ctx->params, "uri"));
+    char args[65];
+    if (digest_hex(json_object_get(ctx->params, "arguments"), args) != MCP_OK)
+        return NULL;
+    mcp__buf b = {0};
+    if (mcp__buf_appendf(&b, "%zu:%s|%zu:%s|%s", strlen(ctx->method), ctx->method,
+                         name ? strlen(name) : 0, name ? name : "", args) != MCP_OK) {
+        mcp__buf_free(&b);
+        return NULL;
+    }
+    *len = b.len;
+    return mcp__buf_steal(&b);
+}
+
+/* Fails the request with -32602 before its handler runs; returns -1. */
+static int refuse(mcp_ctx *ctx, const char *why)
+{
+    mcp_ctx_set_error(ctx, MCP_RPC_INVALID_PARAMS, "Invalid params: %s", why);
+    ctx->invoke = NULL;
+    return -1;
+}
+
+int mcp__mrtr_begin(mcp_ctx *ctx)
+{
+    mcp_server *srv = ctx->rt->srv;
+    ctx->round = 1;
+    json_t *responses = json_object_get(ctx->params, "inputResponses");
+    if (responses != NULL && !json_is_object(responses))
+        return refuse(ctx, "\"inputResponses\" must be an object of answers");
+    ctx->responses = responses;
+    json_t *token = json_object_get(ctx->params, "requestState");
+    if (token == NULL)
+        return 0;
+    if (!json_is_string(token) || strlen(json_string_value(token)) != json_string_length(token))
+        return refuse(ctx, "\"requestState\" must be the string the server gave");
+    size_t blen;
+    char *binding = binding_of(ctx, &blen);
+    if (binding == NULL)
+        return refuse(ctx, "out of memory reading \"requestState\"");
+    unsigned char *plain = NULL;
+    size_t len = 0;
+    uv_mutex_lock(&srv->lock);
+    int rc = mcp__sealer_unseal(&srv->sealer, json_string_value(token), binding, blen,
+                                mcp__wall_ms(), &plain, &len);
+    uv_mutex_unlock(&srv->lock);
+    free(binding);
+    if (rc == MCP_ETIMEDOUT)
+        return refuse(ctx, "\"requestState\" has expired: send the request again without it");
+    if (rc != MCP_OK)
+        return refuse(ctx, "\"requestState\" is not one this server gave for this request");
+    json_t *state = json_loadb((const char *)plain, len, 0, NULL);
+    free(plain);
+    json_t *answers = json_object_get(state, "a");
+    json_t *round = json_object_get(state, "r");
+    json_t *from = json_object_get(state, "i");
+    if (!json_is_object(answers) || !json_is_integer(round) || from == NULL) {
+        json_decref(state);
+        return refuse(ctx, "\"requestState\" is not one this server gave for this request");
+    }
+    /* mrtr.mdx: the retry is a new request with its own id. */
+    if (json_equal(from, ctx->id)) {
+        json_decref(state);
+        return refuse(ctx, "a retry must have a JSON-RPC id of its own, not the id of the "
+                           "request it retries");
+    }
+    ctx->round = (int)json_integer_value(round);
+    ctx->prior = json_incref(answers);
+    ctx->state_in = json_incref(json_object_get(state, "s"));
+    json_decref(state);
+    return 0;
+}
+
+/* Whether an answer has the shape of the method's result (mrtr.mdx, Error Handling:
+ * servers SHOULD validate the InputResponses). */
+static int answer_valid(const char *method, const json_t *a)
+{
+    if (!json_is_object(a))
+        return 0;
+    if (strcmp(method, "elicitation/create") == 0) {
+        const char *action = json_string_value(json_object_get(a, "action"));
+        json_t *content = json_object_get(a, "content");
+        return action != NULL &&
+               (strcmp(action, "accept") == 0 || strcmp(action, "decline") == 0 ||
+                strcmp(action, "cancel") == 0) &&
+               (content == NULL || json_is_object(content));
+    }
+    if (strcmp(method, "sampling/createMessage") == 0)
+        return json_is_string(json_object_get(a, "role")) && json_object_get(a, "content") != NULL;
+    return json_is_array(json_object_get(a, "roots")); /* roots/list */
+}
+
+int mcp__mrtr_ask(mcp_ctx *ctx, const char *key, const char *method, json_t *params,
+                  json_t **result)
+{
+    char auto_key[32];
+    if (key == NULL) {
+        snprintf(auto_key, sizeof auto_key, "input-%d", ctx->nasked);
+        key = auto_key;
+    }
+    ctx->nasked++;
+    json_t *question = json_pack("{s:s, s:o}", "method", method, "params", params);
+    char digest[65];
+    if (question == NULL || digest_hex(question, digest) != MCP_OK) {
+        json_decref(question);
+        return MCP_ENOMEM;
+    }
+    /* An answer in this retry, then one carried from an earlier round for the same
+     * question. */
+    json_t *answer = json_object_get(ctx->responses, key);
+    json_t *carried = json_object_get(ctx->prior, key);
+    if (answer == NULL && carried != NULL &&
+        strcmp(json_string_value(json_object_get(carried, "h")) ?: "", digest) == 0)
+        answer = json_object_get(carried, "a");
+    if (answer != NULL) {
+        json_decref(question);
+        if (!answer_valid(method, answer)) {
+            ctx->bad_answer = 1;
+            mcp_ctx_set_error(ctx, MCP_RPC_INVALID_PARAMS,
+                              "Invalid params: inputResponses.%s is not a result of %s", key,
+                              method);
+            return MCP_EPROTO;
+        }
+        if (ctx->used == NULL && (ctx->used = json_object()) == NULL)
+            return MCP_ENOMEM;
+        json_object_set_new(ctx->used, key, json_pack("{s:s, s:O}", "h", digest, "a", answer));
+        if (result != NULL)
+            *result = json_deep_copy(answer);
+        return MCP_OK;
+    }
+    if (json_object_size(ctx->asked) >= MAX_QUESTIONS || json_object_get(ctx->asked, key)) {
+        json_decref(question);
+        return MCP_ELIMIT; /* too many questions, or the same key twice in one round */
+    }
+    if (ctx->asked == NULL && (ctx->asked = json_object()) == NULL) {
+        json_decref(question);
+        return MCP_ENOMEM;
+    }
+    json_object_set_new(ctx->asked, key, question);
+    return MCP_EINPUT;
+}
+
+json_t *mcp__mrtr_finish(mcp_ctx *ctx, json_t *result)
+{
+    if (ctx->bad_answer) {
+        json_decref(result);
+        return NULL; /* the error set by mcp__mrtr_ask */
+    }
+    if (json_object_size(ctx->asked) == 0)
+        return result;
+    /* Questions are open: what the handler returned is not the answer yet. */
+    json_decref(result);
+    mcp_server *srv = ctx->rt->srv;
+    if (ctx->round >= MAX_ROUNDS) {
+        mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR,
+                          "Internal error: the handler still asks for input after %d rounds",
+                          MAX_ROUNDS);
+        return NULL;
+    }
+    json_t *state = json_pack("{s:i, s:O, s:o}", "r", ctx->round + 1, "i", ctx->id, "a",
+                              ctx->used != NULL ? json_incref(ctx->used) : json_object());
+    if (state != NULL && ctx->state_out != NULL)
+        json_object_set(state, "s", ctx->state_out);
+    char *text = state != NULL ? json_dumps(state, JSON_COMPACT) : NULL;
+    json_decref(state);
+    size_t blen = 0;
+    char *binding = text != NULL ? binding_of(ctx, &blen) : NULL;
+    char *token = NULL;
+    int rc = MCP_ENOMEM;
+    if (binding != NULL) {
+        uv_mutex_lock(&srv->lock);
+        rc = mcp__sealer_seal(&srv->sealer, binding, blen, text, strlen(text),
+                              mcp__wall_ms() + (uint64_t)srv->state_ttl_ms, &token);
+        uv_mutex_unlock(&srv->lock);
+    }
+    free(binding);
+    free(text);
+    if (rc != MCP_OK) {
+        mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR,
+                          rc == MCP_ELIMIT ? "Internal error: the answers and state to carry to "
+                                             "the next round are too large"
+                                           : "Internal error: cannot seal the request state");
+        return NULL;
+    }
+    json_t *out = json_pack("{s:s, s:O, s:s}", "resultType", "input_required", "inputRequests",
+                            ctx->asked, "requestState", token);
+    free(token);
+    return out;
+}
+
+void mcp__mrtr_free(mcp_ctx *ctx)
+{
+    json_decref(ctx->prior);
+    json_decref(ctx->used);
+    json_decref(ctx->asked);
+    json_decref(ctx->state_in);
+    json_decref(ctx->state_out);
+}
+
+/* ---- Public ---- */
+
+int mcp_ctx_round(const mcp_ctx *ctx)
+{
+    return ctx->modern ? ctx->round : 1;
+}
+
+const json_t *mcp_ctx_round_state(const mcp_ctx *ctx)
+{
+    return ctx->state_in; /* NULL in the first round, and so always in the legacy era */
+}
+
+int mcp_ctx_keep_state(mcp_ctx *ctx, json_t *state)
+{
+    json_decref(ctx->state_out);
+    ctx->state_out = state;
+    return MCP_OK;
+}
+
+int mcp_ctx_require_capability(mcp_ctx *ctx, const char *capability)
+{
+    if (capability == NULL)
+        return MCP_EINVAL;
+    if (json_object_get(ctx->client_caps, capability) != NULL)
+        return MCP_OK;
+    mcp_ctx_set_error(ctx, MCP_RPC_MISSING_CAPABILITY, "Missing required client capability: %s",
+                      capability);
+    json_decref(ctx->error_data);
+    ctx->error_data = json_pack("{s:{s:{}}}", "requiredCapabilities", capability);
+    return MCP_ENOTSUP;
+}
