@@ -39,18 +39,34 @@ static char *seal(const void *pt, size_t len, uint64_t expiry)
     return t;
 }
 
-/* Unseals with key1 (id 1) and the test binding at NOW; the plaintext is dropped. */
-static int unseal(const char *token)
+/* Unseals and drops the plaintext, after checking that a failure hands out nothing and
+ * that a success is NUL-terminated. */
+static int open_with(const unsigned char *key, uint8_t key_id, const char *token, const void *b,
+                     size_t b_len, uint64_t now)
 {
     unsigned char *pt = (unsigned char *)"not touched";
     size_t len = 99;
-    int rc = mcp__unseal(key1, 1, token, binding, BINDING_LEN, NOW, &pt, &len);
-    if (rc != MCP_OK) {
+    int rc = mcp__unseal(key, key_id, token, b, b_len, now, &pt, &len);
+    if (rc == MCP_OK) {
+        assert_non_null(pt);
+        assert_int_equal(pt[len], '\0');
+    } else {
         assert_null(pt);
         assert_int_equal(len, 0);
     }
     free(pt);
     return rc;
+}
+
+/* With key1 (id 1) and the test binding, at now or NOW. */
+static int unseal_at(const char *token, uint64_t now)
+{
+    return open_with(key1, 1, token, binding, BINDING_LEN, now);
+}
+
+static int unseal(const char *token)
+{
+    return unseal_at(token, NOW);
 }
 
 /* The decoded bytes of a token, malloc'd. */
@@ -114,12 +130,9 @@ static void test_seal_with_an_empty_binding_needs_an_empty_binding(void **state)
     (void)state;
     char *t = NULL;
     assert_int_equal(mcp__seal(key1, 1, NULL, 0, "x", 1, EXPIRY, &t), MCP_OK);
-    unsigned char *pt = NULL;
-    size_t len = 0;
-    assert_int_equal(mcp__unseal(key1, 1, t, "", 0, NOW, &pt, &len), MCP_OK);
-    assert_int_equal(len, 1);
-    free(pt);
-    assert_int_equal(mcp__unseal(key1, 1, t, "t", 1, NOW, &pt, &len), MCP_EPROTO);
+    assert_int_equal(open_with(key1, 1, t, NULL, 0, NOW), MCP_OK);
+    assert_int_equal(open_with(key1, 1, t, "", 0, NOW), MCP_OK);
+    assert_int_equal(open_with(key1, 1, t, "t", 1, NOW), MCP_EPROTO);
     free(t);
 }
 
@@ -197,20 +210,16 @@ static void test_seal_wrong_binding_fails_authentication(void **state)
 {
     (void)state;
     char *t = seal("state", 5, EXPIRY);
-    unsigned char *pt = NULL;
-    size_t len = 0;
     /* Another tool, one byte more or less, or no binding at all. */
     static const char other[] = "tools/call\0eval\0<sha256 of the arguments>";
-    assert_int_equal(mcp__unseal(key1, 1, t, other, sizeof other - 1, NOW, &pt, &len), MCP_EPROTO);
-    assert_int_equal(mcp__unseal(key1, 1, t, binding, BINDING_LEN - 1, NOW, &pt, &len), MCP_EPROTO);
-    assert_int_equal(mcp__unseal(key1, 1, t, binding, BINDING_LEN + 1, NOW, &pt, &len), MCP_EPROTO);
-    assert_int_equal(mcp__unseal(key1, 1, t, NULL, 0, NOW, &pt, &len), MCP_EPROTO);
-    assert_null(pt);
+    assert_int_equal(open_with(key1, 1, t, other, sizeof other - 1, NOW), MCP_EPROTO);
+    assert_int_equal(open_with(key1, 1, t, binding, BINDING_LEN - 1, NOW), MCP_EPROTO);
+    assert_int_equal(open_with(key1, 1, t, binding, BINDING_LEN + 1, NOW), MCP_EPROTO);
+    assert_int_equal(open_with(key1, 1, t, NULL, 0, NOW), MCP_EPROTO);
     /* The failed check leaves nothing on libcrypto's error queue of this thread, which
      * libcurl and the host program read too. */
     assert_int_equal(ERR_peek_error(), 0);
-    assert_int_equal(mcp__unseal(key1, 1, t, binding, BINDING_LEN, NOW, &pt, &len), MCP_OK);
-    free(pt);
+    assert_int_equal(unseal(t), MCP_OK);
     free(t);
 }
 
@@ -218,15 +227,12 @@ static void test_seal_wrong_key_or_key_id_fails_authentication(void **state)
 {
     (void)state;
     char *t = seal("state", 5, EXPIRY);
-    unsigned char *pt = NULL;
-    size_t len = 0;
-    assert_int_equal(mcp__unseal(key2, 1, t, binding, BINDING_LEN, NOW, &pt, &len), MCP_EPROTO);
-    assert_int_equal(mcp__unseal(key1, 2, t, binding, BINDING_LEN, NOW, &pt, &len), MCP_EPROTO);
+    assert_int_equal(open_with(key2, 1, t, binding, BINDING_LEN, NOW), MCP_EPROTO);
+    assert_int_equal(open_with(key1, 2, t, binding, BINDING_LEN, NOW), MCP_EPROTO);
     unsigned char nearly[MCP__SEAL_KEY_LEN];
     memcpy(nearly, key1, sizeof nearly);
     nearly[31] ^= 1;
-    assert_int_equal(mcp__unseal(nearly, 1, t, binding, BINDING_LEN, NOW, &pt, &len), MCP_EPROTO);
-    assert_null(pt);
+    assert_int_equal(open_with(nearly, 1, t, binding, BINDING_LEN, NOW), MCP_EPROTO);
     free(t);
 }
 
@@ -294,49 +300,37 @@ static void test_seal_expiry_is_checked_only_once_authentic(void **state)
 {
     (void)state;
     char *t = seal("state", 5, EXPIRY);
-    unsigned char *pt = NULL;
-    size_t len = 0;
     /* Valid up to and including its expiry. */
-    assert_int_equal(mcp__unseal(key1, 1, t, binding, BINDING_LEN, EXPIRY, &pt, &len), MCP_OK);
-    free(pt);
-    assert_int_equal(mcp__unseal(key1, 1, t, binding, BINDING_LEN, EXPIRY + 1, &pt, &len),
-                     MCP_ETIMEDOUT);
-    assert_null(pt);
-    assert_int_equal(len, 0);
-    assert_int_equal(mcp__unseal(key1, 1, t, binding, BINDING_LEN, UINT64_MAX, &pt, &len),
-                     MCP_ETIMEDOUT);
+    assert_int_equal(unseal_at(t, EXPIRY), MCP_OK);
+    assert_int_equal(unseal_at(t, EXPIRY + 1), MCP_ETIMEDOUT);
+    assert_int_equal(unseal_at(t, UINT64_MAX), MCP_ETIMEDOUT);
     /* Expired and not authentic: the authentication failure, whatever the time. */
-    assert_int_equal(mcp__unseal(key1, 1, t, "other", 5, EXPIRY + 1, &pt, &len), MCP_EPROTO);
-    assert_int_equal(mcp__unseal(key2, 1, t, binding, BINDING_LEN, EXPIRY + 1, &pt, &len),
-                     MCP_EPROTO);
+    assert_int_equal(open_with(key1, 1, t, "other", 5, EXPIRY + 1), MCP_EPROTO);
+    assert_int_equal(open_with(key2, 1, t, binding, BINDING_LEN, EXPIRY + 1), MCP_EPROTO);
     /* A later expiry written into the token is a forgery, not a renewal. */
     size_t raw_len = 0;
     unsigned char *raw = decode(t, &raw_len);
     memset(raw + 1 + 12, 0xff, 8);
     char *forged = encode(raw, raw_len);
-    assert_int_equal(mcp__unseal(key1, 1, forged, binding, BINDING_LEN, EXPIRY + 1, &pt, &len),
-                     MCP_EPROTO);
+    assert_int_equal(unseal_at(forged, EXPIRY + 1), MCP_EPROTO);
     free(forged);
     free(raw);
     free(t);
 
     /* An expiry of 0 or the largest value survives the trip. */
     t = seal("a", 1, UINT64_MAX);
-    assert_int_equal(mcp__unseal(key1, 1, t, binding, BINDING_LEN, UINT64_MAX, &pt, &len), MCP_OK);
-    free(pt);
+    assert_int_equal(unseal_at(t, UINT64_MAX), MCP_OK);
     free(t);
     t = seal("a", 1, 0);
-    assert_int_equal(mcp__unseal(key1, 1, t, binding, BINDING_LEN, 0, &pt, &len), MCP_OK);
-    free(pt);
-    assert_int_equal(mcp__unseal(key1, 1, t, binding, BINDING_LEN, 1, &pt, &len), MCP_ETIMEDOUT);
+    assert_int_equal(unseal_at(t, 0), MCP_OK);
+    assert_int_equal(unseal_at(t, 1), MCP_ETIMEDOUT);
     free(t);
 
     /* With the wall clock, as a server would. */
     uint64_t now = mcp__wall_ms();
     assert_true(now > NOW);
     assert_int_equal(mcp__seal(key1, 1, NULL, 0, "w", 1, now + 60000, &t), MCP_OK);
-    assert_int_equal(mcp__unseal(key1, 1, t, NULL, 0, mcp__wall_ms(), &pt, &len), MCP_OK);
-    free(pt);
+    assert_int_equal(open_with(key1, 1, t, NULL, 0, mcp__wall_ms()), MCP_OK);
     free(t);
 }
 
