@@ -26,6 +26,7 @@ struct options {
     int transport_given;
     const char *listen; /* HOST:PORT for --http */
     int page_size;      /* 0: the library's default */
+    unsigned eras;      /* MCP_ERA_*; 0: both */
     int workers;        /* 0: the library's default */
     mcp_http_opts http; /* the HTTP flags; lists point into argv */
     const char *origins[33], *hosts[33], *cors[33];
@@ -96,6 +97,10 @@ static void print_help(FILE *out)
             "                        other list methods, 1 to 10000 (default 100)\n"
             "      --workers N       threads that run tool, resource and prompt handlers,\n"
             "                        1 to 256 (default 8)\n"
+            "      --protocol ERA    the protocol eras to speak: both (the default), legacy\n"
+            "                        (2024-11-05 to 2025-11-25, opened by initialize, with\n"
+            "                        sessions) or modern (2026-07-28: stateless requests\n"
+            "                        that name their revision in _meta)\n"
             "  -h, --help            print this help and exit\n"
             "      --version         print the version and exit\n"
             "\n"
@@ -104,7 +109,12 @@ static void print_help(FILE *out)
             "test_tool_with_logging, test_tool_with_progress, test_error_handling,\n"
             "test_reconnection, test_sampling, test_elicitation,\n"
             "test_elicitation_sep1034_defaults, test_elicitation_sep1330_enums,\n"
-            "json_schema_2020_12_tool. Tools for tests and demos: echo, add, long_running,\n"
+            "json_schema_2020_12_tool; for revision 2026-07-28: test_input_required_result_*\n"
+            "(elicitation, sampling, list_roots, request_state, multiple_inputs, multi_round,\n"
+            "tampered_state, capabilities), test_missing_capability,\n"
+            "test_streaming_elicitation, test_logging_tool, test_trigger_tool_change,\n"
+            "test_trigger_prompt_change, test_custom_headers. Tools for tests and demos: echo, "
+            "add, long_running,\n"
             "notify, poll_notify, list_roots, trigger_resource_update, log_all_levels,\n"
             "slow_echo, ping_client.\n"
             "Resources: test://static-text, test://static-binary, test://watched-resource\n"
@@ -192,7 +202,8 @@ static int parse_args(int argc, char **argv, struct options *opt)
         OPT_NO_RESUME,
         OPT_STORE_EVENTS,
         OPT_STORE_BYTES,
-        OPT_STORE_TTL
+        OPT_STORE_TTL,
+        OPT_PROTOCOL
     };
     static const struct option longopts[] = {
         {"json-response", no_argument, NULL, OPT_JSON},
@@ -220,6 +231,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
         {"http", required_argument, NULL, OPT_HTTP},
         {"page-size", required_argument, NULL, OPT_PAGE_SIZE},
         {"workers", required_argument, NULL, OPT_WORKERS},
+        {"protocol", required_argument, NULL, OPT_PROTOCOL},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
@@ -361,6 +373,18 @@ static int parse_args(int argc, char **argv, struct options *opt)
                 return EXIT_USAGE;
             }
             break;
+        case OPT_PROTOCOL:
+            if (strcmp(optarg, "both") == 0)
+                opt->eras = MCP_ERA_LEGACY | MCP_ERA_MODERN;
+            else if (strcmp(optarg, "legacy") == 0)
+                opt->eras = MCP_ERA_LEGACY;
+            else if (strcmp(optarg, "modern") == 0)
+                opt->eras = MCP_ERA_MODERN;
+            else {
+                usage_error("--protocol needs both, legacy or modern, not '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
         case OPT_WORKERS:
             if (parse_int(optarg, 1, 256, &opt->workers) != 0) {
                 usage_error("--workers needs an integer from 1 to 256, not '%s'", optarg);
@@ -428,6 +452,10 @@ static int apply_settings(mcp_server *srv, const struct options *opt)
     }
     if (opt->workers > 0 && (rc = mcp_server_set_workers(srv, opt->workers)) != MCP_OK) {
         fprintf(stderr, "%s: --workers: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
+        return EXIT_USAGE;
+    }
+    if (opt->eras != 0 && (rc = mcp_server_set_eras(srv, opt->eras)) != MCP_OK) {
+        fprintf(stderr, "%s: --protocol: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
         return EXIT_USAGE;
     }
     return 0;

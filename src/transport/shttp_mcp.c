@@ -177,10 +177,10 @@ static int goes_modern(shttp *t, mcp__http_req *req, const json_t *v)
         return 0;
     if (json_object_get(json_object_get(json_object_get(v, "params"), "_meta"), META_VERSION))
         return 1;
+    if (!(eras & MCP_ERA_LEGACY))
+        return 1; /* initialize too: it gets the versions the server speaks (-32022) */
     if (strcmp(json_string_value(json_object_get(v, "method")), "initialize") == 0)
         return 0; /* initialize opens the legacy era */
-    if (!(eras & MCP_ERA_LEGACY))
-        return 1;
     const mcp__revision *rev = mcp__revision_find(mcp__http_header(req, "mcp-protocol-version"));
     return rev != NULL && rev->modern && mcp__http_header(req, "mcp-session-id") == NULL;
 }
@@ -206,6 +206,11 @@ static int check_modern_headers(shttp *t, mcp__http_req *req, const json_t *v, c
 {
     json_t *params = json_object_get(v, "params");
     json_t *meta = json_object_get(params, "_meta");
+    const char *method = json_string_value(json_object_get(v, "method"));
+    /* A legacy client's initialize, to a server of the modern era only: the server core
+     * names the versions it speaks (UnsupportedProtocolVersion, 400; versioning.mdx). */
+    if (strcmp(method, "initialize") == 0 && !json_is_object(meta))
+        return 0;
     /* The request metadata first (basic/index.mdx, _meta): without it nothing else can be
      * judged. The server core checks the same on every transport; over HTTP the answer
      * carries 400. */
@@ -228,7 +233,6 @@ static int check_modern_headers(shttp *t, mcp__http_req *req, const json_t *v, c
         return mismatch(t, req, id, "MCP-Protocol-Version", "is required");
     if (strcmp(hv, version) != 0)
         return mismatch(t, req, id, "MCP-Protocol-Version", "does not match the body's _meta");
-    const char *method = json_string_value(json_object_get(v, "method"));
     const char *hm = mcp__http_header(req, "mcp-method");
     if (hm == NULL)
         return mismatch(t, req, id, "Mcp-Method", "is required");
