@@ -481,7 +481,9 @@ MCP_EXTERN int mcp_ctx_notify(mcp_ctx *ctx, const char *method, json_t *params);
  * client's answer could reach no session; MCP_ESTATE from an inline handler
  * (waiting would block the loop that carries the answer); MCP_EINVAL for a NULL
  * method or params that are not an object; MCP_ENOMEM; or the error of writing
- * the request (MCP_ELIMIT: stdio's output queue is full).
+ * the request (MCP_ELIMIT: stdio's output queue is full). MCP_ENOTSUP at once for a
+ * request of revision 2026-07-28, on every transport: that revision has no requests from
+ * the server (elicitation, sampling and roots go through mcp_ctx_ask).
  */
 MCP_EXTERN int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params, int timeout_ms,
                                json_t **result, mcp_rpc_error *err);

@@ -551,6 +551,12 @@ int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params, int timeou
 {
     if (result != NULL)
         *result = NULL;
+    if (ctx->modern) {
+        /* Revision 2026-07-28: a server sends the client no request of its own (mrtr.mdx);
+         * what it needs comes through mcp_ctx_ask, on stdio too. */
+        json_decref(params);
+        return MCP_ENOTSUP;
+    }
     if (ctx->sess->stateless) {
         /* Not even sent: no answer could ever come back (the client's POST would reach
          * no session), so waiting would only end in the timeout. */

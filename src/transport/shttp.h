@@ -55,6 +55,7 @@ struct hstream {
     int pending;        /* answers still owed on a POST stream */
     int primed;         /* a priming event (an id to resume from) went out */
     int unstored;       /* an initialize stream: nothing to resume, nothing stored */
+    int long_lived;     /* a subscriptions/listen response: counts as a held stream */
     hresume *resuming;  /* a replay into this stream is under way */
     int finished;       /* its last answer went out while a replay was under way */
     size_t slack;       /* a resume's replayed backlog, allowed on top of max_queued */

@@ -294,6 +294,15 @@ static void post_modern(shttp *t, mcp__http_req *req, json_t *v, size_t n_reques
     }
     if (check_modern_headers(t, req, v, id) != 0)
         return;
+    /* A subscription holds its connection as a GET stream does: together they may not
+     * take more than half the connections, so that they never lock out short requests. */
+    int listen =
+        strcmp(json_string_value(json_object_get(v, "method")), "subscriptions/listen") == 0;
+    if (listen && mcp__shttp_get_streams_full(t)) {
+        mcp__shttp_error_id(t, req, 429, id, MCP_RPC_SERVER_ERROR,
+                            "Too Many Requests: too many open streams on this server");
+        return;
+    }
     hsess *hs = mcp__hsess_new(t, 1, 0);
     hstream *st = hs != NULL ? mcp__hstream_new(hs, HS_POST_JSON, req) : NULL;
     if (st == NULL) {
@@ -307,6 +316,7 @@ static void post_modern(shttp *t, mcp__http_req *req, json_t *v, size_t n_reques
      * sends before its answer (progress, logs, a subscription's notifications). */
     st->pending = 1;
     st->unstored = 1;
+    st->long_lived = listen;
     mcp__http_req_on_close(req, modern_stream_closed, st);
     HS_ANS(hs)->feed_value(hs->sess, v, st->id);
 }

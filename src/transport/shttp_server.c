@@ -704,7 +704,8 @@ int mcp__shttp_get_streams_full(shttp *t)
     size_t n = 0;
     for (hsess *hs = t->all; hs != NULL; hs = hs->next) {
         for (hstream *st = hs->streams; st != NULL; st = st->next)
-            n += (st->kind == HS_GET || st->kind == HS_IDLE || st->kind == HS_LEGACY) &&
+            n += (st->kind == HS_GET || st->kind == HS_IDLE || st->kind == HS_LEGACY ||
+                  st->long_lived) &&
                  st->req != NULL;
         for (hresume *r = hs->resumes; r != NULL; r = mcp__shttp_resume_next(r))
             n++;
