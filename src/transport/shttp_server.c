@@ -102,6 +102,10 @@ int mcp__hstream_write(hstream *st, const char *data, size_t len)
          * cannot be resumed: it ends with it. */
         if (st->kind == HS_LEGACY)
             mcp__hsess_close_later(st->hs);
+        /* Nor can a stateless one (2026-07-28, --stateless): its request, a subscription
+         * too, is over, as when its client closes it. */
+        else if (st->hs->stateless)
+            mcp__hsess_close_later(st->hs);
         else
             mcp__hstream_maybe_ready(st); /* a handler paused on it must not wait on */
         return MCP_ELIMIT;
