@@ -478,7 +478,9 @@ MCP_EXTERN int mcp_ctx_notify(mcp_ctx *ctx, const char *method, json_t *params);
  * with notifications/cancelled while the session is open); MCP_ECLOSED when
  * the client can no longer answer (stdio input ended); MCP_ESTATELESS at once,
  * nothing sent, on a stateless transport (mcp_http_opts.stateless), since the
- * client's answer could reach no session; MCP_ESTATE from an inline handler
+ * client's answer could reach no session, and in a request of revision 2026-07-28
+ * on any transport, which has no requests to the client (mcp_ctx_ask asks there);
+ * MCP_ESTATE from an inline handler
  * (waiting would block the loop that carries the answer); MCP_EINVAL for a NULL
  * method or params that are not an object; MCP_ENOMEM; or the error of writing
  * the request (MCP_ELIMIT: stdio's output queue is full).

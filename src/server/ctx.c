@@ -551,9 +551,12 @@ int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params, int timeou
 {
     if (result != NULL)
         *result = NULL;
-    if (ctx->sess->stateless) {
+    if (ctx->sess->stateless || ctx->modern) {
         /* Not even sent: no answer could ever come back (the client's POST would reach
-         * no session), so waiting would only end in the timeout. */
+         * no session), so waiting would only end in the timeout. Revision 2026-07-28
+         * has no requests to the client at all, on any transport (stdio.mdx: the server
+         * MUST NOT write JSON-RPC requests; mrtr.mdx): its questions are mcp_ctx_ask's
+         * InputRequiredResult, and its client drops a request it is sent. */
         json_decref(params);
         return MCP_ESTATELESS;
     }
