@@ -460,6 +460,52 @@ function modernSuite(env, { http }) {
         assert.ok(Date.now() - t0 < 2000, 'at once, not after a timeout');
     });
 
+    test('every other listed tool completes in the modern era', async (t) => {
+        // Called in the tests above; every other tool the server lists must be here.
+        const covered = [
+            'test_simple_text', 'test_image_content', 'test_audio_content', 'test_embedded_resource',
+            'test_multiple_content_types', 'test_error_handling', 'echo', 'add', 'test_tool_with_progress',
+            'test_logging_tool', 'test_input_required_result_elicitation', 'test_input_required_result_sampling',
+            'test_input_required_result_list_roots', 'list_roots', 'test_elicitation', 'test_sampling',
+            'test_input_required_result_multiple_inputs', 'test_input_required_result_multi_round', 'ping_client',
+            'test_custom_headers', 'test_trigger_tool_change', 'trigger_resource_update',
+        ];
+        const stateOk = 'state-ok: the state kept in round 1 came back';
+        const others = {
+            test_tool_with_logging: [{}, 'Tool with logging executed successfully'],
+            test_reconnection: [{}, undefined],
+            test_elicitation_sep1034_defaults: [{}, undefined],
+            test_elicitation_sep1330_enums: [{}, undefined],
+            json_schema_2020_12_tool: [{ name: 'Ada Lovelace', contactMethod: 'email', email: 'ada@example.com' }, undefined],
+            long_running: [{ steps: 2, delay_ms: 5 }, 'completed 2 steps'],
+            notify: [{ count: 2, delay_ms: 0 }, 'sent 2'],
+            log_all_levels: [{}, 'logged'],
+            poll_notify: [{ count: 2, delay_ms: 0, close_after: 0 }, 'sent 2'],
+            slow_echo: [{ text: 'slowly', delay_ms: 10 }, 'slowly'],
+            test_input_required_result_request_state: [{}, stateOk],
+            test_input_required_result_tampered_state: [{}, stateOk],
+            test_input_required_result_capabilities: [{}, '3 of the questions the client can answer were answered'],
+            test_missing_capability: [{}, `The model said: ${SAMPLING_TEXT}`],
+            test_streaming_elicitation: [{}, 'Hello, value-name!'],
+            test_trigger_prompt_change: [{}, 'sent notifications/prompts/list_changed'],
+        };
+        const { tools } = await env.client.listTools(undefined, { timeout: REQUEST_TIMEOUT_MS });
+        const names = tools.map((x) => x.name);
+        assert.deepEqual(names.filter((n) => !covered.includes(n) && !(n in others)), [], 'tools this test does not know how to call');
+        assert.deepEqual([...covered, ...Object.keys(others)].filter((n) => !names.includes(n)), [], 'tools the server should list');
+        for (const [name, [args, text]] of Object.entries(others)) {
+            await t.test(name, async () => {
+                const c = await call(env, name, args);
+                const r = modernResult(c.raw);
+                assert.equal(r.isError, undefined, `${name}: ${JSON.stringify(r)}`);
+                if (text !== undefined) assert.deepEqual(r, textResult(text));
+                else assert.equal(r.content[0].type, 'text');
+                assert.deepEqual(c.during.filter(isRequest), [], 'the server sent no request of its own');
+                assert.deepEqual(c.during.filter((m) => m.method === 'notifications/message'), [], 'no logs without a logLevel');
+            });
+        }
+    });
+
     test('x-mcp-header: the argument travels as Mcp-Param-Region too', async () => {
         const c = await call(env, 'test_custom_headers', { region: 'eu-west-1', query: 'q' });
         assert.deepEqual(modernResult(c.raw), textResult('region: eu-west-1'));
