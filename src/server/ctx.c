@@ -552,8 +552,10 @@ int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params, int timeou
     if (result != NULL)
         *result = NULL;
     if (ctx->modern) {
-        /* Revision 2026-07-28: a server sends the client no request of its own (mrtr.mdx);
-         * what it needs comes through mcp_ctx_ask, on stdio too. */
+        /* Revision 2026-07-28 has no requests to the client at all, on any transport
+         * (stdio.mdx: the server MUST NOT write JSON-RPC requests; mrtr.mdx): its
+         * questions are mcp_ctx_ask's InputRequiredResult, and its client drops a request
+         * it is sent. */
         json_decref(params);
         return MCP_ENOTSUP;
     }

@@ -439,9 +439,18 @@ static void test_tools_list_describes_every_tool(void **state)
 
     json_t *want = json_loads(
         "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
-        "\"$defs\":{\"address\":{\"type\":\"object\",\"properties\":{\"street\":{\"type\":"
-        "\"string\"},\"city\":{\"type\":\"string\"}}}},\"properties\":{\"name\":{\"type\":"
-        "\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"}},\"additionalProperties\":false}",
+        "\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\",\"properties\":{"
+        "\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}},"
+        "\"properties\":{\"name\":{\"type\":\"string\"},"
+        "\"address\":{\"$ref\":\"#/$defs/address\"},"
+        "\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\",\"email\"]},"
+        "\"phone\":{\"type\":\"string\"},\"email\":{\"type\":\"string\"}},"
+        "\"allOf\":[{\"anyOf\":[{\"required\":[\"phone\"]},{\"required\":[\"email\"]}]}],"
+        "\"if\":{\"properties\":{\"contactMethod\":{\"const\":\"phone\"}},"
+        "\"required\":[\"contactMethod\"]},"
+        "\"then\":{\"required\":[\"phone\"]},"
+        "\"else\":{\"required\":[\"email\"]},"
+        "\"additionalProperties\":false}",
         0, NULL);
     assert_non_null(want);
     json_t *schema =
@@ -519,8 +528,9 @@ static void test_content_tools_return_their_exact_results(void **state)
     json_decref(result);
 
     result = call_tool(c, "json_schema_2020_12_tool",
-                       json_pack("{s:s, s:{s:s, s:s}}", "name", "Ada Lovelace", "address", "street",
-                                 "1 Analytical Way", "city", "London"));
+                       json_pack("{s:s, s:{s:s, s:s}, s:s, s:s}", "name", "Ada Lovelace", "address",
+                                 "street", "1 Analytical Way", "city", "London", "contactMethod",
+                                 "email", "email", "ada@example.com"));
     if (strstr(first_text(result), "Ada Lovelace") == NULL)
         fail_msg("json_schema_2020_12_tool does not echo its arguments: %s", first_text(result));
     json_decref(result);

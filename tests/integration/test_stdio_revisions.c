@@ -2,7 +2,10 @@
  * What the server asks of a client follows the protocol version they
  * negotiated, not only what the client declared: elicitation/create exists from
  * 2025-06-18 on, so a 2025-03-26 client that declares elicitation anyway is
- * never sent one (the tool learns MCP_ENOTSUP). Raw JSON lines against
+ * never sent one (the tool learns MCP_ENOTSUP). And revision 2026-07-28 has no
+ * requests to the client at all: a request of that revision is never followed by
+ * one (stdio.mdx: the server MUST NOT write JSON-RPC requests to stdout), the tool
+ * learns MCP_ENOTSUP at once, on every transport. Raw JSON lines against
  * mcp-everything --stdio.
  */
 #define _GNU_SOURCE
@@ -133,6 +136,30 @@ static void test_elicitation_for_a_2025_06_18_client_that_declares_it(void **sta
     json_decref(msg);
 }
 
+/* ping_client in a request of revision 2026-07-28 (no initialize): its result comes
+ * next, and no ping request before it. */
+static void test_no_request_to_a_2026_07_28_client(void **state)
+{
+    harness_proc *p = *state;
+    assert_int_equal(
+        harness_send_line(p,
+                          "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+                          "\"params\":{\"name\":\"ping_client\",\"arguments\":{},\"_meta\":{"
+                          "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                          "\"io.modelcontextprotocol/clientCapabilities\":{}}}}",
+                          WAIT_MS),
+        0);
+    json_t *msg = next_message(p);
+    if (json_object_get(msg, "method") != NULL)
+        fail_msg("the server sent %s to a 2026-07-28 client",
+                 json_string_value(json_object_get(msg, "method")));
+    assert_true(json_is_true(json_object_get(json_object_get(msg, "result"), "isError")));
+    const char *text = result_text(msg);
+    if (strstr(text, mcp_strerror(MCP_ENOTSUP)) == NULL)
+        fail_msg("expected the tool to report MCP_ENOTSUP, got: %s", text);
+    json_decref(msg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -140,6 +167,7 @@ int main(void)
             test_no_elicitation_for_a_2025_03_26_client_that_declares_it, setup, teardown),
         cmocka_unit_test_setup_teardown(test_elicitation_for_a_2025_06_18_client_that_declares_it,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_request_to_a_2026_07_28_client, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

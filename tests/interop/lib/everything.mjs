@@ -421,11 +421,32 @@ export function everythingChecks(env) {
             assert.deepEqual(tool.inputSchema, {
                 $schema: 'https://json-schema.org/draft/2020-12/schema',
                 type: 'object',
-                $defs: { address: { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
-                properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' } },
+                $defs: {
+                    address: {
+                        $anchor: 'addressDef',
+                        type: 'object',
+                        properties: { street: { type: 'string' }, city: { type: 'string' } },
+                    },
+                },
+                properties: {
+                    name: { type: 'string' },
+                    address: { $ref: '#/$defs/address' },
+                    contactMethod: { type: 'string', enum: ['phone', 'email'] },
+                    phone: { type: 'string' },
+                    email: { type: 'string' },
+                },
+                allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+                if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+                then: { required: ['phone'] },
+                else: { required: ['email'] },
                 additionalProperties: false,
             });
-            const args = { name: 'Ada Lovelace', address: { street: '12 St James Square', city: 'London' } };
+            const args = {
+                name: 'Ada Lovelace',
+                address: { street: '12 St James Square', city: 'London' },
+                contactMethod: 'email',
+                email: 'ada@example.com',
+            };
             assertArgsFitSchema(tool, args);
             const { raw } = await call('json_schema_2020_12_tool', args);
             assert.equal(raw.isError, undefined);
@@ -584,7 +605,68 @@ export function everythingChecks(env) {
             assert.ok(Date.now() - t0 >= 40, 'slow_echo waited about delay_ms');
             assert.deepEqual(raw, textResult(args.text));
         },
+
+        // The tools of revision 2026-07-28's conformance scenarios. One handler serves both
+        // eras: here, in the legacy era, the server asks with requests of its own (answered
+        // by the client's handlers, fillFromSchema for elicitations) and waits for them.
+        test_input_required_result_elicitation: () => asking('test_input_required_result_elicitation', ['elicitation/create'], ([n]) => `Hello, ${n.name}!`),
+        test_input_required_result_sampling: () => asking('test_input_required_result_sampling', ['sampling/createMessage'], () => `The model said: ${SAMPLING_TEXT}`),
+        test_input_required_result_list_roots: () => asking('test_input_required_result_list_roots', ['roots/list'], () => `The client has ${ROOTS.length} roots.`),
+        test_input_required_result_request_state: () => asking('test_input_required_result_request_state', ['elicitation/create'], () => 'state-ok: the state kept in round 1 came back'),
+        test_input_required_result_tampered_state: () => asking('test_input_required_result_tampered_state', ['elicitation/create'], () => 'state-ok: the state kept in round 1 came back'),
+        test_input_required_result_multiple_inputs: () =>
+            asking(
+                'test_input_required_result_multiple_inputs',
+                ['elicitation/create', 'sampling/createMessage', 'roots/list'],
+                ([n]) => `${n.name}; the model said: ${SAMPLING_TEXT}; ${ROOTS.length} roots`,
+            ),
+        test_input_required_result_multi_round: () =>
+            asking('test_input_required_result_multi_round', ['elicitation/create', 'elicitation/create'], ([a, b]) => `${a.name} likes ${b.color}`),
+        test_input_required_result_capabilities: () =>
+            asking(
+                'test_input_required_result_capabilities',
+                ['elicitation/create', 'sampling/createMessage', 'roots/list'],
+                () => '3 of the questions the client can answer were answered',
+            ),
+        test_missing_capability: () => asking('test_missing_capability', ['sampling/createMessage'], () => `The model said: ${SAMPLING_TEXT}`),
+        test_streaming_elicitation: () => asking('test_streaming_elicitation', ['elicitation/create'], ([n]) => `Hello, ${n.name}!`),
+        async test_logging_tool() {
+            // The session's level is debug here (checkSetLevel): both messages come.
+            const { raw, during } = await call('test_logging_tool', {});
+            assert.deepEqual(raw, textResult('logged'));
+            assert.deepEqual(
+                logsIn(during).map((p) => [p.level, p.data]),
+                [
+                    ['info', 'the logging tool runs'],
+                    ['debug', 'a debug message'],
+                ],
+            );
+        },
+        async test_trigger_tool_change() {
+            assert.deepEqual((await call('test_trigger_tool_change', {})).raw, textResult('sent notifications/tools/list_changed'));
+        },
+        async test_trigger_prompt_change() {
+            assert.deepEqual((await call('test_trigger_prompt_change', {})).raw, textResult('sent notifications/prompts/list_changed'));
+        },
+        async test_custom_headers(tool) {
+            const args = { region: 'eu-west-1', query: 'anything' };
+            assertArgsFitSchema(tool, args);
+            assert.equal(tool.inputSchema.properties.region['x-mcp-header'], 'Region');
+            assert.deepEqual((await call('test_custom_headers', args)).raw, textResult('region: eu-west-1'));
+        },
     };
+
+    // Calls a tool that asks the client in the legacy era: the server requests of `methods`,
+    // in order, came before the result, whose text is text(elicited contents, in order).
+    async function asking(name, methods, text) {
+        const before = env.serverRequests.length;
+        const { raw, during } = await call(name, {});
+        const asked = during.filter((m) => typeof m.method === 'string' && 'id' in m);
+        assert.deepEqual(asked.map((m) => m.method), methods, `${name}: what the server asked, before its result`);
+        assert.equal(env.serverRequests.length, before + methods.length, `${name}: the client's handlers answered`);
+        const elicited = asked.filter((m) => m.method === 'elicitation/create').map((m) => fillFromSchema(m.params.requestedSchema));
+        assert.deepEqual(raw, textResult(text(elicited)));
+    }
 
     // initialize negotiated 2025-11-25 and named the server.
     function checkInitialize() {
