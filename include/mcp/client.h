@@ -210,6 +210,73 @@ MCP_EXTERN int mcp_client_set_timeout(mcp_client *c, int timeout_ms);
  */
 MCP_EXTERN int mcp_client_set_max_message_size(mcp_client *c, size_t bytes);
 /*
+ * Which protocol revisions the connect may use (mcp_client_connect_* reads it).
+ * Before the first connect; protocol is copied:
+ *
+ * - "auto" (the default): the connect first sends server/discover as revision
+ *   2026-07-28 (the modern era) does. A server that answers it as a modern one
+ *   (a DiscoverResult naming 2026-07-28, or a modern JSON-RPC error) is spoken to
+ *   in the modern era; any other answer means an older server, and the connect
+ *   goes on with initialize, as "legacy" does. Over HTTP that other answer is
+ *   HTTP 400, 404 or 405 whose body is not a modern error (a 401, 403, 5xx, a
+ *   refused connection or silence fails the connect instead); over stdio it is any
+ *   other answer, a server that exits (it is started again for initialize), or
+ *   silence for 5 s (or the connect's timeout when shorter). An
+ *   UnsupportedProtocolVersion error names the versions the server speaks: the
+ *   probe goes again once with 2026-07-28 when it is named, else initialize
+ *   offers the newest older revision named.
+ * - "legacy": initialize only, offering the newest older revision
+ *   (MCP_PROTOCOL_LATEST), as before revision 2026-07-28.
+ * - "2026-07-28" (MCP_PROTOCOL_2026_07_28): the modern era only; a server that
+ *   does not speak it fails the connect (MCP_EPROTO, or the server's MCP_ERPC or
+ *   MCP_EHTTP; mcp_client_connect_error() says why).
+ * - an older revision ("2025-11-25" ... "2024-11-05"): initialize offering it; a
+ *   server that answers with another revision fails the connect (MCP_EPROTO).
+ *
+ * The era is the client's for as long as it lives: mcp_client_protocol_version()
+ * gives the revision in use after the connect. In the modern era:
+ * - every request carries the revision, the client's capabilities (sampling,
+ *   elicitation, roots: from the handlers and roots set at the moment it is
+ *   sent) and its name and version in params._meta; there is no session;
+ * - a request whose result asks for input (resultType "input_required") is
+ *   answered by the sampling and elicitation handlers and the roots set with
+ *   mcp_client_set_roots(), exactly as the same requests of an older server are,
+ *   and sent again with their answers (and the server's requestState, exactly)
+ *   under a new JSON-RPC id; the application sees the final result only
+ *   (mcp_client_request returns once; progress keeps coming to the same
+ *   callback). A server that asks for something the client has no handler or
+ *   roots for fails the request with MCP_EPROTO; a handler that refuses (returns
+ *   NULL) fails it with MCP_ERPC and the handler's error; more than
+ *   mcp_client_set_max_input_rounds() rounds fail it with MCP_ELIMIT. The
+ *   request's timeout applies to each round's request, not to the handlers;
+ * - over HTTP, each request is a POST with the MCP-Protocol-Version, Mcp-Method
+ *   and Mcp-Name headers, and the Mcp-Param-* headers that the tool's
+ *   x-mcp-header annotations ask for (the client learns them from tools/list:
+ *   list the tools before calling one; a tool whose annotations are invalid is
+ *   left out of the tools/list result, with a warning naming it and why; a call
+ *   the server refuses with HeaderMismatch reads tools/list again and is sent
+ *   once more). A request's stream that breaks before the answer fails the
+ *   request (MCP_ECLOSED; the revision has no resumption, and a request is not
+ *   sent twice behind the application's back: it may re-issue it);
+ *   mcp_client_cancel() and a timeout close the request's stream, which is the
+ *   cancellation; no notifications/cancelled is sent;
+ * - "ping" is no method of the revision: mcp_client_ping() sends server/discover;
+ *   logging/setLevel neither: mcp_client_set_logging_level() sets the level that
+ *   every later request names in its _meta; resources/subscribe and unsubscribe
+ *   neither: they fail with MCP_ENOTSUP (see mcp_client_listen()).
+ *
+ * Returns MCP_OK; MCP_EINVAL for a NULL c or protocol, or a protocol that is none
+ * of the above; MCP_ESTATE once a connect has begun. Not thread-safe (see above).
+ */
+MCP_EXTERN int mcp_client_set_protocol(mcp_client *c, const char *protocol);
+/*
+ * The most input_required results one request may get (each answered and
+ * retried) before it fails with MCP_ELIMIT: default 16; 0 fails a request at
+ * its first. MCP_OK; MCP_EINVAL for a NULL c or a negative count. Before
+ * connecting, as the other settings.
+ */
+MCP_EXTERN int mcp_client_set_max_input_rounds(mcp_client *c, int rounds);
+/*
  * Sets the handler of sampling/createMessage (fn NULL removes it); the connect
  * declares the sampling capability when one is set at the moment initialize
  * is sent. Without a handler the request is answered -32601. fn runs on a
