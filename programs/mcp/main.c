@@ -38,8 +38,9 @@ typedef struct cli {
     bool json;
     bool quiet;
     int timeout_ms;
-    int log_level;     /* --log-level, or -1 */
-    cli_server server; /* its arrays are owned, their strings borrowed from argv */
+    int log_level;        /* --log-level, or -1 */
+    const char *protocol; /* --protocol, or NULL: auto */
+    cli_server server;    /* its arrays are owned, their strings borrowed from argv */
     cli_command command;
     const char *target;        /* tool or prompt name, resource URI, level name */
     const char *complete_kind; /* "prompt" or "resource" */
@@ -64,7 +65,9 @@ static void usage(FILE *f)
           "\n"
           "A server given as a URL (http:// or https://, in any case) is reached over\n"
           "Streamable HTTP, or over the older HTTP+SSE transport when it answers\n"
-          "initialize with 400, 404 or 405 (or with --legacy-sse).\n"
+          "initialize with 400, 404 or 405 (or with --legacy-sse). Either way mcp first\n"
+          "asks whether the server speaks revision 2026-07-28 (server/discover), and\n"
+          "falls back to initialize when it does not (see --protocol).\n"
           "\n"
           "Otherwise mcp starts the server CMD with ARGS and talks to it over its stdin\n"
           "and stdout. Without the second '--', the server command ends at the first\n"
@@ -101,6 +104,12 @@ static void usage(FILE *f)
           "  --log-level LEVEL   ask the server to log at LEVEL after connecting\n"
           "                      (debug, info, notice, warning, error, critical,\n"
           "                      alert, emergency)\n"
+          "  --protocol P        the protocol revisions to speak: auto (the default:\n"
+          "                      revision 2026-07-28 when the server answers\n"
+          "                      server/discover as a modern server, else initialize\n"
+          "                      with an older revision), legacy (initialize only),\n"
+          "                      2026-07-28 (never initialize), or an older version\n"
+          "                      such as 2025-11-25 (initialize offering it)\n"
           "  --help, -h          print this help and exit\n"
           "  --version, -V       print the version and exit\n"
           "\n"
@@ -351,6 +360,13 @@ static int parse_args(cli *o, int argc, char **argv)
             if (!parse_timeout(val, &o->timeout_ms))
                 return usage_error("invalid --timeout '%s' (a positive number of milliseconds)",
                                    val);
+        } else if ((val = option_value(argc, argv, &i, "--protocol", &missing)) != NULL) {
+            if (strcmp(val, "auto") != 0 && strcmp(val, "legacy") != 0 &&
+                mcp_protocol_version_supported(val) == NULL)
+                return usage_error("unknown --protocol '%s' (auto, legacy, 2026-07-28, or an "
+                                   "older protocol version)",
+                                   val);
+            o->protocol = val;
         } else if ((val = option_value(argc, argv, &i, "--log-level", &missing)) != NULL) {
             o->log_level = mcp_log_level_parse(val);
             if (o->log_level < 0)
@@ -571,7 +587,12 @@ static int run_ping(mcp_client *c, const cli *o)
     json_t *result = NULL;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = mcp_client_request(c, "ping", NULL, &opts, &result, &err);
+    /* Revision 2026-07-28 has no ping: server/discover is what every server answers. */
+    const char *version = mcp_client_protocol_version(c);
+    const char *method = version != NULL && strcmp(version, MCP_PROTOCOL_2026_07_28) == 0
+                             ? "server/discover"
+                             : "ping";
+    int rc = mcp_client_request(c, method, NULL, &opts, &result, &err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     json_decref(result);
     if (rc != MCP_OK)
@@ -666,6 +687,8 @@ static int run(const cli *o)
     }
     int code;
     int rc = mcp_client_set_timeout(c, o->timeout_ms);
+    if (rc == MCP_OK)
+        rc = mcp_client_set_protocol(c, o->protocol != NULL ? o->protocol : "auto");
     if (rc == MCP_OK && !o->quiet)
         rc = mcp_client_on_notification(c, cli_status_notification, NULL);
     if (rc != MCP_OK) {

@@ -11,6 +11,7 @@
  * line per step on stdout. The script is one JSON object:
  *
  *   {"timeout_ms": 20000,          each request's timeout, and the connect's
+ *    "protocol": "legacy",         mcp_client_set_protocol (default "legacy")
  *    "sampling": {...},            the result every sampling/createMessage gets
  *    "elicitation": {...},         the result every elicitation/create gets
  *    "roots": [...],               the roots roots/list is answered with
@@ -205,6 +206,12 @@ static int run(mcp_client *c, struct driver *d, const char *url, int legacy_sse,
     int timeout_ms = (int)json_integer_value(json_object_get(script, "timeout_ms"));
     if (timeout_ms > 0)
         mcp_client_set_timeout(c, timeout_ms);
+    /* The era: the script's "protocol" (mcp_client_set_protocol), legacy when absent. */
+    const char *protocol = json_string_value(json_object_get(script, "protocol"));
+    if (mcp_client_set_protocol(c, protocol != NULL ? protocol : "legacy") != MCP_OK) {
+        fprintf(stderr, DRIVER ": unknown protocol %s\n", protocol);
+        return 1;
+    }
     if (d->sampling_answer != NULL)
         mcp_client_on_sampling(c, on_sampling, d);
     if (d->elicitation_answer != NULL)
