@@ -121,7 +121,8 @@ typedef struct cli_server {
     const char *cacert;   /* --cacert, --cert and --key, or NULL */
     const char *cert;
     const char *key;
-    bool legacy_sse; /* --legacy-sse */
+    bool legacy_sse;      /* --legacy-sse */
+    const char *protocol; /* --protocol, or NULL: auto */
 } cli_server;
 
 /* True when word names the server by URL: it begins with http:// or https://, in any case. */

@@ -38,9 +38,8 @@ typedef struct cli {
     bool json;
     bool quiet;
     int timeout_ms;
-    int log_level;        /* --log-level, or -1 */
-    const char *protocol; /* --protocol, or NULL: auto */
-    cli_server server;    /* its arrays are owned, their strings borrowed from argv */
+    int log_level;     /* --log-level, or -1 */
+    cli_server server; /* its arrays are owned, their strings borrowed from argv */
     cli_command command;
     const char *target;        /* tool or prompt name, resource URI, level name */
     const char *complete_kind; /* "prompt" or "resource" */
@@ -366,7 +365,7 @@ static int parse_args(cli *o, int argc, char **argv)
                 return usage_error("unknown --protocol '%s' (auto, legacy, 2026-07-28, or an "
                                    "older protocol version)",
                                    val);
-            o->protocol = val;
+            o->server.protocol = val;
         } else if ((val = option_value(argc, argv, &i, "--log-level", &missing)) != NULL) {
             o->log_level = mcp_log_level_parse(val);
             if (o->log_level < 0)
@@ -688,7 +687,7 @@ static int run(const cli *o)
     int code;
     int rc = mcp_client_set_timeout(c, o->timeout_ms);
     if (rc == MCP_OK)
-        rc = mcp_client_set_protocol(c, o->protocol != NULL ? o->protocol : "auto");
+        rc = mcp_client_set_protocol(c, o->server.protocol != NULL ? o->server.protocol : "auto");
     if (rc == MCP_OK && !o->quiet)
         rc = mcp_client_on_notification(c, cli_status_notification, NULL);
     if (rc != MCP_OK) {

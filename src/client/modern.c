@@ -103,7 +103,7 @@ static void probe_fail(connect_mail *cm, int status, const mcp_rpc_error *err, c
     } else {
         snprintf(e.message, sizeof(e.message), "%s", why);
     }
-    mcp__warn("connect: %s", why);
+    mcp__debug("connect: %s", why);
     mcp__connect_finish(cm, status, &e);
 }
 
