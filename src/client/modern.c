@@ -93,18 +93,33 @@ void mcp__probe_send(connect_mail *cm)
     }
 }
 
-/* The connect fails: the probe said the server is not modern, and the client may
- * not fall back. */
-static void probe_fail(connect_mail *cm, int status, const mcp_rpc_error *err, const char *why)
+/* The connect fails with status; err (may be NULL) is what the server answered, why what
+ * the client makes of it. With keep_message, err's message is kept (a modern server's
+ * error); else why replaces it, and err's code stays. */
+static void probe_fail(connect_mail *cm, int status, const mcp_rpc_error *err, const char *why,
+                       int keep_message)
 {
     mcp_rpc_error e = {0};
-    if (err != NULL && (err->code != 0 || err->message[0] != '\0')) {
-        e = *err;
-    } else {
-        snprintf(e.message, sizeof(e.message), "%s", why);
+    if (err != NULL) {
+        e.code = err->code;
+        e.data = err->data;
     }
+    if (keep_message && err != NULL && err->message[0] != '\0')
+        snprintf(e.message, sizeof(e.message), "%s", err->message);
+    else
+        snprintf(e.message, sizeof(e.message), "%s", why);
     mcp__debug("connect: %s", why);
     mcp__connect_finish(cm, status, &e);
+}
+
+/* The server is not modern, and the client is pinned to the modern era. */
+static void probe_not_modern(connect_mail *cm, int status, const mcp_rpc_error *err,
+                             const char *why)
+{
+    char msg[256];
+    snprintf(msg, sizeof(msg), "the server does not speak revision %s: %s",
+             mcp__revision_modern()->version, why);
+    probe_fail(cm, status, err, msg, 0);
 }
 
 /* The server is legacy: initialize, offering rev (NULL: the newest we speak). */
@@ -112,10 +127,7 @@ static void probe_legacy(connect_mail *cm, const mcp__revision *rev, const char 
 {
     mcp_client *c = cm->c;
     if (c->mode == CMODE_MODERN) {
-        char msg[256];
-        snprintf(msg, sizeof(msg), "the server does not speak revision %s: %s",
-                 mcp__revision_modern()->version, why);
-        probe_fail(cm, MCP_EPROTO, NULL, msg);
+        probe_not_modern(cm, MCP_EPROTO, NULL, why);
         return;
     }
     mcp__debug("connect: the server is legacy (%s): initialize", why);
@@ -215,7 +227,8 @@ static void probe_reply(void *arg, int status, const json_t *result, const mcp_r
                 if (cm->corrected) {
                     probe_fail(cm, MCP_ERPC, err,
                                "the server refused server/discover twice as an unsupported "
-                               "version while naming it as supported");
+                               "version while naming it as supported",
+                               1);
                     return;
                 }
                 cm->corrected = 1;
@@ -225,7 +238,7 @@ static void probe_reply(void *arg, int status, const json_t *result, const mcp_r
             const mcp__revision *legacy = newest_listed(list, 0);
             if (legacy == NULL) {
                 probe_fail(cm, MCP_ERPC, err,
-                           "the server supports no protocol version the client speaks");
+                           "the server supports no protocol version the client speaks", 0);
                 return;
             }
             /* A modern server that speaks only legacy revisions to us. */
@@ -233,7 +246,7 @@ static void probe_reply(void *arg, int status, const json_t *result, const mcp_r
             return;
         }
         if (err->code == MCP_RPC_HEADER_MISMATCH || err->code == MCP_RPC_MISSING_CAPABILITY) {
-            probe_fail(cm, MCP_ERPC, err, "the server refused server/discover");
+            probe_fail(cm, MCP_ERPC, err, "the server refused server/discover", 1);
             return;
         }
         if (err->code == MCP_RPC_METHOD_NOT_FOUND && c->tr_http && http == 404) {
@@ -247,7 +260,7 @@ static void probe_reply(void *arg, int status, const json_t *result, const mcp_r
         snprintf(why, sizeof(why), "server/discover was answered with the error %d: %.120s",
                  err->code, err->message);
         if (c->mode == CMODE_MODERN) {
-            probe_fail(cm, MCP_ERPC, err, why);
+            probe_not_modern(cm, MCP_ERPC, err, why);
             return;
         }
         probe_legacy(cm, NULL, why);
@@ -256,20 +269,20 @@ static void probe_reply(void *arg, int status, const json_t *result, const mcp_r
         snprintf(why, sizeof(why), "server/discover was answered with HTTP %ld", http);
         if (http == 400 || http == 404 || http == 405) {
             if (c->mode == CMODE_MODERN) {
-                probe_fail(cm, MCP_EHTTP, err, why);
+                probe_not_modern(cm, MCP_EHTTP, err, why);
                 return;
             }
             probe_legacy(cm, NULL, why);
             return;
         }
-        probe_fail(cm, MCP_EHTTP, err, why);
+        probe_fail(cm, MCP_EHTTP, err, why, 1);
         return;
     case MCP_ETIMEDOUT:
         if (!c->tr_http && c->mode != CMODE_MODERN) {
             probe_legacy(cm, NULL, "server/discover was not answered in time");
             return;
         }
-        probe_fail(cm, status, err, "server/discover was not answered in time");
+        probe_fail(cm, status, err, "server/discover was not answered in time", 0);
         return;
     case MCP_ECLOSED:
         if (!c->tr_http && c->mode != CMODE_MODERN && !c->closing && c->tr != NULL) {
