@@ -574,6 +574,79 @@ MCP_EXTERN int mcp_client_cancel(mcp_client *c, long long request_id, const char
 MCP_EXTERN int mcp_client_notify(mcp_client *c, const char *method, json_t *params);
 
 /*
+ * subscriptions/listen: a subscription to the server's change notifications.
+ *
+ * The notification types a subscription opts into (a SubscriptionFilter);
+ * NULL or a zeroed struct asks for nothing. size as for mcp_call_opts.
+ */
+typedef struct mcp_listen_filter {
+    size_t size;
+    int tools_list_changed;     /* notifications/tools/list_changed */
+    int prompts_list_changed;   /* notifications/prompts/list_changed */
+    int resources_list_changed; /* notifications/resources/list_changed */
+    /* notifications/resources/updated for these URIs: NULL-terminated, NULL for none. */
+    const char *const *resource_uris;
+} mcp_listen_filter;
+
+typedef enum mcp_listen_kind {
+    /* The server agreed: params is {"notifications": the filter it honours}, the
+     * types it does not offer left out. Before any notification of the subscription. */
+    MCP_LISTEN_ACKNOWLEDGED,
+    /* A notification of the subscription: method and params (NULL when absent). */
+    MCP_LISTEN_NOTIFICATION,
+    /* The subscription is over, and this is its last event. status: MCP_OK, the server
+     * ended it gracefully (its result is params); MCP_ECANCELED, mcp_client_cancel()
+     * ended it; MCP_ECLOSED, it dropped (its stream broke, the server ended it with
+     * notifications/cancelled, or the connection or client closed: the application may
+     * listen again); MCP_ERPC, the server refused it (err); or another failure of a
+     * request (MCP_EHTTP, MCP_ECONNECT, MCP_EIO, MCP_EPROTO), with err. */
+    MCP_LISTEN_ENDED
+} mcp_listen_kind;
+
+/* One event of a subscription. Everything is borrowed for the callback's duration. */
+typedef struct mcp_listen_event {
+    mcp_listen_kind kind;
+    long long subscription_id; /* what mcp_client_listen() gave */
+    const char *method;        /* ACKNOWLEDGED and NOTIFICATION; NULL for ENDED */
+    const json_t *params;      /* may be NULL */
+    int status;                /* ENDED */
+    const mcp_rpc_error *err;  /* ENDED with a failure: may be NULL */
+} mcp_listen_event;
+
+/* Runs on the client's loop thread, in the order of the events: do not block. */
+typedef void (*mcp_listen_fn)(mcp_client *c, const mcp_listen_event *ev, void *user);
+
+/*
+ * Opens a subscription to the server's change notifications. The filter is copied;
+ * fn (not NULL) and user are kept until fn has had MCP_LISTEN_ENDED, which it always
+ * gets once, never from inside this call.
+ *
+ * The modern era: a subscriptions/listen request (its _meta as every request's), with
+ * no timeout: it lives until the server ends it, mcp_client_cancel(c,
+ * subscription_id) ends it (over HTTP its stream closes; over stdio
+ * notifications/cancelled goes), or the connection ends. The server's notifications
+ * that name the subscription (io.modelcontextprotocol/subscriptionId, its JSON-RPC
+ * id) go to fn, not to mcp_client_on_notification(); several subscriptions may be open
+ * at once.
+ *
+ * The legacy era maps the same API onto what it has: each URI of resource_uris gets
+ * resources/subscribe (when the server declared resources.subscribe; one it refuses
+ * is left out of the acknowledged filter), then MCP_LISTEN_ACKNOWLEDGED comes with
+ * the types the server declared (listChanged of tools, prompts, resources), and the
+ * matching notifications of the session go to fn (and not to
+ * mcp_client_on_notification()) until mcp_client_cancel() (which sends
+ * resources/unsubscribe for URIs no other subscription holds) or the connection's
+ * end. The HTTP+SSE and standalone streams bring them.
+ *
+ * Any thread, as mcp_client_request_async(). Returns MCP_OK and the subscription's id
+ * in *subscription_id (may be NULL); MCP_EINVAL for a NULL c or fn, a filter with a
+ * size shorter than its size field or a URI that is not UTF-8; MCP_ECLOSED when not
+ * connected or closing; MCP_ENOMEM; MCP_EIO. On failure fn never runs.
+ */
+MCP_EXTERN int mcp_client_listen(mcp_client *c, const mcp_listen_filter *filter, mcp_listen_fn fn,
+                                 void *user, long long *subscription_id);
+
+/*
  * Shorthands for the MCP methods, each a blocking mcp_client_request() (same
  * threads, same return values, the client's default timeout unless opts or
  * timeout_ms give one) with params built from the arguments, which are copied.

@@ -355,7 +355,7 @@ static void client_on_notification(void *user, const char *method, const json_t 
 {
     mcp_client *c = user;
     (void)stream;
-    if (mcp__listen_notification(c, method, params))
+    if (mcp__client_listen_note(c, method, params))
         return;
     if (c->notify_fn != NULL)
         c->notify_fn(c, method, params, c->notify_user);
@@ -447,7 +447,7 @@ static void tr_on_lost(void *user, int status, const char *why)
         return; /* the probe made a stdio server exit: it is started again */
     mcp__rpc_close(c->rpc);
     mcp__modern_fail_waiting(c, status);
-    mcp__listen_fail_all(c, status, err.message);
+    mcp__client_listen_fail_all(c, status, err.message);
     connect_mail *cm = c->ready_wait;
     c->ready_wait = NULL;
     if (cm != NULL)
@@ -505,7 +505,7 @@ static void connection_close(mcp_client *c)
     if (c->rpc != NULL)
         mcp__rpc_close(c->rpc);
     mcp__modern_fail_waiting(c, MCP_ECLOSED);
-    mcp__listen_fail_all(c, MCP_ECLOSED, "the client is closing");
+    mcp__client_listen_fail_all(c, MCP_ECLOSED, "the client is closing");
     if (c->tr != NULL && !c->tr_closing) {
         c->tr_closing = 1;
         c->tr->ops->close(c->tr);
@@ -1158,6 +1158,8 @@ static void cancel_run(mcp__mail *m)
     call *k = mcp__modern_find(c, (json_int_t)cm->id);
     if (k != NULL)
         mcp__modern_cancel(k, cm->reason);
+    else if (mcp__client_listen_cancel(c, (json_int_t)cm->id))
+        ; /* a legacy era's listen: ended */
     else if (c->rpc != NULL)
         mcp__rpc_cancel(c->rpc, (json_int_t)cm->id, cm->reason);
     free(cm->reason);

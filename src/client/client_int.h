@@ -46,7 +46,7 @@ enum client_mode {
 typedef struct waiter waiter;
 typedef struct connect_mail connect_mail;
 typedef struct call call;
-typedef struct mcp__listen mcp__listen;
+typedef struct mcp__client_listen mcp__client_listen;
 
 struct mcp_client {
     char *name, *version;
@@ -82,7 +82,7 @@ struct mcp_client {
     int want_final;
     long fail_http; /* the HTTP status of the failure being reported, or 0 */
     call *calls;    /* modern requests in progress, for cancellation and the close */
-    mcp__listen *listens;
+    mcp__client_listen *listens;
     char *log_level;       /* modern: the logLevel every request names, or NULL */
     connect_mail *probing; /* a connect whose server/discover is out */
     connect_mail *respawn; /* a stdio connect that starts the server again once the old
@@ -237,8 +237,11 @@ void mcp__modern_fail_waiting(mcp_client *c, int status);
 
 /* Loop thread: a notification for a listen (it names a subscription, or the legacy
  * era maps it to one). 1 when a listen took it, 0 when it is the application's. */
-int mcp__listen_notification(mcp_client *c, const char *method, const json_t *params);
+int mcp__client_listen_note(mcp_client *c, const char *method, const json_t *params);
+/* Loop thread: mcp_client_cancel of a legacy-era listen (ended, 1), or 0 when id is none
+ * (a modern listen is a request of the engine's, cancelled as any). */
+int mcp__client_listen_cancel(mcp_client *c, json_int_t id);
 /* Loop thread: the connection ended; every listen ends with status. */
-void mcp__listen_fail_all(mcp_client *c, int status, const char *why);
+void mcp__client_listen_fail_all(mcp_client *c, int status, const char *why);
 
 #endif

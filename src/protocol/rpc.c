@@ -70,6 +70,11 @@ void mcp__rpc_forward_unmatched_cancel(mcp__rpc *rpc)
     rpc->forward_cancel = 1;
 }
 
+json_int_t mcp__rpc_take_id(mcp__rpc *rpc)
+{
+    return rpc->next_id++;
+}
+
 int mcp__rpc_closed(const mcp__rpc *rpc)
 {
     return rpc->closed;
