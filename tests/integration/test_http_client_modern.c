@@ -590,12 +590,12 @@ static void a_mrtr(fixture *f, rs_conn *c, const rs_request *req)
     const char *state = json_string_value(json_object_get(p, "requestState"));
     json_t *id = json_object_get(req->msg, "id");
     json_t *token = json_object_get(json_object_get(p, "_meta"), "progressToken");
-    char *progress = token != NULL
-                         ? json_dumps(json_pack("{s:s, s:s, s:{s:O, s:i}}", "jsonrpc", "2.0",
-                                                "method", "notifications/progress", "params",
-                                                "progressToken", token, "progress", 1),
-                                      JSON_COMPACT)
-                         : NULL;
+    json_t *note = token != NULL ? json_pack("{s:s, s:s, s:{s:O, s:i}}", "jsonrpc", "2.0", "method",
+                                             "notifications/progress", "params", "progressToken",
+                                             token, "progress", 1)
+                                 : NULL;
+    char *progress = note != NULL ? json_dumps(note, JSON_COMPACT) : NULL;
+    json_decref(note);
     json_t *result;
     if (responses == NULL) {
         result = json_pack(
