@@ -381,8 +381,9 @@ static int client_send(void *user, uint64_t stream, const json_t *msg, const cha
     if (text == NULL)
         return MCP_OK; /* a cancelled request: nothing to write */
     /* A probe that timed out is not cancelled: a legacy server is to hear initialize
-     * first (nothing else has been sent to it but the probe). */
-    if (c->probing != NULL && cancels(msg, c->probing->probe_id))
+     * first (nothing else has been sent to it but the probe). The engine sends the
+     * cancellation after the probe's reply has already sent initialize. */
+    if (c->probe_sent && cancels(msg, c->probe_id))
         return MCP_OK;
     return c->tr->ops->send(c->tr, msg, text, len);
 }

@@ -83,8 +83,9 @@ struct mcp_client {
     long fail_http; /* the HTTP status of the failure being reported, or 0 */
     call *calls;    /* modern requests in progress, for cancellation and the close */
     mcp__client_listen *listens;
-    char *log_level;       /* modern: the logLevel every request names, or NULL */
-    connect_mail *probing; /* a connect whose server/discover is out */
+    char *log_level;     /* modern: the logLevel every request names, or NULL */
+    json_int_t probe_id; /* the id of the last server/discover of a connect */
+    int probe_sent;
     connect_mail *respawn; /* a stdio connect that starts the server again once the old
                               transport has closed (the probe made it exit) */
 

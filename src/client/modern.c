@@ -84,11 +84,11 @@ void mcp__probe_send(connect_mail *cm)
     int timeout = cm->timeout_ms;
     if (!c->tr_http && timeout > MCP__CLIENT_STDIO_PROBE_MS)
         timeout = MCP__CLIENT_STDIO_PROBE_MS;
-    c->probing = cm;
     int rc = mcp__rpc_request(c->rpc, "server/discover", params, 0, timeout, probe_reply, NULL, cm,
                               &cm->probe_id);
+    c->probe_id = cm->probe_id;
+    c->probe_sent = 1;
     if (rc != MCP_OK) {
-        c->probing = NULL;
         mcp__connect_finish(cm, rc, NULL);
     }
 }
@@ -209,7 +209,6 @@ static void probe_reply(void *arg, int status, const json_t *result, const mcp_r
     connect_mail *cm = arg;
     mcp_client *c = cm->c;
     long http = c->fail_http;
-    c->probing = NULL;
     char why[200];
     switch (status) {
     case MCP_OK:
