@@ -31,7 +31,8 @@ typedef enum cli_command {
     CMD_PROMPTS_GET,
     CMD_PING,
     CMD_COMPLETE,
-    CMD_LOGGING_SET
+    CMD_LOGGING_SET,
+    CMD_SUBSCRIBE
 } cli_command;
 
 typedef struct cli {
@@ -48,11 +49,13 @@ typedef struct cli {
     int set_level; /* logging set LEVEL */
     cli_kv *kvs;
     size_t nkvs;
+    const char *const *what; /* subscribe WHAT... (borrowed from argv) */
+    size_t nwhat;
 } cli;
 
 /* The words that begin a COMMAND, and so end the server command. */
-static const char *const command_words[] = {"tools", "resources", "prompts",
-                                            "ping",  "complete",  "logging"};
+static const char *const command_words[] = {"tools",    "resources", "prompts",  "ping",
+                                            "complete", "logging",   "subscribe"};
 
 static void usage(FILE *f)
 {
@@ -71,8 +74,8 @@ static void usage(FILE *f)
           "Otherwise mcp starts the server CMD with ARGS and talks to it over its stdin\n"
           "and stdout. Without the second '--', the server command ends at the first\n"
           "word that begins a COMMAND (tools, resources, prompts, ping, complete,\n"
-          "logging); put a second '--' right before COMMAND when the server's own\n"
-          "arguments contain such a word.\n"
+          "logging, subscribe); put a second '--' right before COMMAND when the\n"
+          "server's own arguments contain such a word.\n"
           "\n"
           "Commands:\n"
           "  tools list                         list the tools and their arguments\n"
@@ -86,6 +89,11 @@ static void usage(FILE *f)
           "  complete prompt NAME ARG VALUE     complete a prompt argument\n"
           "  complete resource URI ARG VALUE    complete a resource template argument\n"
           "  logging set LEVEL                  set the server's logging level\n"
+          "  subscribe [WHAT...]                print the server's change notifications as\n"
+          "                                     they come, one a line, until SIGINT or\n"
+          "                                     SIGTERM; WHAT is tools, prompts or\n"
+          "                                     resources (their list changes) or a resource\n"
+          "                                     URI (its updates); none: every list change\n"
           "\n"
           "Arguments of tools call:\n"
           "  KEY=VALUE    VALUE is parsed as JSON when it is valid JSON (numbers, true,\n"
@@ -287,6 +295,12 @@ static int parse_command(cli *o, char **w, int n)
         return usage_error("%s", "expected 'complete prompt NAME ARG VALUE' or "
                                  "'complete resource URI ARG VALUE'");
     }
+    if (strcmp(group, "subscribe") == 0) {
+        o->command = CMD_SUBSCRIBE;
+        o->what = (const char *const *)w + 1;
+        o->nwhat = (size_t)n - 1;
+        return CLI_EXIT_OK;
+    }
     if (strcmp(group, "logging") == 0) {
         if (strcmp(verb, "set") == 0 && n == 3) {
             o->command = CMD_LOGGING_SET;
@@ -315,7 +329,7 @@ static int parse_url_server(cli *o, char **w, int n)
     if (cmd_at < n && !is_command_word(w[cmd_at]))
         return usage_error("unexpected '%s' after the server URL: a URL server takes no "
                            "arguments; expected a command (tools, resources, prompts, ping, "
-                           "complete, logging)",
+                           "complete, logging, subscribe)",
                            w[cmd_at]);
     int rc = parse_command(o, w + cmd_at, n - cmd_at);
     return rc == CLI_EXIT_OK ? -1 : rc;
@@ -430,7 +444,8 @@ static int parse_args(cli *o, int argc, char **argv)
             "no server given (mcp [OPTIONS] URL COMMAND, or mcp [OPTIONS] -- CMD ARGS... COMMAND)");
     if (end < 0)
         return usage_error("%s", "no command given after the server command "
-                                 "(tools, resources, prompts, ping, complete, logging)");
+                                 "(tools, resources, prompts, ping, complete, logging, "
+                                 "subscribe)");
 
     o->server.argv = calloc((size_t)end + 1, sizeof *o->server.argv);
     if (o->server.argv == NULL)
@@ -465,6 +480,7 @@ static const char *needed_capability(cli_command command)
     case CMD_LOGGING_SET:
         return "logging";
     case CMD_PING:
+    case CMD_SUBSCRIBE: /* the acknowledgement says what the server offers */
         return NULL;
     }
     return NULL;
@@ -679,6 +695,8 @@ static int run_logging_set(mcp_client *c, const cli *o)
 static int run(const cli *o)
 {
     cli_server_set_name(&o->server);
+    if (o->command == CMD_SUBSCRIBE)
+        cli_subscribe_prepare(); /* before the client's threads start */
     mcp_client *c = mcp_client_new("mcp", MCP_VERSION_STRING);
     if (c == NULL) {
         cli_errorf("mcp: %s\n", mcp_strerror(MCP_ENOMEM));
@@ -747,6 +765,9 @@ static int run(const cli *o)
         break;
     case CMD_LOGGING_SET:
         code = run_logging_set(c, o);
+        break;
+    case CMD_SUBSCRIBE:
+        code = cli_subscribe(c, o->what, o->nwhat, o->json, o->quiet);
         break;
     default:
         code = run_single(c, o);

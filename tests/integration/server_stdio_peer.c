@@ -6,11 +6,16 @@
  * reads, so that tests can tell what the client sent.
  *
  *   server_stdio_peer [--legacy] [--exit-on-probe] [--silent-probe] [--log FILE]
+ *                     [--end-listen-after N] [--exit-after-subscribe N]
  *
  * --legacy         initialize only: anything else before it gets -32600
  * --exit-on-probe  exit, without a word, when the first message is server/discover
  * --silent-probe   never answer server/discover (then behave as --legacy)
  * --log FILE       append "METHOD ID" (or "METHOD -" for a notification) per message
+ * --end-listen-after N    modern: after acknowledging a subscription, send it N tools
+ *                  list changes, then end it gracefully (its result)
+ * --exit-after-subscribe N  legacy: after answering resources/subscribe, send N tools
+ *                  list changes and an update of the URI, then exit
  *
  * Tools (tools/call by name), in both eras:
  *   echo {text}    answers text
@@ -37,6 +42,7 @@
 #define SUB "io.modelcontextprotocol/subscriptionId"
 
 static bool legacy, exit_on_probe, silent_probe, initialized, first = true;
+static int end_listen_after = -1, exit_after_subscribe = -1;
 static FILE *logf;
 
 /* Open subscriptions: the listen request's id and filter (modern), or the subscribed
@@ -267,6 +273,13 @@ static void handle(const json_t *msg)
         json_array_append_new(subs, json_pack("{s:O, s:o}", "id", id, "filter", filter));
         notify("notifications/subscriptions/acknowledged",
                json_pack("{s:{s:O}, s:O}", "_meta", SUB, id, "notifications", filter));
+        if (end_listen_after >= 0) {
+            json_t *sub = json_array_get(subs, json_array_size(subs) - 1);
+            for (int i = 0; i < end_listen_after; i++)
+                notify_sub(sub, "notifications/tools/list_changed", json_object());
+            send_result(id, json_pack("{s:{s:O}}", "_meta", SUB, id));
+            json_array_remove(subs, json_array_size(subs) - 1);
+        }
     } else if (strcmp(method, "resources/subscribe") == 0 ||
                strcmp(method, "resources/unsubscribe") == 0) {
         if (method[10] == 's') {
@@ -280,6 +293,13 @@ static void handle(const json_t *msg)
                               json_object_get(params, "uri"));
         }
         send_result(id, json_object());
+        if (exit_after_subscribe >= 0 && method[10] == 's') {
+            for (int i = 0; i < exit_after_subscribe; i++)
+                notify("notifications/tools/list_changed", json_object());
+            notify("notifications/resources/updated",
+                   json_pack("{s:O}", "uri", json_object_get(params, "uri")));
+            exit(0);
+        }
     } else {
         send_error(id, -32601, "Method not found");
     }
@@ -296,6 +316,10 @@ int main(int argc, char **argv)
             silent_probe = true;
         else if (strcmp(argv[i], "--log") == 0 && i + 1 < argc)
             logf = fopen(argv[++i], "a");
+        else if (strcmp(argv[i], "--end-listen-after") == 0 && i + 1 < argc)
+            end_listen_after = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--exit-after-subscribe") == 0 && i + 1 < argc)
+            exit_after_subscribe = atoi(argv[++i]);
     }
     subs = json_array();
     char *line = NULL;
