@@ -19,7 +19,13 @@
  *   ask; a handler that refuses; hostile inputRequests;
  * - a HeaderMismatch to tools/call reads tools/list again and retries once;
  * - cancellation and timeout close the request's stream and send nothing; a
- *   broken stream fails the request without any resumption.
+ *   broken stream fails the request without any resumption;
+ * - subscriptions/listen: acknowledged, its own notifications (another
+ *   subscription's dropped), a graceful end, a drop, a refusal, a cancel that
+ *   closes the stream at once, a flood of 20000 notifications beside a request,
+ *   the client's end;
+ * - a close while a handler answers an input round: the request ends at once, the
+ *   handler's late answer is dropped, nothing is sent again.
  *
  * Every wait has a deadline; the only pauses are the scripted server's own.
  */
@@ -36,6 +42,7 @@
 #include <cmocka.h>
 
 #include "client_watch.h"
+#include "harness.h"
 #include "raw_server.h"
 
 #define CONNECT_MS 10000
@@ -885,6 +892,296 @@ static void test_broken_stream_fails_the_request_without_resuming(void **state)
     assert_int_equal(posts_of(f, "tools/call"), 1); /* not sent again behind our back */
 }
 
+/* ---- subscriptions/listen over HTTP ---- */
+
+/* What the subscriptions saw, and the flags of the close test, under f->mu; ev_cv is
+ * signalled at each change. */
+static json_t *listen_events;
+static pthread_cond_t ev_cv;
+static int ev_cv_ready;
+static int gate_entered, gate_open, gate_status, gate_closed;
+
+static void ev_init(void)
+{
+    if (!ev_cv_ready)
+        harness_cond_init_monotonic(&ev_cv);
+    ev_cv_ready = 1;
+}
+
+/* Waits until done(arg) holds, f->mu held while it is asked. 0, or -1 at the deadline. */
+static int ev_wait(fixture *f, int (*done)(const void *arg), const void *arg)
+{
+    long long deadline = hc_now_ms() + WAIT_MS;
+    pthread_mutex_lock(&f->mu);
+    int ok;
+    while (!(ok = done(arg)) && harness_cond_wait_until(&ev_cv, &f->mu, deadline))
+        ;
+    pthread_mutex_unlock(&f->mu);
+    return ok ? 0 : -1;
+}
+
+static void on_listen(mcp_client *c, const mcp_listen_event *ev, void *user)
+{
+    fixture *f = user;
+    (void)c;
+    static const char *const kinds[] = {"ack", "note", "end"};
+    json_t *e = json_pack("{s:I, s:s, s:s?, s:i, s:s?}", "sub", (json_int_t)ev->subscription_id,
+                          "kind", kinds[ev->kind], "method", ev->method, "status", ev->status,
+                          "message", ev->err != NULL ? ev->err->message : NULL);
+    pthread_mutex_lock(&f->mu);
+    json_array_append_new(listen_events, e);
+    pthread_cond_broadcast(&ev_cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+static size_t events_now(fixture *f)
+{
+    pthread_mutex_lock(&f->mu);
+    size_t n = json_array_size(listen_events);
+    pthread_mutex_unlock(&f->mu);
+    return n;
+}
+
+static int has_events(const void *n)
+{
+    return json_array_size(listen_events) >= *(const size_t *)n;
+}
+
+static void wait_events(fixture *f, size_t n)
+{
+    if (ev_wait(f, has_events, &n) != 0)
+        fail_msg("%zu subscription events, expected %zu", events_now(f), n);
+}
+
+/* The i-th event's field. */
+static const char *event_str(fixture *f, size_t i, const char *key)
+{
+    pthread_mutex_lock(&f->mu);
+    const char *v = json_string_value(json_object_get(json_array_get(listen_events, i), key));
+    pthread_mutex_unlock(&f->mu);
+    return v;
+}
+
+static long long event_int(fixture *f, size_t i, const char *key)
+{
+    pthread_mutex_lock(&f->mu);
+    long long v = json_integer_value(json_object_get(json_array_get(listen_events, i), key));
+    pthread_mutex_unlock(&f->mu);
+    return v;
+}
+
+/* An SSE event: a notification tagged with subscription sub. */
+static void tagged(rs_conn *c, const char *method, json_t *sub)
+{
+    json_t *n = json_pack("{s:s, s:s, s:{s:{s:O}}}", "jsonrpc", "2.0", "method", method, "params",
+                          "_meta", "io.modelcontextprotocol/subscriptionId", sub);
+    char *text = json_dumps(n, JSON_COMPACT);
+    rs_sse_event(c, NULL, -1, text);
+    free(text);
+    json_decref(n);
+}
+
+static void sse_json(rs_conn *c, json_t *msg)
+{
+    char *text = json_dumps(msg, JSON_COMPACT);
+    json_decref(msg);
+    rs_sse_event(c, NULL, -1, text);
+    free(text);
+}
+
+/* A listen's mode is the first URI of its filter: graceful, drop, refuse, flood, hold. */
+static void a_listen(fixture *f, rs_conn *c, const rs_request *req)
+{
+    (void)f;
+    if (strcmp(rs_rpc_method(req), "subscriptions/listen") != 0) {
+        answer_result(c, req, text_result("ok"));
+        return;
+    }
+    json_t *id = json_object_get(req->msg, "id");
+    json_t *filter = json_object_get(params_of(req), "notifications");
+    const char *mode =
+        json_string_value(json_array_get(json_object_get(filter, "resourceSubscriptions"), 0));
+    if (strcmp(mode, "refuse") == 0) {
+        answer_error(c, 400, req, -32602, "Invalid params: no such resource", NULL);
+        return;
+    }
+    rs_sse_head(c, NULL);
+    sse_json(c, json_pack("{s:s, s:s, s:{s:{s:O}, s:O}}", "jsonrpc", "2.0", "method",
+                          "notifications/subscriptions/acknowledged", "params", "_meta",
+                          "io.modelcontextprotocol/subscriptionId", id, "notifications", filter));
+    if (strcmp(mode, "graceful") == 0) {
+        tagged(c, "notifications/tools/list_changed", id);
+        json_t *other = json_integer(987654); /* a subscription the client does not have */
+        tagged(c, "notifications/tools/list_changed", other);
+        json_decref(other);
+        tagged(c, "notifications/resources/updated", id);
+        sse_json(c, json_pack("{s:s, s:O, s:{s:s, s:{s:O}}}", "jsonrpc", "2.0", "id", id, "result",
+                              "resultType", "complete", "_meta",
+                              "io.modelcontextprotocol/subscriptionId", id));
+        rs_sse_end(c);
+    } else if (strcmp(mode, "drop") == 0) {
+        tagged(c, "notifications/tools/list_changed", id);
+        rs_close_after(c); /* cut, with no result */
+    } else if (strcmp(mode, "flood") == 0) {
+        for (int i = 0; i < 20000; i++)
+            tagged(c, "notifications/tools/list_changed", id);
+        rs_wait_peer_close(c, WAIT_MS * 2);
+    } else if (rs_wait_peer_close(c, WAIT_MS * 2) == 0) {
+        __atomic_store_n(&closed_at, hc_now_ms(), __ATOMIC_SEQ_CST);
+    }
+}
+
+static long long listen_mode(fixture *f, const char *mode)
+{
+    const char *uris[] = {mode, NULL};
+    mcp_listen_filter filter = {.tools_list_changed = 1, .resource_uris = uris};
+    long long id = -1;
+    assert_int_equal(mcp_client_listen(f->c, &filter, on_listen, f, &id), MCP_OK);
+    return id;
+}
+
+static void test_listen_over_http_ends_every_way(void **state)
+{
+    ev_init();
+    fixture *f = start(state);
+    f->answer = a_listen;
+    listen_events = json_array();
+    connect_ok(f);
+
+    /* Acknowledged, two notifications of its own (another subscription's dropped), then a
+     * graceful end. */
+    long long a = listen_mode(f, "graceful");
+    wait_events(f, 4);
+    assert_string_equal(event_str(f, 0, "kind"), "ack");
+    assert_string_equal(event_str(f, 1, "method"), "notifications/tools/list_changed");
+    assert_string_equal(event_str(f, 2, "method"), "notifications/resources/updated");
+    assert_string_equal(event_str(f, 3, "kind"), "end");
+    assert_int_equal(event_int(f, 3, "status"), MCP_OK);
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(event_int(f, i, "sub"), a);
+    const rs_request *r = last_post(f, "subscriptions/listen");
+    expect_header(r, "Mcp-Method", "subscriptions/listen");
+    assert_true(json_is_true(
+        json_object_get(json_object_get(params_of(r), "notifications"), "toolsListChanged")));
+
+    /* A stream cut without a result: dropped. */
+    listen_mode(f, "drop");
+    wait_events(f, 7);
+    assert_string_equal(event_str(f, 6, "kind"), "end");
+    assert_int_equal(event_int(f, 6, "status"), MCP_ECLOSED);
+
+    /* Refused by the server. */
+    listen_mode(f, "refuse");
+    wait_events(f, 8);
+    assert_int_equal(event_int(f, 7, "status"), MCP_ERPC);
+    assert_non_null(strstr(event_str(f, 7, "message"), "no such resource"));
+
+    /* Cancelled: the stream closes at once, and nothing else is sent. */
+    closed_at = 0;
+    long long b = listen_mode(f, "hold");
+    wait_events(f, 9);
+    long long t0 = hc_now_ms();
+    assert_int_equal(mcp_client_cancel(f->c, b, NULL), MCP_OK);
+    wait_events(f, 10);
+    assert_int_equal(event_int(f, 9, "status"), MCP_ECANCELED);
+    assert_int_equal(rs_wait_done(f->srv, last_post(f, "subscriptions/listen"), WAIT_MS), 0);
+    assert_true(__atomic_load_n(&closed_at, __ATOMIC_SEQ_CST) - t0 < 1000);
+    assert_int_equal(posts_of(f, "notifications/cancelled"), 0);
+
+    /* A flood of 20000 notifications, each delivered, while a request goes on beside it. */
+    t0 = hc_now_ms();
+    long long d = listen_mode(f, "flood");
+    expect_call(f, "beside", json_object(), "ok");
+    wait_events(f, 11 + 20000);
+    printf("a flood of 20000 notifications over HTTP: %lld ms\n", hc_now_ms() - t0);
+    assert_int_equal(mcp_client_cancel(f->c, d, NULL), MCP_OK);
+    wait_events(f, 12 + 20000);
+
+    /* The client's end ends what is left. */
+    listen_mode(f, "hold");
+    wait_events(f, 13 + 20000);
+    mcp_client_free(f->c);
+    f->c = NULL;
+    assert_int_equal(events_now(f), 14 + 20000);
+    assert_int_equal(event_int(f, 13 + 20000, "status"), MCP_ECLOSED);
+    json_decref(listen_events);
+}
+
+/* ---- Closing while a handler answers an input round ---- */
+
+static json_t *slow_elicitation(mcp_client *c, const json_t *params, mcp_rpc_error *err, void *user)
+{
+    fixture *f = user;
+    (void)c, (void)params, (void)err;
+    long long deadline = hc_now_ms() + WAIT_MS;
+    pthread_mutex_lock(&f->mu);
+    gate_entered = 1;
+    pthread_cond_broadcast(&ev_cv);
+    while (!gate_open && harness_cond_wait_until(&ev_cv, &f->mu, deadline))
+        ;
+    pthread_mutex_unlock(&f->mu);
+    return json_pack("{s:s, s:{}}", "action", "accept", "content");
+}
+
+static void gate_reply(mcp_client *c, int status, const json_t *result, const mcp_rpc_error *err,
+                       void *user)
+{
+    fixture *f = user;
+    (void)c, (void)result, (void)err;
+    pthread_mutex_lock(&f->mu);
+    gate_status = status;
+    pthread_cond_broadcast(&ev_cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+static void gate_closed_cb(void *user)
+{
+    fixture *f = user;
+    pthread_mutex_lock(&f->mu);
+    gate_closed = 1;
+    pthread_cond_broadcast(&ev_cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+static int is_set(const void *flag)
+{
+    return *(const int *)flag;
+}
+
+static int replied(const void *arg)
+{
+    (void)arg;
+    return gate_status != 1;
+}
+
+static void test_close_while_a_handler_answers_an_input_round(void **state)
+{
+    ev_init();
+    fixture *f = start(state);
+    f->answer = a_forever;
+    gate_entered = gate_open = gate_closed = 0;
+    gate_status = 1;
+    assert_int_equal(mcp_client_on_elicitation(f->c, slow_elicitation, f), MCP_OK);
+    connect_ok(f);
+    json_t *params = json_pack("{s:s, s:{}}", "name", "ask_elicitation", "arguments");
+    assert_int_equal(
+        mcp_client_request_async(f->c, "tools/call", params, NULL, gate_reply, f, NULL), MCP_OK);
+    assert_int_equal(ev_wait(f, is_set, &gate_entered), 0);
+    /* The request ends with the close, while its handler still runs; the handler's late
+     * answer is dropped, and nothing is left behind once it returns. */
+    assert_int_equal(mcp_client_close(f->c, gate_closed_cb, f), MCP_OK);
+    f->c = NULL;
+    assert_int_equal(ev_wait(f, replied, NULL), 0);
+    pthread_mutex_lock(&f->mu);
+    assert_int_equal(gate_status, MCP_ECLOSED);
+    assert_false(gate_closed); /* the handler still runs */
+    gate_open = 1;
+    pthread_cond_broadcast(&ev_cv);
+    pthread_mutex_unlock(&f->mu);
+    assert_int_equal(ev_wait(f, is_set, &gate_closed), 0);
+    assert_int_equal(posts_of(f, "tools/call"), 1); /* no retry after the close */
+}
+
 #define T(fn) cmocka_unit_test_teardown(fn, teardown)
 
 int main(void)
@@ -901,6 +1198,8 @@ int main(void)
         T(test_header_mismatch_reads_the_tools_again_and_retries_once),
         T(test_cancel_and_timeout_close_the_stream_and_send_nothing),
         T(test_broken_stream_fails_the_request_without_resuming),
+        T(test_listen_over_http_ends_every_way),
+        T(test_close_while_a_handler_answers_an_input_round),
     };
     return cmocka_run_group_tests_name("http_client_modern", tests, NULL, NULL);
 }
