@@ -320,7 +320,9 @@ MCP_EXTERN int mcp_client_on_notification(mcp_client *c, mcp_client_notification
 /*
  * Spawns argv[0] (searched in PATH) with argv (NULL-terminated), speaks
  * newline-delimited JSON over its stdin and stdout, and runs initialize, then
- * sends notifications/initialized. The child inherits the environment, the
+ * sends notifications/initialized (in the legacy era: see
+ * mcp_client_set_protocol() for server/discover, which comes first unless the
+ * client is pinned to the legacy era). The child inherits the environment, the
  * working directory and stderr. argv and its strings are copied. Blocks until
  * the connect ends; timeout_ms (<= 0: the client's default) bounds the
  * initialize request, which a loop client's owner must keep running the loop
@@ -428,10 +430,13 @@ typedef struct mcp_http_client_opts {
 } mcp_http_client_opts;
 
 /*
- * Connects to an MCP server over HTTP: Streamable HTTP (revisions 2025-03-26
- * to 2025-11-25), or the legacy HTTP+SSE transport (2024-11-05), at url
- * (http:// or https://; TLS, proxies from the environment and HTTP/2 as
- * libcurl gives them). Runs initialize and sends notifications/initialized,
+ * Connects to an MCP server over HTTP: Streamable HTTP (revision 2026-07-28,
+ * and 2025-03-26 to 2025-11-25), or the legacy HTTP+SSE transport (2024-11-05),
+ * at url (http:// or https://; TLS, proxies from the environment and HTTP/2 as
+ * libcurl gives them). Which revision: see mcp_client_set_protocol() (the auto
+ * mode sends server/discover first; legacy_sse means the legacy era). In the
+ * modern era there is nothing more to it: each request is a POST of its own.
+ * In the legacy era it runs initialize and sends notifications/initialized,
  * then opens the standalone GET stream for the server's own messages (a 405
  * there is accepted: the server has none). Each message is a POST; answers come
  * as JSON or as an SSE stream, which the client resumes by GET with
@@ -546,8 +551,12 @@ MCP_EXTERN int mcp_client_request_async(mcp_client *c, const char *method, json_
                                         long long *request_id);
 /*
  * Cancels a pending request (asynchronous, or one a blocked
- * mcp_client_request() waits for): its cb gets MCP_ECANCELED (a blocked
- * caller returns it), then notifications/cancelled is sent with reason. reason
+ * mcp_client_request() waits for), or a subscription (mcp_client_listen: it
+ * ends with MCP_ECANCELED): its cb gets MCP_ECANCELED (a blocked caller
+ * returns it), then notifications/cancelled is sent with reason; in the modern
+ * era over HTTP the request's stream is closed instead, which is the
+ * cancellation there (the request id is the one the application got, whatever
+ * input round the request is in). reason
  * is copied and may be NULL (also dropped when its copy fails). An id that is
  * not pending (answered, timed out, never sent, or the connection ended) is
  * ignored. Any thread: on the loop thread it acts at once, and cb runs before
