@@ -19,7 +19,7 @@ static void client_destroy(mcp_client *c);
 
 /* ---- Waiting for the loop ---- */
 
-static int waiter_init(waiter *w)
+int mcp__waiter_init(waiter *w)
 {
     memset(w, 0, sizeof(*w));
     if (uv_mutex_init(&w->lock) != 0)
@@ -31,7 +31,7 @@ static int waiter_init(waiter *w)
     return MCP_OK;
 }
 
-static void waiter_destroy(waiter *w)
+void mcp__waiter_destroy(waiter *w)
 {
     uv_cond_destroy(&w->cond);
     uv_mutex_destroy(&w->lock);
@@ -52,7 +52,7 @@ void mcp__waiter_finish(waiter *w, int status, const json_t *result, const mcp_r
     uv_mutex_unlock(&w->lock);
 }
 
-static void waiter_set_id(waiter *w, long long id)
+void mcp__waiter_set_id(waiter *w, long long id)
 {
     uv_mutex_lock(&w->lock);
     w->id = id;
@@ -803,7 +803,7 @@ static int connect_prepare(mcp_client *c, const char *const argv[], mcp__shttp_c
 static int connect_wait(mcp_client *c, connect_mail *cm)
 {
     waiter w;
-    if (waiter_init(&w) != MCP_OK) {
+    if (mcp__waiter_init(&w) != MCP_OK) {
         connect_mail_free(cm);
         return MCP_EIO;
     }
@@ -811,7 +811,7 @@ static int connect_wait(mcp_client *c, connect_mail *cm)
     int rc = mcp__mailbox_post(&c->mb, &cm->mail);
     if (rc != MCP_OK) {
         connect_mail_free(cm);
-        waiter_destroy(&w);
+        mcp__waiter_destroy(&w);
         return rc;
     }
     waiter_wait(&w);
@@ -824,7 +824,7 @@ static int connect_wait(mcp_client *c, connect_mail *cm)
     }
     json_decref(w.result);
     mcp_rpc_error_clear(&w.err);
-    waiter_destroy(&w);
+    mcp__waiter_destroy(&w);
     return rc;
 }
 
@@ -1021,7 +1021,7 @@ static void call_mail(mcp__mail *m)
         if (rc != MCP_OK)
             mcp__waiter_finish(w, rc, NULL, NULL);
     } else {
-        waiter_set_id(w, rc == MCP_OK ? id : -1);
+        mcp__waiter_set_id(w, rc == MCP_OK ? id : -1);
     }
 }
 
@@ -1063,13 +1063,13 @@ int mcp_client_request(mcp_client *c, const char *method, json_t *params, const 
         return MCP_ECLOSED;
     }
     waiter w;
-    if (waiter_init(&w) != MCP_OK) {
+    if (mcp__waiter_init(&w) != MCP_OK) {
         json_decref(params);
         return MCP_EIO;
     }
     call *k = call_new(c, method, params, &o);
     if (k == NULL) {
-        waiter_destroy(&w);
+        mcp__waiter_destroy(&w);
         return MCP_ENOMEM;
     }
     k->sync = 1;
@@ -1077,7 +1077,7 @@ int mcp_client_request(mcp_client *c, const char *method, json_t *params, const 
     int rc = mcp__mailbox_post(&c->mb, &k->mail);
     if (rc != MCP_OK) {
         mcp__call_free(k);
-        waiter_destroy(&w);
+        mcp__waiter_destroy(&w);
         return rc;
     }
     waiter_wait(&w);
@@ -1090,7 +1090,7 @@ int mcp_client_request(mcp_client *c, const char *method, json_t *params, const 
         *err = w.err;
     else
         mcp_rpc_error_clear(&w.err);
-    waiter_destroy(&w);
+    mcp__waiter_destroy(&w);
     return rc;
 }
 
@@ -1122,7 +1122,7 @@ int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
         return rc;
     }
     waiter w;
-    if (waiter_init(&w) != MCP_OK) {
+    if (mcp__waiter_init(&w) != MCP_OK) {
         mcp__call_free(k);
         return MCP_EIO;
     }
@@ -1130,7 +1130,7 @@ int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
     int rc = mcp__mailbox_post(&c->mb, &k->mail);
     if (rc != MCP_OK) {
         mcp__call_free(k);
-        waiter_destroy(&w);
+        mcp__waiter_destroy(&w);
         return rc;
     }
     /* Wait only until the request is sent and has its id, not for the answer. */
@@ -1139,7 +1139,7 @@ int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
         uv_cond_wait(&w.cond, &w.lock);
     uv_mutex_unlock(&w.lock);
     long long id = w.id;
-    waiter_destroy(&w);
+    mcp__waiter_destroy(&w);
     if (request_id != NULL)
         *request_id = id;
     return id < 0 ? MCP_ECLOSED : MCP_OK;
@@ -1426,7 +1426,7 @@ void mcp_client_free(mcp_client *c)
          * server request could still be handed to it. */
         waiter w;
         close_mail *cm = calloc(1, sizeof(*cm));
-        int waiting = cm != NULL && waiter_init(&w) == MCP_OK;
+        int waiting = cm != NULL && mcp__waiter_init(&w) == MCP_OK;
         if (cm != NULL) {
             cm->mail.fn = close_run;
             cm->c = c;
@@ -1439,7 +1439,7 @@ void mcp_client_free(mcp_client *c)
         if (cm != NULL && waiting)
             waiter_wait(&w);
         if (waiting)
-            waiter_destroy(&w);
+            mcp__waiter_destroy(&w);
         mcp__pool_free(c->pool);
         c->pool = NULL;
         post_simple(c, final_run);

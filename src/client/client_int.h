@@ -118,7 +118,12 @@ struct waiter {
     int id_set;
 };
 
+/* MCP_OK, or MCP_EIO when a mutex or condition variable cannot be made (nothing made). */
+int mcp__waiter_init(waiter *w);
+void mcp__waiter_destroy(waiter *w);
 void mcp__waiter_finish(waiter *w, int status, const json_t *result, const mcp_rpc_error *err);
+/* Records the id of a posted request and wakes its poster. */
+void mcp__waiter_set_id(waiter *w, long long id);
 
 /* ---- Connecting (client.c) ---- */
 

@@ -398,12 +398,8 @@ static void start_mail(mcp__mail *m)
         unlink_listen(l);
         listen_free(l);
     }
-    uv_mutex_lock(&w->lock);
-    w->status = rc;
-    w->id = id;
-    w->id_set = 1;
-    uv_cond_broadcast(&w->cond);
-    uv_mutex_unlock(&w->lock);
+    w->status = rc; /* read by the poster once the id is set, under its lock */
+    mcp__waiter_set_id(w, id);
 }
 
 /* The filter as JSON; NULL when a URI is not UTF-8 or memory runs out. */
@@ -465,13 +461,7 @@ int mcp_client_listen(mcp_client *c, const mcp_listen_filter *filter, mcp_listen
         }
     } else {
         waiter w;
-        memset(&w, 0, sizeof(w));
-        if (uv_mutex_init(&w.lock) != 0) {
-            listen_free(l);
-            return MCP_EIO;
-        }
-        if (uv_cond_init(&w.cond) != 0) {
-            uv_mutex_destroy(&w.lock);
+        if (mcp__waiter_init(&w) != MCP_OK) {
             listen_free(l);
             return MCP_EIO;
         }
@@ -488,8 +478,7 @@ int mcp_client_listen(mcp_client *c, const mcp_listen_filter *filter, mcp_listen
             rc = w.status;
             id = w.id;
         }
-        uv_cond_destroy(&w.cond);
-        uv_mutex_destroy(&w.lock);
+        mcp__waiter_destroy(&w);
     }
     if (rc == MCP_OK && subscription_id != NULL)
         *subscription_id = id;

@@ -39,6 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "peer_json.h"
+
 #define SUB "io.modelcontextprotocol/subscriptionId"
 
 static bool legacy, exit_on_probe, silent_probe, initialized, first = true;
@@ -49,23 +51,11 @@ static FILE *logf;
  * URIs (legacy: one entry, id null). */
 static json_t *subs;
 
-static void send_msg(json_t *msg)
-{
-    char *text = json_dumps(msg, JSON_COMPACT);
-    json_decref(msg);
-    if (text == NULL)
-        exit(1);
-    fputs(text, stdout);
-    fputc('\n', stdout);
-    fflush(stdout);
-    free(text);
-}
-
 static void send_result(const json_t *id, json_t *result)
 {
     if (!legacy && json_object_get(result, "resultType") == NULL)
         json_object_set_new(result, "resultType", json_string("complete"));
-    send_msg(json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));
+    peer_send_result(id, result);
 }
 
 static void send_text(const json_t *id, const char *text)
@@ -75,13 +65,12 @@ static void send_text(const json_t *id, const char *text)
 
 static void send_error(const json_t *id, int code, const char *message)
 {
-    send_msg(json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
-                       code, "message", message));
+    peer_send_error(id, code, message, NULL);
 }
 
 static void notify(const char *method, json_t *params)
 {
-    send_msg(json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params", params));
+    peer_send(json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params", params));
 }
 
 /* A notification of subscription sub (tagged with its id in the modern era). */

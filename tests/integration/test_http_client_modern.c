@@ -516,47 +516,50 @@ static void test_auto_mode_decides_the_era_by_the_answer_to_server_discover(void
 
 static void test_pinned_modes_never_cross_eras(void **state)
 {
-    /* Pinned to 2026-07-28: a legacy answer fails the connect, and initialize never goes. */
-    fixture *f = start(state);
-    f->discover = d_case;
-    discover_case = 0;
-    assert_int_equal(mcp_client_set_protocol(f->c, "2026-07-28"), MCP_OK);
-    assert_int_equal(mcp_client_connect_http(f->c, f->url, NULL, CONNECT_MS), MCP_EHTTP);
-    mcp_rpc_error err = {0};
-    assert_int_equal(mcp_client_connect_error(f->c, &err), MCP_OK);
-    printf("pinned modern, 400: %s\n", err.message);
-    assert_non_null(strstr(err.message, "does not speak revision 2026-07-28"));
-    mcp_rpc_error_clear(&err);
-    assert_int_equal(posts_of(f, "initialize"), 0);
-    teardown(state);
-
-    f = start(state);
-    f->discover = d_case;
-    discover_case = 5; /* 200 but no DiscoverResult */
-    assert_int_equal(mcp_client_set_protocol(f->c, "2026-07-28"), MCP_OK);
-    assert_int_equal(mcp_client_connect_http(f->c, f->url, NULL, CONNECT_MS), MCP_EPROTO);
-    assert_int_equal(posts_of(f, "initialize"), 0);
-    teardown(state);
-
-    /* Pinned to the legacy era, or to one older revision: no probe, initialize offers it. */
-    f = start(state);
-    assert_int_equal(mcp_client_set_protocol(f->c, "legacy"), MCP_OK);
-    assert_int_equal(mcp_client_connect_http(f->c, f->url, NULL, CONNECT_MS), MCP_OK);
-    assert_string_equal(mcp_client_protocol_version(f->c), "2025-11-25");
-    assert_int_equal(posts_of(f, "server/discover"), 0);
-    teardown(state);
-
-    f = start(state);
-    assert_int_equal(mcp_client_set_protocol(f->c, "2025-03-26"), MCP_OK);
-    assert_int_equal(mcp_client_connect_http(f->c, f->url, NULL, CONNECT_MS), MCP_OK);
-    assert_string_equal(mcp_client_protocol_version(f->c), "2025-03-26");
-    assert_int_equal(posts_of(f, "server/discover"), 0);
-
-    assert_int_equal(mcp_client_set_protocol(f->c, "auto"), MCP_ESTATE); /* connected */
+    static const struct {
+        const char *protocol;
+        int discover;        /* the case of d_case, or -1: a modern DiscoverResult */
+        int status;          /* the connect's */
+        const char *version; /* after it, when connected */
+        size_t discovers, initializes;
+    } cases[] = {
+        /* Pinned to 2026-07-28: a legacy answer fails, and initialize never goes. */
+        {"2026-07-28", 0, MCP_EHTTP, NULL, 1, 0},
+        {"2026-07-28", 5, MCP_EPROTO, NULL, 1, 0},
+        {"2026-07-28", -1, MCP_OK, "2026-07-28", 1, 0},
+        /* Pinned to the legacy era, or to one older revision: no probe; initialize offers it. */
+        {"legacy", -1, MCP_OK, "2025-11-25", 0, 1},
+        {"2025-03-26", -1, MCP_OK, "2025-03-26", 0, 1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        fixture *f = start(state);
+        if (cases[i].discover >= 0) {
+            f->discover = d_case;
+            discover_case = cases[i].discover;
+        }
+        assert_int_equal(mcp_client_set_protocol(f->c, cases[i].protocol), MCP_OK);
+        int rc = mcp_client_connect_http(f->c, f->url, NULL, CONNECT_MS);
+        mcp_rpc_error err = {0};
+        mcp_client_connect_error(f->c, &err);
+        printf("pinned %s, case %d: %s %s\n", cases[i].protocol, cases[i].discover,
+               mcp_strerror(rc), err.message);
+        assert_int_equal(rc, cases[i].status);
+        if (rc == MCP_EHTTP)
+            assert_non_null(strstr(err.message, "does not speak revision 2026-07-28"));
+        mcp_rpc_error_clear(&err);
+        if (cases[i].version != NULL)
+            assert_string_equal(mcp_client_protocol_version(f->c), cases[i].version);
+        assert_int_equal(posts_of(f, "server/discover"), cases[i].discovers);
+        assert_int_equal(posts_of(f, "initialize"), cases[i].initializes);
+        if (rc == MCP_OK)
+            assert_int_equal(mcp_client_set_protocol(f->c, "auto"), MCP_ESTATE); /* too late */
+        teardown(state);
+    }
     assert_int_equal(mcp_client_set_protocol(NULL, "auto"), MCP_EINVAL);
     mcp_client *other = mcp_client_new("x", "1");
     assert_int_equal(mcp_client_set_protocol(other, "2099-01-01"), MCP_EINVAL);
     assert_int_equal(mcp_client_set_protocol(other, "modern"), MCP_EINVAL);
+    assert_int_equal(mcp_client_set_protocol(other, NULL), MCP_EINVAL);
     mcp_client_free(other);
 }
 

@@ -15,22 +15,15 @@
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { deadline, overallDeadline, startListening } from './lib/http.mjs';
+import { names, ok, runDriver, texts } from './lib/driver.mjs';
+import { overallDeadline, startListening } from './lib/http.mjs';
 
 overallDeadline(120_000);
 
 const REQUEST_TIMEOUT_MS = 15_000;
 const RUN_TIMEOUT_MS = 45_000;
-
-const binDir = process.env.MCP_BIN_DIR;
-assert.ok(binDir, 'MCP_BIN_DIR must be set to the build bin directory');
-const DRIVER = path.join(binDir, 'interop_http_client_driver');
-assert.ok(existsSync(DRIVER), `${DRIVER} does not exist`);
 
 const V2_SERVER = fileURLToPath(new URL('./lib/ts_v2_server.mjs', import.meta.url));
 const V2_LISTEN_RE = /^ts-v2-server: listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)$/;
@@ -46,50 +39,17 @@ const SAMPLING_ANSWER = {
 const ELICITATION_ANSWER = { action: 'accept', content: { name: 'libmcp interop' } };
 const ROOTS = [{ uri: 'file:///tmp/libmcp-interop-root', name: 'interop root' }];
 
-// Runs the driver (args: a URL, or --stdio and a command) with a script of [label, step] pairs and
-// resolves with {connect, steps: {label: line}, stderr}.
-function runDriver(args, protocol, steps) {
-    const script = {
+// Runs the driver with args (a URL, or --stdio and a command) in the given protocol.
+function runModern(args, protocol, steps) {
+    const fields = {
         timeout_ms: REQUEST_TIMEOUT_MS,
         protocol,
         sampling: SAMPLING_ANSWER,
         elicitation: ELICITATION_ANSWER,
         roots: ROOTS,
-        steps: steps.map(([, step]) => step),
     };
-    const child = spawn(DRIVER, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
-    const closed = new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
-    child.stdin.end(JSON.stringify(script));
-    return deadline(closed, RUN_TIMEOUT_MS, `the driver with ${args.join(' ')}`)
-        .catch((e) => {
-            child.kill('SIGKILL');
-            throw new Error(`${e.message}; its output so far:\n${stdout}\n${stderr}`);
-        })
-        .then(({ code, signal }) => {
-            const what = `driver exit ${code} signal ${signal}\nstdout: ${stdout}\nstderr: ${stderr}`;
-            assert.equal(code, 0, what);
-            const lines = stdout.trim().split('\n').map((l) => JSON.parse(l));
-            assert.equal(lines.length, steps.length + 1, `one line for the connect, one per step: ${what}`);
-            assert.equal(lines[0].connect, 0, `connected: ${what}`);
-            const byLabel = {};
-            steps.forEach(([label], i) => (byLabel[label] = lines[i + 1]));
-            return { connect: lines[0], steps: byLabel, stderr };
-        });
+    return runDriver(args, fields, steps, RUN_TIMEOUT_MS);
 }
-
-function ok(run, label) {
-    const line = run.steps[label];
-    assert.ok(line, `no step ${label}`);
-    assert.equal(line.status, 0, `${label} failed: ${JSON.stringify(line)}\ndriver stderr: ${run.stderr}`);
-    return line;
-}
-
-const texts = (result) => result.content.filter((c) => c.type === 'text').map((c) => c.text);
-const names = (list) => list.map((x) => x.name);
 
 const STEPS = [
     ['tools', { op: 'list_tools' }],
@@ -184,7 +144,7 @@ describe('TypeScript SDK v2 server over Streamable HTTP, pinned to 2026-07-28', 
     let run;
     before(async () => {
         server = await startListening('ts-v2-server', process.execPath, [V2_SERVER, '0'], V2_LISTEN_RE);
-        run = await runDriver([server.match[1]], '2026-07-28', STEPS);
+        run = await runModern([server.match[1]], '2026-07-28', STEPS);
     });
     after(async () => {
         if (server) await server.stop();
@@ -197,7 +157,7 @@ describe('TypeScript SDK v2 server over Streamable HTTP, auto mode', () => {
     let run;
     before(async () => {
         server = await startListening('ts-v2-server', process.execPath, [V2_SERVER, '0'], V2_LISTEN_RE);
-        run = await runDriver([server.match[1]], 'auto', STEPS);
+        run = await runModern([server.match[1]], 'auto', STEPS);
     });
     after(async () => {
         if (server) await server.stop();
@@ -208,7 +168,7 @@ describe('TypeScript SDK v2 server over Streamable HTTP, auto mode', () => {
 describe('TypeScript SDK v2 server over stdio, auto mode', () => {
     let run;
     before(async () => {
-        run = await runDriver(['--stdio', process.execPath, V2_SERVER, '--stdio'], 'auto', STEPS);
+        run = await runModern(['--stdio', process.execPath, V2_SERVER, '--stdio'], 'auto', STEPS);
     });
     checkModernRun(() => run);
 });
@@ -216,7 +176,7 @@ describe('TypeScript SDK v2 server over stdio, auto mode', () => {
 describe('TypeScript SDK v2 server over stdio, pinned to 2026-07-28', () => {
     let run;
     before(async () => {
-        run = await runDriver(['--stdio', process.execPath, V2_SERVER, '--stdio'], '2026-07-28', STEPS.slice(0, 5));
+        run = await runModern(['--stdio', process.execPath, V2_SERVER, '--stdio'], '2026-07-28', STEPS.slice(0, 5));
     });
     test('speaks 2026-07-28 and answers MRTR', () => {
         assert.equal(run.connect.protocolVersion, '2026-07-28');
@@ -229,7 +189,7 @@ describe('TypeScript SDK v1 server (older revisions only), auto mode: falls back
     let run;
     before(async () => {
         server = await startListening('ts-sdk-server', process.execPath, [V1_SERVER, '0'], V1_LISTEN_RE);
-        run = await runDriver([server.match[1]], 'auto', [
+        run = await runModern([server.match[1]], 'auto', [
             ['tools', { op: 'list_tools' }],
             ['echo', { op: 'call_tool', name: 'echo', args: { text: 'legacy' } }],
             ['elicit', { op: 'call_tool', name: 'elicit', args: { message: 'who?' } }],
