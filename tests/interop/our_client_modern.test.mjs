@@ -139,39 +139,26 @@ function checkModernRun(getRun) {
     });
 }
 
-describe('TypeScript SDK v2 server over Streamable HTTP, pinned to 2026-07-28', () => {
-    let server;
-    let run;
-    before(async () => {
-        server = await startListening('ts-v2-server', process.execPath, [V2_SERVER, '0'], V2_LISTEN_RE);
-        run = await runModern([server.match[1]], '2026-07-28', STEPS);
+// STEPS against the v2 server in protocol, over HTTP (a server of its own) or stdio.
+function modernSuite(title, protocol, http) {
+    describe(title, () => {
+        let server;
+        let run;
+        before(async () => {
+            if (http) server = await startListening('ts-v2-server', process.execPath, [V2_SERVER, '0'], V2_LISTEN_RE);
+            const args = http ? [server.match[1]] : ['--stdio', process.execPath, V2_SERVER, '--stdio'];
+            run = await runModern(args, protocol, STEPS);
+        });
+        after(async () => {
+            if (server) await server.stop();
+        });
+        checkModernRun(() => run);
     });
-    after(async () => {
-        if (server) await server.stop();
-    });
-    checkModernRun(() => run);
-});
+}
 
-describe('TypeScript SDK v2 server over Streamable HTTP, auto mode', () => {
-    let server;
-    let run;
-    before(async () => {
-        server = await startListening('ts-v2-server', process.execPath, [V2_SERVER, '0'], V2_LISTEN_RE);
-        run = await runModern([server.match[1]], 'auto', STEPS);
-    });
-    after(async () => {
-        if (server) await server.stop();
-    });
-    checkModernRun(() => run);
-});
-
-describe('TypeScript SDK v2 server over stdio, auto mode', () => {
-    let run;
-    before(async () => {
-        run = await runModern(['--stdio', process.execPath, V2_SERVER, '--stdio'], 'auto', STEPS);
-    });
-    checkModernRun(() => run);
-});
+modernSuite('TypeScript SDK v2 server over Streamable HTTP, pinned to 2026-07-28', '2026-07-28', true);
+modernSuite('TypeScript SDK v2 server over Streamable HTTP, auto mode', 'auto', true);
+modernSuite('TypeScript SDK v2 server over stdio, auto mode', 'auto', false);
 
 describe('TypeScript SDK v2 server over stdio, pinned to 2026-07-28', () => {
     let run;
