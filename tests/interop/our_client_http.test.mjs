@@ -25,7 +25,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { names, ok, runDriver as runScript, texts } from './lib/driver.mjs';
+import { ELICITATION_ANSWER, names, ok, ROOTS, runDriver as runScript, SAMPLING_ANSWER, texts } from './lib/driver.mjs';
 import { overallDeadline, startListening } from './lib/http.mjs';
 
 // Every wait below has its own deadline; this one bounds the whole file.
@@ -46,16 +46,6 @@ const pkg = JSON.parse(readFileSync(pkgJsonPath, 'utf8'));
 const EVERYTHING = path.join(path.dirname(pkgJsonPath), pkg.bin['mcp-server-everything']);
 assert.ok(existsSync(EVERYTHING), `${EVERYTHING} does not exist`);
 
-// The canned answers the driver gives every sampling and elicitation request. The elicitation
-// leaves out every field but name: the client fills in the schema's defaults (SEP-1034).
-const SAMPLING_ANSWER = {
-    role: 'assistant',
-    content: { type: 'text', text: 'canned answer from libmcp' },
-    model: 'libmcp-canned-model',
-    stopReason: 'endTurn',
-};
-const ELICITATION_ANSWER = { action: 'accept', content: { name: 'libmcp interop' } };
-const ROOTS = [{ uri: 'file:///tmp/libmcp-interop-root', name: 'interop root' }];
 
 // Resolves with a TCP port that was free on 127.0.0.1 a moment ago.
 function freePort() {

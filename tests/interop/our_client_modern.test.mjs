@@ -17,7 +17,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 
-import { names, ok, runDriver, texts } from './lib/driver.mjs';
+import { ELICITATION_ANSWER, names, ok, ROOTS, runDriver, SAMPLING_ANSWER, texts } from './lib/driver.mjs';
 import { overallDeadline, startListening } from './lib/http.mjs';
 
 overallDeadline(120_000);
@@ -30,14 +30,6 @@ const V2_LISTEN_RE = /^ts-v2-server: listening on (http:\/\/127\.0\.0\.1:\d+\/mc
 const V1_SERVER = fileURLToPath(new URL('./lib/ts_sdk_server.mjs', import.meta.url));
 const V1_LISTEN_RE = /^ts-sdk-server: listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)$/;
 
-const SAMPLING_ANSWER = {
-    role: 'assistant',
-    content: { type: 'text', text: 'canned answer from libmcp' },
-    model: 'libmcp-canned-model',
-    stopReason: 'endTurn',
-};
-const ELICITATION_ANSWER = { action: 'accept', content: { name: 'libmcp interop' } };
-const ROOTS = [{ uri: 'file:///tmp/libmcp-interop-root', name: 'interop root' }];
 
 // Runs the driver with args (a URL, or --stdio and a command) in the given protocol.
 function runModern(args, protocol, steps) {

@@ -14,6 +14,18 @@ assert.ok(binDir, 'MCP_BIN_DIR must be set to the build bin directory');
 export const DRIVER = path.join(binDir, 'interop_http_client_driver');
 assert.ok(existsSync(DRIVER), `${DRIVER} does not exist`);
 
+// The canned answers the driver gives every sampling and elicitation request, and its roots.
+// The elicitation leaves out every field but name: the client fills in the schema's defaults
+// (SEP-1034).
+export const SAMPLING_ANSWER = {
+    role: 'assistant',
+    content: { type: 'text', text: 'canned answer from libmcp' },
+    model: 'libmcp-canned-model',
+    stopReason: 'endTurn',
+};
+export const ELICITATION_ANSWER = { action: 'accept', content: { name: 'libmcp interop' } };
+export const ROOTS = [{ uri: 'file:///tmp/libmcp-interop-root', name: 'interop root' }];
+
 // Runs the driver with args (a URL, --legacy-sse and a URL, or --stdio and a command) and the
 // script `fields` plus the steps, a list of [label, step], within runTimeoutMs. Resolves with
 // {connect (its first line), steps: {label: line}, stderr}; the driver must exit 0, connected,
