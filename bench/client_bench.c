@@ -112,7 +112,9 @@ int main(int argc, char **argv)
     b.concurrency = atoi(argv[3]);
     if (b.concurrency < 1 || b.end_ns == 0 || uv_loop_init(&b.loop) != 0)
         return 2;
+    /* The legacy era, as the TS SDK client it is measured against speaks it. */
     if (mcp_client_new_on_loop(&b.loop, "client_bench", "1.0", &b.client) != MCP_OK ||
+        mcp_client_set_protocol(b.client, "legacy") != MCP_OK ||
         mcp_client_connect_http_async(b.client, argv[1], NULL, 10000, on_connected, &b) != MCP_OK)
         return 1;
     uv_run(&b.loop, UV_RUN_DEFAULT);

@@ -210,6 +210,73 @@ MCP_EXTERN int mcp_client_set_timeout(mcp_client *c, int timeout_ms);
  */
 MCP_EXTERN int mcp_client_set_max_message_size(mcp_client *c, size_t bytes);
 /*
+ * Which protocol revisions the connect may use (mcp_client_connect_* reads it).
+ * Before the first connect; protocol is copied:
+ *
+ * - "auto" (the default): the connect first sends server/discover as revision
+ *   2026-07-28 (the modern era) does. A server that answers it as a modern one
+ *   (a DiscoverResult naming 2026-07-28, or a modern JSON-RPC error) is spoken to
+ *   in the modern era; any other answer means an older server, and the connect
+ *   goes on with initialize, as "legacy" does. Over HTTP that other answer is
+ *   HTTP 400, 404 or 405 whose body is not a modern error (a 401, 403, 5xx, a
+ *   refused connection or silence fails the connect instead); over stdio it is any
+ *   other answer, a server that exits (it is started again for initialize), or
+ *   silence for 5 s (or the connect's timeout when shorter). An
+ *   UnsupportedProtocolVersion error names the versions the server speaks: the
+ *   probe goes again once with 2026-07-28 when it is named, else initialize
+ *   offers the newest older revision named.
+ * - "legacy": initialize only, offering the newest older revision
+ *   (MCP_PROTOCOL_LATEST), as before revision 2026-07-28.
+ * - "2026-07-28" (MCP_PROTOCOL_2026_07_28): the modern era only; a server that
+ *   does not speak it fails the connect (MCP_EPROTO, or the server's MCP_ERPC or
+ *   MCP_EHTTP; mcp_client_connect_error() says why).
+ * - an older revision ("2025-11-25" ... "2024-11-05"): initialize offering it; a
+ *   server that answers with another revision fails the connect (MCP_EPROTO).
+ *
+ * The era is the client's for as long as it lives: mcp_client_protocol_version()
+ * gives the revision in use after the connect. In the modern era:
+ * - every request carries the revision, the client's capabilities (sampling,
+ *   elicitation, roots: from the handlers and roots set at the moment it is
+ *   sent) and its name and version in params._meta; there is no session;
+ * - a request whose result asks for input (resultType "input_required") is
+ *   answered by the sampling and elicitation handlers and the roots set with
+ *   mcp_client_set_roots(), exactly as the same requests of an older server are,
+ *   and sent again with their answers (and the server's requestState, exactly)
+ *   under a new JSON-RPC id; the application sees the final result only
+ *   (mcp_client_request returns once; progress keeps coming to the same
+ *   callback). A server that asks for something the client has no handler or
+ *   roots for fails the request with MCP_EPROTO; a handler that refuses (returns
+ *   NULL) fails it with MCP_ERPC and the handler's error; more than
+ *   mcp_client_set_max_input_rounds() rounds fail it with MCP_ELIMIT. The
+ *   request's timeout applies to each round's request, not to the handlers;
+ * - over HTTP, each request is a POST with the MCP-Protocol-Version, Mcp-Method
+ *   and Mcp-Name headers, and the Mcp-Param-* headers that the tool's
+ *   x-mcp-header annotations ask for (the client learns them from tools/list:
+ *   list the tools before calling one; a tool whose annotations are invalid is
+ *   left out of the tools/list result, with a warning naming it and why; a call
+ *   the server refuses with HeaderMismatch reads tools/list again and is sent
+ *   once more). A request's stream that breaks before the answer fails the
+ *   request (MCP_ECLOSED; the revision has no resumption, and a request is not
+ *   sent twice behind the application's back: it may re-issue it);
+ *   mcp_client_cancel() and a timeout close the request's stream, which is the
+ *   cancellation; no notifications/cancelled is sent;
+ * - "ping" is no method of the revision: mcp_client_ping() sends server/discover;
+ *   logging/setLevel neither: mcp_client_set_logging_level() sets the level that
+ *   every later request names in its _meta; resources/subscribe and unsubscribe
+ *   neither: they fail with MCP_ENOTSUP (see mcp_client_listen()).
+ *
+ * Returns MCP_OK; MCP_EINVAL for a NULL c or protocol, or a protocol that is none
+ * of the above; MCP_ESTATE once a connect has begun. Not thread-safe (see above).
+ */
+MCP_EXTERN int mcp_client_set_protocol(mcp_client *c, const char *protocol);
+/*
+ * The most input_required results one request may get (each answered and
+ * retried) before it fails with MCP_ELIMIT: default 16; 0 fails a request at
+ * its first. MCP_OK; MCP_EINVAL for a NULL c or a negative count. Before
+ * connecting, as the other settings.
+ */
+MCP_EXTERN int mcp_client_set_max_input_rounds(mcp_client *c, int rounds);
+/*
  * Sets the handler of sampling/createMessage (fn NULL removes it); the connect
  * declares the sampling capability when one is set at the moment initialize
  * is sent. Without a handler the request is answered -32601. fn runs on a
@@ -253,7 +320,9 @@ MCP_EXTERN int mcp_client_on_notification(mcp_client *c, mcp_client_notification
 /*
  * Spawns argv[0] (searched in PATH) with argv (NULL-terminated), speaks
  * newline-delimited JSON over its stdin and stdout, and runs initialize, then
- * sends notifications/initialized. The child inherits the environment, the
+ * sends notifications/initialized (in the legacy era: see
+ * mcp_client_set_protocol() for server/discover, which comes first unless the
+ * client is pinned to the legacy era). The child inherits the environment, the
  * working directory and stderr. argv and its strings are copied. Blocks until
  * the connect ends; timeout_ms (<= 0: the client's default) bounds the
  * initialize request, which a loop client's owner must keep running the loop
@@ -361,10 +430,13 @@ typedef struct mcp_http_client_opts {
 } mcp_http_client_opts;
 
 /*
- * Connects to an MCP server over HTTP: Streamable HTTP (revisions 2025-03-26
- * to 2025-11-25), or the legacy HTTP+SSE transport (2024-11-05), at url
- * (http:// or https://; TLS, proxies from the environment and HTTP/2 as
- * libcurl gives them). Runs initialize and sends notifications/initialized,
+ * Connects to an MCP server over HTTP: Streamable HTTP (revision 2026-07-28,
+ * and 2025-03-26 to 2025-11-25), or the legacy HTTP+SSE transport (2024-11-05),
+ * at url (http:// or https://; TLS, proxies from the environment and HTTP/2 as
+ * libcurl gives them). Which revision: see mcp_client_set_protocol() (the auto
+ * mode sends server/discover first; legacy_sse means the legacy era). In the
+ * modern era there is nothing more to it: each request is a POST of its own.
+ * In the legacy era it runs initialize and sends notifications/initialized,
  * then opens the standalone GET stream for the server's own messages (a 405
  * there is accepted: the server has none). Each message is a POST; answers come
  * as JSON or as an SSE stream, which the client resumes by GET with
@@ -479,8 +551,12 @@ MCP_EXTERN int mcp_client_request_async(mcp_client *c, const char *method, json_
                                         long long *request_id);
 /*
  * Cancels a pending request (asynchronous, or one a blocked
- * mcp_client_request() waits for): its cb gets MCP_ECANCELED (a blocked
- * caller returns it), then notifications/cancelled is sent with reason. reason
+ * mcp_client_request() waits for), or a subscription (mcp_client_listen: it
+ * ends with MCP_ECANCELED): its cb gets MCP_ECANCELED (a blocked caller
+ * returns it), then notifications/cancelled is sent with reason; in the modern
+ * era over HTTP the request's stream is closed instead, which is the
+ * cancellation there (the request id is the one the application got, whatever
+ * input round the request is in). reason
  * is copied and may be NULL (also dropped when its copy fails). An id that is
  * not pending (answered, timed out, never sent, or the connection ended) is
  * ignored. Any thread: on the loop thread it acts at once, and cb runs before
@@ -505,6 +581,79 @@ MCP_EXTERN int mcp_client_cancel(mcp_client *c, long long request_id, const char
  * when the client is closing and its loop takes no more work.
  */
 MCP_EXTERN int mcp_client_notify(mcp_client *c, const char *method, json_t *params);
+
+/*
+ * subscriptions/listen: a subscription to the server's change notifications.
+ *
+ * The notification types a subscription opts into (a SubscriptionFilter);
+ * NULL or a zeroed struct asks for nothing. size as for mcp_call_opts.
+ */
+typedef struct mcp_listen_filter {
+    size_t size;
+    int tools_list_changed;     /* notifications/tools/list_changed */
+    int prompts_list_changed;   /* notifications/prompts/list_changed */
+    int resources_list_changed; /* notifications/resources/list_changed */
+    /* notifications/resources/updated for these URIs: NULL-terminated, NULL for none. */
+    const char *const *resource_uris;
+} mcp_listen_filter;
+
+typedef enum mcp_listen_kind {
+    /* The server agreed: params is {"notifications": the filter it honours}, the
+     * types it does not offer left out. Before any notification of the subscription. */
+    MCP_LISTEN_ACKNOWLEDGED,
+    /* A notification of the subscription: method and params (NULL when absent). */
+    MCP_LISTEN_NOTIFICATION,
+    /* The subscription is over, and this is its last event. status: MCP_OK, the server
+     * ended it gracefully (its result is params); MCP_ECANCELED, mcp_client_cancel()
+     * ended it; MCP_ECLOSED, it dropped (its stream broke, the server ended it with
+     * notifications/cancelled, or the connection or client closed: the application may
+     * listen again); MCP_ERPC, the server refused it (err); or another failure of a
+     * request (MCP_EHTTP, MCP_ECONNECT, MCP_EIO, MCP_EPROTO), with err. */
+    MCP_LISTEN_ENDED
+} mcp_listen_kind;
+
+/* One event of a subscription. Everything is borrowed for the callback's duration. */
+typedef struct mcp_listen_event {
+    mcp_listen_kind kind;
+    long long subscription_id; /* what mcp_client_listen() gave */
+    const char *method;        /* ACKNOWLEDGED and NOTIFICATION; NULL for ENDED */
+    const json_t *params;      /* may be NULL */
+    int status;                /* ENDED */
+    const mcp_rpc_error *err;  /* ENDED with a failure: may be NULL */
+} mcp_listen_event;
+
+/* Runs on the client's loop thread, in the order of the events: do not block. */
+typedef void (*mcp_listen_fn)(mcp_client *c, const mcp_listen_event *ev, void *user);
+
+/*
+ * Opens a subscription to the server's change notifications. The filter is copied;
+ * fn (not NULL) and user are kept until fn has had MCP_LISTEN_ENDED, which it always
+ * gets once, never from inside this call.
+ *
+ * The modern era: a subscriptions/listen request (its _meta as every request's), with
+ * no timeout: it lives until the server ends it, mcp_client_cancel(c,
+ * subscription_id) ends it (over HTTP its stream closes; over stdio
+ * notifications/cancelled goes), or the connection ends. The server's notifications
+ * that name the subscription (io.modelcontextprotocol/subscriptionId, its JSON-RPC
+ * id) go to fn, not to mcp_client_on_notification(); several subscriptions may be open
+ * at once.
+ *
+ * The legacy era maps the same API onto what it has: each URI of resource_uris gets
+ * resources/subscribe (when the server declared resources.subscribe; one it refuses
+ * is left out of the acknowledged filter), then MCP_LISTEN_ACKNOWLEDGED comes with
+ * the types the server declared (listChanged of tools, prompts, resources), and the
+ * matching notifications of the session go to fn (and not to
+ * mcp_client_on_notification()) until mcp_client_cancel() (which sends
+ * resources/unsubscribe for URIs no other subscription holds) or the connection's
+ * end. The HTTP+SSE and standalone streams bring them.
+ *
+ * Any thread, as mcp_client_request_async(). Returns MCP_OK and the subscription's id
+ * in *subscription_id (may be NULL); MCP_EINVAL for a NULL c or fn, a filter with a
+ * size shorter than its size field or a URI that is not UTF-8; MCP_ECLOSED when not
+ * connected or closing; MCP_ENOMEM; MCP_EIO. On failure fn never runs.
+ */
+MCP_EXTERN int mcp_client_listen(mcp_client *c, const mcp_listen_filter *filter, mcp_listen_fn fn,
+                                 void *user, long long *subscription_id);
 
 /*
  * Shorthands for the MCP methods, each a blocking mcp_client_request() (same

@@ -6,6 +6,7 @@
  *   output.c  the readable text renderer (everything printed without --json)
  *   status.c  progress bar, server log lines and error messages on stderr
  *   connect.c the server (a command or a URL): connecting, failures, exit statuses
+ *   subscribe.c  `mcp subscribe`: a subscription's notifications until interrupted
  *
  * The program uses the public libmcp API only.
  */
@@ -121,7 +122,8 @@ typedef struct cli_server {
     const char *cacert;   /* --cacert, --cert and --key, or NULL */
     const char *cert;
     const char *key;
-    bool legacy_sse; /* --legacy-sse */
+    bool legacy_sse;      /* --legacy-sse */
+    const char *protocol; /* --protocol, or NULL: auto */
 } cli_server;
 
 /* True when word names the server by URL: it begins with http:// or https://, in any case. */
@@ -157,5 +159,20 @@ int cli_exit_status(int rc);
  * else names the server, with the HTTP status for MCP_EHTTP.
  */
 int cli_report_failure(const char *what, int rc, mcp_rpc_error *err);
+
+/* ---- subscribe.c ---- */
+
+/* Blocks SIGINT, SIGTERM and SIGUSR1 for cli_subscribe's sigwait: call it on the main
+ * thread before the client starts its threads (they inherit the mask). */
+void cli_subscribe_prepare(void);
+/*
+ * subscribe WHAT...: opens a subscription (tools, prompts, resources: their list
+ * changes; anything else: a resource URI to follow; none: every list change) and
+ * prints each notification on stdout (the method, and the URI of a resource update;
+ * with json, {"method","params"} a line) until SIGINT or SIGTERM (exit 0) or the
+ * subscription's end: by the server (0), a drop or a refusal (the status's exit
+ * code). An acknowledgement of nothing ends it with 1. Returns the exit code.
+ */
+int cli_subscribe(mcp_client *c, const char *const *what, size_t n, bool json, bool quiet);
 
 #endif

@@ -215,17 +215,24 @@ static void report_connect_failure(const mcp_client *c, const cli_server *server
     mcp_rpc_error err = {0};
     bool have_err = mcp_client_connect_error(c, &err) == MCP_OK;
     char why[sizeof err.message + 80];
+    /* What the connect sent: server/discover first unless pinned to the legacy era. */
+    const char *proto = server->protocol != NULL ? server->protocol : "auto";
+    const char *first = strcmp(proto, "auto") == 0 ? "server/discover or initialize"
+                        : strcmp(proto, MCP_PROTOCOL_2026_07_28) == 0 ? "server/discover"
+                                                                      : "initialize";
     switch (rc) {
     case MCP_ETIMEDOUT:
-        snprintf(why, sizeof why, "the server did not answer initialize within %d ms", timeout_ms);
+        snprintf(why, sizeof why, "the server did not answer %s within %d ms", first, timeout_ms);
         break;
     case MCP_ERPC:
-        snprintf(why, sizeof why, "the server answered initialize with a JSON-RPC error");
+        snprintf(why, sizeof why, "the server answered %s with a JSON-RPC error", first);
         break;
     case MCP_EPROTO:
-        snprintf(why, sizeof why,
-                 "the server answered initialize with a protocol version mcp "
-                 "does not speak");
+        if (have_err && err.message[0] != '\0')
+            snprintf(why, sizeof why, "%s", err.message);
+        else
+            snprintf(why, sizeof why,
+                     "the server answered %s with a protocol version mcp does not speak", first);
         break;
     case MCP_EIO:
         if (server->url == NULL) {

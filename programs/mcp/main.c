@@ -31,7 +31,8 @@ typedef enum cli_command {
     CMD_PROMPTS_GET,
     CMD_PING,
     CMD_COMPLETE,
-    CMD_LOGGING_SET
+    CMD_LOGGING_SET,
+    CMD_SUBSCRIBE
 } cli_command;
 
 typedef struct cli {
@@ -48,11 +49,13 @@ typedef struct cli {
     int set_level; /* logging set LEVEL */
     cli_kv *kvs;
     size_t nkvs;
+    const char *const *what; /* subscribe WHAT... (borrowed from argv) */
+    size_t nwhat;
 } cli;
 
 /* The words that begin a COMMAND, and so end the server command. */
-static const char *const command_words[] = {"tools", "resources", "prompts",
-                                            "ping",  "complete",  "logging"};
+static const char *const command_words[] = {"tools",    "resources", "prompts",  "ping",
+                                            "complete", "logging",   "subscribe"};
 
 static void usage(FILE *f)
 {
@@ -64,13 +67,15 @@ static void usage(FILE *f)
           "\n"
           "A server given as a URL (http:// or https://, in any case) is reached over\n"
           "Streamable HTTP, or over the older HTTP+SSE transport when it answers\n"
-          "initialize with 400, 404 or 405 (or with --legacy-sse).\n"
+          "initialize with 400, 404 or 405 (or with --legacy-sse). Either way mcp first\n"
+          "asks whether the server speaks revision 2026-07-28 (server/discover), and\n"
+          "falls back to initialize when it does not (see --protocol).\n"
           "\n"
           "Otherwise mcp starts the server CMD with ARGS and talks to it over its stdin\n"
           "and stdout. Without the second '--', the server command ends at the first\n"
           "word that begins a COMMAND (tools, resources, prompts, ping, complete,\n"
-          "logging); put a second '--' right before COMMAND when the server's own\n"
-          "arguments contain such a word.\n"
+          "logging, subscribe); put a second '--' right before COMMAND when the\n"
+          "server's own arguments contain such a word.\n"
           "\n"
           "Commands:\n"
           "  tools list                         list the tools and their arguments\n"
@@ -84,6 +89,11 @@ static void usage(FILE *f)
           "  complete prompt NAME ARG VALUE     complete a prompt argument\n"
           "  complete resource URI ARG VALUE    complete a resource template argument\n"
           "  logging set LEVEL                  set the server's logging level\n"
+          "  subscribe [WHAT...]                print the server's change notifications as\n"
+          "                                     they come, one a line, until SIGINT or\n"
+          "                                     SIGTERM; WHAT is tools, prompts or\n"
+          "                                     resources (their list changes) or a resource\n"
+          "                                     URI (its updates); none: every list change\n"
           "\n"
           "Arguments of tools call:\n"
           "  KEY=VALUE    VALUE is parsed as JSON when it is valid JSON (numbers, true,\n"
@@ -101,6 +111,12 @@ static void usage(FILE *f)
           "  --log-level LEVEL   ask the server to log at LEVEL after connecting\n"
           "                      (debug, info, notice, warning, error, critical,\n"
           "                      alert, emergency)\n"
+          "  --protocol P        the protocol revisions to speak: auto (the default:\n"
+          "                      revision 2026-07-28 when the server answers\n"
+          "                      server/discover as a modern server, else initialize\n"
+          "                      with an older revision), legacy (initialize only),\n"
+          "                      2026-07-28 (never initialize), or an older version\n"
+          "                      such as 2025-11-25 (initialize offering it)\n"
           "  --help, -h          print this help and exit\n"
           "  --version, -V       print the version and exit\n"
           "\n"
@@ -279,6 +295,12 @@ static int parse_command(cli *o, char **w, int n)
         return usage_error("%s", "expected 'complete prompt NAME ARG VALUE' or "
                                  "'complete resource URI ARG VALUE'");
     }
+    if (strcmp(group, "subscribe") == 0) {
+        o->command = CMD_SUBSCRIBE;
+        o->what = (const char *const *)w + 1;
+        o->nwhat = (size_t)n - 1;
+        return CLI_EXIT_OK;
+    }
     if (strcmp(group, "logging") == 0) {
         if (strcmp(verb, "set") == 0 && n == 3) {
             o->command = CMD_LOGGING_SET;
@@ -307,7 +329,7 @@ static int parse_url_server(cli *o, char **w, int n)
     if (cmd_at < n && !is_command_word(w[cmd_at]))
         return usage_error("unexpected '%s' after the server URL: a URL server takes no "
                            "arguments; expected a command (tools, resources, prompts, ping, "
-                           "complete, logging)",
+                           "complete, logging, subscribe)",
                            w[cmd_at]);
     int rc = parse_command(o, w + cmd_at, n - cmd_at);
     return rc == CLI_EXIT_OK ? -1 : rc;
@@ -351,6 +373,13 @@ static int parse_args(cli *o, int argc, char **argv)
             if (!parse_timeout(val, &o->timeout_ms))
                 return usage_error("invalid --timeout '%s' (a positive number of milliseconds)",
                                    val);
+        } else if ((val = option_value(argc, argv, &i, "--protocol", &missing)) != NULL) {
+            if (strcmp(val, "auto") != 0 && strcmp(val, "legacy") != 0 &&
+                mcp_protocol_version_supported(val) == NULL)
+                return usage_error("unknown --protocol '%s' (auto, legacy, 2026-07-28, or an "
+                                   "older protocol version)",
+                                   val);
+            o->server.protocol = val;
         } else if ((val = option_value(argc, argv, &i, "--log-level", &missing)) != NULL) {
             o->log_level = mcp_log_level_parse(val);
             if (o->log_level < 0)
@@ -415,7 +444,8 @@ static int parse_args(cli *o, int argc, char **argv)
             "no server given (mcp [OPTIONS] URL COMMAND, or mcp [OPTIONS] -- CMD ARGS... COMMAND)");
     if (end < 0)
         return usage_error("%s", "no command given after the server command "
-                                 "(tools, resources, prompts, ping, complete, logging)");
+                                 "(tools, resources, prompts, ping, complete, logging, "
+                                 "subscribe)");
 
     o->server.argv = calloc((size_t)end + 1, sizeof *o->server.argv);
     if (o->server.argv == NULL)
@@ -450,6 +480,7 @@ static const char *needed_capability(cli_command command)
     case CMD_LOGGING_SET:
         return "logging";
     case CMD_PING:
+    case CMD_SUBSCRIBE: /* the acknowledgement says what the server offers */
         return NULL;
     }
     return NULL;
@@ -571,7 +602,12 @@ static int run_ping(mcp_client *c, const cli *o)
     json_t *result = NULL;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = mcp_client_request(c, "ping", NULL, &opts, &result, &err);
+    /* Revision 2026-07-28 has no ping: server/discover is what every server answers. */
+    const char *version = mcp_client_protocol_version(c);
+    const char *method = version != NULL && strcmp(version, MCP_PROTOCOL_2026_07_28) == 0
+                             ? "server/discover"
+                             : "ping";
+    int rc = mcp_client_request(c, method, NULL, &opts, &result, &err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     json_decref(result);
     if (rc != MCP_OK)
@@ -659,6 +695,8 @@ static int run_logging_set(mcp_client *c, const cli *o)
 static int run(const cli *o)
 {
     cli_server_set_name(&o->server);
+    if (o->command == CMD_SUBSCRIBE)
+        cli_subscribe_prepare(); /* before the client's threads start */
     mcp_client *c = mcp_client_new("mcp", MCP_VERSION_STRING);
     if (c == NULL) {
         cli_errorf("mcp: %s\n", mcp_strerror(MCP_ENOMEM));
@@ -666,6 +704,8 @@ static int run(const cli *o)
     }
     int code;
     int rc = mcp_client_set_timeout(c, o->timeout_ms);
+    if (rc == MCP_OK)
+        rc = mcp_client_set_protocol(c, o->server.protocol != NULL ? o->server.protocol : "auto");
     if (rc == MCP_OK && !o->quiet)
         rc = mcp_client_on_notification(c, cli_status_notification, NULL);
     if (rc != MCP_OK) {
@@ -725,6 +765,9 @@ static int run(const cli *o)
         break;
     case CMD_LOGGING_SET:
         code = run_logging_set(c, o);
+        break;
+    case CMD_SUBSCRIBE:
+        code = cli_subscribe(c, o->what, o->nwhat, o->json, o->quiet);
         break;
     default:
         code = run_single(c, o);

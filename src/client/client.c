@@ -13,79 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mcp/client.h>
-
-#include "protocol/revision.h"
-#include "protocol/rpc.h"
-#include "transport/ctransport.h"
-#include "util/util.h"
-
-#define MCP__CLIENT_DEFAULT_TIMEOUT_MS 60000
-#define MCP__CLIENT_MAX_MESSAGE (64u << 20)
-
-struct mcp_client {
-    char *name, *version;
-    int timeout_ms;
-    size_t max_message;
-    mcp_client_request_fn sampling_fn, elicit_fn;
-    void *sampling_user, *elicit_user;
-    json_t *roots; /* guarded by lock */
-    mcp_client_notification_fn notify_fn;
-    void *notify_user;
-    mcp_rpc_error connect_err; /* the server's answer to the last failed initialize */
-
-    uv_mutex_t lock;
-    uv_loop_t own_loop; /* a threaded client's */
-    uv_loop_t *loop;    /* &own_loop, or the caller's loop */
-    int host_loop;      /* made by mcp_client_new_on_loop: *loop is the caller's */
-    uv_thread_t thread; /* the thread that runs *loop */
-    int thread_started; /* a threaded client's thread runs */
-    int running;        /* the mailbox is on *loop */
-    int connect_begun;
-    mcp__mailbox mb;
-    mcp__pool *pool;
-
-    /* loop thread only */
-    mcp__rpc *rpc;
-    mcp__ctr *tr;                    /* the transport, until it has closed */
-    struct connect_mail *ready_wait; /* a connect waiting for the transport's on_ready */
-    int tr_closing;
-    int want_final;
-
-    /* set once by mcp_client_free or mcp_client_close, read by any thread */
-    atomic_int closing;
-    int close_async;      /* by mcp_client_close: the loop's side frees the client */
-    mcp__mail close_mail; /* mcp_client_close from another thread than the loop's */
-    mcp_client_closed_fn closed_fn;
-    void *closed_user;
-    int close_started; /* loop thread: close_begin ran */
-    uv_work_t pool_join;
-
-    /* set once by the connect (on the loop), read by any thread */
-    atomic_int connected;
-    const mcp__revision *rev; /* the server's answer to initialize */
-    json_t *server_info, *server_caps;
-    char *instructions;
-};
+#include "client/client_int.h"
 
 static void client_destroy(mcp_client *c);
-typedef struct connect_mail connect_mail;
-static void connect_finish(connect_mail *cm, int status, const mcp_rpc_error *err);
 
 /* ---- Waiting for the loop ---- */
 
-typedef struct waiter {
-    uv_mutex_t lock;
-    uv_cond_t cond;
-    int done;
-    int status;
-    json_t *result;
-    mcp_rpc_error err;
-    long long id;
-    int id_set;
-} waiter;
-
-static int waiter_init(waiter *w)
+int mcp__waiter_init(waiter *w)
 {
     memset(w, 0, sizeof(*w));
     if (uv_mutex_init(&w->lock) != 0)
@@ -97,13 +31,13 @@ static int waiter_init(waiter *w)
     return MCP_OK;
 }
 
-static void waiter_destroy(waiter *w)
+void mcp__waiter_destroy(waiter *w)
 {
     uv_cond_destroy(&w->cond);
     uv_mutex_destroy(&w->lock);
 }
 
-static void waiter_finish(waiter *w, int status, const json_t *result, const mcp_rpc_error *err)
+void mcp__waiter_finish(waiter *w, int status, const json_t *result, const mcp_rpc_error *err)
 {
     uv_mutex_lock(&w->lock);
     w->status = status;
@@ -118,7 +52,7 @@ static void waiter_finish(waiter *w, int status, const json_t *result, const mcp
     uv_mutex_unlock(&w->lock);
 }
 
-static void waiter_set_id(waiter *w, long long id)
+void mcp__waiter_set_id(waiter *w, long long id)
 {
     uv_mutex_lock(&w->lock);
     w->id = id;
@@ -156,6 +90,7 @@ mcp_client *mcp_client_new(const char *name, const char *version)
     c->version = mcp__strdup(version);
     c->timeout_ms = MCP__CLIENT_DEFAULT_TIMEOUT_MS;
     c->max_message = MCP__CLIENT_MAX_MESSAGE;
+    c->max_rounds = MCP__CLIENT_DEFAULT_ROUNDS;
     c->loop = &c->own_loop;
     if (c->name == NULL || c->version == NULL || uv_mutex_init(&c->lock) != 0) {
         free(c->name);
@@ -202,6 +137,49 @@ int mcp_client_set_max_message_size(mcp_client *c, size_t bytes)
     if (c == NULL || bytes < 1024 || c->thread_started || c->connect_begun)
         return MCP_EINVAL;
     c->max_message = bytes;
+    return MCP_OK;
+}
+
+int mcp_client_set_protocol(mcp_client *c, const char *protocol)
+{
+    if (c == NULL || protocol == NULL)
+        return MCP_EINVAL;
+    if (c->connect_begun)
+        return MCP_ESTATE;
+    const mcp__revision *rev = NULL;
+    enum client_mode mode;
+    if (strcmp(protocol, "auto") == 0) {
+        mode = CMODE_AUTO;
+    } else if (strcmp(protocol, "legacy") == 0) {
+        mode = CMODE_LEGACY;
+    } else if ((rev = mcp__revision_find(protocol)) != NULL) {
+        mode = rev->modern ? CMODE_MODERN : CMODE_LEGACY;
+    } else {
+        return MCP_EINVAL;
+    }
+    c->mode = mode;
+    c->pinned = rev;
+    return MCP_OK;
+}
+
+int mcp__client_set_log_level(mcp_client *c, const char *name)
+{
+    char *copy = mcp__strdup(name);
+    if (copy == NULL)
+        return MCP_ENOMEM;
+    uv_mutex_lock(&c->lock);
+    char *old = c->log_level;
+    c->log_level = copy;
+    uv_mutex_unlock(&c->lock);
+    free(old);
+    return MCP_OK;
+}
+
+int mcp_client_set_max_input_rounds(mcp_client *c, int rounds)
+{
+    if (c == NULL || rounds < 0)
+        return MCP_EINVAL;
+    c->max_rounds = rounds;
     return MCP_OK;
 }
 
@@ -268,7 +246,7 @@ typedef struct incoming_job {
 
 /* When the user accepted an elicitation, fill in what they left out from the
  * schema's defaults (SEP-1034), so servers get complete answers. */
-static void fill_elicitation_defaults(const json_t *params, json_t *result)
+void mcp__fill_elicitation_defaults(const json_t *params, json_t *result)
 {
     json_t *action = json_object_get(result, "action");
     if (!json_is_string(action) || strcmp(json_string_value(action), "accept") != 0)
@@ -310,7 +288,7 @@ static void incoming_run(void *arg)
     incoming_job *j = arg;
     j->result = j->fn(j->c, j->params, &j->err, j->user);
     if (j->result != NULL && j->elicitation)
-        fill_elicitation_defaults(j->params, j->result);
+        mcp__fill_elicitation_defaults(j->params, j->result);
     j->mail.fn = incoming_done;
     if (mcp__mailbox_post(&j->c->mb, &j->mail) != MCP_OK)
         mcp__error("a client handler finished after the client closed");
@@ -377,8 +355,19 @@ static void client_on_notification(void *user, const char *method, const json_t 
 {
     mcp_client *c = user;
     (void)stream;
+    if (mcp__client_listen_note(c, method, params))
+        return;
     if (c->notify_fn != NULL)
         c->notify_fn(c, method, params, c->notify_user);
+}
+
+/* Whether msg is notifications/cancelled for the request id. */
+static int cancels(const json_t *msg, json_int_t id)
+{
+    const char *m = json_string_value(json_object_get(msg, "method"));
+    const json_t *rid = json_object_get(json_object_get(msg, "params"), "requestId");
+    return m != NULL && strcmp(m, "notifications/cancelled") == 0 && json_is_integer(rid) &&
+           json_integer_value(rid) == id;
 }
 
 static int client_send(void *user, uint64_t stream, const json_t *msg, const char *text, size_t len,
@@ -391,6 +380,11 @@ static int client_send(void *user, uint64_t stream, const json_t *msg, const cha
         return MCP_ECLOSED;
     if (text == NULL)
         return MCP_OK; /* a cancelled request: nothing to write */
+    /* A probe that timed out is not cancelled: a legacy server is to hear initialize
+     * first (nothing else has been sent to it but the probe). The engine sends the
+     * cancellation after the probe's reply has already sent initialize. */
+    if (c->probe_sent && cancels(msg, c->probe_id))
+        return MCP_OK;
     return c->tr->ops->send(c->tr, msg, text, len);
 }
 
@@ -428,11 +422,17 @@ static void tr_on_value(void *user, json_t *msg)
         mcp__rpc_feed_value(c->rpc, msg, 0);
 }
 
-static void tr_on_request_failed(void *user, json_int_t id, int status, const mcp_rpc_error *err)
+static void tr_on_request_failed(void *user, json_int_t id, int status, const mcp_rpc_error *err,
+                                 long http)
 {
     mcp_client *c = user;
-    if (c->rpc != NULL)
-        mcp__rpc_fail(c->rpc, id, status, err);
+    if (c->rpc == NULL)
+        return;
+    /* The HTTP status goes beside the error to the request's callback, which runs inside
+     * the call: the probe tells a modern 404 from a legacy one by it. */
+    c->fail_http = http;
+    mcp__rpc_fail(c->rpc, id, status, err);
+    c->fail_http = 0;
 }
 
 /* The server is gone: pending requests fail with status, and the engine stops. */
@@ -444,11 +444,15 @@ static void tr_on_lost(void *user, int status, const char *why)
     mcp_rpc_error err = {0};
     snprintf(err.message, sizeof(err.message), "%s", why != NULL ? why : mcp_strerror(status));
     mcp__rpc_fail_all(c->rpc, status, &err);
+    if (c->respawn != NULL)
+        return; /* the probe made a stdio server exit: it is started again */
     mcp__rpc_close(c->rpc);
+    mcp__modern_fail_waiting(c, status);
+    mcp__client_listen_fail_all(c, status, err.message);
     connect_mail *cm = c->ready_wait;
     c->ready_wait = NULL;
     if (cm != NULL)
-        connect_finish(cm, status, &err);
+        mcp__connect_finish(cm, status, &err);
 }
 
 static void tr_on_ready(void *user)
@@ -459,17 +463,26 @@ static void tr_on_ready(void *user)
     if (cm == NULL)
         return;
     if (c->closing || c->rpc == NULL || mcp__rpc_closed(c->rpc)) {
-        connect_finish(cm, MCP_ECLOSED, NULL);
+        mcp__connect_finish(cm, MCP_ECLOSED, NULL);
         return;
     }
     c->connected = 1;
-    connect_finish(cm, MCP_OK, NULL);
+    mcp__connect_finish(cm, MCP_OK, NULL);
 }
 
 static void tr_on_closed(void *user)
 {
     mcp_client *c = user;
     c->tr = NULL;
+    c->tr_closing = 0;
+    connect_mail *cm = c->respawn;
+    c->respawn = NULL;
+    if (cm != NULL) {
+        if (c->closing)
+            mcp__connect_finish(cm, MCP_ECLOSED, NULL);
+        else
+            mcp__probe_respawned(cm);
+    }
     maybe_finish(c);
 }
 
@@ -489,9 +502,11 @@ static void connection_close(mcp_client *c)
     connect_mail *cm = c->ready_wait;
     c->ready_wait = NULL;
     if (cm != NULL)
-        connect_finish(cm, MCP_ECLOSED, NULL);
+        mcp__connect_finish(cm, MCP_ECLOSED, NULL);
     if (c->rpc != NULL)
         mcp__rpc_close(c->rpc);
+    mcp__modern_fail_waiting(c, MCP_ECLOSED);
+    mcp__client_listen_fail_all(c, MCP_ECLOSED, "the client is closing");
     if (c->tr != NULL && !c->tr_closing) {
         c->tr_closing = 1;
         c->tr->ops->close(c->tr);
@@ -520,23 +535,6 @@ static void maybe_finish(mcp_client *c)
 }
 
 /* ---- Connecting ---- */
-
-/*
- * One connect, from the call until initialize is answered: posted to the loop,
- * then the argument of init_reply. Exactly one of w (the blocking connects,
- * whose caller waits) and cb (the asynchronous ones) hears the end. The server
- * is argv (stdio) or http (Streamable HTTP or legacy SSE).
- */
-typedef struct connect_mail {
-    mcp__mail mail; /* first: the struct is the mail */
-    mcp_client *c;
-    char **argv;          /* NULL-terminated copy; freed once the transport has it */
-    mcp__shttp_cfg *http; /* the same for HTTP */
-    int timeout_ms;
-    waiter *w;
-    mcp_connect_fn cb;
-    void *user;
-} connect_mail;
 
 static void argv_free(char **argv)
 {
@@ -580,11 +578,11 @@ static connect_mail *connect_mail_new(mcp_client *c, const char *const argv[], m
 }
 
 /* Loop thread: the end of a connect, good or bad. Frees cm. */
-static void connect_finish(connect_mail *cm, int status, const mcp_rpc_error *err)
+void mcp__connect_finish(connect_mail *cm, int status, const mcp_rpc_error *err)
 {
     mcp_client *c = cm->c;
     if (cm->w != NULL) {
-        waiter_finish(cm->w, status, NULL, err);
+        mcp__waiter_finish(cm->w, status, NULL, err);
     } else {
         /* The waiting caller keeps the server's answer itself; here nobody waits. */
         mcp_rpc_error_clear(&c->connect_err);
@@ -603,17 +601,28 @@ static void init_reply(void *arg, int status, const json_t *result, const mcp_rp
     connect_mail *cm = arg;
     mcp_client *c = cm->c;
     if (status != MCP_OK) {
-        connect_finish(cm, status, err);
+        mcp__connect_finish(cm, status, err);
         return;
     }
     const char *version = json_string_value(json_object_get(result, "protocolVersion"));
     const mcp__revision *rev = mcp__revision_find_legacy(version);
-    if (rev == NULL) {
-        /* The spec: a client that does not speak the server's version disconnects. */
-        mcp__warn("the server answered with protocol version %s, which we do not speak",
-                  version ? version : "(none)");
+    if (rev == NULL || (c->mode == CMODE_LEGACY && c->pinned != NULL && rev != c->pinned)) {
+        /* The spec: a client that does not speak the server's version disconnects; one
+         * pinned to a revision speaks no other. */
+        mcp_rpc_error e = {0};
+        if (rev == NULL)
+            snprintf(e.message, sizeof(e.message),
+                     "the server answered initialize with protocol version %s, which we do "
+                     "not speak",
+                     version ? version : "(none)");
+        else
+            snprintf(e.message, sizeof(e.message),
+                     "the server answered initialize with protocol version %s, not the %s "
+                     "the client is pinned to",
+                     version, c->pinned->version);
+        mcp__warn("%s", e.message);
         mcp__rpc_close(c->rpc);
-        connect_finish(cm, MCP_EPROTO, NULL);
+        mcp__connect_finish(cm, MCP_EPROTO, &e);
         return;
     }
     json_t *caps = json_object_get(result, "capabilities");
@@ -632,10 +641,10 @@ static void init_reply(void *arg, int status, const json_t *result, const mcp_rp
         return;
     }
     c->connected = 1;
-    connect_finish(cm, MCP_OK, NULL);
+    mcp__connect_finish(cm, MCP_OK, NULL);
 }
 
-static json_t *client_capabilities(mcp_client *c)
+json_t *mcp__client_capabilities(mcp_client *c, int modern)
 {
     json_t *caps = json_object();
     if (caps == NULL)
@@ -647,57 +656,89 @@ static json_t *client_capabilities(mcp_client *c)
     uv_mutex_lock(&c->lock);
     int roots = c->roots != NULL;
     uv_mutex_unlock(&c->lock);
+    /* 2026-07-28 removed notifications/roots/list_changed, and listChanged with it. */
     if (roots)
-        json_object_set_new(caps, "roots", json_pack("{s:b}", "listChanged", 1));
+        json_object_set_new(caps, "roots",
+                            modern ? json_object() : json_pack("{s:b}", "listChanged", 1));
     return caps;
+}
+
+void mcp__connect_initialize(connect_mail *cm, const mcp__revision *rev)
+{
+    mcp_client *c = cm->c;
+    if (rev == NULL)
+        rev = mcp__revision_latest();
+    json_t *params = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", rev->version,
+                               "capabilities", mcp__client_capabilities(c, 0), "clientInfo", "name",
+                               c->name, "version", c->version);
+    int rc = mcp__rpc_request(c->rpc, "initialize", params, 0, cm->timeout_ms, init_reply, NULL, cm,
+                              NULL);
+    if (rc != MCP_OK)
+        mcp__connect_finish(cm, rc, NULL);
+}
+
+/* Loop thread: the transport to the connect's server (a child, or HTTP). */
+int mcp__connect_transport(connect_mail *cm)
+{
+    mcp_client *c = cm->c;
+    int rc;
+    if (cm->http != NULL) {
+        rc = mcp__shttp_ctr_new(c->loop, cm->http, c->max_message, &client_tr_cbs, c, &c->tr);
+        cm->http = NULL;
+        c->tr_http = 1;
+    } else {
+        /* argv stays with the connect: a stdio probe may start the server once more. */
+        rc = mcp__stdio_ctr_new(c->loop, cm->argv, c->max_message, &client_tr_cbs, c, &c->tr);
+    }
+    if (c->tr != NULL)
+        c->tr->client = c;
+    return rc;
 }
 
 static void connect_run(mcp__mail *m)
 {
     connect_mail *cm = (connect_mail *)m;
     mcp_client *c = cm->c;
-    int rc;
     if (c->closing) {
-        connect_finish(cm, MCP_ECLOSED, NULL);
+        mcp__connect_finish(cm, MCP_ECLOSED, NULL);
         return;
     }
     if (c->rpc != NULL || c->tr != NULL) {
-        connect_finish(cm, MCP_ESTATE, NULL);
+        mcp__connect_finish(cm, MCP_ESTATE, NULL);
         return;
     }
     /* A loop client starts the workers only when it has handlers for them to run. */
     if (c->pool == NULL && c->host_loop && (c->sampling_fn != NULL || c->elicit_fn != NULL) &&
         (c->pool = mcp__pool_new(2)) == NULL) {
-        connect_finish(cm, MCP_ENOMEM, NULL);
+        mcp__connect_finish(cm, MCP_ENOMEM, NULL);
         return;
     }
     if ((c->rpc = mcp__rpc_new(c->loop, &client_cbs, c)) == NULL) {
-        connect_finish(cm, MCP_ENOMEM, NULL);
+        mcp__connect_finish(cm, MCP_ENOMEM, NULL);
         return;
     }
-    if (cm->http != NULL) {
-        rc = mcp__shttp_ctr_new(c->loop, cm->http, c->max_message, &client_tr_cbs, c, &c->tr);
-        cm->http = NULL;
-    } else {
-        rc = mcp__stdio_ctr_new(c->loop, cm->argv, c->max_message, &client_tr_cbs, c, &c->tr);
-        argv_free(cm->argv);
-        cm->argv = NULL;
+    mcp__rpc_forward_unmatched_cancel(c->rpc);
+    /* The 2024-11-05 transport, named as such, has only initialize. */
+    int legacy_sse = cm->http != NULL && mcp__shttp_cfg_legacy(cm->http);
+    if (legacy_sse && c->mode == CMODE_MODERN) {
+        mcp_rpc_error e = {0};
+        snprintf(e.message, sizeof(e.message),
+                 "the HTTP+SSE transport (legacy_sse) has no revision %s",
+                 mcp__revision_modern()->version);
+        mcp__rpc_close(c->rpc);
+        mcp__connect_finish(cm, MCP_EINVAL, &e);
+        return;
     }
-    if (c->tr != NULL)
-        c->tr->client = c;
+    int rc = mcp__connect_transport(cm);
     if (rc != MCP_OK) {
         mcp__rpc_close(c->rpc);
-        connect_finish(cm, rc, NULL);
+        mcp__connect_finish(cm, rc, NULL);
         return;
     }
-    json_t *params =
-        json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", mcp__revision_latest()->version,
-                  "capabilities", client_capabilities(c), "clientInfo", "name", c->name, "version",
-                  c->version);
-    rc = mcp__rpc_request(c->rpc, "initialize", params, 0, cm->timeout_ms, init_reply, NULL, cm,
-                          NULL);
-    if (rc != MCP_OK)
-        connect_finish(cm, rc, NULL);
+    if (c->mode == CMODE_LEGACY || legacy_sse)
+        mcp__connect_initialize(cm, c->mode == CMODE_LEGACY ? c->pinned : NULL);
+    else
+        mcp__probe_send(cm);
 }
 
 static void client_thread_main(void *arg)
@@ -762,7 +803,7 @@ static int connect_prepare(mcp_client *c, const char *const argv[], mcp__shttp_c
 static int connect_wait(mcp_client *c, connect_mail *cm)
 {
     waiter w;
-    if (waiter_init(&w) != MCP_OK) {
+    if (mcp__waiter_init(&w) != MCP_OK) {
         connect_mail_free(cm);
         return MCP_EIO;
     }
@@ -770,7 +811,7 @@ static int connect_wait(mcp_client *c, connect_mail *cm)
     int rc = mcp__mailbox_post(&c->mb, &cm->mail);
     if (rc != MCP_OK) {
         connect_mail_free(cm);
-        waiter_destroy(&w);
+        mcp__waiter_destroy(&w);
         return rc;
     }
     waiter_wait(&w);
@@ -783,7 +824,7 @@ static int connect_wait(mcp_client *c, connect_mail *cm)
     }
     json_decref(w.result);
     mcp_rpc_error_clear(&w.err);
-    waiter_destroy(&w);
+    mcp__waiter_destroy(&w);
     return rc;
 }
 
@@ -893,36 +934,46 @@ int mcp_client_reconnect(mcp_client *c, uint64_t reconnect_id)
 
 /* ---- Requests ---- */
 
-typedef struct call {
-    mcp__mail mail;
-    mcp_client *c;
-    char *method;
-    json_t *params;
-    mcp_call_opts opts;
-    mcp_response_fn cb; /* async */
-    void *user;
-    waiter *w; /* sync, and async until the id is known */
-    int sync;
-} call;
-
-static void call_free(call *k)
+void mcp__call_free(call *k)
 {
     free(k->method);
     json_decref(k->params);
+    json_decref(k->responses);
+    json_decref(k->state);
     free(k);
 }
 
-static void call_reply(void *arg, int status, const json_t *result, const mcp_rpc_error *err)
+void mcp__call_reply(call *k, int status, const json_t *result, const mcp_rpc_error *err)
 {
-    call *k = arg;
+    mcp_client *c = k->c;
+    if (k->finished)
+        return;
+    k->finished = 1;
+    k->in_flight = 0;
+    if (k->linked) {
+        if (k->prev != NULL)
+            k->prev->next = k->next;
+        else
+            c->calls = k->next;
+        if (k->next != NULL)
+            k->next->prev = k->prev;
+        k->linked = 0;
+    }
     if (k->sync)
-        waiter_finish(k->w, status, result, err);
+        mcp__waiter_finish(k->w, status, result, err);
     else if (k->cb != NULL)
         k->cb(k->c, status, result, err, k->user);
-    call_free(k);
+    if (!k->job)
+        mcp__call_free(k); /* else its job frees it when it comes back */
 }
 
-static void call_progress(void *arg, const json_t *params)
+/* The engine's completion of a legacy request. */
+static void call_reply_legacy(void *arg, int status, const json_t *result, const mcp_rpc_error *err)
+{
+    mcp__call_reply(arg, status, result, err);
+}
+
+void mcp__call_progress(void *arg, const json_t *params)
 {
     call *k = arg;
     json_t *total = json_object_get(params, "total");
@@ -932,7 +983,7 @@ static void call_progress(void *arg, const json_t *params)
 }
 
 /*
- * Loop thread: sends the request of k. On MCP_OK the engine holds k (call_reply
+ * Loop thread: sends the request of k. On MCP_OK the engine holds k (mcp__call_reply
  * completes and frees it) and *id is its id. Otherwise k is freed here and its
  * callback never runs: the caller reports the failure by its return value alone,
  * so that an asynchronous request is reported exactly once.
@@ -940,18 +991,19 @@ static void call_progress(void *arg, const json_t *params)
 static int call_send(call *k, json_int_t *id)
 {
     mcp_client *c = k->c;
-    int rc = MCP_ECLOSED;
+    if (c->rpc == NULL || !c->connected) {
+        mcp__call_free(k);
+        return MCP_ECLOSED;
+    }
+    if (mcp__client_modern(c))
+        return mcp__modern_send(k, id);
     int timeout = k->opts.timeout_ms > 0 ? k->opts.timeout_ms : c->timeout_ms;
     json_t *params = k->params;
     k->params = NULL;
-    if (c->rpc != NULL && c->connected) {
-        rc = mcp__rpc_request(c->rpc, k->method, params, 0, timeout, call_reply,
-                              k->opts.on_progress ? call_progress : NULL, k, id);
-    } else {
-        json_decref(params);
-    }
+    int rc = mcp__rpc_request(c->rpc, k->method, params, 0, timeout, call_reply_legacy,
+                              k->opts.on_progress ? mcp__call_progress : NULL, k, id);
     if (rc != MCP_OK)
-        call_free(k); /* mcp__rpc_request did not take k */
+        mcp__call_free(k); /* mcp__rpc_request did not take k */
     return rc;
 }
 
@@ -967,9 +1019,9 @@ static void call_mail(mcp__mail *m)
     int rc = call_send(k, &id);
     if (sync) {
         if (rc != MCP_OK)
-            waiter_finish(w, rc, NULL, NULL);
+            mcp__waiter_finish(w, rc, NULL, NULL);
     } else {
-        waiter_set_id(w, rc == MCP_OK ? id : -1);
+        mcp__waiter_set_id(w, rc == MCP_OK ? id : -1);
     }
 }
 
@@ -1011,21 +1063,21 @@ int mcp_client_request(mcp_client *c, const char *method, json_t *params, const 
         return MCP_ECLOSED;
     }
     waiter w;
-    if (waiter_init(&w) != MCP_OK) {
+    if (mcp__waiter_init(&w) != MCP_OK) {
         json_decref(params);
         return MCP_EIO;
     }
     call *k = call_new(c, method, params, &o);
     if (k == NULL) {
-        waiter_destroy(&w);
+        mcp__waiter_destroy(&w);
         return MCP_ENOMEM;
     }
     k->sync = 1;
     k->w = &w;
     int rc = mcp__mailbox_post(&c->mb, &k->mail);
     if (rc != MCP_OK) {
-        call_free(k);
-        waiter_destroy(&w);
+        mcp__call_free(k);
+        mcp__waiter_destroy(&w);
         return rc;
     }
     waiter_wait(&w);
@@ -1038,7 +1090,7 @@ int mcp_client_request(mcp_client *c, const char *method, json_t *params, const 
         *err = w.err;
     else
         mcp_rpc_error_clear(&w.err);
-    waiter_destroy(&w);
+    mcp__waiter_destroy(&w);
     return rc;
 }
 
@@ -1070,15 +1122,15 @@ int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
         return rc;
     }
     waiter w;
-    if (waiter_init(&w) != MCP_OK) {
-        call_free(k);
+    if (mcp__waiter_init(&w) != MCP_OK) {
+        mcp__call_free(k);
         return MCP_EIO;
     }
     k->w = &w;
     int rc = mcp__mailbox_post(&c->mb, &k->mail);
     if (rc != MCP_OK) {
-        call_free(k);
-        waiter_destroy(&w);
+        mcp__call_free(k);
+        mcp__waiter_destroy(&w);
         return rc;
     }
     /* Wait only until the request is sent and has its id, not for the answer. */
@@ -1087,7 +1139,7 @@ int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
         uv_cond_wait(&w.cond, &w.lock);
     uv_mutex_unlock(&w.lock);
     long long id = w.id;
-    waiter_destroy(&w);
+    mcp__waiter_destroy(&w);
     if (request_id != NULL)
         *request_id = id;
     return id < 0 ? MCP_ECLOSED : MCP_OK;
@@ -1103,8 +1155,14 @@ typedef struct cancel_mail {
 static void cancel_run(mcp__mail *m)
 {
     cancel_mail *cm = (cancel_mail *)m;
-    if (cm->c->rpc != NULL)
-        mcp__rpc_cancel(cm->c->rpc, (json_int_t)cm->id, cm->reason);
+    mcp_client *c = cm->c;
+    call *k = mcp__modern_find(c, (json_int_t)cm->id);
+    if (k != NULL)
+        mcp__modern_cancel(k, cm->reason);
+    else if (mcp__client_listen_cancel(c, (json_int_t)cm->id))
+        ; /* a legacy era's listen: ended */
+    else if (c->rpc != NULL)
+        mcp__rpc_cancel(c->rpc, (json_int_t)cm->id, cm->reason);
     free(cm->reason);
     free(cm);
 }
@@ -1190,7 +1248,9 @@ int mcp_client_set_roots(mcp_client *c, const json_t *roots)
     c->roots = copy;
     uv_mutex_unlock(&c->lock);
     json_decref(old);
-    if (c->connected)
+    /* 2026-07-28 has no notifications/roots/list_changed: each request carries what the
+     * server asks for. */
+    if (c->connected && !mcp__client_modern(c))
         return mcp_client_notify(c, "notifications/roots/list_changed", NULL);
     return MCP_OK;
 }
@@ -1225,7 +1285,7 @@ static void close_run(mcp__mail *m)
     free(cm);
     close_begin(c);
     if (w != NULL)
-        waiter_finish(w, MCP_OK, NULL, NULL);
+        mcp__waiter_finish(w, MCP_OK, NULL, NULL);
 }
 
 static void final_run(mcp__mail *m)
@@ -1258,6 +1318,7 @@ static void client_destroy(mcp_client *c)
     json_decref(c->server_info);
     json_decref(c->server_caps);
     free(c->instructions);
+    free(c->log_level);
     free(c->name);
     free(c->version);
     uv_mutex_destroy(&c->lock);
@@ -1365,7 +1426,7 @@ void mcp_client_free(mcp_client *c)
          * server request could still be handed to it. */
         waiter w;
         close_mail *cm = calloc(1, sizeof(*cm));
-        int waiting = cm != NULL && waiter_init(&w) == MCP_OK;
+        int waiting = cm != NULL && mcp__waiter_init(&w) == MCP_OK;
         if (cm != NULL) {
             cm->mail.fn = close_run;
             cm->c = c;
@@ -1378,7 +1439,7 @@ void mcp_client_free(mcp_client *c)
         if (cm != NULL && waiting)
             waiter_wait(&w);
         if (waiting)
-            waiter_destroy(&w);
+            mcp__waiter_destroy(&w);
         mcp__pool_free(c->pool);
         c->pool = NULL;
         post_simple(c, final_run);

@@ -1,10 +1,12 @@
 /*
- * The client's shorthands for the MCP methods, on top of mcp_client_request.
+ * The client's shorthands for the MCP methods, on top of mcp_client_request. In the
+ * modern era, the methods that revision 2026-07-28 removed map to what replaced them
+ * (see mcp_client_set_protocol).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include <mcp/client.h>
+#include "client/client_int.h"
 
 static json_t *cursor_params(const char *cursor)
 {
@@ -30,7 +32,9 @@ int mcp_client_ping(mcp_client *c, int timeout_ms)
 {
     mcp_call_opts opts = {.timeout_ms = timeout_ms};
     json_t *result = NULL;
-    int rc = mcp_client_request(c, "ping", NULL, &opts, &result, NULL);
+    /* 2026-07-28 has no ping; server/discover is the request every server answers. */
+    const char *method = c != NULL && mcp__client_modern(c) ? "server/discover" : "ping";
+    int rc = mcp_client_request(c, method, NULL, &opts, &result, NULL);
     json_decref(result);
     return rc;
 }
@@ -76,6 +80,8 @@ static int uri_call(mcp_client *c, const char *method, const char *uri, mcp_rpc_
 {
     if (uri == NULL)
         return MCP_EINVAL;
+    if (c != NULL && mcp__client_modern(c))
+        return MCP_ENOTSUP; /* 2026-07-28 replaced resource subscriptions with listen */
     json_t *result = NULL;
     int rc = request_packed(c, method, json_pack("{s:s}", "uri", uri), NULL, &result, err);
     json_decref(result);
@@ -129,6 +135,11 @@ int mcp_client_set_logging_level(mcp_client *c, mcp_log_level level, mcp_rpc_err
     const char *name = mcp_log_level_name(level);
     if (name == NULL)
         return MCP_EINVAL;
+    if (c != NULL && mcp__client_modern(c)) {
+        if (err != NULL)
+            memset(err, 0, sizeof(*err));
+        return mcp__client_set_log_level(c, name);
+    }
     json_t *result = NULL;
     int rc = request_packed(c, "logging/setLevel", json_pack("{s:s}", "level", name), NULL, &result,
                             err);

@@ -39,6 +39,7 @@ struct mcp__rpc {
     mcp__rpc_cbs cbs;
     void *user;
     int allow_batch;
+    int forward_cancel;
     int closed;
     int input_closed;
     int freed;
@@ -62,6 +63,16 @@ mcp__rpc *mcp__rpc_new(uv_loop_t *loop, const mcp__rpc_cbs *cbs, void *user)
 void mcp__rpc_allow_batch(mcp__rpc *rpc, int allow)
 {
     rpc->allow_batch = allow;
+}
+
+void mcp__rpc_forward_unmatched_cancel(mcp__rpc *rpc)
+{
+    rpc->forward_cancel = 1;
+}
+
+json_int_t mcp__rpc_take_id(mcp__rpc *rpc)
+{
+    return rpc->next_id++;
 }
 
 int mcp__rpc_closed(const mcp__rpc *rpc)
@@ -561,8 +572,13 @@ static void handle_notification(mcp__rpc *rpc, const char *method, json_t *param
     if (strcmp(method, "notifications/cancelled") == 0) {
         json_t *id = json_object_get(params, "requestId");
         mcp__inreq *req = mcp__id_valid(id) ? in_find(rpc, id) : NULL;
-        if (req == NULL)
-            return; /* already answered, or never seen: the spec says ignore it */
+        if (req == NULL) {
+            /* Already answered, or never seen: the spec says ignore it; but an owner may
+             * want it (a client whose subscription the server ends, 2026-07-28). */
+            if (rpc->forward_cancel && rpc->cbs.on_notification != NULL)
+                rpc->cbs.on_notification(rpc->user, method, params, stream);
+            return;
+        }
         if (strcmp(req->method, "initialize") == 0)
             return; /* the spec: initialize cannot be cancelled */
         req->cancelled = 1;

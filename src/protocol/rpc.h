@@ -72,6 +72,13 @@ typedef void (*mcp__progress_fn)(void *arg, const json_t *params);
 mcp__rpc *mcp__rpc_new(uv_loop_t *loop, const mcp__rpc_cbs *cbs, void *user);
 /* Batches are refused (-32600) unless allowed (where the revision has `batches`). */
 void mcp__rpc_allow_batch(mcp__rpc *rpc, int allow);
+/* notifications/cancelled that names none of the peer's requests in progress goes to
+ * on_notification instead of being dropped: a server of 2026-07-28 ends a
+ * subscriptions/listen of its client so (basic/patterns/cancellation.mdx). */
+void mcp__rpc_forward_unmatched_cancel(mcp__rpc *rpc);
+/* An id of the engine's outgoing requests, never used by one: for something the owner
+ * must name as a request of its own without sending one. */
+json_int_t mcp__rpc_take_id(mcp__rpc *rpc);
 /*
  * Stops the engine: fails outgoing requests with MCP_ECLOSED, marks incoming
  * ones cancelled (their later answers are dropped) and sends nothing more.

@@ -32,8 +32,11 @@ typedef struct mcp__ctr_cbs {
     /* Outgoing request `id` cannot be answered any more (its stream cannot be
      * resumed, the server refused it, the session could not be renewed): the
      * client fails it with status; err (may be NULL) says why in words, with the
-     * HTTP status as its code when there is one. */
-    void (*on_request_failed)(void *user, json_int_t id, int status, const mcp_rpc_error *err);
+     * HTTP status as its code when there is one. A modern request whose HTTP error
+     * carries a JSON-RPC error fails with MCP_ERPC and that error. http: the HTTP
+     * status of the answer, or 0. */
+    void (*on_request_failed)(void *user, json_int_t id, int status, const mcp_rpc_error *err,
+                              long http);
     /* The server cannot be reached any more: every pending request fails and
      * nothing more is sent. Reported at most once. */
     void (*on_lost)(void *user, int status, const char *why);
@@ -63,6 +66,11 @@ typedef struct mcp__ctr_ops {
      * schedule (mcp_http_client_opts.schedule_reconnect). MCP_ENOENT when that
      * reconnection is no longer wanted. May be NULL. */
     int (*reconnect)(mcp__ctr *t, uint64_t reconnect_id);
+    /* The client speaks the modern era (2026-07-28) from now on: no session, no
+     * standalone stream, no resumption; a request is cancelled by the end of its
+     * stream, so notifications/cancelled is not sent. May be NULL (stdio: nothing
+     * changes). */
+    void (*set_modern)(mcp__ctr *t);
 } mcp__ctr_ops;
 
 struct mcp__ctr {
@@ -94,6 +102,8 @@ int mcp__stdio_ctr_new(uv_loop_t *loop, char *const argv[], size_t max_message,
 typedef struct mcp__shttp_cfg mcp__shttp_cfg;
 int mcp__shttp_cfg_new(const char *url, const mcp_http_client_opts *opts, mcp__shttp_cfg **out);
 void mcp__shttp_cfg_free(mcp__shttp_cfg *cfg);
+/* 1 when the URL is named as the SSE endpoint of the 2024-11-05 transport. */
+int mcp__shttp_cfg_legacy(const mcp__shttp_cfg *cfg);
 int mcp__shttp_ctr_new(uv_loop_t *loop, mcp__shttp_cfg *cfg, size_t max_message,
                        const mcp__ctr_cbs *cbs, void *user, mcp__ctr **out);
 

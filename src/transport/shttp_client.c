@@ -39,8 +39,10 @@
 #include <strings.h>
 
 #include "http/curl_loop.h"
+#include "protocol/revision.h"
 #include "sse/sse.h"
 #include "transport/ctransport.h"
+#include "transport/mcp_headers.h"
 #include "util/util.h"
 
 #define DEFAULT_MAX_RETRIES 5
@@ -56,6 +58,12 @@
 #define LINGER_MS 5000
 /* Bytes of an error answer's body kept for the error message. */
 #define ERROR_BODY_MAX 300
+/* The same for a modern request, whose error body is a JSON-RPC error to read (an
+ * UnsupportedProtocolVersion error's list of versions, say). */
+#define MODERN_ERROR_BODY_MAX 65536
+/* Tools whose x-mcp-header annotations we keep; past it, new ones are not kept (their
+ * calls go without Mcp-Param headers, and a HeaderMismatch reads them again). */
+#define MAX_TOOL_SCHEMAS 10000
 
 struct mcp__shttp_cfg {
     char *url;
@@ -88,6 +96,7 @@ typedef struct xfer {
     int body_over;
     mcp__sse_parser sse;
     int sse_inited;
+    int modern;       /* a request of revision 2026-07-28 */
     int events;       /* events (or ids) this connection brought */
     int reconnection; /* a GET made by reconnect_now, not a stream's first connection */
     int busy, dead;
@@ -97,8 +106,10 @@ typedef struct xfer {
 struct cstream {
     shttp_ctr *t;
     int standalone;
-    json_int_t id; /* the request, when not standalone */
-    char *text;    /* the request as sent, for a renewal's resend */
+    int modern;     /* a request of revision 2026-07-28: no resumption */
+    int tools_list; /* its answer is a tools/list result, whose tools we read */
+    json_int_t id;  /* the request, when not standalone */
+    char *text;     /* the request as sent, for a renewal's resend */
     size_t len;
     int renewed; /* sent once more on a new session already */
     int again;   /* renewed, and met a 404 once more */
@@ -157,6 +168,9 @@ struct shttp_ctr {
     uv_timer_t ready_timer;
     uint64_t next_reconnect_id;
     uint64_t rng;
+    int modern;          /* the client speaks 2026-07-28 (set_modern) */
+    mcp__map tool_heads; /* tool name -> mcp__mh_tool: its x-mcp-header annotations */
+    int tools_full_warned;
 };
 
 static void xfer_done(void *user, CURLcode result, long status);
@@ -199,6 +213,11 @@ static int header_ok(const char *h)
         if (!isalnum((unsigned char)*p) && strchr("!#$%&'*+-.^_`|~", *p) == NULL)
             return 0;
     return 1;
+}
+
+int mcp__shttp_cfg_legacy(const mcp__shttp_cfg *cfg)
+{
+    return cfg->legacy;
 }
 
 int mcp__shttp_cfg_new(const char *url, const mcp_http_client_opts *opts, mcp__shttp_cfg **out)
@@ -264,7 +283,38 @@ static void fail_request(shttp_ctr *t, json_int_t id, int status, long http, con
     cstream *st = st_find(t, id);
     if (st != NULL)
         st_finish(st);
-    t->base.cbs->on_request_failed(t->base.user, id, status, &err);
+    t->base.cbs->on_request_failed(t->base.user, id, status, &err, http);
+}
+
+/*
+ * A modern request's HTTP error status whose body is a JSON-RPC error answer: the
+ * request fails with that error (MCP_ERPC) and the status beside it. 0 when the
+ * body holds no JSON-RPC error (nothing done).
+ */
+static int fail_request_rpc(shttp_ctr *t, json_int_t id, long http, const char *body, size_t len)
+{
+    json_t *msg = len > 0 ? json_loadb(body, len, 0, NULL) : NULL;
+    json_t *e = json_object_get(msg, "error");
+    json_t *code = json_object_get(e, "code");
+    if (!json_is_integer(code)) {
+        json_decref(msg);
+        return 0;
+    }
+    mcp_rpc_error err = {0};
+    err.code = (int)json_integer_value(code);
+    snprintf(err.message, sizeof(err.message), "%s",
+             json_string_value(json_object_get(e, "message"))
+                 ? json_string_value(json_object_get(e, "message"))
+                 : "");
+    err.data = json_object_get(e, "data"); /* borrowed for the call */
+    mcp__debug("request %lld fails: HTTP %ld, JSON-RPC error %d %s", (long long)id, http, err.code,
+               err.message);
+    cstream *st = st_find(t, id);
+    if (st != NULL)
+        st_finish(st);
+    t->base.cbs->on_request_failed(t->base.user, id, MCP_ERPC, &err, http);
+    json_decref(msg);
+    return 1;
 }
 
 static void lose(shttp_ctr *t, int status, const char *why)
@@ -447,11 +497,13 @@ static struct curl_slist *add_header(struct curl_slist *h, const char *line, int
 
 /*
  * Starts a transfer of kind to url. body (len bytes) is POSTed when not NULL.
- * last_id: the Last-Event-ID to send. with_session: the session's headers. NULL
- * on failure (nothing started).
+ * last_id: the Last-Event-ID to send. with_session: the session's headers. extra:
+ * more header lines (NULL-terminated, may be NULL). NULL on failure (nothing
+ * started).
  */
 static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const char *body,
-                        size_t len, const char *last_id, int with_session, long timeout_ms)
+                        size_t len, const char *last_id, int with_session, long timeout_ms,
+                        char *const *extra)
 {
     xfer *x = calloc(1, sizeof(*x));
     CURL *e = mcp__curlm_easy(t->curl);
@@ -488,6 +540,8 @@ static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const ch
         snprintf(line, sizeof(line), "Last-Event-ID: %s", last_id);
         h = add_header(h, line, &bad);
     }
+    for (char *const *eh = extra; eh != NULL && *eh != NULL; eh++)
+        h = add_header(h, *eh, &bad);
     for (char **uh = t->cfg->headers; *uh != NULL; uh++)
         h = add_header(h, *uh, &bad);
     h = add_header(h, "Expect:", &bad); /* no 100-continue round trip for large bodies */
@@ -549,6 +603,63 @@ static int is_response(json_t *m)
 
 static void renewal_answer(shttp_ctr *t, xfer *x, json_t *msg);
 
+/* ---- x-mcp-header annotations of the tools (revision 2026-07-28) ---- */
+
+static void tool_heads_free(shttp_ctr *t)
+{
+    size_t pos = 0;
+    const char *key;
+    void *v;
+    while (mcp__map_next(&t->tool_heads, &pos, &key, &v))
+        mcp__mh_tool_free(v);
+    mcp__map_free(&t->tool_heads);
+}
+
+/*
+ * A tools/list result of the modern era: each tool's x-mcp-header annotations are
+ * kept for its calls' Mcp-Param headers, and a tool whose annotations are invalid is
+ * taken out of the result, with a warning naming it and why (server/tools.mdx: a
+ * client of Streamable HTTP MUST exclude it).
+ */
+static void read_tools(shttp_ctr *t, json_t *result)
+{
+    json_t *tools = json_object_get(result, "tools");
+    if (!json_is_array(tools))
+        return;
+    for (size_t i = 0; i < json_array_size(tools);) {
+        json_t *tool = json_array_get(tools, i);
+        const char *name = json_string_value(json_object_get(tool, "name"));
+        mcp__mh_tool *heads = NULL;
+        char why[300];
+        int rc = mcp__mh_tool_parse(json_object_get(tool, "inputSchema"), &heads, why, sizeof(why));
+        if (rc == MCP_EINVAL || rc == MCP_ELIMIT) {
+            char q[160];
+            mcp__warn("tools/list: tool \"%s\" left out: its x-mcp-header annotations are "
+                      "invalid: %s",
+                      mcp__quotable(q, sizeof(q), name != NULL ? name : "(no name)"), why);
+            json_array_remove(tools, i);
+            continue;
+        }
+        i++;
+        if (name == NULL || rc != MCP_OK) {
+            mcp__mh_tool_free(heads);
+            continue;
+        }
+        mcp__mh_tool_free(mcp__map_remove(&t->tool_heads, name));
+        if (heads == NULL)
+            continue;
+        if (t->tool_heads.len >= MAX_TOOL_SCHEMAS ||
+            mcp__map_put(&t->tool_heads, name, heads) != MCP_OK) {
+            if (!t->tools_full_warned)
+                mcp__warn("tools/list: more than %d tools with x-mcp-header annotations; "
+                          "the others' are not kept",
+                          MAX_TOOL_SCHEMAS);
+            t->tools_full_warned = 1;
+            mcp__mh_tool_free(heads);
+        }
+    }
+}
+
 /* One message from the server, on x. */
 static void incoming(xfer *x, json_t *msg)
 {
@@ -569,8 +680,11 @@ static void incoming(xfer *x, json_t *msg)
             continue;
         if (t->init_msg != NULL && !t->init_answered && json_integer_value(id) == t->init_id)
             saw_init_answer(t, m, x);
-        if (x->st != NULL && !x->st->standalone && x->st->id == json_integer_value(id))
+        if (x->st != NULL && !x->st->standalone && x->st->id == json_integer_value(id)) {
             x->st->answered = 1;
+            if (x->st->tools_list)
+                read_tools(t, json_object_get(m, "result"));
+        }
     }
     t->base.cbs->on_value(t->base.user, msg);
 }
@@ -681,9 +795,11 @@ static int xfer_data(void *user, const char *data, size_t len)
     if (x->dead)
         return -1;
     if (x->status < 200 || x->status >= 300) {
-        /* An error's body: keep its start for the message. */
-        if (x->body.len < ERROR_BODY_MAX) {
-            size_t n = ERROR_BODY_MAX - x->body.len;
+        /* An error's body: keep its start for the message (a modern one whole, up to a
+         * bound, for its JSON-RPC error). */
+        size_t max = x->modern ? MODERN_ERROR_BODY_MAX : ERROR_BODY_MAX;
+        if (x->body.len < max) {
+            size_t n = max - x->body.len;
             mcp__buf_append(&x->body, data, len < n ? len : n);
         }
         return 0;
@@ -855,7 +971,7 @@ static void st_broke(cstream *st, xfer *x)
 static int open_get(cstream *st)
 {
     shttp_ctr *t = st->t;
-    xfer *x = xfer_start(t, X_GET, t->cfg->url, NULL, 0, st->last_id, 1, 0);
+    xfer *x = xfer_start(t, X_GET, t->cfg->url, NULL, 0, st->last_id, 1, 0, NULL);
     if (x == NULL)
         return MCP_ENOMEM;
     x->st = st;
@@ -909,14 +1025,17 @@ static void open_standalone(shttp_ctr *t)
 
 /* ---- Sending ---- */
 
-static int post(shttp_ctr *t, const char *text, size_t len, cstream *st, int has_id, json_int_t id,
-                xfer **out)
+/* POSTs text; a modern one (revision 2026-07-28) goes with the extra headers and
+ * without the session's. */
+static int post_ex(shttp_ctr *t, const char *text, size_t len, cstream *st, int has_id,
+                   json_int_t id, int modern, char *const *extra, xfer **out)
 {
     const char *url = t->mode == MODE_LEGACY ? t->post_url : t->cfg->url;
-    xfer *x =
-        xfer_start(t, X_POST, url, text, len, NULL, 1, st == NULL ? SMALL_POST_TIMEOUT_MS : 0);
+    xfer *x = xfer_start(t, X_POST, url, text, len, NULL, !modern,
+                         st == NULL ? SMALL_POST_TIMEOUT_MS : 0, extra);
     if (x == NULL)
         return MCP_ENOMEM;
+    x->modern = modern;
     x->st = st;
     x->has_id = has_id;
     x->id = id;
@@ -925,6 +1044,12 @@ static int post(shttp_ctr *t, const char *text, size_t len, cstream *st, int has
     if (out != NULL)
         *out = x;
     return MCP_OK;
+}
+
+static int post(shttp_ctr *t, const char *text, size_t len, cstream *st, int has_id, json_int_t id,
+                xfer **out)
+{
+    return post_ex(t, text, len, st, has_id, id, 0, NULL, out);
 }
 
 static int enqueue(shttp_ctr *t, const char *text, size_t len, cstream *st, int has_id,
@@ -999,11 +1124,156 @@ static void flush(shttp_ctr *t)
     }
 }
 
+/* ---- Sending in the modern era ---- */
+
+/* Header lines being gathered: NULL-terminated, each malloc'd. */
+typedef struct hlines {
+    char *v[MCP__MH_MAX_PARAMS + 8];
+    size_t n;
+} hlines;
+
+static void hlines_free(hlines *h)
+{
+    for (size_t i = 0; i < h->n; i++)
+        free(h->v[i]);
+    h->n = 0;
+}
+
+/* Adds "Name: value", or "Name;" for an empty value (curl drops "Name:" lines). */
+static int hlines_add(hlines *h, const char *name, const char *value)
+{
+    if (h->n + 1 >= sizeof(h->v) / sizeof(*h->v))
+        return MCP_ELIMIT;
+    char *line =
+        value[0] != '\0' ? mcp__asprintf("%s: %s", name, value) : mcp__asprintf("%s;", name);
+    if (line == NULL)
+        return MCP_ENOMEM;
+    h->v[h->n++] = line;
+    h->v[h->n] = NULL;
+    return MCP_OK;
+}
+
+/* A value that goes into a header as it is: visible ASCII only. */
+static int header_safe(const char *s)
+{
+    for (; *s != '\0'; s++)
+        if ((unsigned char)*s <= 0x20 || (unsigned char)*s > 0x7e)
+            return 0;
+    return 1;
+}
+
+/* The Mcp-Param headers of a tools/call, from the tool's x-mcp-header annotations. */
+static int param_headers(shttp_ctr *t, const char *tool, const json_t *args, hlines *h)
+{
+    const mcp__mh_tool *heads = mcp__map_get(&t->tool_heads, tool);
+    for (size_t i = 0; heads != NULL && i < heads->n; i++) {
+        const mcp__mh_param *p = &heads->params[i];
+        char *value = NULL;
+        const json_t *v = mcp__mh_param_arg(p, args);
+        int rc = v != NULL ? mcp__mh_value(v, &value) : MCP_ENOENT;
+        if (rc == MCP_ENOENT)
+            continue; /* absent or null: the header is left out */
+        if (rc == MCP_EINVAL)
+            mcp__warn("tools/call %s: the argument of x-mcp-header \"%s\" has no header "
+                      "form (an integer past 2^53, a fraction, an object or an array): not sent",
+                      tool, p->name);
+        if (rc == MCP_OK) {
+            char name[160];
+            snprintf(name, sizeof(name), "Mcp-Param-%s", p->name);
+            rc = hlines_add(h, name, value);
+        }
+        free(value);
+        if (rc != MCP_OK)
+            return rc;
+    }
+    return MCP_OK;
+}
+
+/*
+ * The request metadata headers of a modern message (streamable-http.mdx, "Request
+ * Metadata"): MCP-Protocol-Version, Mcp-Method, Mcp-Name for tools/call,
+ * resources/read and prompts/get, and the tool's Mcp-Param headers.
+ */
+static int modern_headers(shttp_ctr *t, const json_t *msg, const char *version, hlines *h)
+{
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    const json_t *params = json_object_get(msg, "params");
+    if (!header_safe(version) || !header_safe(method)) {
+        mcp__warn("a method or protocol version that cannot go into a header: not sent");
+        return MCP_EINVAL;
+    }
+    int rc = hlines_add(h, "MCP-Protocol-Version", version);
+    if (rc == MCP_OK)
+        rc = hlines_add(h, "Mcp-Method", method);
+    const char *key = NULL;
+    if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
+        key = "name";
+    else if (strcmp(method, "resources/read") == 0)
+        key = "uri";
+    const json_t *name = key != NULL ? json_object_get(params, key) : NULL;
+    if (rc == MCP_OK && json_is_string(name)) {
+        char *value = mcp__mh_encode(json_string_value(name), json_string_length(name));
+        rc = value != NULL ? hlines_add(h, "Mcp-Name", value) : MCP_ENOMEM;
+        free(value);
+        if (rc == MCP_OK && strcmp(method, "tools/call") == 0)
+            rc = param_headers(t, json_string_value(name), json_object_get(params, "arguments"), h);
+    }
+    return rc;
+}
+
+/* The revision a request names in its _meta, when it is a modern one. */
+static const char *modern_version(const json_t *msg)
+{
+    const json_t *meta = json_object_get(json_object_get(msg, "params"), "_meta");
+    const mcp__revision *rev = mcp__revision_find(
+        json_string_value(json_object_get(meta, "io.modelcontextprotocol/protocolVersion")));
+    return rev != NULL && rev->modern ? rev->version : NULL;
+}
+
+/* Sends a message of the modern era: a request (version: the one its _meta names) or a
+ * notification. */
+static int send_modern(shttp_ctr *t, const json_t *msg, const char *text, size_t len,
+                       const char *version)
+{
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    json_t *idv = json_object_get(msg, "id");
+    int is_request = method != NULL && json_is_integer(idv);
+    if (!is_request && method != NULL && strcmp(method, "notifications/cancelled") == 0)
+        return MCP_OK; /* the request's stream has closed: that is the cancellation */
+    if (method == NULL)
+        return MCP_EINVAL; /* a client sends no responses in this revision */
+    hlines h = {0};
+    int rc = modern_headers(t, msg, version, &h);
+    if (rc != MCP_OK) {
+        hlines_free(&h);
+        return rc;
+    }
+    cstream *st = NULL;
+    if (is_request) {
+        if ((st = st_new(t, 0)) == NULL) {
+            hlines_free(&h);
+            return MCP_ENOMEM;
+        }
+        st->id = json_integer_value(idv);
+        st->modern = 1;
+        st->tools_list = strcmp(method, "tools/list") == 0;
+    }
+    rc = post_ex(t, text, len, st, is_request, st != NULL ? st->id : 0, 1, h.v, NULL);
+    hlines_free(&h);
+    if (rc != MCP_OK && st != NULL)
+        st_unlink_free(st);
+    return rc;
+}
+
 static int shttp_send(mcp__ctr *base, const json_t *msg, const char *text, size_t len)
 {
     shttp_ctr *t = (shttp_ctr *)base;
     if (t->closing || t->lost)
         return MCP_ECLOSED;
+    const char *version = modern_version(msg);
+    if (version != NULL || t->modern)
+        return send_modern(t, msg, text, len,
+                           version != NULL ? version : mcp__revision_modern()->version);
     const char *method = json_string_value(json_object_get(msg, "method"));
     json_t *idv = json_object_get(msg, "id");
     int is_request = method != NULL && json_is_integer(idv);
@@ -1224,7 +1494,7 @@ static int legacy_endpoint(shttp_ctr *t, const char *data, size_t len)
 static void open_legacy(shttp_ctr *t)
 {
     t->mode = MODE_LEGACY;
-    xfer *x = xfer_start(t, X_LEGACY_GET, t->cfg->url, NULL, 0, NULL, 0, 0);
+    xfer *x = xfer_start(t, X_LEGACY_GET, t->cfg->url, NULL, 0, NULL, 0, 0, NULL);
     if (x == NULL) {
         lose(t, MCP_ENOMEM, "out of memory opening the SSE stream");
         return;
@@ -1234,10 +1504,77 @@ static void open_legacy(shttp_ctr *t)
 
 /* ---- The end of a transfer ---- */
 
+/*
+ * The end of a modern POST: no resumption, no session. A stream that breaks or ends
+ * before the answer fails its request; an HTTP error carrying a JSON-RPC error fails
+ * it with that error.
+ */
+static void post_done_modern(xfer *x, CURLcode rc, long status)
+{
+    shttp_ctr *t = x->t;
+    cstream *st = x->st;
+    if (!x->has_id) {
+        if (rc != CURLE_OK)
+            mcp__warn("POST of a notification failed: %s", curl_easy_strerror(rc));
+        else if (status < 200 || status >= 300)
+            mcp__warn("HTTP %ld to the POST of a notification: %s", status, body_snippet(x));
+        return;
+    }
+    if (st == NULL || st->done)
+        return; /* answered, cancelled or failed already */
+    if (rc != CURLE_OK) {
+        if (st->answered)
+            return;
+        if (x->ctype == CT_SSE || x->ctype == CT_JSON)
+            fail_request(t, x->id, MCP_ECLOSED, 0,
+                         "the request's stream broke before its answer (%s); revision %s has no "
+                         "resumption: the request may be sent again as a new one",
+                         curl_easy_strerror(rc), mcp__revision_modern()->version);
+        else
+            fail_request(t, x->id, curl_status(rc), 0, "POST failed: %s", curl_easy_strerror(rc));
+        return;
+    }
+    if (status < 200 || status >= 300) {
+        if (!fail_request_rpc(t, x->id, status, x->body.data, x->body.len))
+            fail_request(t, x->id, MCP_EHTTP, status, "HTTP %ld from POST: %s", status,
+                         body_snippet(x));
+        return;
+    }
+    if (x->ctype == CT_JSON) {
+        if (x->body_over) {
+            fail_request(t, x->id, MCP_ELIMIT, 0, "the answer is longer than %zu bytes",
+                         t->max_message);
+            return;
+        }
+        json_int_t id = x->id;
+        incoming_text(x, x->body.data ? x->body.data : "", x->body.len);
+        /* The engine ended the stream when the answer came; one that is still here got
+         * none. */
+        if (st_find(t, id) != NULL)
+            fail_request(t, id, MCP_EPROTO, status,
+                         "HTTP %ld with a JSON body that is not the request's answer", status);
+        return;
+    }
+    if (st->answered)
+        return;
+    if (x->ctype == CT_SSE)
+        fail_request(t, x->id, MCP_ECLOSED, 0,
+                     "the server ended the request's stream before answering; revision %s has "
+                     "no resumption: the request may be sent again as a new one",
+                     mcp__revision_modern()->version);
+    else
+        fail_request(t, x->id, MCP_EPROTO, status,
+                     "HTTP %ld without an answer (no JSON and no event stream)", status);
+}
+
 static void post_done(xfer *x, CURLcode rc, long status)
 {
     shttp_ctr *t = x->t;
     cstream *st = x->st;
+    if (x->modern) {
+        post_done_modern(x, rc, status);
+        return;
+    }
     if (x->is_renewal) {
         if (rc != CURLE_OK)
             renewal_failed(t, curl_status(rc), 0, curl_easy_strerror(rc));
@@ -1466,6 +1803,7 @@ static void maybe_closed(shttp_ctr *t)
     const mcp__ctr_cbs *cbs = t->base.cbs;
     void *user = t->base.user;
     json_decref(t->init_msg);
+    tool_heads_free(t);
     free(t->session_id);
     free(t->version);
     free(t->post_url);
@@ -1497,9 +1835,15 @@ static void shttp_close(mcp__ctr *base)
             uv_timer_stop(&st->timer);
     uv_close((uv_handle_t *)&t->ready_timer, ready_timer_closed);
     if (t->session_id != NULL && t->mode == MODE_STREAMABLE && t->curl != NULL &&
-        xfer_start(t, X_DELETE, t->cfg->url, NULL, 0, NULL, 1, DELETE_TIMEOUT_MS) != NULL)
+        xfer_start(t, X_DELETE, t->cfg->url, NULL, 0, NULL, 1, DELETE_TIMEOUT_MS, NULL) != NULL)
         t->deleting = 1;
     maybe_closed(t);
+}
+
+static void shttp_set_modern(mcp__ctr *base)
+{
+    shttp_ctr *t = (shttp_ctr *)base;
+    t->modern = 1;
 }
 
 static const mcp__ctr_ops shttp_ops = {
@@ -1508,6 +1852,7 @@ static const mcp__ctr_ops shttp_ops = {
     .request_done = shttp_request_done,
     .close = shttp_close,
     .reconnect = shttp_reconnect,
+    .set_modern = shttp_set_modern,
 };
 
 int mcp__shttp_ctr_new(uv_loop_t *loop, mcp__shttp_cfg *cfg, size_t max_message,

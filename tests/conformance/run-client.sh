@@ -13,6 +13,11 @@
 #   MCP_CONFORMANCE_HARNESS  "stable" (default: @modelcontextprotocol/conformance 0.1.x) or
 #                          "next" (the prerelease, installed under the npm alias
 #                          conformance-next)
+#   MCP_CONFORMANCE_REQUIREMENTS  a revision (2026-07-28, 2025-11-25): run the client scenarios
+#                          of its frozen requirement set (the prerelease harness's
+#                          --requirements), every one but auth/* (expected failures: libmcp has
+#                          no OAuth client), the unscored ones too; each must pass with no
+#                          failure and no warning
 #   MCP_CONFORMANCE_KEEP   if set to 1, keep the results directory even when everything passed
 #
 # The harness needs Node 22, from the npm package "node" pinned next to it. A missing
@@ -23,6 +28,7 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 interop=$(cd "$here/../interop" && pwd)
 harness_name=${MCP_CONFORMANCE_HARNESS:-stable}
+requirements=${MCP_CONFORMANCE_REQUIREMENTS:-}
 fix="run scripts/deps (it runs \`npm ci\` in tests/interop)"
 
 die() {
@@ -37,16 +43,6 @@ client_bin="$MCP_BIN_DIR/mcp-conformance-client"
 . "$here/harness.sh"
 find_harness
 
-# Each scenario with the checks it must report (and nothing else may fail or warn).
-scenarios=(
-    "initialize mcp-client-initialization"
-    "tools_call tool-add-numbers"
-    "sse-retry client-sse-graceful-reconnect client-sse-retry-timing client-sse-last-event-id"
-    "elicitation-sep1034-client-defaults client-elicitation-sep1034-string-default
-     client-elicitation-sep1034-integer-default client-elicitation-sep1034-number-default
-     client-elicitation-sep1034-enum-default client-elicitation-sep1034-boolean-default"
-)
-
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcp-conformance-client.XXXXXX") || die "mktemp failed"
 keep=0
 cleanup() {
@@ -58,6 +54,87 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'keep=1; exit 1' INT TERM
+
+# ---- A requirement set: every client scenario of a revision but authorization ------------------
+
+if [ -n "$requirements" ]; then
+    reqfile="$harness_pkg/requirements/$requirements.yaml"
+    [ -f "$reqfile" ] || die "$reqfile does not exist (MCP_CONFORMANCE_REQUIREMENTS=$requirements)"
+    # The harness runs the whole set at once. The auth/* scenarios need an OAuth client, which
+    # libmcp does not have: they are its expected failures (each must fail), and every other
+    # scenario, the unscored ones too, must pass without a warning.
+    "$node22" - "$reqfile" "$interop" "$tmp/expected-failures.yaml" <<'EOF' || die "cannot read $reqfile"
+const fs = require('node:fs');
+const [reqfile, interop, out] = process.argv.slice(2);
+const yaml = require(require.resolve('yaml', { paths: [interop] }));
+const req = yaml.parse(fs.readFileSync(reqfile, 'utf8'));
+const auth = (req.client ?? []).filter((s) => s.startsWith('auth/'));
+fs.writeFileSync(out, yaml.stringify({ client: auth }));
+EOF
+    echo "conformance-client: requirements $requirements (harness $harness_name), auth/* excluded"
+    (cd "$interop" && timeout 300 "$node22" "$harness" client --command "$client_bin" \
+        --requirements "$requirements" --timeout 30000 \
+        --expected-failures "$tmp/expected-failures.yaml" -o "$tmp/results" \
+        >"$tmp/harness.log" 2>&1 </dev/null)
+    rc=$?
+    "$node22" - "$reqfile" "$interop" "$tmp/results" <<'EOF'
+const fs = require('node:fs');
+const path = require('node:path');
+const [reqfile, interop, dir] = process.argv.slice(2);
+const yaml = require(require.resolve('yaml', { paths: [interop] }));
+const req = yaml.parse(fs.readFileSync(reqfile, 'utf8'));
+const wanted = [
+    ...(req.client ?? []),
+    ...(req.not_scored ?? []).filter((e) => e.leg === 'client').map((e) => e.scenario),
+].filter((s) => !s.startsWith('auth/'));
+let bad = 0;
+const found = new Map();
+for (const d of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+    const s = d.replace(/-\d{4}-\d\d-\d\dT.*$/, '');
+    const file = path.join(dir, d, 'checks.json');
+    if (fs.existsSync(file)) found.set(s, file);
+}
+for (const s of wanted) {
+    const file = found.get(s);
+    if (!file) {
+        console.error(`conformance-client: ${s}: FAILED (no checks.json written)`);
+        bad++;
+        continue;
+    }
+    const checks = JSON.parse(fs.readFileSync(file, 'utf8'));
+    const wrong = checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
+    const ok = checks.filter((c) => c.status === 'SUCCESS').length;
+    const skipped = checks.filter((c) => c.status === 'SKIPPED').length;
+    if (wrong.length || ok === 0) {
+        bad++;
+        console.error(`conformance-client: ${s}: FAILED (${ok} checks succeeded)`);
+        for (const c of wrong)
+            console.error(`    [${c.id}] ${c.status}: ${c.errorMessage ?? c.description ?? ''}`);
+    } else {
+        console.log(`conformance-client: ${s}: passed (${ok} checks${skipped ? `, ${skipped} skipped` : ''})`);
+    }
+}
+process.exit(bad ? 1 : 0);
+EOF
+    verdict=$?
+    if [ "$rc" -ne 0 ] || [ "$verdict" -ne 0 ]; then
+        keep=1
+        sed 's/\x1b\[[0-9;]*m//g' "$tmp/harness.log" | grep -v '^ *$' | tail -n 60 >&2
+        die "requirements $requirements: harness exit $rc (0 when only auth/* failed), verdict $verdict"
+    fi
+    echo "conformance-client: requirements $requirements: every scenario but auth/* passed, no warning"
+    exit 0
+fi
+
+# Each scenario with the checks it must report (and nothing else may fail or warn).
+scenarios=(
+    "initialize mcp-client-initialization"
+    "tools_call tool-add-numbers"
+    "sse-retry client-sse-graceful-reconnect client-sse-retry-timing client-sse-last-event-id"
+    "elicitation-sep1034-client-defaults client-elicitation-sep1034-string-default
+     client-elicitation-sep1034-integer-default client-elicitation-sep1034-number-default
+     client-elicitation-sep1034-enum-default client-elicitation-sep1034-boolean-default"
+)
 
 failed=0
 for entry in "${scenarios[@]}"; do

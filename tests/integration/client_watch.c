@@ -108,6 +108,9 @@ int cw_connect(cw_watch *w, const char *url, const mcp_http_client_opts *opts, i
     w->c = c;
     if (c == NULL)
         return MCP_ENOMEM;
+    /* The legacy era (sessions, resumption, the standalone stream): what these tests are
+     * about. */
+    mcp_client_set_protocol(c, "legacy");
     mcp_client_on_notification(c, cw_on_notification, w);
     return mcp_client_connect_http(c, url, opts, timeout_ms);
 }

@@ -25,35 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "peer_json.h"
+
 static const char *caps_text = "{}";
 static const char *version = "2025-11-25";
 static bool init_error, exit_at_init, ping_error;
 static FILE *logf;
-
-static void send_msg(json_t *msg)
-{
-    char *text = json_dumps(msg, JSON_COMPACT);
-    json_decref(msg);
-    if (text == NULL)
-        exit(1);
-    fputs(text, stdout);
-    fputc('\n', stdout);
-    fflush(stdout);
-    free(text);
-}
-
-static void send_result(const json_t *id, json_t *result)
-{
-    send_msg(json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result));
-}
-
-static void send_error(const json_t *id, int code, const char *message, json_t *data)
-{
-    json_t *err = json_pack("{s:i, s:s}", "code", code, "message", message);
-    if (data != NULL)
-        json_object_set_new(err, "data", data);
-    send_msg(json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "error", err));
-}
 
 static void answer(const char *method, const json_t *id, const json_t *params)
 {
@@ -62,9 +39,9 @@ static void answer(const char *method, const json_t *id, const json_t *params)
             exit(0);
         if (init_error) {
             const json_t *requested = json_object_get(params, "protocolVersion");
-            send_error(id, -32602, "Unsupported protocol version",
-                       json_pack("{s:[s], s:O}", "supported", "1999-01-01", "requested",
-                                 requested != NULL ? requested : json_null()));
+            peer_send_error(id, -32602, "Unsupported protocol version",
+                            json_pack("{s:[s], s:O}", "supported", "1999-01-01", "requested",
+                                      requested != NULL ? requested : json_null()));
             return;
         }
         json_t *caps = json_loads(caps_text, 0, NULL);
@@ -72,34 +49,35 @@ static void answer(const char *method, const json_t *id, const json_t *params)
             fprintf(stderr, "server_cli_peer: --caps is not JSON\n");
             exit(2);
         }
-        send_result(id, json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", version,
-                                  "capabilities", caps, "serverInfo", "name", "cli-peer", "version",
-                                  "1"));
+        peer_send_result(id, json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", version,
+                                       "capabilities", caps, "serverInfo", "name", "cli-peer",
+                                       "version", "1"));
     } else if (strcmp(method, "ping") == 0) {
         if (ping_error)
-            send_error(id, -32000, "Busy", json_pack("{s:i}", "retryAfterMs", 250));
+            peer_send_error(id, -32000, "Busy", json_pack("{s:i}", "retryAfterMs", 250));
         else
-            send_result(id, json_object());
+            peer_send_result(id, json_object());
     } else if (strcmp(method, "tools/list") == 0) {
-        send_result(id, json_pack("{s:[{s:s, s:{s:s}}]}", "tools", "name", "echo", "inputSchema",
-                                  "type", "object"));
+        peer_send_result(id, json_pack("{s:[{s:s, s:{s:s}}]}", "tools", "name", "echo",
+                                       "inputSchema", "type", "object"));
     } else if (strcmp(method, "tools/call") == 0) {
         const char *name = json_string_value(json_object_get(params, "name"));
         if (name != NULL && strcmp(name, "explode") == 0)
-            send_error(id, -32603, "Tool exploded",
-                       json_pack("{s:s, s:b}", "reason", "on purpose", "retry", 0));
+            peer_send_error(id, -32603, "Tool exploded",
+                            json_pack("{s:s, s:b}", "reason", "on purpose", "retry", 0));
         else
-            send_result(id, json_pack("{s:[{s:s, s:s}]}", "content", "type", "text", "text", "ok"));
+            peer_send_result(
+                id, json_pack("{s:[{s:s, s:s}]}", "content", "type", "text", "text", "ok"));
     } else if (strcmp(method, "prompts/list") == 0) {
-        send_result(id, json_pack("{s:[]}", "prompts"));
+        peer_send_result(id, json_pack("{s:[]}", "prompts"));
     } else if (strcmp(method, "resources/list") == 0) {
-        send_result(id, json_pack("{s:[]}", "resources"));
+        peer_send_result(id, json_pack("{s:[]}", "resources"));
     } else if (strcmp(method, "logging/setLevel") == 0) {
-        send_result(id, json_object());
+        peer_send_result(id, json_object());
     } else if (strcmp(method, "completion/complete") == 0) {
-        send_result(id, json_pack("{s:{s:[s]}}", "completion", "values", "done"));
+        peer_send_result(id, json_pack("{s:{s:[s]}}", "completion", "values", "done"));
     } else {
-        send_error(id, -32601, "Method not found", NULL);
+        peer_send_error(id, -32601, "Method not found", NULL);
     }
 }
 

@@ -156,6 +156,7 @@ static mcp_client *new_loop_client(host *h)
 {
     mcp_client *c = NULL;
     assert_int_equal(mcp_client_new_on_loop(&h->loop, "loop-test", "1.0.0", &c), MCP_OK);
+    assert_int_equal(mcp_client_set_protocol(c, "legacy"), MCP_OK);
     assert_non_null(c);
     h->c = c;
     return c;
@@ -698,6 +699,7 @@ static void test_threaded_client_closes_from_its_own_connect_callback(void **sta
                         .close_rc = 1};
     mcp_client *c = mcp_client_new("threaded-test", "1.0.0");
     assert_non_null(c);
+    assert_int_equal(mcp_client_set_protocol(c, "legacy"), MCP_OK);
     const char *argv[] = {server, "--stdio", NULL};
     assert_int_equal(
         mcp_client_connect_stdio_async(c, argv, CALL_TIMEOUT_MS, threaded_connected, &t), MCP_OK);

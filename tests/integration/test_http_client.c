@@ -252,6 +252,7 @@ static void test_sampling_and_elicitation_are_answered(void **state)
     fixture *f = start(state, NULL, "/mcp");
     f->c = mcp_client_new("http-client-test", "1.0");
     assert_non_null(f->c);
+    mcp_client_set_protocol(f->c, "legacy");
     f->w.c = f->c;
     assert_int_equal(mcp_client_on_sampling(f->c, cw_on_sampling, &f->w), MCP_OK);
     assert_int_equal(mcp_client_on_elicitation(f->c, cw_on_elicitation, &f->w), MCP_OK);

@@ -677,6 +677,8 @@ static void test_refused_connection_fails_the_connect_quickly(void **state)
     char url[64];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", ntohs(a.sin_port));
     mcp_client *c = mcp_client_new("http-client-test", "1.0");
+    /* The legacy era: what this test is about. */
+    mcp_client_set_protocol(c, "legacy");
     long long t0 = hc_now_ms();
     int rc = mcp_client_connect_http(c, url, NULL, CONNECT_MS);
     long long took = hc_now_ms() - t0;

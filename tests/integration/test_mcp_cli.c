@@ -130,9 +130,10 @@ static void test_server_that_cannot_start_is_named_as_typed(void **state)
 static void run_with_caps(cr_run *r, const char *caps, const char *const *words)
 {
     clear_log(NULL);
-    const char *args[MAX_ARGS] = {"--timeout", "10000", "--",    peer_path,
-                                  "--caps",    caps,    "--log", log_path};
-    size_t n = 8;
+    /* The peer speaks the legacy era, whose requests the tests count. */
+    const char *args[MAX_ARGS] = {"--timeout", "10000",  "--protocol", "legacy", "--",
+                                  peer_path,   "--caps", caps,         "--log",  log_path};
+    size_t n = 10;
     for (size_t w = 0; words[w] != NULL && n < MAX_ARGS - 1; w++)
         args[n++] = words[w];
     args[n] = NULL;
@@ -224,9 +225,9 @@ static void test_log_level_without_logging_capability_warns_and_sends_nothing(vo
 {
     (void)state;
     clear_log(NULL);
-    const char *args[] = {
-        "--timeout",      "10000", "--log-level", "debug", "--",   peer_path, "--caps",
-        "{\"tools\":{}}", "--log", log_path,      "tools", "list", NULL};
+    const char *args[] = {"--timeout", "10000",  "--protocol", "legacy", "--log-level",
+                          "debug",     "--",     peer_path,    "--caps", "{\"tools\":{}}",
+                          "--log",     log_path, "tools",      "list",   NULL};
     cr_run r;
     cr_run_mcp(&r, args);
     cr_expect_status(&r, 0);

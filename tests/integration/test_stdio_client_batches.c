@@ -78,6 +78,8 @@ static json_t *answer_to_batch(const char *version)
 {
     mcp_client *c = mcp_client_new("batches", "1");
     assert_non_null(c);
+    /* The legacy era: what this test is about. */
+    mcp_client_set_protocol(c, "legacy");
     assert_int_equal(mcp_client_on_notification(c, on_note, NULL), MCP_OK);
     const char *argv[] = {script, version, NULL};
     assert_int_equal(mcp_client_connect_stdio(c, argv, WAIT_MS), MCP_OK);

@@ -73,6 +73,8 @@ static void test_request_written_to_a_closed_stdin_fails_cleanly(void **state)
     deaf = 0;
     mcp_client *c = mcp_client_new("failures", "1");
     assert_non_null(c);
+    /* The legacy era: what this test is about. */
+    mcp_client_set_protocol(c, "legacy");
     assert_int_equal(mcp_client_on_notification(c, on_note, NULL), MCP_OK);
     const char *argv[] = {script, NULL};
     assert_int_equal(mcp_client_connect_stdio(c, argv, 5000), MCP_OK);
@@ -98,6 +100,8 @@ static void test_request_to_a_server_that_stopped_reading_fails_cleanly(void **s
     (void)state;
     mcp_client *c = mcp_client_new("failures", "1");
     assert_non_null(c);
+    /* The legacy era: what this test is about. */
+    mcp_client_set_protocol(c, "legacy");
     const char *argv[] = {script, NULL};
     assert_int_equal(mcp_client_connect_stdio(c, argv, 5000), MCP_OK);
     /* Until the shell has closed its stdin, writes still succeed and the request just

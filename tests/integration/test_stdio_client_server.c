@@ -212,6 +212,8 @@ static mcp_client *connect_everything(const char *const extra[])
     mcp_client *c = mcp_client_new("stdio-client-server-test", "1.0.0");
     if (c == NULL)
         return NULL;
+    /* The legacy era: what this test is about. */
+    mcp_client_set_protocol(c, "legacy");
     json_t *roots = json_pack("[{s:s, s:s}, {s:s}]", "uri", "file:///tmp/mcp-root-a", "name",
                               "Root A", "uri", "file:///tmp/mcp-root-b");
     int rc = MCP_OK;

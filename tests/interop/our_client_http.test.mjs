@@ -19,14 +19,14 @@
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { deadline, overallDeadline, startListening } from './lib/http.mjs';
+import { ELICITATION_ANSWER, names, ok, ROOTS, runDriver as runScript, SAMPLING_ANSWER, texts } from './lib/driver.mjs';
+import { overallDeadline, startListening } from './lib/http.mjs';
 
 // Every wait below has its own deadline; this one bounds the whole file.
 overallDeadline(120_000);
@@ -35,10 +35,6 @@ const REQUEST_TIMEOUT_MS = 15_000; // what the driver gives each request and its
 const RUN_TIMEOUT_MS = 45_000; // kill a driver run that takes longer than this
 const RETRY_MS = 300;
 
-const binDir = process.env.MCP_BIN_DIR;
-assert.ok(binDir, 'MCP_BIN_DIR must be set to the build bin directory');
-const DRIVER = path.join(binDir, 'interop_http_client_driver');
-assert.ok(existsSync(DRIVER), `${DRIVER} does not exist`);
 
 const TS_SERVER = fileURLToPath(new URL('./lib/ts_sdk_server.mjs', import.meta.url));
 const TS_LISTEN_RE = /^ts-sdk-server: listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)$/;
@@ -50,16 +46,6 @@ const pkg = JSON.parse(readFileSync(pkgJsonPath, 'utf8'));
 const EVERYTHING = path.join(path.dirname(pkgJsonPath), pkg.bin['mcp-server-everything']);
 assert.ok(existsSync(EVERYTHING), `${EVERYTHING} does not exist`);
 
-// The canned answers the driver gives every sampling and elicitation request. The elicitation
-// leaves out every field but name: the client fills in the schema's defaults (SEP-1034).
-const SAMPLING_ANSWER = {
-    role: 'assistant',
-    content: { type: 'text', text: 'canned answer from libmcp' },
-    model: 'libmcp-canned-model',
-    stopReason: 'endTurn',
-};
-const ELICITATION_ANSWER = { action: 'accept', content: { name: 'libmcp interop' } };
-const ROOTS = [{ uri: 'file:///tmp/libmcp-interop-root', name: 'interop root' }];
 
 // Resolves with a TCP port that was free on 127.0.0.1 a moment ago.
 function freePort() {
@@ -92,46 +78,10 @@ async function startEverythingPackage(mode) {
 }
 
 // Runs the driver against url with the script {timeout_ms, sampling, elicitation, roots, steps}
-// and resolves with {connect (its first line), steps: {label: line}, stderr}. steps is a list of
-// [label, step]; each line is the driver's for that step.
+// (see lib/driver.mjs).
 function runDriver(url, steps, { legacySse = false } = {}) {
-    const script = {
-        timeout_ms: REQUEST_TIMEOUT_MS,
-        sampling: SAMPLING_ANSWER,
-        elicitation: ELICITATION_ANSWER,
-        roots: ROOTS,
-        steps: steps.map(([, step]) => step),
-    };
-    const child = spawn(DRIVER, [...(legacySse ? ['--legacy-sse'] : []), url], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c) => (stderr += c));
-    const closed = new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
-    child.stdin.end(JSON.stringify(script));
-    return deadline(closed, RUN_TIMEOUT_MS, `the driver against ${url}`)
-        .catch((e) => {
-            child.kill('SIGKILL');
-            throw new Error(`${e.message}; its output so far:\n${stdout}\n${stderr}`);
-        })
-        .then(({ code, signal }) => {
-            const what = `driver exit ${code} signal ${signal}\nstdout: ${stdout}\nstderr: ${stderr}`;
-            assert.equal(code, 0, what);
-            const lines = stdout.trim().split('\n').map((l) => JSON.parse(l));
-            assert.equal(lines.length, steps.length + 1, `one line for the connect, one per step: ${what}`);
-            assert.equal(lines[0].connect, 0, `connected: ${what}`);
-            const byLabel = {};
-            steps.forEach(([label], i) => (byLabel[label] = lines[i + 1]));
-            return { connect: lines[0], steps: byLabel, stderr };
-        });
-}
-
-// The line of a step that worked.
-function ok(run, label) {
-    const line = run.steps[label];
-    assert.ok(line, `no step ${label}`);
-    assert.equal(line.status, 0, `${label} failed: ${JSON.stringify(line)}\ndriver stderr: ${run.stderr}`);
-    return line;
+    const fields = { timeout_ms: REQUEST_TIMEOUT_MS, sampling: SAMPLING_ANSWER, elicitation: ELICITATION_ANSWER, roots: ROOTS };
+    return runScript([...(legacySse ? ['--legacy-sse'] : []), url], fields, steps, RUN_TIMEOUT_MS);
 }
 
 // Starts lib/ts_sdk_server.mjs on a free port with flags.
@@ -139,8 +89,6 @@ function startTsServer(flags) {
     return startListening('ts-sdk-server', process.execPath, [TS_SERVER, '0', ...flags], TS_LISTEN_RE);
 }
 
-const texts = (result) => result.content.filter((c) => c.type === 'text').map((c) => c.text);
-const names = (list) => list.map((x) => x.name);
 
 describe('TypeScript SDK server, Streamable HTTP, resumable with a retry of 300 ms', () => {
     const STEPS = [
