@@ -1,6 +1,6 @@
 -- wrk script: tools/call echo in a loop on one open MCP session (Streamable HTTP).
 --
---   wrk -t1 -cN -dD --latency URL -s mcp_echo.lua -- URL [bare]
+--   wrk -t1 -cN -dD --latency URL -s mcp_echo.lua -- URL [mcp|bare|modern]
 --
 -- Each wrk thread sets up its own session in init(): initialize (the answer's
 -- Mcp-Session-Id header names the session), then notifications/initialized.
@@ -11,6 +11,12 @@
 --
 -- With "bare" as second argument no session is set up: that is the load for
 -- the HTTP ceiling (bench/http_ceiling.c), which answers any POST.
+--
+-- With "modern" no session is set up either: every request is a stateless POST
+-- of revision 2026-07-28, the same tools/call echo carrying the _meta envelope
+-- (protocolVersion, clientCapabilities, clientInfo) with the headers
+-- MCP-Protocol-Version: 2026-07-28, Mcp-Method: tools/call and Mcp-Name: echo;
+-- an answer counts as good only with "resultType":"complete".
 --
 -- done() prints one machine-readable line starting with "BENCH " that
 -- bench/run parses.
@@ -57,6 +63,12 @@ function init(args)
     if mode == "bare" then
         return
     end
+    if mode == "modern" then
+        wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
+        wrk.headers["Mcp-Method"] = "tools/call"
+        wrk.headers["Mcp-Name"] = "echo"
+        return
+    end
     local out = post(url, {}, '{"jsonrpc":"2.0","id":0,"method":"initialize","params":'
         .. '{"protocolVersion":"2025-11-25","capabilities":{},'
         .. '"clientInfo":{"name":"wrk","version":"0"}}}', true)
@@ -70,15 +82,21 @@ function init(args)
         '{"jsonrpc":"2.0","method":"notifications/initialized"}', false)
 end
 
+local modern_meta = ',"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+    .. '"io.modelcontextprotocol/clientCapabilities":{},'
+    .. '"io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"0"}}'
+
 function request()
     counter = counter + 1
     local body = '{"jsonrpc":"2.0","id":' .. counter
-        .. ',"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}'
+        .. ',"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}'
+        .. (mode == "modern" and modern_meta or "") .. '}}'
     return wrk.format(nil, nil, nil, body)
 end
 
 function response(status, headers, body)
-    if status == 200 and string.find(body, '"result"', 1, true) then
+    local want = mode == "modern" and '"resultType":"complete"' or '"result"'
+    if status == 200 and string.find(body, want, 1, true) then
         good = good + 1
     else
         bad = bad + 1
