@@ -198,6 +198,21 @@ static void test_malformed_meta_gets_32602_and_400_and_the_handler_never_runs(vo
     assert_nothing_changed(h, "malformed _meta");
 }
 
+/* The optional fields, when there, must have their types too: a malformed request is
+ * malformed whichever field is wrong (basic/index.mdx, _meta: -32602, and 400 on HTTP). */
+static void test_malformed_optional_meta_fields_get_32602_and_400(void **state)
+{
+    mh_host *h = *state;
+    static const meta_case cases[] = {
+        {"{" GOOD "," CI "\"me\"}", "clientInfo"}, {"{" GOOD "," CI "5}", "clientInfo"},
+        {"{" GOOD "," CI "[]}", "clientInfo"},     {"{" GOOD "," CI "null}", "clientInfo"},
+        {"{" GOOD "," LL "\"loud\"}", "logLevel"}, {"{" GOOD "," LL "\"INFO\"}", "logLevel"},
+        {"{" GOOD "," LL "3}", "logLevel"},        {"{" GOOD "," LL "null}", "logLevel"},
+    };
+    expect_malformed_meta(h, cases, sizeof cases / sizeof cases[0]);
+    assert_nothing_changed(h, "malformed optional _meta fields");
+}
+
 /* The required fields are judged before the version: a request that lacks one gets
  * -32602 even when the version it names is not one the server speaks. */
 static void test_missing_field_is_judged_before_an_unsupported_version(void **state)
@@ -882,6 +897,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_malformed_meta_gets_32602_and_400_and_the_handler_never_runs),
+        cmocka_unit_test(test_malformed_optional_meta_fields_get_32602_and_400),
         cmocka_unit_test(test_missing_field_is_judged_before_an_unsupported_version),
         cmocka_unit_test(test_unsupported_version_named_alike_gets_32022_with_the_supported_list),
         cmocka_unit_test(test_protocol_version_header_missing_or_different_gets_32020),

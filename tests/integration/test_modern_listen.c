@@ -540,6 +540,11 @@ static void test_stdio_meta_before_initialize_is_modern_and_after_it_legacy(void
         int code;
     } bad[] = {
         {"{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}", -32602},
+        /* Malformed, whatever the version names: -32602 before -32022. */
+        {"{\"io.modelcontextprotocol/protocolVersion\":42,"
+         "\"io.modelcontextprotocol/clientCapabilities\":{}}",
+         -32602},
+        {"{\"io.modelcontextprotocol/protocolVersion\":\"2099-01-01\"}", -32602},
 
         {"{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
          "\"io.modelcontextprotocol/clientCapabilities\":[]}",
