@@ -288,28 +288,51 @@ static void start(mcp__session *s, mcp__inreq *req, mcp__invoke_fn invoke, void 
 
 /* ---- Custom headers from tool parameters (2026-07-28, x-mcp-header) ---- */
 
-/* Whether a header's text (decoded) says the same as the argument v. Numbers compare as
- * numbers (42 and 42.0 are one), booleans as true and false. */
+/* A JSON number as RFC 8259 spells it: how a client writes an integer argument into its
+ * header, and the 42.0 a server takes for 42. Not hexadecimal, infinity or nan, no '+',
+ * no space: what a proxy routing on the header would not read as that number. */
+static int json_number_text(const char *p)
+{
+    p += *p == '-';
+    if (*p == '0')
+        p++;
+    else if (*p >= '1' && *p <= '9')
+        while (*p >= '0' && *p <= '9')
+            p++;
+    else
+        return 0;
+    if (*p == '.') {
+        if (*++p < '0' || *p > '9')
+            return 0;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p += p[1] == '+' || p[1] == '-';
+        if (*++p < '0' || *p > '9')
+            return 0;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    return *p == '\0';
+}
+
+/* Whether a header's text (decoded, len bytes, which may hold a NUL) says the same as the
+ * argument v. Numbers compare as numbers (42 and 42.0 are one), booleans as true and
+ * false. */
 static int header_matches(const char *h, size_t len, const json_t *v)
 {
     if (json_is_string(v))
         return len == json_string_length(v) && memcmp(h, json_string_value(v), len) == 0;
+    if (len != strlen(h))
+        return 0; /* a NUL inside: nothing but a string can hold one */
     if (json_is_boolean(v))
         return strcmp(h, json_is_true(v) ? "true" : "false") == 0;
-    if (json_is_number(v)) {
-        char *end;
-        double d = strtod(h, &end);
-        return len > 0 && *end == '\0' && d == json_number_value(v);
-    }
+    if (json_is_number(v))
+        return json_number_text(h) && strtod(h, NULL) == json_number_value(v);
     return 1; /* no header stands for any other type (the annotation is invalid there) */
 }
 
-/*
- * streamable-http.mdx, Server Behavior for Custom Headers: every parameter the tool's
- * inputSchema marks with x-mcp-header (at the end of a chain of "properties") and that
- * has a value in the arguments must come as Mcp-Param-{name}, equal after decoding. 0,
- * or -1 with why.
- */
 static int check_param_headers(mcp__session *s, mcp__inreq *req, const json_t *schema,
                                const json_t *args, int depth, char *why, size_t n)
 {

@@ -461,6 +461,27 @@ static void test_mcp_param_headers_are_required_and_checked(void **state)
     assert_nothing_changed(h, "Mcp-Param-*");
 }
 
+/* A number's header is a number as JSON spells it: not hexadecimal, infinity or nan,
+ * no '+', no space, no NUL inside; 42.0 and 4.2e1 are 42 (tested above). */
+static void test_mcp_param_number_must_be_a_decimal_number(void **state)
+{
+    mh_host *h = *state;
+    static const char *const bad[] = {
+        "0x2a", "0X2A", "inf", "nan", "=?base64?IDQy?=" /* " 42" */,          "+42",
+        "042x", "4_2",  "42.", "4e",  "=?base64?NDIAMQ==?=" /* "42\0" "1" */, "-",
+        "",
+    };
+    int runs = mh_runs(h, MH_HEADERS);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char hdr[128], what[160];
+        snprintf(hdr, sizeof hdr, "Mcp-Param-Count: %s\r\n", bad[i]);
+        snprintf(what, sizeof what, "count 42 with Mcp-Param-Count: %s", bad[i]);
+        json_decref(
+            call(h, tools_call(12, "headers", "{\"count\":42}", NULL), hdr, 400, -32020, what));
+    }
+    assert_int_equal(mh_runs(h, MH_HEADERS), runs);
+}
+
 /* ---- Removed and unknown methods ---- */
 
 static void test_removed_and_unknown_methods_get_32601_and_404(void **state)
@@ -905,6 +926,7 @@ int main(void)
         cmocka_unit_test(test_mcp_name_missing_or_mismatched_gets_32020),
         cmocka_unit_test(test_mcp_name_base64_sentinel_is_decoded_and_checked),
         cmocka_unit_test(test_mcp_param_headers_are_required_and_checked),
+        cmocka_unit_test(test_mcp_param_number_must_be_a_decimal_number),
         cmocka_unit_test(test_removed_and_unknown_methods_get_32601_and_404),
         cmocka_unit_test(test_tampered_request_state_is_refused_before_the_handler_runs),
         cmocka_unit_test(test_expired_request_state_is_refused),
