@@ -333,19 +333,26 @@ static int header_matches(const char *h, size_t len, const json_t *v)
     return 1; /* no header stands for any other type (the annotation is invalid there) */
 }
 
+/*
+ * streamable-http.mdx, Server Behavior for Custom Headers: every parameter the tool's
+ * inputSchema marks with x-mcp-header (at the end of a chain of "properties") and that
+ * has a value in the arguments (args may be NULL: none) must come as Mcp-Param-{name},
+ * equal after decoding; and such a header, when it comes, must be a valid header value
+ * even where its parameter has no value. 0, or -1 with why.
+ */
 static int check_param_headers(mcp__session *s, mcp__inreq *req, const json_t *schema,
                                const json_t *args, int depth, char *why, size_t n)
 {
     json_t *props = json_object_get(schema, "properties");
-    if (!json_is_object(props) || !json_is_object(args) || depth > 32)
+    if (!json_is_object(props) || depth > 32)
         return 0;
     const char *key;
     json_t *sub;
     json_object_foreach(props, key, sub)
     {
         json_t *v = json_object_get(args, key);
-        if (v == NULL || json_is_null(v))
-            continue;
+        if (json_is_null(v))
+            v = NULL;
         const char *name = json_string_value(json_object_get(sub, "x-mcp-header"));
         if (name != NULL) {
             char header[160];
@@ -353,17 +360,22 @@ static int check_param_headers(mcp__session *s, mcp__inreq *req, const json_t *s
             const char *h = s->io->header(s->io_user, req->stream, header);
             size_t len = 0;
             char *value = h != NULL ? mcp__header_value_decode(h, &len) : NULL;
-            int ok = value != NULL && header_matches(value, len, v);
+            const char *bad = NULL;
+            if (h != NULL && value == NULL)
+                bad = "is not a valid header value";
+            else if (v != NULL && h == NULL)
+                bad = "is required, the argument has a value";
+            else if (v != NULL && !header_matches(value, len, v))
+                bad = "does not match the argument";
             free(value);
-            if (!ok) {
-                snprintf(why, n, "Header mismatch: Mcp-Param-%.128s %s", name,
-                         h == NULL       ? "is required, the argument has a value"
-                         : value == NULL ? "is not a valid header value"
-                                         : "does not match the argument");
+            if (bad != NULL) {
+                snprintf(why, n, "Header mismatch: Mcp-Param-%.128s %s", name, bad);
                 return -1;
             }
         }
-        if (check_param_headers(s, req, sub, v, depth + 1, why, n) != 0)
+        /* Into objects, and past absent ones: their parameters' headers are checked too. */
+        if ((v == NULL || json_is_object(v)) &&
+            check_param_headers(s, req, sub, v, depth + 1, why, n) != 0)
             return -1;
     }
     return 0;

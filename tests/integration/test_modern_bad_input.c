@@ -482,6 +482,29 @@ static void test_mcp_param_number_must_be_a_decimal_number(void **state)
     assert_int_equal(mh_runs(h, MH_HEADERS), runs);
 }
 
+/* A recognized Mcp-Param header with characters a header value may not hold is
+ * refused even when its argument has no value (Server Behavior for Custom Headers). */
+static void test_mcp_param_with_invalid_characters_is_refused_without_its_argument(void **state)
+{
+    mh_host *h = *state;
+    int runs = mh_runs(h, MH_HEADERS);
+    static const char *const args[] = {"{}", "{\"region\":null}", "{\"where\":{}}"};
+    static const char *const headers[] = {"Mcp-Param-Region: caf\xc3\xa9\r\n",
+                                          "Mcp-Param-Region: =?base64?Y2Fm?w6k=?=\r\n",
+                                          "Mcp-Param-Zone: \xff\r\n"};
+    for (size_t i = 0; i < sizeof headers / sizeof headers[0]; i++) {
+        char what[160];
+        snprintf(what, sizeof what, "headers %s with '%.*s'", args[i],
+                 (int)strcspn(headers[i], "\r"), headers[i]);
+        json_decref(
+            call(h, tools_call(13, "headers", args[i], NULL), headers[i], 400, -32020, what));
+    }
+    assert_int_equal(mh_runs(h, MH_HEADERS), runs);
+    /* A header that is not one of the tool's is not the server's business. */
+    json_decref(call(h, tools_call(14, "headers", "{}", NULL), "Mcp-Param-Other: caf\xc3\xa9\r\n",
+                     200, 0, "an Mcp-Param header the tool does not name"));
+}
+
 /* ---- Removed and unknown methods ---- */
 
 static void test_removed_and_unknown_methods_get_32601_and_404(void **state)
@@ -927,6 +950,7 @@ int main(void)
         cmocka_unit_test(test_mcp_name_base64_sentinel_is_decoded_and_checked),
         cmocka_unit_test(test_mcp_param_headers_are_required_and_checked),
         cmocka_unit_test(test_mcp_param_number_must_be_a_decimal_number),
+        cmocka_unit_test(test_mcp_param_with_invalid_characters_is_refused_without_its_argument),
         cmocka_unit_test(test_removed_and_unknown_methods_get_32601_and_404),
         cmocka_unit_test(test_tampered_request_state_is_refused_before_the_handler_runs),
         cmocka_unit_test(test_expired_request_state_is_refused),
