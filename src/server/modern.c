@@ -9,12 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/meta.h"
 #include "server/server_int.h"
 
-#define META_VERSION "io.modelcontextprotocol/protocolVersion"
-#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
-#define META_INFO "io.modelcontextprotocol/clientInfo"
-#define META_LEVEL "io.modelcontextprotocol/logLevel"
 #define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
 
 /* The methods whose results carry caching hints (CacheableResult), in the order of
@@ -59,7 +56,7 @@ int mcp_server_set_eras(mcp_server *srv, unsigned eras)
 
 int mcp__req_is_modern(const mcp__inreq *req)
 {
-    return json_object_get(json_object_get(req->params, "_meta"), META_VERSION) != NULL;
+    return json_object_get(json_object_get(req->params, "_meta"), MCP__META_VERSION) != NULL;
 }
 
 /* The versions the server speaks, newest first, as the -32022 error and server/discover
@@ -171,26 +168,18 @@ void mcp__dispatch_modern(mcp__session *s, mcp__inreq *req)
     mcp_server *srv = s->rt->srv;
     req->flags |= MCP__REQ_MODERN;
     s->modern = 1;
-    json_t *meta = json_object_get(req->params, "_meta");
-    json_t *v = json_object_get(meta, META_VERSION);
-    const mcp__revision *rev = mcp__revision_find(json_string_value(v));
-    if (rev == NULL || !rev->modern || !(srv->eras & MCP_ERA_MODERN)) {
-        mcp__respond_unsupported_version(srv, req, json_string_value(v));
-        return;
-    }
-    json_t *caps = json_object_get(meta, META_CAPS);
-    json_t *info = json_object_get(meta, META_INFO);
-    json_t *level = json_object_get(meta, META_LEVEL);
-    const char *bad = NULL;
-    if (!json_is_object(caps))
-        bad = "Invalid params: _meta \"" META_CAPS "\" must be an object (the client's "
-              "capabilities for this request, {} for none)";
-    else if (info != NULL && !json_is_object(info))
-        bad = "Invalid params: _meta \"" META_INFO "\" must be an object";
-    else if (level != NULL && mcp_log_level_parse(json_string_value(level)) < 0)
-        bad = "Invalid params: _meta \"" META_LEVEL "\" is not a logging level";
+    /* A malformed request is refused whatever version it names (basic/index.mdx, _meta):
+     * the same judgement as the HTTP transport's, before it looks at the headers. */
+    const char *bad = mcp__meta_invalid(req->params);
     if (bad != NULL) {
         mcp__rpc_respond_error(req, MCP_RPC_INVALID_PARAMS, bad, NULL);
+        return;
+    }
+    const char *version = json_string_value(
+        json_object_get(json_object_get(req->params, "_meta"), MCP__META_VERSION));
+    const mcp__revision *rev = mcp__revision_find(version);
+    if (rev == NULL || !rev->modern || !(srv->eras & MCP_ERA_MODERN)) {
+        mcp__respond_unsupported_version(srv, req, version);
         return;
     }
     const char *m = req->method;
@@ -215,7 +204,7 @@ int mcp__req_log_level(const mcp__session *s, const mcp__inreq *req)
     if (!(req->flags & MCP__REQ_MODERN))
         return (int)s->level;
     int level = mcp_log_level_parse(
-        json_string_value(json_object_get(json_object_get(req->params, "_meta"), META_LEVEL)));
+        json_string_value(json_object_get(json_object_get(req->params, "_meta"), MCP__META_LEVEL)));
     return level >= 0 ? level : MCP_LOG_EMERGENCY + 1;
 }
 
@@ -223,13 +212,13 @@ const json_t *mcp__req_client_caps(const mcp__session *s, const mcp__inreq *req)
 {
     if (!(req->flags & MCP__REQ_MODERN))
         return s->client_caps;
-    return json_object_get(json_object_get(req->params, "_meta"), META_CAPS);
+    return json_object_get(json_object_get(req->params, "_meta"), MCP__META_CAPS);
 }
 
 const json_t *mcp__req_client_info(const mcp__session *s, const mcp__inreq *req)
 {
     if (!(req->flags & MCP__REQ_MODERN))
         return s->client_info;
-    json_t *info = json_object_get(json_object_get(req->params, "_meta"), META_INFO);
+    json_t *info = json_object_get(json_object_get(req->params, "_meta"), MCP__META_INFO);
     return info != NULL ? info : s->rt->srv->empty;
 }

@@ -8,6 +8,7 @@
 
 #include "transport/http_util.h"
 #include "protocol/headers.h"
+#include "protocol/meta.h"
 #include "protocol/rpc.h"
 #include "transport/shttp.h"
 
@@ -160,8 +161,6 @@ void mcp__shttp_stream_closed(void *arg, mcp__http_req *req)
 
 /* ---- Revision 2026-07-28: each request on its own ---- */
 
-#define META_VERSION "io.modelcontextprotocol/protocolVersion"
-
 /*
  * Whether a POST body goes to the modern era: the era is decided per request
  * (versioning.mdx, Backward Compatibility). One request whose _meta names a
@@ -175,7 +174,7 @@ static int goes_modern(shttp *t, mcp__http_req *req, const json_t *v)
     unsigned eras = t->ans->ops->eras(t->ans);
     if (!(eras & MCP_ERA_MODERN) || !json_is_object(v) || json_object_get(v, "method") == NULL)
         return 0;
-    if (json_object_get(json_object_get(json_object_get(v, "params"), "_meta"), META_VERSION))
+    if (json_object_get(json_object_get(json_object_get(v, "params"), "_meta"), MCP__META_VERSION))
         return 1;
     if (!(eras & MCP_ERA_LEGACY))
         return 1; /* initialize too: it gets the versions the server speaks (-32022) */
@@ -212,22 +211,14 @@ static int check_modern_headers(shttp *t, mcp__http_req *req, const json_t *v, c
     if (strcmp(method, "initialize") == 0 && !json_is_object(meta))
         return 0;
     /* The request metadata first (basic/index.mdx, _meta): without it nothing else can be
-     * judged. The server core checks the same on every transport; over HTTP the answer
+     * judged. The server core judges the same on every transport; over HTTP the answer
      * carries 400. */
-    const char *missing = NULL;
-    if (!json_is_object(meta))
-        missing = "Invalid params: \"_meta\" with the request's protocol version and client "
-                  "capabilities is required";
-    else if (!json_is_string(json_object_get(meta, META_VERSION)))
-        missing = "Invalid params: _meta \"" META_VERSION "\" must be a string";
-    else if (!json_is_object(json_object_get(meta, "io.modelcontextprotocol/clientCapabilities")))
-        missing = "Invalid params: _meta \"io.modelcontextprotocol/clientCapabilities\" must be "
-                  "an object";
-    if (missing != NULL) {
-        mcp__shttp_error_id(t, req, 400, id, MCP_RPC_INVALID_PARAMS, missing);
+    const char *bad = mcp__meta_invalid(params);
+    if (bad != NULL) {
+        mcp__shttp_error_id(t, req, 400, id, MCP_RPC_INVALID_PARAMS, bad);
         return -1;
     }
-    const char *version = json_string_value(json_object_get(meta, META_VERSION));
+    const char *version = json_string_value(json_object_get(meta, MCP__META_VERSION));
     const char *hv = mcp__http_header(req, "mcp-protocol-version");
     if (hv == NULL)
         return mismatch(t, req, id, "MCP-Protocol-Version", "is required");

@@ -1,0 +1,28 @@
+/*
+ * Revision 2026-07-28's request metadata (basic/index.mdx, _meta): every request
+ * carries its protocol version and the client's capabilities, and may carry the
+ * client's identity and the least log level it wants, under these keys of
+ * params._meta. Shared by the server core, which serves each modern request by them
+ * on every transport, and the HTTP transport, which judges them before the headers
+ * that mirror them, so that both refuse the same requests with the same words.
+ */
+#ifndef MCP_PROTOCOL_META_H
+#define MCP_PROTOCOL_META_H
+
+#include <jansson.h>
+
+#define MCP__META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define MCP__META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define MCP__META_INFO "io.modelcontextprotocol/clientInfo"
+#define MCP__META_LEVEL "io.modelcontextprotocol/logLevel"
+
+/*
+ * Why a modern request's params (may be NULL) are malformed, as the message of its
+ * -32602 answer (HTTP 400), or NULL when _meta is an object with a string
+ * protocolVersion and an object clientCapabilities, and clientInfo and logLevel, when
+ * present, are an object and a logging level. Whether the version is one the server
+ * speaks is not judged here: a malformed request gets -32602 whatever it names.
+ */
+const char *mcp__meta_invalid(const json_t *params);
+
+#endif

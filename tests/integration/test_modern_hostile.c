@@ -1,0 +1,461 @@
+/*
+ * Revision 2026-07-28 attacked as a hostile or a slow client would: listen streams
+ * that try to hold every connection, a listen that never reads while changes flood,
+ * modern POSTs pipelined and never read, abandoned and endless Multi Round-Trip
+ * rounds, huge requestState and inputResponses, deeply nested _meta, half-sent
+ * modern requests, and modern and legacy traffic at once. Each time the server stays
+ * within its bounds (connections, sessions, memory) and keeps serving everyone else.
+ *
+ * Against the in-process server of modern_host.h (sessions, handler runs and heap
+ * measured) and mcp-everything --http (its RSS measured).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+#include "modern_host.h"
+
+#define ELICIT_CAPS "{\"elicitation\":{}}"
+
+/* ---- Helpers ---- */
+
+/* A test's own server, with its own options; stopped by the test, or by its teardown
+ * when the test failed first (a host's thread must not outlive the test). */
+static mh_host *own;
+
+static mh_host *own_host(const mh_opts *o)
+{
+    own = calloc(1, sizeof(*own));
+    assert_non_null(own);
+    assert_int_equal(mh_start(own, o), 0);
+    return own;
+}
+
+static void own_stop(void)
+{
+    assert_int_equal(mh_stop(own, 1000), 0);
+    free(own);
+    own = NULL;
+}
+
+/* The same for a test's mcp-everything. */
+static hc_server *live_server;
+
+static int own_cleanup(void **state)
+{
+    (void)state;
+    if (live_server != NULL)
+        hc_server_free(live_server);
+    live_server = NULL;
+    if (own != NULL) {
+        mh_stop(own, 0);
+        free(own);
+        own = NULL;
+    }
+    return 0;
+}
+
+static json_t *listen_request(long long id)
+{
+    return mh_request(id, "subscriptions/listen",
+                      json_pack("{s:{s:b}}", "notifications", "toolsListChanged", 1), NULL);
+}
+
+/* A good modern request, answered within 2 s: the server serves others. */
+static void assert_serves(int port, long long id, const char *what)
+{
+    json_t *req = mh_request(id, "tools/list", NULL, NULL);
+    hc_response r;
+    long long t0 = hc_now_ms();
+    if (mh_post(port, req, NULL, &r) != 0)
+        fail_msg("%s: a good request got no answer (status %d)", what, r.status);
+    json_decref(mh_expect(&r, 200, 0, id, what));
+    hc_response_free(&r);
+    json_decref(req);
+    long long took = hc_now_ms() - t0;
+    if (took > 2000)
+        fail_msg("%s: a good request took %lld ms", what, took);
+}
+
+/* ---- Listens and connections ---- */
+
+/* ---- Floods ---- */
+
+/* Writes as many copies of request text (ids counting up) as the socket takes within
+ * ms; returns how many went. */
+static int pipeline(hc_conn *c, int port, int ms, int max)
+{
+    long long deadline = hc_now_ms() + ms;
+    int n = 0;
+    while (n < max && hc_now_ms() < deadline) {
+        json_t *req = mh_request(n + 1, "tools/list", NULL, NULL);
+        char hdrs[1024];
+        char *body = json_dumps(req, JSON_COMPACT);
+        size_t len;
+        char *text =
+            hc_format_request(port, "POST", "/mcp", mh_headers(req, NULL, hdrs, sizeof hdrs), body,
+                              strlen(body), &len);
+        int rc = hc_send(c, text, len, 50);
+        free(text);
+        free(body);
+        json_decref(req);
+        if (rc != 0)
+            break;
+        n++;
+    }
+    return n;
+}
+
+/* Modern POSTs pipelined on 16 connections whose answers are never read: the server
+ * stops reading each once its answers back up, its memory stays bounded, and others
+ * are served. */
+static void test_modern_posts_never_read_are_bounded(void **state)
+{
+    (void)state;
+    static hc_server srv;
+    assert_int_equal(hc_server_start(&srv, NULL, MH_WAIT_MS), 0);
+    live_server = &srv;
+    long idle = hc_server_rss_kb(&srv);
+    hc_conn c[16];
+    int sent = 0;
+    for (int i = 0; i < 16; i++) {
+        assert_int_equal(hc_connect(&c[i], srv.port, MH_WAIT_MS), 0);
+        sent += pipeline(&c[i], srv.port, 150, UNDER_ASAN ? 2000 : 20000);
+    }
+    long rss = hc_server_rss_kb(&srv);
+    printf("%d modern POSTs pipelined and never read: RSS %ld -> %ld KiB\n", sent, idle, rss);
+    if (rss > idle + 64 * 1024)
+        fail_msg("unread answers grew the server by %ld KiB", rss - idle);
+    for (int i = 0; i < 10; i++)
+        assert_serves(srv.port, 500 + i, "a request beside unread pipelines");
+    for (int i = 0; i < 16; i++)
+        hc_close_reset(&c[i]);
+    live_server = NULL;
+    assert_int_equal(hc_server_stop_check(&srv, MH_WAIT_MS), 0);
+}
+
+/* ---- Multi Round-Trip Requests ---- */
+
+static char *state_of(const json_t *resp)
+{
+    const char *s =
+        json_string_value(json_object_get(json_object_get(resp, "result"), "requestState"));
+    return s ? strdup(s) : NULL;
+}
+
+/* 2,000 first rounds never answered keep nothing: no session, no heap. Then one
+ * request retried without ever answering ends after 32 rounds. */
+static void test_abandoned_and_endless_rounds_keep_nothing(void **state)
+{
+    mh_host *h = *state;
+    hc_conn c = {.fd = -1};
+    long long heap = 0;
+    for (int i = 0; i < 2200; i++) {
+        if (i == 200)
+            heap = mh_heap_bytes(); /* after a warm-up */
+        if (i % 100 == 0) {
+            hc_close(&c);
+            assert_int_equal(hc_connect(&c, h->port, MH_WAIT_MS), 0);
+        }
+        json_t *req =
+            mh_request(i + 1, "tools/call", json_pack("{s:s}", "name", "ask"), ELICIT_CAPS);
+        char hdrs[1024];
+        char *body = json_dumps(req, JSON_COMPACT);
+        hc_response r;
+        if (hc_send_request(&c, h->port, "POST", "/mcp", mh_headers(req, NULL, hdrs, sizeof hdrs),
+                            body, MH_WAIT_MS) != 0 ||
+            hc_read_response(&c, &r, MH_WAIT_MS) != 0)
+            fail_msg("round %d: no answer", i);
+        json_t *resp = mh_expect(&r, 200, 0, i + 1, "an abandoned first round");
+        char *token = state_of(resp);
+        assert_non_null(token);
+        free(token);
+        json_decref(resp);
+        hc_response_free(&r);
+        free(body);
+        json_decref(req);
+    }
+    hc_close(&c);
+    assert_int_equal(mh_wait_sessions(h, 0, MH_WAIT_MS), 0);
+    long long heap_after = mh_heap_bytes();
+    printf("2,000 abandoned rounds: heap %lld -> %lld\n", heap, heap_after);
+    if (heap >= 0 && heap_after - heap > 256 * 1024)
+        fail_msg("2,000 abandoned rounds grew the heap by %lld bytes", heap_after - heap);
+
+    /* Retried for ever without an answer. */
+    json_t *req = mh_request(1, "tools/call", json_pack("{s:s}", "name", "ask"), ELICIT_CAPS);
+    hc_response r;
+    assert_int_equal(mh_post(h->port, req, NULL, &r), 0);
+    json_decref(req);
+    json_t *resp = mh_expect(&r, 200, 0, 1, "round 1");
+    hc_response_free(&r);
+    char *token = state_of(resp);
+    json_decref(resp);
+    int rounds = 1;
+    for (int i = 2; i <= 40 && token != NULL; i++) {
+        req =
+            mh_request(i, "tools/call",
+                       json_pack("{s:s, s:s}", "name", "ask", "requestState", token), ELICIT_CAPS);
+        free(token);
+        token = NULL;
+        assert_int_equal(mh_post(h->port, req, NULL, &r), 0);
+        json_decref(req);
+        json_t *msgs = mh_messages(&r, "a retry without an answer");
+        json_t *m = json_array_get(msgs, 0);
+        if (json_object_get(m, "error") != NULL) {
+            assert_int_equal(
+                json_integer_value(json_object_get(json_object_get(m, "error"), "code")), -32603);
+        } else {
+            token = state_of(m);
+            rounds++;
+        }
+        json_decref(msgs);
+        hc_response_free(&r);
+    }
+    free(token);
+    printf("a request retried without answers ended after %d rounds\n", rounds);
+    assert_int_equal(rounds, 31);
+    assert_int_equal(mh_wait_sessions(h, 0, MH_WAIT_MS), 0);
+}
+
+/* requestState and inputResponses are bounded: a state past 64 KiB is refused before
+ * anything is decrypted, and answers too large to carry to the next round fail the
+ * request instead of growing the state. Deeply nested _meta is parsed to the parser's
+ * limit and refused past it. */
+static void test_huge_state_answers_and_nesting_are_bounded(void **state)
+{
+    mh_host *h = *state;
+    int runs = mh_runs(h, MH_ASK);
+    char *big = malloc((1 << 20) + 1);
+    memset(big, 'A', 1 << 20);
+    memcpy(big, "v1.", 3);
+    big[1 << 20] = '\0';
+    json_t *req = mh_request(
+        1, "tools/call", json_pack("{s:s, s:s}", "name", "ask", "requestState", big), ELICIT_CAPS);
+    free(big);
+    hc_response r;
+    assert_int_equal(mh_post(h->port, req, NULL, &r), 0);
+    json_decref(req);
+    json_decref(mh_expect(&r, 200, -32602, 1, "a requestState of 1 MiB"));
+    hc_response_free(&r);
+    assert_int_equal(mh_runs(h, MH_ASK), runs);
+
+    /* A 3 MiB answer to the first of two questions: the second round cannot carry it. */
+    char *name = malloc(3 << 20);
+    memset(name, 'n', (3 << 20) - 1);
+    name[(3 << 20) - 1] = '\0';
+    req = mh_request(2, "tools/call",
+                     json_pack("{s:s, s:{s:{s:s, s:{s:s}}}}", "name", "ask_two", "inputResponses",
+                               "first", "action", "accept", "content", "name", name),
+                     ELICIT_CAPS);
+    free(name);
+    assert_int_equal(mh_post(h->port, req, NULL, &r), 0);
+    json_decref(req);
+    json_decref(mh_expect(&r, 200, -32603, 2, "an answer too large to carry"));
+    hc_response_free(&r);
+
+    /* Nesting: 2,000 levels inside _meta are parsed; 3,000 are refused by the parser. */
+    for (int depth = 2000; depth <= 3000; depth += 1000) {
+        json_t *deep = json_integer(1);
+        for (int i = 0; i < depth; i++)
+            deep = json_pack("{s:o}", "a", deep);
+        req = mh_request(3, "tools/list", NULL, NULL);
+        json_object_set_new(json_object_get(json_object_get(req, "params"), "_meta"), "x", deep);
+        assert_int_equal(mh_post(h->port, req, NULL, &r), 0);
+        json_decref(req);
+        if (depth == 2000) {
+            json_decref(mh_expect(&r, 200, 0, 3, "2,000 levels in _meta"));
+        } else {
+            json_t *msgs = mh_messages(&r, "3,000 levels in _meta");
+            assert_int_equal(r.status, 400);
+            assert_int_equal(json_integer_value(json_object_get(
+                                 json_object_get(json_array_get(msgs, 0), "error"), "code")),
+                             -32700);
+            json_decref(msgs);
+        }
+        hc_response_free(&r);
+    }
+    assert_int_equal(mh_wait_sessions(h, 0, MH_WAIT_MS), 0);
+    assert_serves(h->port, 4, "after huge input");
+}
+
+/* ---- Slow senders ---- */
+
+/* 100 modern requests that stop halfway (headers, or body) against 40 connections: the
+ * half-sent headers make room, and the server serves a good client meanwhile. */
+static void test_half_sent_modern_requests_do_not_lock_others_out(void **state)
+{
+    (void)state;
+    mh_opts o = {.max_connections = 40};
+    mh_host *h = own_host(&o);
+    json_t *req = mh_request(1, "tools/call", json_pack("{s:s}", "name", "count"), NULL);
+    char hdrs[1024];
+    char *body = json_dumps(req, JSON_COMPACT);
+    size_t len;
+    char *text =
+        hc_format_request(h->port, "POST", "/mcp", mh_headers(req, NULL, hdrs, sizeof hdrs), body,
+                          strlen(body), &len);
+    hc_conn c[100];
+    for (int i = 0; i < 100; i++) {
+        if (hc_connect(&c[i], h->port, MH_WAIT_MS) != 0) {
+            c[i].fd = -1;
+            continue;
+        }
+        /* Half of the head, or all of it and half of the body. */
+        size_t head = (size_t)(strstr(text, "\r\n\r\n") - text) + 4;
+        (void)hc_send(&c[i], text, i % 2 ? head / 2 : head + strlen(body) / 2, 200);
+        if (i % 10 == 9)
+            assert_serves(h->port, 1000 + i, "a request among half-sent ones");
+    }
+    free(text);
+    free(body);
+    json_decref(req);
+    assert_serves(h->port, 2000, "a request after 100 half-sent ones");
+    for (int i = 0; i < 100; i++)
+        hc_close(&c[i]);
+    own_stop();
+}
+
+/* ---- Both eras ---- */
+
+typedef struct era_worker {
+    int port;
+    int legacy;
+    int ok, failed;
+    pthread_t thread;
+} era_worker;
+
+static void *era_main(void *arg)
+{
+    era_worker *w = arg;
+    char session[33] = "";
+    if (w->legacy && hc_mcp_initialize(w->port, session, MH_WAIT_MS) != 0) {
+        w->failed++;
+        return NULL;
+    }
+    for (int i = 0; i < 150; i++) {
+        hc_response r;
+        int rc;
+        if (w->legacy) {
+            char *body = hc_tools_call_body(i + 2, "count", NULL);
+            rc = hc_mcp_post(w->port, session, "MCP-Protocol-Version: 2025-11-25\r\n", body, &r,
+                             MH_WAIT_MS);
+            free(body);
+        } else {
+            json_t *req =
+                mh_request(i + 2, "tools/call", json_pack("{s:s}", "name", "count"), NULL);
+            rc = mh_post(w->port, req, NULL, &r);
+            json_decref(req);
+        }
+        json_t *msgs = rc == 0 ? hc_messages(&r) : NULL;
+        json_t *resp = json_array_get(msgs, json_array_size(msgs) - 1);
+        json_t *result = json_object_get(resp, "result");
+        /* The legacy era's results have no resultType; the modern era's do. */
+        int right = r.status == 200 && result != NULL &&
+                    (json_object_get(result, "resultType") != NULL) == !w->legacy;
+        if (right)
+            w->ok++;
+        else
+            w->failed++;
+        json_decref(msgs);
+        hc_response_free(&r);
+    }
+    if (w->legacy && hc_mcp_delete(w->port, session, MH_WAIT_MS) != 200)
+        w->failed++;
+    return NULL;
+}
+
+/* Legacy sessions and modern requests at once, with a listen and a legacy GET stream
+ * open: every request is served in its own era, and a change reaches both. */
+static void test_modern_and_legacy_traffic_at_once(void **state)
+{
+    mh_host *h = *state;
+    hc_conn listen, get;
+    json_t *req = listen_request(1);
+    hc_response head;
+    assert_int_equal(mh_open(&listen, h->port, req, &head), 0);
+    json_decref(req);
+    hc_response_free(&head);
+    json_decref(hc_sse_next_json(&listen, MH_WAIT_MS, NULL));
+    char session[33];
+    assert_int_equal(hc_mcp_initialize(h->port, session, MH_WAIT_MS), 0);
+    char hdrs[256];
+    snprintf(hdrs, sizeof hdrs, HC_SSE_ACCEPT "Mcp-Session-Id: %s\r\n", session);
+    assert_int_equal(hc_connect(&get, h->port, MH_WAIT_MS), 0);
+    assert_int_equal(hc_send_request(&get, h->port, "GET", "/mcp", hdrs, NULL, MH_WAIT_MS), 0);
+    assert_int_equal(hc_read_head(&get, &head, MH_WAIT_MS), 0);
+    assert_int_equal(head.status, 200);
+    hc_response_free(&head);
+
+    era_worker w[6];
+    for (int i = 0; i < 6; i++) {
+        w[i] = (era_worker){.port = h->port, .legacy = i % 2};
+        assert_int_equal(pthread_create(&w[i].thread, NULL, era_main, &w[i]), 0);
+    }
+    for (int i = 0; i < 6; i++) {
+        pthread_join(w[i].thread, NULL);
+        if (w[i].failed != 0)
+            fail_msg("%s worker %d: %d of its requests failed", w[i].legacy ? "legacy" : "modern",
+                     i, w[i].failed);
+    }
+    assert_int_equal(mcp_server_notify(h->srv, "notifications/tools/list_changed", NULL), MCP_OK);
+    json_t *m = hc_sse_next_json(&listen, MH_WAIT_MS, NULL);
+    assert_string_equal(json_string_value(json_object_get(m, "method")),
+                        "notifications/tools/list_changed");
+    json_decref(m);
+    m = hc_sse_next_json(&get, MH_WAIT_MS, NULL);
+    assert_string_equal(json_string_value(json_object_get(m, "method")),
+                        "notifications/tools/list_changed");
+    if (json_object_get(json_object_get(m, "params"), "_meta") != NULL)
+        fail_msg("the legacy stream's notification carries a subscription's _meta");
+    json_decref(m);
+    hc_close(&listen);
+    hc_close(&get);
+    assert_int_equal(hc_mcp_delete(h->port, session, MH_WAIT_MS), 200);
+    assert_int_equal(mh_wait_sessions(h, 0, MH_WAIT_MS), 0);
+}
+
+static int setup(void **state)
+{
+    mh_host *h = calloc(1, sizeof(*h));
+    if (h == NULL || mh_start(h, NULL) != 0)
+        return -1;
+    *state = h;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    mh_host *h = *state;
+    int rc = mh_stop(h, 1000);
+    free(h);
+    return rc;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_modern_posts_never_read_are_bounded, own_cleanup),
+        cmocka_unit_test(test_abandoned_and_endless_rounds_keep_nothing),
+        cmocka_unit_test(test_huge_state_answers_and_nesting_are_bounded),
+        cmocka_unit_test_teardown(test_half_sent_modern_requests_do_not_lock_others_out,
+                                  own_cleanup),
+        cmocka_unit_test(test_modern_and_legacy_traffic_at_once),
+    };
+    return cmocka_run_group_tests_name("modern_hostile", tests, setup, teardown) ? 1 : 0;
+}
