@@ -165,6 +165,9 @@ int cli_report_failure(const char *what, int rc, mcp_rpc_error *err);
 /* Blocks SIGINT, SIGTERM and SIGUSR1 for cli_subscribe's sigwait: call it on the main
  * thread before the client starts its threads (they inherit the mask). */
 void cli_subscribe_prepare(void);
+/* After the client is freed (its threads are gone): takes the signals still pending and
+ * unblocks them. */
+void cli_subscribe_finish(void);
 /*
  * subscribe WHAT...: opens a subscription (tools, prompts, resources: their list
  * changes; anything else: a resource URI to follow; none: every list change) and

@@ -778,6 +778,8 @@ done:
     cli_status_done();
     /* Frees the client: reaps the server process, or ends the HTTP session. */
     mcp_client_free(c);
+    if (o->command == CMD_SUBSCRIBE)
+        cli_subscribe_finish();
     return code;
 }
 
