@@ -2,7 +2,7 @@
  * Unit tests for src/server/schema*.c: JSON Schema 2020-12 (and draft-07)
  * validation of tool arguments and structured results, the sentences that
  * name the bad place as a JSON pointer, the bounds against hostile schemas,
- * and mcp__schema_valid.
+ * mcp__schema_valid, and registration refusing an unusable schema.
  *
  * Schemas and values are written with ' for " to stay readable (a literal
  * apostrophe would be \u0027).
@@ -1009,6 +1009,46 @@ static void test_schema_valid_refuses_malformed_keywords(void **state)
     expect_invalid("{'oneOf':[{},5]}", "invalid schema at /oneOf/1");
 }
 
+/* ---- Registration ---- */
+
+static json_t *tool_fn(mcp_ctx *ctx, const json_t *args, void *user)
+{
+    (void)ctx, (void)args, (void)user;
+    return mcp_text_result("ok");
+}
+
+static void test_registration_refuses_an_unusable_schema(void **state)
+{
+    (void)state;
+    mcp_server *srv = mcp_server_new("t", "1");
+    assert_non_null(srv);
+    mcp_tool_def bad_in = {.name = "a",
+                           .fn = tool_fn,
+                           .input_schema = "{\"type\":\"object\",\"properties\":{"
+                                           "\"p\":{\"$ref\":\"https://example.com/x.json\"}}}"};
+    assert_int_equal(mcp_server_add_tool_def(srv, &bad_in), MCP_EINVAL);
+    mcp_tool_def bad_out = {
+        .name = "b", .fn = tool_fn, .output_schema = "{\"type\":\"object\",\"minProperties\":-1}"};
+    assert_int_equal(mcp_server_add_tool_def(srv, &bad_out), MCP_EINVAL);
+    mcp_tool_def cycle = {.name = "c", .fn = tool_fn, .input_schema = "{\"$ref\":\"#\"}"};
+    assert_int_equal(mcp_server_add_tool_def(srv, &cycle), MCP_EINVAL);
+    /* The listing shows a good schema exactly as given. */
+    const char *text = "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\","
+                       "\"type\":\"object\",\"$defs\":{\"n\":{\"type\":\"integer\"}},"
+                       "\"properties\":{\"n\":{\"$ref\":\"#/$defs/n\"}},"
+                       "\"additionalProperties\":false}";
+    mcp_tool_def good = {.name = "d", .fn = tool_fn, .input_schema = text, .output_schema = text};
+    assert_int_equal(mcp_server_add_tool_def(srv, &good), MCP_OK);
+    mcp__tool *t = mcp__find_tool(srv, "d");
+    assert_non_null(t);
+    json_t *want = json_loads(text, 0, NULL);
+    assert_true(json_equal(json_object_get(t->listing, "inputSchema"), want));
+    assert_true(json_equal(json_object_get(t->listing, "outputSchema"), want));
+    json_decref(want);
+    assert_null(mcp__find_tool(srv, "a"));
+    mcp_server_free(srv);
+}
+
 /* ---- Cost ---- */
 
 static void test_benchmark_typical_tool_arguments(void **state)
@@ -1094,6 +1134,7 @@ int main(void)
         cmocka_unit_test(test_very_long_property_paths_do_not_overflow),
         cmocka_unit_test(test_schema_valid_accepts_real_tool_schemas),
         cmocka_unit_test(test_schema_valid_refuses_malformed_keywords),
+        cmocka_unit_test(test_registration_refuses_an_unusable_schema),
         cmocka_unit_test(test_benchmark_typical_tool_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
