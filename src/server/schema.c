@@ -31,7 +31,6 @@ _Static_assert(KW_COUNT <= 64, "keywords are a 64-bit mask");
 
 enum { OK = 0, FAIL = 1, FATAL = -1 };
 
-#define PATTERN_CACHE 8
 #define REF_CACHE 16
 
 typedef struct seg {
@@ -41,6 +40,7 @@ typedef struct seg {
 
 typedef struct ctx {
     const json_t *root;
+    const json_t *instance;
     const json_t *resource; /* the innermost schema resource ($id) */
     int dialect;
     int depth;
@@ -52,12 +52,6 @@ typedef struct ctx {
     size_t why_len;
     int path_len;
     seg path[MCP__SCHEMA_MAX_DEPTH + 2];
-    /* Patterns compiled during this check; more than fit are compiled each use. */
-    int npatterns;
-    struct {
-        const void *key;
-        regex_t re;
-    } patterns[PATTERN_CACHE];
     int nrefs;
     struct {
         const json_t *ref;
@@ -189,12 +183,15 @@ static int invalid(ctx *c, const char *keyword, const char *must)
     return fatal(c, "invalid schema: \"%s\" must be %s", keyword, must);
 }
 
+static int allow_instance(ctx *c);
+
 static int spend(ctx *c, size_t steps)
 {
     c->steps += steps;
-    if (c->steps > c->max_steps)
-        return fatal(c, "the schema is too complex to check: more than %zu steps", c->max_steps);
-    return OK;
+    /* The allowance for the instance's size is counted only when it is needed. */
+    if (c->steps <= c->max_steps || (allow_instance(c) && c->steps <= c->max_steps))
+        return OK;
+    return fatal(c, "the schema is too complex to check: more than %zu steps", c->max_steps);
 }
 
 /* A short JSON text of v for a sentence ("..." past 60 bytes). */
@@ -265,11 +262,12 @@ static void ann_merge(ann *dst, const ann *src)
 static void collect(ctx *c, const json_t *s, kws *k)
 {
     const char *key;
+    size_t key_len;
     json_t *value;
     k->have = 0;
-    json_object_foreach((json_t *)s, key, value)
+    json_object_keylen_foreach((json_t *)s, key, key_len, value)
     {
-        const mcp__kw_info *info = mcp__schema_keyword(key, c->dialect);
+        const mcp__kw_info *info = mcp__schema_keyword(key, key_len, c->dialect);
         if (info != NULL) {
             k->have |= (uint64_t)1 << info->id;
             k->v[info->id] = value;
@@ -304,25 +302,35 @@ static void pop(ctx *c)
     c->path_len--;
 }
 
-/* 1 when the pattern (cached under key for this check) matches s, 0 when not, FATAL. */
-static int matches(ctx *c, const void *key, const char *pattern, size_t plen, const char *s,
-                   size_t slen)
+/* Adds the allowance for the instance's size to the budget, once. */
+static int allow_instance(ctx *c)
 {
-    if (spend(c, 1 + slen / 64) != OK)
-        return FATAL;
-    for (int i = 0; i < c->npatterns; i++)
-        if (c->patterns[i].key == key)
-            return mcp__schema_regmatch(&c->patterns[i].re, s, slen);
-    regex_t local, *re = c->npatterns < PATTERN_CACHE ? &c->patterns[c->npatterns].re : &local;
+    if (c->max_steps != MCP__SCHEMA_MAX_STEPS)
+        return 0;
+    c->max_steps +=
+        MCP__SCHEMA_STEPS_PER_VALUE * mcp__schema_count_values(c->instance, MCP__SCHEMA_MAX_DEPTH);
+    return 1;
+}
+
+/* 1 when the pattern matches s, 0 when not, FATAL. */
+static int matches(ctx *c, const char *pattern, size_t plen, const char *s, size_t slen)
+{
     char why[200];
-    if (mcp__schema_regcomp(re, pattern, plen, why, sizeof(why)) != 0)
-        return fatal(c, "invalid schema: %s", why);
-    int m = mcp__schema_regmatch(re, s, slen);
-    if (re == &local)
-        regfree(re);
-    else
-        c->patterns[c->npatterns++].key = key;
-    return m;
+    int m;
+    do {
+        if (spend(c, 1) != OK)
+            return FATAL;
+        size_t left = (c->max_steps - c->steps) * MCP__SCHEMA_OPS_PER_STEP, budget = left;
+        m = mcp__schema_pattern_match(pattern, plen, s, slen, &budget, why, sizeof(why));
+        c->steps += (left - budget) / MCP__SCHEMA_OPS_PER_STEP;
+        /* Out of budget before the allowance for a big instance: again with it. */
+    } while (m == -2 && allow_instance(c));
+    if (m == -2)
+        return fatal(c,
+                     "the schema is too complex to check: more than %zu steps (a pattern "
+                     "on a string of %zu bytes)",
+                     c->max_steps, slen);
+    return m >= 0 ? m : fatal(c, "invalid schema: %s", why);
 }
 
 /* ---- Assertions ---- */
@@ -476,7 +484,7 @@ static int check_string(ctx *c, const kws *k, const json_t *v)
     if (pattern != NULL) {
         if (!json_is_string(pattern))
             return invalid(c, "pattern", "a string");
-        int m = matches(c, pattern, json_string_value(pattern), json_string_length(pattern),
+        int m = matches(c, json_string_value(pattern), json_string_length(pattern),
                         json_string_value(v), json_string_length(v));
         if (m == FATAL)
             return FATAL;
@@ -580,7 +588,7 @@ static int check_members(ctx *c, const kws *k, const json_t *v, ann *col)
             json_t *psub;
             json_object_foreach((json_t *)patterns, pattern, psub)
             {
-                int m = matches(c, pattern, pattern, strlen(pattern), key, strlen(key));
+                int m = matches(c, pattern, strlen(pattern), key, strlen(key));
                 if (m == 1) {
                     evaluated = 1;
                     rc = apply(c, psub, member, NULL);
@@ -1099,16 +1107,14 @@ int mcp__schema_check(const json_t *schema, const json_t *value, char *why, size
     c.resource = schema;
     c.depth = 0;
     c.steps = 0;
-    c.max_steps =
-        MCP__SCHEMA_MAX_STEPS +
-        MCP__SCHEMA_STEPS_PER_VALUE * mcp__schema_count_values(value, MCP__SCHEMA_MAX_DEPTH);
+    c.instance = value;
+    c.max_steps = MCP__SCHEMA_MAX_STEPS;
     c.quiet = 0;
     c.fail_depth = 0;
     c.what = NULL;
     c.why = why;
     c.why_len = why_len;
     c.path_len = 0;
-    c.npatterns = 0;
     c.nrefs = 0;
     const char *name;
     if ((c.dialect = mcp__schema_dialect(schema, &name)) == 0) {
@@ -1117,8 +1123,6 @@ int mcp__schema_check(const json_t *schema, const json_t *value, char *why, size
         return -1;
     }
     int rc = apply(&c, schema, value, NULL);
-    for (int i = 0; i < c.npatterns; i++)
-        regfree(&c.patterns[i].re);
     if (rc == OK)
         return 0;
     if (why_len > 0 && why[0] == '\0')

@@ -8,7 +8,6 @@
 #ifndef MCP_SERVER_SCHEMA_INT_H
 #define MCP_SERVER_SCHEMA_INT_H
 
-#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,14 +25,16 @@
  *
  * The work of one check: MCP__SCHEMA_MAX_STEPS plus MCP__SCHEMA_STEPS_PER_VALUE
  * for each value of the instance, in steps (a subschema applied, a value
- * compared by enum, const or uniqueItems, a pattern matched, a node visited
- * while resolving a $ref). A schema's work grows with the instance it checks;
- * only a schema that does far more than that per value (exponential anyOf
- * nesting, huge enums) runs out.
+ * compared by enum, const or uniqueItems, 64 operations of a pattern match,
+ * a node visited while resolving a $ref); a string counts as one more value
+ * per 64 bytes. A schema's work grows with the instance it checks; only a
+ * schema that does far more than that per value (exponential anyOf nesting,
+ * huge enums) runs out.
  *
  * mcp__schema_valid: at most MCP__SCHEMA_MAX_VALUES JSON values in a schema,
  * MCP__SCHEMA_MAX_SUBSCHEMAS of them subschemas, and each pattern at most
- * MCP__SCHEMA_MAX_PATTERN atoms once its counted repetitions are expanded.
+ * MCP__SCHEMA_MAX_PATTERN instructions once its counted repetitions are
+ * expanded.
  */
 #define MCP__SCHEMA_MAX_DEPTH 128
 #define MCP__SCHEMA_MAX_STEPS 100000
@@ -41,6 +42,8 @@
 #define MCP__SCHEMA_MAX_VALUES 100000
 #define MCP__SCHEMA_MAX_SUBSCHEMAS 10000
 #define MCP__SCHEMA_MAX_PATTERN 10000
+/* Patterns kept compiled for the life of the process (schema_regex.c). */
+#define MCP__SCHEMA_PATTERN_CACHE 64
 
 /* Dialects (basic/index, "Schema Dialect"): 2020-12 by default, draft-07 when
  * $schema names it. Each keyword of the table knows in which it exists. */
@@ -132,14 +135,15 @@ enum mcp__kw_kind {
 
 typedef struct mcp__kw_info {
     const char *name;
+    unsigned char len;     /* strlen(name) */
     unsigned char id;      /* enum mcp__kw */
     unsigned char kind;    /* enum mcp__kw_kind */
     unsigned char dialect; /* MCP__DIALECT_* where it is a keyword */
 } mcp__kw_info;
 
-/* The keyword called name in dialect, or NULL for a name that is not one
- * (unknown keywords are annotations: ignored). */
-const mcp__kw_info *mcp__schema_keyword(const char *name, int dialect);
+/* The keyword called name (len bytes) in dialect, or NULL for a name that is
+ * not one (unknown keywords are annotations: ignored). */
+const mcp__kw_info *mcp__schema_keyword(const char *name, size_t len, int dialect);
 
 /* Whether a schema object's "$id" starts a schema resource (in draft-07, an $id
  * that is only a fragment "#name" is an anchor). */
@@ -168,15 +172,30 @@ int mcp__schema_resolve(const json_t *root, int dialect, const json_t *resource,
 
 /* ---- Patterns (schema_regex.c) ---- */
 
+/* A compiled pattern: read-only once built, so threads may share it. */
+typedef struct mcp__regex mcp__regex;
+
 /*
- * Compiles an ECMA-262 pattern (what JSON Schema specifies) as a POSIX
- * extended regular expression: an approximation, documented there. Returns 0,
- * or -1 with a sentence in why (a syntax error, a feature POSIX lacks, a
- * pattern too large); re needs regfree only after 0.
+ * Compiles an ECMA-262 pattern (what JSON Schema specifies; the subset
+ * schema_regex.c lists). Returns 0 with *out (free it with
+ * mcp__schema_regex_free), or -1 with a sentence in why (a syntax error, a
+ * feature we refuse, a pattern too large).
  */
-int mcp__schema_regcomp(regex_t *re, const char *pattern, size_t len, char *why, size_t why_len);
-/* 1 when the pattern matches somewhere in s (len bytes), 0 when not. */
-int mcp__schema_regmatch(const regex_t *re, const char *s, size_t len);
+int mcp__schema_regex_compile(const char *pattern, size_t len, mcp__regex **out, char *why,
+                              size_t why_len);
+void mcp__schema_regex_free(mcp__regex *re);
+/*
+ * Whether re matches somewhere in s (len bytes of UTF-8): 1 or 0; -2 when that
+ * would take more than *budget operations (a live state advanced by one
+ * character, or followed through a jump); -1 out of memory. Subtracts what it
+ * did from *budget. Time is linear in len, memory in the size of re.
+ */
+int mcp__schema_regex_match(const mcp__regex *re, const char *s, size_t len, size_t *budget);
+/* mcp__schema_regex_match for a pattern given as text, compiled once per process
+ * (the first MCP__SCHEMA_PATTERN_CACHE patterns). -1 with a sentence in why
+ * when it cannot be compiled (or memory runs out). Thread-safe. */
+int mcp__schema_pattern_match(const char *pattern, size_t len, const char *s, size_t slen,
+                              size_t *budget, char *why, size_t why_len);
 
 /* ---- Values (schema_value.c) ---- */
 
@@ -193,8 +212,11 @@ int mcp__schema_numcmp(const json_t *a, const json_t *b);
 int mcp__schema_multiple_of(const json_t *v, const json_t *m);
 /* The number of Unicode code points of a string. */
 size_t mcp__schema_length(const json_t *s);
-/* Counts the values of v (v itself included), not below depth levels. */
+/* Counts the values of v (v itself included), not below depth levels; a string
+ * counts one more per 64 bytes (what the work allowance of a check goes by). */
 size_t mcp__schema_count_values(const json_t *v, int depth);
+/* The operations of a pattern match that make one step of the work budget. */
+#define MCP__SCHEMA_OPS_PER_STEP 64
 /* Writes "an integer", "a string"... for v's type. */
 const char *mcp__schema_type_name(const json_t *v);
 /* Copies the path s (n bytes, NUL-terminated at n) into out, as its beginning,

@@ -16,69 +16,80 @@
 #define N MCP__DIALECT_2020
 #define O MCP__DIALECT_07
 
-/* Sorted by name (strcmp) for bsearch. */
+/* Sorted by length, then by name (memcmp), for bsearch: most comparisons are
+ * then of lengths. */
 static const mcp__kw_info keywords[] = {
-    {"$anchor", KW_ANCHOR, KIND_ANCHOR, N},
-    {"$defs", KW_DEFS, KIND_SCHEMA_MAP, B},
-    {"$dynamicAnchor", KW_DYNAMIC_ANCHOR, KIND_ANCHOR, N},
-    {"$dynamicRef", KW_DYNAMIC_REF, KIND_REF, N},
-    {"$id", KW_ID, KIND_ID, B},
-    {"$ref", KW_REF, KIND_REF, B},
-    {"$schema", KW_SCHEMA, KIND_STRING, B},
-    {"additionalItems", KW_ADDITIONAL_ITEMS, KIND_SCHEMA, O},
-    {"additionalProperties", KW_ADDITIONAL_PROPERTIES, KIND_SCHEMA, B},
-    {"allOf", KW_ALL_OF, KIND_SCHEMA_ARRAY, B},
-    {"anyOf", KW_ANY_OF, KIND_SCHEMA_ARRAY, B},
-    {"const", KW_CONST, KIND_ANY, B},
-    {"contains", KW_CONTAINS, KIND_SCHEMA, B},
-    {"definitions", KW_DEFINITIONS, KIND_SCHEMA_MAP, B},
-    {"dependencies", KW_DEPENDENCIES, KIND_DEPENDENCIES, O},
-    {"dependentRequired", KW_DEPENDENT_REQUIRED, KIND_STRINGS_MAP, N},
-    {"dependentSchemas", KW_DEPENDENT_SCHEMAS, KIND_SCHEMA_MAP, N},
-    {"else", KW_ELSE, KIND_SCHEMA, B},
-    {"enum", KW_ENUM, KIND_ARRAY, B},
-    {"exclusiveMaximum", KW_EXCLUSIVE_MAXIMUM, KIND_NUMBER, B},
-    {"exclusiveMinimum", KW_EXCLUSIVE_MINIMUM, KIND_NUMBER, B},
-    {"if", KW_IF, KIND_SCHEMA, B},
-    {"items", KW_ITEMS, KIND_ITEMS, B},
-    {"maxContains", KW_MAX_CONTAINS, KIND_COUNT, N},
-    {"maxItems", KW_MAX_ITEMS, KIND_COUNT, B},
-    {"maxLength", KW_MAX_LENGTH, KIND_COUNT, B},
-    {"maxProperties", KW_MAX_PROPERTIES, KIND_COUNT, B},
-    {"maximum", KW_MAXIMUM, KIND_NUMBER, B},
-    {"minContains", KW_MIN_CONTAINS, KIND_COUNT, N},
-    {"minItems", KW_MIN_ITEMS, KIND_COUNT, B},
-    {"minLength", KW_MIN_LENGTH, KIND_COUNT, B},
-    {"minProperties", KW_MIN_PROPERTIES, KIND_COUNT, B},
-    {"minimum", KW_MINIMUM, KIND_NUMBER, B},
-    {"multipleOf", KW_MULTIPLE_OF, KIND_POSITIVE, B},
-    {"not", KW_NOT, KIND_SCHEMA, B},
-    {"oneOf", KW_ONE_OF, KIND_SCHEMA_ARRAY, B},
-    {"pattern", KW_PATTERN, KIND_PATTERN, B},
-    {"patternProperties", KW_PATTERN_PROPERTIES, KIND_PATTERN_MAP, B},
-    {"prefixItems", KW_PREFIX_ITEMS, KIND_SCHEMA_ARRAY, N},
-    {"properties", KW_PROPERTIES, KIND_SCHEMA_MAP, B},
-    {"propertyNames", KW_PROPERTY_NAMES, KIND_SCHEMA, B},
-    {"required", KW_REQUIRED, KIND_STRINGS, B},
-    {"then", KW_THEN, KIND_SCHEMA, B},
-    {"type", KW_TYPE, KIND_TYPE, B},
-    {"unevaluatedItems", KW_UNEVALUATED_ITEMS, KIND_SCHEMA, N},
-    {"unevaluatedProperties", KW_UNEVALUATED_PROPERTIES, KIND_SCHEMA, N},
-    {"uniqueItems", KW_UNIQUE_ITEMS, KIND_BOOLEAN, B},
+    {"if", 2, KW_IF, KIND_SCHEMA, B},
+    {"$id", 3, KW_ID, KIND_ID, B},
+    {"not", 3, KW_NOT, KIND_SCHEMA, B},
+    {"$ref", 4, KW_REF, KIND_REF, B},
+    {"else", 4, KW_ELSE, KIND_SCHEMA, B},
+    {"enum", 4, KW_ENUM, KIND_ARRAY, B},
+    {"then", 4, KW_THEN, KIND_SCHEMA, B},
+    {"type", 4, KW_TYPE, KIND_TYPE, B},
+    {"$defs", 5, KW_DEFS, KIND_SCHEMA_MAP, B},
+    {"allOf", 5, KW_ALL_OF, KIND_SCHEMA_ARRAY, B},
+    {"anyOf", 5, KW_ANY_OF, KIND_SCHEMA_ARRAY, B},
+    {"const", 5, KW_CONST, KIND_ANY, B},
+    {"items", 5, KW_ITEMS, KIND_ITEMS, B},
+    {"oneOf", 5, KW_ONE_OF, KIND_SCHEMA_ARRAY, B},
+    {"$anchor", 7, KW_ANCHOR, KIND_ANCHOR, N},
+    {"$schema", 7, KW_SCHEMA, KIND_STRING, B},
+    {"maximum", 7, KW_MAXIMUM, KIND_NUMBER, B},
+    {"minimum", 7, KW_MINIMUM, KIND_NUMBER, B},
+    {"pattern", 7, KW_PATTERN, KIND_PATTERN, B},
+    {"contains", 8, KW_CONTAINS, KIND_SCHEMA, B},
+    {"maxItems", 8, KW_MAX_ITEMS, KIND_COUNT, B},
+    {"minItems", 8, KW_MIN_ITEMS, KIND_COUNT, B},
+    {"required", 8, KW_REQUIRED, KIND_STRINGS, B},
+    {"maxLength", 9, KW_MAX_LENGTH, KIND_COUNT, B},
+    {"minLength", 9, KW_MIN_LENGTH, KIND_COUNT, B},
+    {"multipleOf", 10, KW_MULTIPLE_OF, KIND_POSITIVE, B},
+    {"properties", 10, KW_PROPERTIES, KIND_SCHEMA_MAP, B},
+    {"$dynamicRef", 11, KW_DYNAMIC_REF, KIND_REF, N},
+    {"definitions", 11, KW_DEFINITIONS, KIND_SCHEMA_MAP, B},
+    {"maxContains", 11, KW_MAX_CONTAINS, KIND_COUNT, N},
+    {"minContains", 11, KW_MIN_CONTAINS, KIND_COUNT, N},
+    {"prefixItems", 11, KW_PREFIX_ITEMS, KIND_SCHEMA_ARRAY, N},
+    {"uniqueItems", 11, KW_UNIQUE_ITEMS, KIND_BOOLEAN, B},
+    {"dependencies", 12, KW_DEPENDENCIES, KIND_DEPENDENCIES, O},
+    {"maxProperties", 13, KW_MAX_PROPERTIES, KIND_COUNT, B},
+    {"minProperties", 13, KW_MIN_PROPERTIES, KIND_COUNT, B},
+    {"propertyNames", 13, KW_PROPERTY_NAMES, KIND_SCHEMA, B},
+    {"$dynamicAnchor", 14, KW_DYNAMIC_ANCHOR, KIND_ANCHOR, N},
+    {"additionalItems", 15, KW_ADDITIONAL_ITEMS, KIND_SCHEMA, O},
+    {"dependentSchemas", 16, KW_DEPENDENT_SCHEMAS, KIND_SCHEMA_MAP, N},
+    {"exclusiveMaximum", 16, KW_EXCLUSIVE_MAXIMUM, KIND_NUMBER, B},
+    {"exclusiveMinimum", 16, KW_EXCLUSIVE_MINIMUM, KIND_NUMBER, B},
+    {"unevaluatedItems", 16, KW_UNEVALUATED_ITEMS, KIND_SCHEMA, N},
+    {"dependentRequired", 17, KW_DEPENDENT_REQUIRED, KIND_STRINGS_MAP, N},
+    {"patternProperties", 17, KW_PATTERN_PROPERTIES, KIND_PATTERN_MAP, B},
+    {"additionalProperties", 20, KW_ADDITIONAL_PROPERTIES, KIND_SCHEMA, B},
+    {"unevaluatedProperties", 21, KW_UNEVALUATED_PROPERTIES, KIND_SCHEMA, N},
 };
 
 #undef B
 #undef N
 #undef O
 
-static int keyword_cmp(const void *name, const void *entry)
+typedef struct keyword_key {
+    const char *name;
+    size_t len;
+} keyword_key;
+
+static int keyword_cmp(const void *key, const void *entry)
 {
-    return strcmp(name, ((const mcp__kw_info *)entry)->name);
+    const keyword_key *k = key;
+    const mcp__kw_info *e = entry;
+    if (k->len != e->len)
+        return k->len < e->len ? -1 : 1;
+    return memcmp(k->name, e->name, k->len);
 }
 
-const mcp__kw_info *mcp__schema_keyword(const char *name, int dialect)
+const mcp__kw_info *mcp__schema_keyword(const char *name, size_t len, int dialect)
 {
-    const mcp__kw_info *k = bsearch(name, keywords, sizeof(keywords) / sizeof(keywords[0]),
+    keyword_key key = {name, len};
+    const mcp__kw_info *k = bsearch(&key, keywords, sizeof(keywords) / sizeof(keywords[0]),
                                     sizeof(keywords[0]), keyword_cmp);
     return k != NULL && (k->dialect & dialect) ? k : NULL;
 }
@@ -225,10 +236,11 @@ static int visit_all(walk *w, const json_t *container, int depth)
 static int visit_subschemas(walk *w, const json_t *schema, int depth)
 {
     const char *key;
+    size_t key_len;
     json_t *value;
-    json_object_foreach((json_t *)schema, key, value)
+    json_object_keylen_foreach((json_t *)schema, key, key_len, value)
     {
-        const mcp__kw_info *k = mcp__schema_keyword(key, w->dialect);
+        const mcp__kw_info *k = mcp__schema_keyword(key, key_len, w->dialect);
         if (k == NULL)
             continue;
         int stop = 0;

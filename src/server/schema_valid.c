@@ -185,11 +185,11 @@ static int is_anchor(const char *s)
 
 static int check_pattern(vctx *c, const char *keyword, const char *pattern, size_t len)
 {
-    regex_t re;
+    mcp__regex *re;
     char why[200];
-    if (mcp__schema_regcomp(&re, pattern, len, why, sizeof(why)) != 0)
+    if (mcp__schema_regex_compile(pattern, len, &re, why, sizeof(why)) != 0)
         return bad(c, "\"%s\" /%s/: %s", keyword, pattern, why);
-    regfree(&re);
+    mcp__schema_regex_free(re);
     return 0;
 }
 
@@ -367,7 +367,7 @@ static int walk(vctx *c, const json_t *s, const json_t *resource, int depth)
     json_t *v;
     json_object_foreach((json_t *)s, key, v)
     {
-        const mcp__kw_info *k = mcp__schema_keyword(key, c->dialect);
+        const mcp__kw_info *k = mcp__schema_keyword(key, strlen(key), c->dialect);
         /* check_keyword may grow the table: look n up again after. */
         if (k != NULL && check_keyword(c, n, k, v, resource, depth + 1) != 0)
             return -1;
@@ -446,7 +446,7 @@ static int each_in_place(vctx *c, const json_t *s, const char *via, int depth)
     json_t *v;
     json_object_foreach((json_t *)s, key, v)
     {
-        const mcp__kw_info *k = mcp__schema_keyword(key, c->dialect);
+        const mcp__kw_info *k = mcp__schema_keyword(key, strlen(key), c->dialect);
         if (k == NULL)
             continue;
         int rc = 0;

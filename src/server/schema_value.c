@@ -197,7 +197,7 @@ size_t mcp__schema_length(const json_t *s)
 
 size_t mcp__schema_count_values(const json_t *v, int depth)
 {
-    size_t n = 1;
+    size_t n = 1 + (json_is_string(v) ? json_string_length(v) / 64 : 0);
     if (depth <= 0)
         return n;
     if (json_is_array(v)) {
