@@ -451,8 +451,9 @@ static int read_braces(parser *ps, uint32_t *lo, uint32_t *hi)
 {
     size_t k = ps->i + 1, digits = 0;
     uint32_t v = 0;
-    while (k < ps->n && ps->p[k] >= '0' && ps->p[k] <= '9')
-        v = v > MAX_COUNT ? v : v * 10 + (uint32_t)(ps->p[k++] - '0'), digits++;
+    for (; k < ps->n && ps->p[k] >= '0' && ps->p[k] <= '9'; k++, digits++)
+        if (v <= MAX_COUNT) /* past it, the count is refused whatever it is */
+            v = v * 10 + (uint32_t)(ps->p[k] - '0');
     if (digits == 0 || k >= ps->n)
         return 0;
     *lo = *hi = v;
@@ -460,8 +461,9 @@ static int read_braces(parser *ps, uint32_t *lo, uint32_t *hi)
         k++;
         v = 0;
         digits = 0;
-        while (k < ps->n && ps->p[k] >= '0' && ps->p[k] <= '9')
-            v = v > MAX_COUNT ? v : v * 10 + (uint32_t)(ps->p[k++] - '0'), digits++;
+        for (; k < ps->n && ps->p[k] >= '0' && ps->p[k] <= '9'; k++, digits++)
+            if (v <= MAX_COUNT)
+                v = v * 10 + (uint32_t)(ps->p[k] - '0');
         *hi = digits ? v : INF;
     }
     if (k >= ps->n || ps->p[k] != '}')

@@ -381,6 +381,9 @@ static void test_pattern_that_cannot_compile_makes_the_schema_invalid(void **sta
     expect_invalid("{'pattern':'a(?=b)'}", "lookahead");
     expect_invalid("{'pattern':'(?<!a)b'}", "lookbehind");
     expect_invalid("{'pattern':'a{2,1}'}", "below n");
+    expect_invalid("{'pattern':'a{49999999999}'}", "above 10000");
+    expect_invalid("{'pattern':'a{1,49999999999}'}", "above 10000");
+    expect_ok("{'pattern':'^{99999999999$'}", "'{99999999999'");
     expect_invalid("{'pattern':'*a'}", "nothing to repeat");
     expect_invalid("{'pattern':'\\\\p{L}'}", "Unicode property");
     expect_invalid("{'pattern':'[z-a]'}", "out of order");
