@@ -13,7 +13,11 @@
  * collects which members or items it and its in-place subschemas ($ref,
  * allOf, anyOf, oneOf, if/then/else, dependentSchemas) evaluated, from the
  * subschemas that passed only, and only while some schema around the value
- * has an unevaluated* keyword.
+ * has an unevaluated* keyword. $dynamicRef follows the dynamic scope (the
+ * schema resources entered on the way to it, outermost first). Against the
+ * JSON-Schema-Test-Suite (draft2020-12, draft7) it disagrees only where a
+ * schema needs another document (remote $ref, metaschemas, vocabularies) or
+ * a \p{...} pattern, all of which mcp__schema_valid refuses.
  *
  * Bounds (schema_int.h): nesting of MCP__SCHEMA_MAX_DEPTH applications and a
  * work budget; running past one, an unresolvable $ref or a malformed keyword
@@ -52,6 +56,9 @@ typedef struct ctx {
     size_t why_len;
     int path_len;
     seg path[MCP__SCHEMA_MAX_DEPTH + 2];
+    /* The dynamic scope: the resources entered, outermost first ($dynamicRef). */
+    int nscope;
+    const json_t *scope[2 * MCP__SCHEMA_MAX_DEPTH + 2];
     int nrefs;
     struct {
         const json_t *ref;
@@ -802,10 +809,53 @@ static int check_array(ctx *c, const kws *k, const json_t *v, ann *col)
 
 /* ---- In-place applicators ---- */
 
-static int apply_ref(ctx *c, const json_t *ref, const json_t *v, ann *col)
+/* Enters resource (when it is not the current one) for the rest of an application. */
+static const json_t *enter(ctx *c, const json_t *resource)
+{
+    const json_t *saved = c->resource;
+    if (resource != saved) {
+        c->scope[c->nscope++] = resource;
+        c->resource = resource;
+    }
+    return saved;
+}
+
+static void leave(ctx *c, const json_t *saved)
+{
+    if (c->resource != saved) {
+        c->nscope--;
+        c->resource = saved;
+    }
+}
+
+/*
+ * 2020-12 $dynamicRef: when the target that "#name" resolves to has
+ * "$dynamicAnchor": "name" itself, the outermost resource of the dynamic scope
+ * with such an anchor is the target instead.
+ */
+static void dynamic_target(ctx *c, const char *ref, mcp__ref_target *t)
+{
+    const char *name = strchr(ref, '#');
+    const char *own = json_string_value(json_object_get(t->schema, "$dynamicAnchor"));
+    if (name == NULL || name[1] == '\0' || name[1] == '/' || own == NULL ||
+        strcmp(own, name + 1) != 0)
+        return;
+    for (int i = 0; i < c->nscope; i++) {
+        size_t steps = 0;
+        const json_t *found = mcp__schema_dynamic_anchor(c->scope[i], c->dialect, name + 1, &steps);
+        c->steps += steps;
+        if (found != NULL) {
+            t->schema = found;
+            t->resource = c->scope[i];
+            return;
+        }
+    }
+}
+
+static int apply_ref(ctx *c, const json_t *ref, int dynamic, const json_t *v, ann *col)
 {
     if (!json_is_string(ref))
-        return invalid(c, "$ref", "a string");
+        return invalid(c, dynamic ? "$dynamicRef" : "$ref", "a string");
     mcp__ref_target t;
     int i;
     for (i = 0; i < c->nrefs; i++)
@@ -829,10 +879,14 @@ static int apply_ref(ctx *c, const json_t *ref, const json_t *v, ann *col)
             c->nrefs++;
         }
     }
-    const json_t *saved = c->resource;
-    c->resource = t.resource;
+    if (dynamic) {
+        dynamic_target(c, json_string_value(ref), &t);
+        if (spend(c, 0) != OK)
+            return FATAL;
+    }
+    const json_t *saved = enter(c, t.resource);
     int rc = apply(c, t.schema, v, col);
-    c->resource = saved;
+    leave(c, saved);
     return rc;
 }
 
@@ -1031,7 +1085,7 @@ static int apply_keywords(ctx *c, const kws *k, const json_t *v, ann *out)
 {
     /* Draft-07: a $ref makes its siblings ignored. */
     if (c->dialect == MCP__DIALECT_07 && HAS(k, KW_REF))
-        return apply_ref(c, KW(k, KW_REF), v, out);
+        return apply_ref(c, KW(k, KW_REF), 0, v, out);
     ann mine, *col = NULL;
     int want = out != NULL || (json_is_object(v) && HAS(k, KW_UNEVALUATED_PROPERTIES)) ||
                (json_is_array(v) && HAS(k, KW_UNEVALUATED_ITEMS));
@@ -1053,9 +1107,9 @@ static int apply_keywords(ctx *c, const kws *k, const json_t *v, ann *out)
     else if (rc == OK && json_is_string(v))
         rc = check_string(c, k, v);
     if (rc == OK && (kw = KW(k, KW_REF)) != NULL)
-        rc = apply_ref(c, kw, v, col);
+        rc = apply_ref(c, kw, 0, v, col);
     if (rc == OK && (kw = KW(k, KW_DYNAMIC_REF)) != NULL)
-        rc = apply_ref(c, kw, v, col);
+        rc = apply_ref(c, kw, 1, v, col);
     if (rc == OK && json_is_object(v))
         rc = check_object(c, k, v, col);
     else if (rc == OK && json_is_array(v))
@@ -1087,12 +1141,12 @@ static int apply(ctx *c, const json_t *s, const json_t *v, ann *out)
     kws k;
     collect(c, s, &k);
     const json_t *saved = c->resource;
-    if (HAS(&k, KW_ID) && mcp__schema_is_resource(k.v[KW_ID], c->dialect))
-        c->resource = s;
+    if (HAS(&k, KW_ID) && mcp__schema_is_resource(s, c->dialect))
+        enter(c, s);
     c->depth++;
     int rc = apply_keywords(c, &k, v, out);
     c->depth--;
-    c->resource = saved;
+    leave(c, saved);
     return rc;
 }
 
@@ -1115,6 +1169,8 @@ int mcp__schema_check(const json_t *schema, const json_t *value, char *why, size
     c.why = why;
     c.why_len = why_len;
     c.path_len = 0;
+    c.nscope = 1;
+    c.scope[0] = schema;
     c.nrefs = 0;
     const char *name;
     if ((c.dialect = mcp__schema_dialect(schema, &name)) == 0) {

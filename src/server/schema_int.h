@@ -145,9 +145,10 @@ typedef struct mcp__kw_info {
  * not one (unknown keywords are annotations: ignored). */
 const mcp__kw_info *mcp__schema_keyword(const char *name, size_t len, int dialect);
 
-/* Whether a schema object's "$id" starts a schema resource (in draft-07, an $id
- * that is only a fragment "#name" is an anchor). */
-int mcp__schema_is_resource(const json_t *id, int dialect);
+/* Whether the schema object s starts a schema resource: it has an "$id",
+ * and in draft-07 that $id is no mere fragment "#name" (an anchor) and has
+ * no "$ref" beside it (which makes its siblings ignored). */
+int mcp__schema_is_resource(const json_t *s, int dialect);
 
 /* ---- $ref resolution (schema_ref.c) ---- */
 
@@ -162,13 +163,17 @@ typedef struct mcp__ref_target {
  * (percent-decoded, then ~1 and ~0 unescaped) or anchor names ($anchor,
  * $dynamicAnchor, draft-07 "$id":"#name"); the part before the fragment must
  * name the document itself or an embedded schema resource by its $id,
- * resolved against the $id of the resources around it (RFC 3986 section 5.2,
- * without removing dot segments). Adds the nodes it visits to *steps. Returns
+ * resolved against the $id of the resources around it (RFC 3986 section 5.2).
+ * Adds the nodes it visits to *steps. Returns
  * 0, or -1 with a sentence in why (a remote reference, an unknown pointer or
  * anchor).
  */
 int mcp__schema_resolve(const json_t *root, int dialect, const json_t *resource, const char *ref,
                         mcp__ref_target *out, size_t *steps, char *why, size_t why_len);
+/* The subschema of resource (not of the resources inside it) whose
+ * $dynamicAnchor is name, or NULL. Adds the nodes it visits to *steps. */
+const json_t *mcp__schema_dynamic_anchor(const json_t *resource, int dialect, const char *name,
+                                         size_t *steps);
 
 /* ---- Patterns (schema_regex.c) ---- */
 

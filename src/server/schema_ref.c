@@ -52,7 +52,8 @@ static const mcp__kw_info keywords[] = {
     {"minContains", 11, KW_MIN_CONTAINS, KIND_COUNT, N},
     {"prefixItems", 11, KW_PREFIX_ITEMS, KIND_SCHEMA_ARRAY, N},
     {"uniqueItems", 11, KW_UNIQUE_ITEMS, KIND_BOOLEAN, B},
-    {"dependencies", 12, KW_DEPENDENCIES, KIND_DEPENDENCIES, O},
+    /* draft-07's, kept in 2020-12 too, as "definitions" is, for older schemas. */
+    {"dependencies", 12, KW_DEPENDENCIES, KIND_DEPENDENCIES, B},
     {"maxProperties", 13, KW_MAX_PROPERTIES, KIND_COUNT, B},
     {"minProperties", 13, KW_MIN_PROPERTIES, KIND_COUNT, B},
     {"propertyNames", 13, KW_PROPERTY_NAMES, KIND_SCHEMA, B},
@@ -122,10 +123,12 @@ int mcp__schema_dialect(const json_t *root, const char **name)
     return 0;
 }
 
-int mcp__schema_is_resource(const json_t *id, int dialect)
+int mcp__schema_is_resource(const json_t *s, int dialect)
 {
-    const char *s = json_string_value(id);
-    return s != NULL && !(dialect == MCP__DIALECT_07 && s[0] == '#');
+    const char *id = json_string_value(json_object_get(s, "$id"));
+    if (id == NULL || dialect != MCP__DIALECT_07)
+        return id != NULL;
+    return id[0] != '#' && json_object_get(s, "$ref") == NULL;
 }
 
 /* ---- URIs (RFC 3986) ---- */
@@ -152,10 +155,72 @@ static size_t without_fragment(const char *uri)
     return hash ? (size_t)(hash - uri) : strlen(uri);
 }
 
+static int resolve_uri_raw(const char *base, const char *ref, size_t n, mcp__buf *out);
+
+/* RFC 3986 section 5.2.4 on the path of the URI in u: "a/./b/../c" is "a/c". */
+static void remove_dot_segments(mcp__buf *u)
+{
+    if (u->len == 0)
+        return;
+    char *d = u->data;
+    size_t scheme = scheme_length(d, u->len), start = scheme ? scheme + 1 : 0;
+    if (u->len - start >= 2 && d[start] == '/' && d[start + 1] == '/')
+        for (start += 2; start < u->len && d[start] != '/' && d[start] != '?';)
+            start++;
+    size_t end = start;
+    while (end < u->len && d[end] != '?')
+        end++;
+    /* The output grows no faster than the input is read: rewrite in place. */
+    size_t in = start, out = start;
+    while (in < end) {
+        size_t left = end - in;
+        if (left >= 3 && memcmp(d + in, "../", 3) == 0) {
+            in += 3;
+        } else if (left >= 2 && memcmp(d + in, "./", 2) == 0) {
+            in += 2;
+        } else if ((left >= 3 && memcmp(d + in, "/./", 3) == 0) ||
+                   (left == 2 && memcmp(d + in, "/.", 2) == 0)) {
+            in += 2;
+            d[in] = '/'; /* "/./x" goes on as "/x", "/." as "/" */
+            if (left == 2) {
+                d[out++] = '/';
+                in = end;
+            }
+        } else if ((left >= 4 && memcmp(d + in, "/../", 4) == 0) ||
+                   (left == 3 && memcmp(d + in, "/..", 3) == 0)) {
+            while (out > start && d[out - 1] != '/')
+                out--;
+            if (out > start)
+                out--;
+            in += 3;
+            if (left == 3) {
+                d[out++] = '/';
+                in = end;
+            }
+        } else if ((left == 1 && d[in] == '.') || (left == 2 && memcmp(d + in, "..", 2) == 0)) {
+            in = end;
+        } else {
+            do
+                d[out++] = d[in++];
+            while (in < end && d[in] != '/');
+        }
+    }
+    memmove(d + out, d + end, u->len - end + 1);
+    u->len -= end - out;
+}
+
 /* Resolves ref (n bytes, no fragment) against base (absolute or empty, no
- * fragment) into out, as RFC 3986 section 5.2.2 does, without removing dot
- * segments. Returns MCP_OK or MCP_ENOMEM. */
+ * fragment) into out, as RFC 3986 section 5.2.2 does. Returns MCP_OK or
+ * MCP_ENOMEM. */
 static int resolve_uri(const char *base, const char *ref, size_t n, mcp__buf *out)
+{
+    int rc = resolve_uri_raw(base, ref, n, out);
+    if (rc == MCP_OK && out->len > 0)
+        remove_dot_segments(out);
+    return rc;
+}
+
+static int resolve_uri_raw(const char *base, const char *ref, size_t n, mcp__buf *out)
 {
     mcp__buf_reset(out);
     size_t blen = strlen(base), scheme = scheme_length(base, blen);
@@ -209,6 +274,7 @@ typedef struct walk {
     const char *uri;
     /* find_anchor: the name; anchors of nested resources are not ours. */
     const char *anchor;
+    int dynamic_only; /* $dynamicAnchor only */
     const json_t *found;
     mcp__buf base; /* the current full URI; then the one found */
 } walk;
@@ -277,13 +343,15 @@ static int visit(walk *w, const json_t *schema, int depth)
         return 1;
     }
     const json_t *id = json_object_get(schema, "$id");
-    int resource = depth > 0 && mcp__schema_is_resource(id, w->dialect);
+    int resource = depth > 0 && mcp__schema_is_resource(schema, w->dialect);
     if (w->anchor != NULL) {
         if (resource)
             return 0; /* another resource's anchors */
         const char *a = json_string_value(json_object_get(schema, "$anchor"));
         const char *d = json_string_value(json_object_get(schema, "$dynamicAnchor"));
         const char *i = json_string_value(id);
+        if (w->dynamic_only)
+            a = i = NULL;
         if ((a != NULL && strcmp(a, w->anchor) == 0) || (d != NULL && strcmp(d, w->anchor) == 0) ||
             (w->dialect == MCP__DIALECT_07 && i != NULL && i[0] == '#' &&
              strcmp(i + 1, w->anchor) == 0)) {
@@ -460,8 +528,7 @@ static int follow_pointer(const json_t *base, int dialect, const char *ref, cons
         }
         if (cur == NULL) {
             bad = 1;
-        } else if (json_is_object(cur) &&
-                   mcp__schema_is_resource(json_object_get(cur, "$id"), dialect)) {
+        } else if (json_is_object(cur) && mcp__schema_is_resource(cur, dialect)) {
             resource = cur;
         }
     }
@@ -507,4 +574,12 @@ int mcp__schema_resolve(const json_t *root, int dialect, const json_t *resource,
     out->schema = w.found;
     out->resource = base;
     return 0;
+}
+
+const json_t *mcp__schema_dynamic_anchor(const json_t *resource, int dialect, const char *name,
+                                         size_t *steps)
+{
+    walk w = {.dialect = dialect, .steps = steps, .anchor = name, .dynamic_only = 1};
+    visit(&w, resource, 0);
+    return w.found;
 }

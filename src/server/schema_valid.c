@@ -361,7 +361,7 @@ static int walk(vctx *c, const json_t *s, const json_t *resource, int depth)
     if (n->state != 0)
         return 0; /* reached before, through a $ref */
     n->state = WALKED;
-    if (mcp__schema_is_resource(json_object_get(s, "$id"), c->dialect))
+    if (mcp__schema_is_resource(s, c->dialect))
         resource = s;
     const char *key;
     json_t *v;

@@ -70,7 +70,7 @@ int mcp__schema_multiple_of(const json_t *v, const json_t *m)
      * division, relative to the quotient, and never less than 1e-9. */
     double q = x / d;
     if (!isfinite(q))
-        return 0;
+        return fmod(x, d) == 0; /* exact, where the quotient overflows */
     double tolerance = fmax(1e-9, fabs(q) * 4 * DBL_EPSILON);
     return fabs(q - nearbyint(q)) <= tolerance;
 }

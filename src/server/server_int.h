@@ -266,8 +266,9 @@ int mcp__broadcast(mcp_server *srv, const char *method, json_t *params, const ch
  * goes, a $ref that does not resolve, or a check past the bounds of
  * schema_int.h (nesting, work) also gives -1, with "invalid schema: ..." or
  * "the schema is too complex to check: ...". A NULL schema accepts anything.
- * Thread-safe; allocates only for patterns, uniqueItems on more than 16
- * items, propertyNames, and unevaluated* on more than 128 members or items.
+ * Thread-safe; allocates only for patterns (compiled once, then for long
+ * programs), uniqueItems on more than 16 items, propertyNames, unevaluated*
+ * on more than 128 members or items, and $ref to an embedded $id resource.
  */
 int mcp__schema_check(const json_t *schema, const json_t *value, char *why, size_t why_len);
 /*

@@ -261,6 +261,7 @@ static void test_multiple_of_integers_and_decimals(void **state)
     expect_ok("{'multipleOf':0.1}", "0.3");
     expect_fail("{'multipleOf':0.01}", "0.075", "multiple of 0.01", NULL);
     expect_fail("{'multipleOf':0.123456789}", "1e308", "multiple of", NULL);
+    expect_ok("{'multipleOf':0.5}", "1e308"); /* the quotient overflows; fmod does not */
     expect_ok("{'multipleOf':1}", "9223372036854775807");
     expect_fail("{'multipleOf':0}", "1", "invalid schema: \"multipleOf\"", NULL);
     expect_invalid("{'multipleOf':-2}", "\"multipleOf\" must be a number above 0");
@@ -689,8 +690,45 @@ static void test_anchors_and_embedded_ids(void **state)
     expect_valid(d7);
     expect_ok(d7, "[true]");
     expect_fail(d7, "[1]", "/0: expected a boolean", NULL);
+    /* RFC 3986: dot segments are removed before comparing. */
+    const char *dots = "{'$id':'https://example.com/a/root.json','$defs':{'b':{'$id':'b.json',"
+                       "'type':'integer'}},'properties':{'x':{'$ref':'./b.json'},"
+                       "'y':{'$ref':'sub/../b.json'},'z':{'$ref':'../a/./b.json'}}}";
+    expect_valid(dots);
+    expect_ok(dots, "{'x':1,'y':2,'z':3}");
+    expect_fail(dots, "{'y':'no'}", "/y: expected an integer", NULL);
+    /* draft-07: a $ref hides the $id beside it, which then changes no base URI. */
+    const char *hidden = "{'$schema':'http://json-schema.org/draft-07/schema#',"
+                         "'$id':'http://example.com/base/','definitions':{"
+                         "'s':{'$id':'http://example.com/a.json','type':'string'},"
+                         "'n':{'$id':'a.json','type':'number'}},"
+                         "'allOf':[{'$id':'http://example.com/','$ref':'a.json'}]}";
+    expect_valid(hidden);
+    expect_ok(hidden, "1");
+    expect_fail(hidden, "'x'", "expected a number", NULL);
     expect_invalid("{'$anchor':'1bad'}", "\"$anchor\" must be a name");
     expect_invalid("{'$id':'#frag'}", "must not have a fragment in 2020-12");
+}
+
+static void test_dynamic_ref_takes_the_outermost_dynamic_anchor_in_scope(void **state)
+{
+    (void)state;
+    /* A generic list whose items an outer resource decides: "list" alone takes
+     * anything, reached from "root" its items must be strings. */
+    const char *root = "{'$id':'https://example.com/root','$ref':'list','$defs':{"
+                       "'item':{'$dynamicAnchor':'item','type':'string'},"
+                       "'list':{'$id':'list','type':'array','items':{'$dynamicRef':'#item'},"
+                       "'$defs':{'any':{'$dynamicAnchor':'item'}}}}}";
+    expect_valid(root);
+    expect_ok(root, "['a','b']");
+    expect_why(root, "['a',1]", "/1: expected a string, got an integer");
+    const char *alone = "{'$id':'https://example.com/list','type':'array','items':{"
+                        "'$dynamicRef':'#item'},'$defs':{'any':{'$dynamicAnchor':'item'}}}";
+    expect_ok(alone, "['a',1]");
+    /* Without a $dynamicAnchor at its first target, it is a plain $ref. */
+    expect_ok("{'$defs':{'s':{'$anchor':'s','type':'string'}},'$dynamicRef':'#s'}", "'x'");
+    expect_fail("{'$defs':{'s':{'$anchor':'s','type':'string'}},'$dynamicRef':'#s'}", "1",
+                "expected a string", NULL);
 }
 
 static void test_unresolvable_ref_is_an_error_never_a_fetch(void **state)
@@ -967,8 +1005,10 @@ static void test_annotations_and_unknown_keywords_assert_nothing(void **state)
               "'x-mcp-header':'Region','$comment':'c','unknownKeyword':{'type':'integer'}}",
               "'not an email'");
     expect_valid("{'format':'email','x-anything':[1,2],'$comment':'c'}");
-    /* In 2020-12, draft-07's keywords are unknown ones. */
-    expect_ok("{'additionalItems':false,'dependencies':{'a':['b']}}", "{'a':1}");
+    /* In 2020-12, draft-07's additionalItems is an unknown keyword; its dependencies
+     * is kept, as definitions is, for older schemas. */
+    expect_ok("{'additionalItems':false}", "[1]");
+    expect_fail("{'dependencies':{'a':['b']}}", "{'a':1}", "/b: is required when \"a\"", NULL);
 }
 
 /* ---- Sentences ---- */
@@ -1171,6 +1211,7 @@ int main(void)
         cmocka_unit_test(test_recursive_ref_to_the_root_follows_the_instance),
         cmocka_unit_test(test_ref_applies_with_its_siblings_in_2020_12_not_in_draft_07),
         cmocka_unit_test(test_anchors_and_embedded_ids),
+        cmocka_unit_test(test_dynamic_ref_takes_the_outermost_dynamic_anchor_in_scope),
         cmocka_unit_test(test_unresolvable_ref_is_an_error_never_a_fetch),
         cmocka_unit_test(test_ref_target_outside_known_keywords_is_checked_too),
         cmocka_unit_test(test_ref_cycle_that_consumes_no_instance_is_bounded),
