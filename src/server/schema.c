@@ -296,6 +296,32 @@ static int count(ctx *c, const json_t *kw, const char *name, size_t *out)
     return OK;
 }
 
+/* maxItems/minItems, maxProperties/minProperties, maxLength/minLength: n
+ * items, properties or characters (unit) against the pair given by ids. */
+static int check_size(ctx *c, const kws *k, int max_id, int min_id, size_t n, const char *unit)
+{
+    static const char *const names[KW_COUNT] = {
+        [KW_MAX_ITEMS] = "maxItems",           [KW_MIN_ITEMS] = "minItems",
+        [KW_MAX_PROPERTIES] = "maxProperties", [KW_MIN_PROPERTIES] = "minProperties",
+        [KW_MAX_LENGTH] = "maxLength",         [KW_MIN_LENGTH] = "minLength",
+    };
+    const json_t *kw;
+    size_t bound;
+    if ((kw = KW(k, max_id)) != NULL) {
+        if (count(c, kw, names[max_id], &bound) != OK)
+            return FATAL;
+        if (n > bound)
+            return fail(c, "must have at most %zu %s (it has %zu)", bound, unit, n);
+    }
+    if ((kw = KW(k, min_id)) != NULL) {
+        if (count(c, kw, names[min_id], &bound) != OK)
+            return FATAL;
+        if (n < bound)
+            return fail(c, "must have at least %zu %s (it has %zu)", bound, unit, n);
+    }
+    return OK;
+}
+
 static int push(ctx *c, const char *key, size_t index)
 {
     c->path[c->path_len].key = key;
@@ -401,13 +427,15 @@ static int check_type(ctx *c, const json_t *type, const json_t *v)
     return fail(c, "expected %s, got %s", names, mcp__schema_type_name(v));
 }
 
-static int check_enum(ctx *c, const json_t *en, const json_t *v)
+/* enum (one_of: v equals a value of the array allowed) or const (v equals allowed). */
+static int check_equal(ctx *c, const json_t *allowed, int one_of, const json_t *v)
 {
-    if (!json_is_array(en))
+    if (one_of && !json_is_array(allowed))
         return invalid(c, "enum", "an array");
-    for (size_t i = 0; i < json_array_size(en); i++) {
+    size_t n = one_of ? json_array_size(allowed) : 1;
+    for (size_t i = 0; i < n; i++) {
         size_t steps = 0;
-        int eq = mcp__schema_equal(json_array_get(en, i), v, &steps);
+        int eq = mcp__schema_equal(one_of ? json_array_get(allowed, i) : allowed, v, &steps);
         if (spend(c, steps) != OK)
             return FATAL;
         if (eq)
@@ -416,23 +444,8 @@ static int check_enum(ctx *c, const json_t *en, const json_t *v)
     if (c->quiet)
         return fail(c, "-");
     char text[80];
-    brief(en, text, sizeof(text));
-    return fail(c, "must be one of %s", text);
-}
-
-static int check_const(ctx *c, const json_t *cn, const json_t *v)
-{
-    size_t steps = 0;
-    int eq = mcp__schema_equal(cn, v, &steps);
-    if (spend(c, steps) != OK)
-        return FATAL;
-    if (eq)
-        return OK;
-    if (c->quiet)
-        return fail(c, "-");
-    char text[80];
-    brief(cn, text, sizeof(text));
-    return fail(c, "must be %s", text);
+    brief(allowed, text, sizeof(text));
+    return fail(c, one_of ? "must be one of %s" : "must be %s", text);
 }
 
 static int check_number(ctx *c, const kws *k, const json_t *v)
@@ -475,17 +488,11 @@ static int check_number(ctx *c, const kws *k, const json_t *v)
 
 static int check_string(ctx *c, const kws *k, const json_t *v)
 {
-    const json_t *maxl = KW(k, KW_MAX_LENGTH), *minl = KW(k, KW_MIN_LENGTH);
-    if (maxl != NULL || minl != NULL) {
-        size_t len = mcp__schema_length(v), bound;
-        if (maxl != NULL && count(c, maxl, "maxLength", &bound) != OK)
-            return FATAL;
-        if (maxl != NULL && len > bound)
-            return fail(c, "must be at most %zu characters long (it has %zu)", bound, len);
-        if (minl != NULL && count(c, minl, "minLength", &bound) != OK)
-            return FATAL;
-        if (minl != NULL && len < bound)
-            return fail(c, "must be at least %zu characters long (it has %zu)", bound, len);
+    if (HAS(k, KW_MAX_LENGTH) || HAS(k, KW_MIN_LENGTH)) {
+        int rc =
+            check_size(c, k, KW_MAX_LENGTH, KW_MIN_LENGTH, mcp__schema_length(v), "characters");
+        if (rc != OK)
+            return rc;
     }
     const json_t *pattern = KW(k, KW_PATTERN);
     if (pattern != NULL) {
@@ -623,22 +630,10 @@ static int check_members(ctx *c, const kws *k, const json_t *v, ann *col)
 
 static int check_object(ctx *c, const kws *k, const json_t *v, ann *col)
 {
-    size_t n = json_object_size(v), bound;
     const json_t *kw;
-    if ((kw = KW(k, KW_MAX_PROPERTIES)) != NULL) {
-        if (count(c, kw, "maxProperties", &bound) != OK)
-            return FATAL;
-        if (n > bound)
-            return fail(c, "must have at most %zu properties (it has %zu)", bound, n);
-    }
-    if ((kw = KW(k, KW_MIN_PROPERTIES)) != NULL) {
-        if (count(c, kw, "minProperties", &bound) != OK)
-            return FATAL;
-        if (n < bound)
-            return fail(c, "must have at least %zu properties (it has %zu)", bound, n);
-    }
-    int rc = OK;
-    if ((kw = KW(k, KW_REQUIRED)) != NULL)
+    int rc =
+        check_size(c, k, KW_MAX_PROPERTIES, KW_MIN_PROPERTIES, json_object_size(v), "properties");
+    if (rc == OK && (kw = KW(k, KW_REQUIRED)) != NULL)
         rc = check_required(c, kw, v, "required", NULL);
     if (rc == OK && (kw = KW(k, KW_DEPENDENT_REQUIRED)) != NULL)
         rc = check_dependents(c, kw, v, "dependentRequired", NULL);
@@ -754,20 +749,11 @@ static int items_from(ctx *c, const json_t *sub, const json_t *v, size_t from, a
 
 static int check_array(ctx *c, const kws *k, const json_t *v, ann *col)
 {
-    size_t n = json_array_size(v), bound;
+    size_t n = json_array_size(v);
     const json_t *kw;
-    if ((kw = KW(k, KW_MAX_ITEMS)) != NULL) {
-        if (count(c, kw, "maxItems", &bound) != OK)
-            return FATAL;
-        if (n > bound)
-            return fail(c, "must have at most %zu items (it has %zu)", bound, n);
-    }
-    if ((kw = KW(k, KW_MIN_ITEMS)) != NULL) {
-        if (count(c, kw, "minItems", &bound) != OK)
-            return FATAL;
-        if (n < bound)
-            return fail(c, "must have at least %zu items (it has %zu)", bound, n);
-    }
+    int size_rc = check_size(c, k, KW_MAX_ITEMS, KW_MIN_ITEMS, n, "items");
+    if (size_rc != OK)
+        return size_rc;
     if ((kw = KW(k, KW_UNIQUE_ITEMS)) != NULL) {
         if (!json_is_boolean(kw))
             return invalid(c, "uniqueItems", "a boolean");
@@ -1099,9 +1085,9 @@ static int apply_keywords(ctx *c, const kws *k, const json_t *v, ann *out)
     if ((kw = KW(k, KW_TYPE)) != NULL)
         rc = check_type(c, kw, v);
     if (rc == OK && (kw = KW(k, KW_ENUM)) != NULL)
-        rc = check_enum(c, kw, v);
+        rc = check_equal(c, kw, 1, v);
     if (rc == OK && (kw = KW(k, KW_CONST)) != NULL)
-        rc = check_const(c, kw, v);
+        rc = check_equal(c, kw, 0, v);
     if (rc == OK && json_is_number(v))
         rc = check_number(c, k, v);
     else if (rc == OK && json_is_string(v))

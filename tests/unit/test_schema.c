@@ -273,8 +273,8 @@ static void test_string_lengths_count_code_points_not_bytes(void **state)
     const char *s = "{'type':'string','minLength':2,'maxLength':4}";
     expect_ok(s, "'ab'");
     expect_ok(s, "'abcd'");
-    expect_fail(s, "'a'", "must be at least 2 characters long (it has 1)", NULL);
-    expect_fail(s, "'abcde'", "must be at most 4 characters long (it has 5)", NULL);
+    expect_fail(s, "'a'", "must have at least 2 characters (it has 1)", NULL);
+    expect_fail(s, "'abcde'", "must have at most 4 characters (it has 5)", NULL);
     /* "h\u00e9llo" is 5 characters and 6 UTF-8 bytes; the emoji is 1 and 4. */
     expect_ok("{'maxLength':5}", "'h\\u00e9llo'");
     expect_ok("{'maxLength':1}", "'\\ud83d\\ude00'");
@@ -544,7 +544,7 @@ static void test_property_names(void **state)
     expect_ok(s, "{'abc':1,'de':[1]}");
     expect_why(s, "{'abc':1,'Bad':2}",
                "/Bad: the property name does not match the pattern ^[a-z]+$");
-    expect_fail(s, "{'toolong':1}", "/toolong: the property name must be at most 5 characters",
+    expect_fail(s, "{'toolong':1}", "/toolong: the property name must have at most 5 characters",
                 NULL);
     expect_fail("{'propertyNames':false}", "{'a':1}", "/a: the property name is not allowed", NULL);
     expect_ok("{'propertyNames':false}", "{}");
