@@ -1,12 +1,14 @@
 /*
- * libFuzzer target: the JSON Schema subset (src/server/schema.c). The input is
- * two JSON texts one after the other: a schema (an object, as registration
- * guarantees), then a value. The schema is
- * also registered as a tool's input and output schema, which parses and
- * checks it the way a program's definitions are.
+ * libFuzzer target: JSON Schema validation (src/server/schema*.c). The input
+ * is two JSON texts one after the other: a schema (any JSON value), then a
+ * value. The schema goes through mcp__schema_valid; the value is checked
+ * against it with mcp__schema_check; a schema that valid accepts is also
+ * registered as a tool's input and output schema.
  *
- * Oracles: the sanitizers; mcp__schema_check returns 0 with an empty
- * sentence, or -1 with a non-empty one that fits the buffer.
+ * Oracles: the sanitizers; both functions return 0 with an empty sentence,
+ * or -1 with a non-empty one that fits the buffer; a short buffer gives the
+ * same answer; a schema that mcp__schema_valid accepts never makes the check
+ * say "invalid schema" (it may say "too complex"), and registers.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +25,16 @@ static json_t *tool_fn(mcp_ctx *ctx, const json_t *args, void *user)
     return NULL;
 }
 
+/* Aborts unless rc is 0 with an empty sentence or -1 with a non-empty one in why[n]. */
+static void expect_sentence(const char *what, int rc, const char *why, size_t n)
+{
+    size_t len = strnlen(why, n);
+    if (len == n || (rc == 0 && len != 0) || (rc == -1 && len == 0) || (rc != 0 && rc != -1)) {
+        fprintf(stderr, "%s returned %d with a sentence of %zu bytes\n", what, rc, len);
+        abort();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static mcp_server *srv;
@@ -36,19 +48,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t used = (size_t)err.position;
     if (used > size)
         abort();
+    char why[256];
+    memset(why, 'x', sizeof(why));
+    int usable = mcp__schema_valid(schema, why, sizeof(why));
+    expect_sentence("mcp__schema_valid", usable, why, sizeof(why));
+
     json_t *value = json_loadb((const char *)data + used, size - used, JSON_DECODE_ANY, &err);
-    /* Registration lets only object schemas through; what is inside them is free. */
-    if (value != NULL && json_is_object(schema)) {
-        char why[256];
+    if (value != NULL) {
         memset(why, 'x', sizeof(why));
         int rc = mcp__schema_check(schema, value, why, sizeof(why));
-        size_t len = strnlen(why, sizeof(why));
-        if (len == sizeof(why) || (rc == 0 && len != 0) || (rc == -1 && len == 0) ||
-            (rc != 0 && rc != -1)) {
-            fprintf(stderr, "mcp__schema_check returned %d with sentence of %zu bytes\n", rc, len);
+        expect_sentence("mcp__schema_check", rc, why, sizeof(why));
+        if (usable == 0 && rc != 0 && strncmp(why, "invalid schema", 14) == 0) {
+            fprintf(stderr, "a schema mcp__schema_valid accepts failed the check: %s\n", why);
             abort();
         }
-        /* A short buffer still gets a terminated sentence. */
+        /* A short buffer still gets a terminated sentence, and the same answer. */
         char small[8];
         memset(small, 'x', sizeof(small));
         if (mcp__schema_check(schema, value, small, sizeof(small)) != rc ||
@@ -56,11 +70,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     }
     json_decref(value);
-    char *text = json_dumps(schema, JSON_COMPACT | JSON_ENCODE_ANY);
+    /* Registration refuses what mcp__schema_valid refuses (with a warning on stderr,
+     * which would flood the run): only usable object schemas are registered. */
+    char *text = json_is_object(schema) && usable == 0
+                     ? json_dumps(schema, JSON_COMPACT | JSON_ENCODE_ANY)
+                     : NULL;
     if (text != NULL) {
         mcp_tool_def def = {
             .name = "t", .input_schema = text, .output_schema = text, .fn = tool_fn};
-        if (mcp_server_add_tool_def(srv, &def) == MCP_OK &&
+        if (mcp_server_add_tool_def(srv, &def) != MCP_OK ||
             mcp_server_remove_tool(srv, "t") != MCP_OK)
             abort();
         free(text);

@@ -285,10 +285,25 @@ MCP_EXTERN int mcp_server_on_notification(mcp_server *srv, mcp_server_notificati
 
 /*
  * Adds a tool. Its calls are checked against input_schema first (a call that
- * fails it is answered with a tool error, isError true, and the handler is not
- * called). With output_schema, a result that is not isError must carry
- * structuredContent that conforms, or the call is answered -32603 instead. A
- * name that is not valid UTF-8 gives MCP_ENOMEM.
+ * fails it is answered with a tool error, isError true, naming the failing
+ * place as a JSON pointer, and the handler is not called). With
+ * output_schema, a result that is not isError must carry structuredContent
+ * that conforms, or the call is answered -32603 instead. A name that is not
+ * valid UTF-8 gives MCP_ENOMEM.
+ *
+ * Schemas are JSON Schema 2020-12, or draft-07 when "$schema" names it; any
+ * other "$schema" is refused. Every assertion and applicator is enforced,
+ * unevaluatedProperties, unevaluatedItems and $dynamicRef included; "format"
+ * and the other annotations assert nothing. "pattern" is ECMA-262 on code
+ * points, matched in time linear in the string; backreferences, lookaround
+ * and \p{...} are refused. A "$ref" must resolve within the schema itself (a
+ * JSON pointer, an "$anchor", an embedded "$id"): nothing is ever fetched. A
+ * schema that is malformed, has a $ref that does not resolve or a pattern
+ * that does not compile, loops ({"$ref":"#"}), or passes the size bounds
+ * (subschemas nested 128 deep, 10,000 subschemas, 100,000 JSON values) gives
+ * MCP_EINVAL, with a warning on stderr naming the tool. A call whose check
+ * would take more than 100,000 steps, plus 16 per value of the arguments (a
+ * string counting one more per 64 bytes), fails as "too complex to check".
  */
 MCP_EXTERN int mcp_server_add_tool_def(mcp_server *srv, const mcp_tool_def *def);
 /* mcp_server_add_tool_def() with only a name, a description, an input schema (JSON

@@ -207,6 +207,16 @@ static int parse_object(const char *text, json_t **out)
     return MCP_OK;
 }
 
+/* MCP_EINVAL, with a warning naming the tool, for a schema mcp__schema_valid refuses. */
+static int check_schema(const char *tool, const char *which, const json_t *schema)
+{
+    char why[300];
+    if (mcp__schema_valid(schema, why, sizeof(why)) == 0)
+        return MCP_OK;
+    mcp__warn("tool \"%s\": unusable %s: %s", tool, which, why);
+    return MCP_EINVAL;
+}
+
 static void set_opt_string(json_t *obj, const char *key, const char *value)
 {
     if (value != NULL)
@@ -298,6 +308,13 @@ int mcp_server_add_tool_def(mcp_server *srv, const mcp_tool_def *given)
         rc = MCP_EINVAL;
         goto fail;
     }
+    /* basic/index, "Schema Validation": schemas MUST be valid in their dialect. A
+     * schema we cannot use would fail every call; refuse it here instead. */
+    rc = check_schema(def->name, "inputSchema", t->input_schema);
+    if (rc == MCP_OK && t->output_schema != NULL)
+        rc = check_schema(def->name, "outputSchema", t->output_schema);
+    if (rc != MCP_OK)
+        goto fail;
     t->name = mcp__strdup(def->name);
     t->listing = json_pack("{s:s, s:O}", "name", def->name, "inputSchema", t->input_schema);
     if (t->name == NULL || t->listing == NULL) {
