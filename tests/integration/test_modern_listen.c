@@ -663,6 +663,36 @@ static void test_stdio_listen_ends_with_notifications_cancelled(void **state)
     stdio_stop(s);
 }
 
+/* A listen still open when the input ends, or at SIGTERM, does not keep the server
+ * alive: it ends (with its graceful result) and the server exits at once. */
+static void test_stdio_end_of_input_ends_open_listens(void **state)
+{
+    (void)state;
+    stdio_peer *s = stdio_start();
+    stdio_send(s, listen_request(1, "{\"toolsListChanged\":true}"));
+    json_decref(stdio_call(s, mh_request(2, "server/discover", NULL, NULL), 0, "discover"));
+    harness_close_stdin(&s->p);
+    json_t *resp = stdio_response(s, 1);
+    const char *type =
+        json_string_value(json_object_get(json_object_get(resp, "result"), "resultType"));
+    assert_string_equal(type ? type : "(none)", "complete");
+    json_decref(resp);
+    stdio_stop(s);
+
+    /* SIGTERM does not wait for them either (its drain has 10 s). */
+    s = stdio_start();
+    stdio_send(s, listen_request(1, "{\"toolsListChanged\":true}"));
+    json_decref(stdio_call(s, mh_request(2, "server/discover", NULL, NULL), 0, "discover"));
+    long long t0 = hc_now_ms();
+    assert_int_equal(kill(s->p.pid, SIGTERM), 0);
+    resp = stdio_response(s, 1);
+    json_decref(resp);
+    stdio_stop(s);
+    long long took = hc_now_ms() - t0;
+    if (took > 2000)
+        fail_msg("SIGTERM with a listen open took %lld ms to end the server", took);
+}
+
 /* One connection may hold 64 subscriptions; more are refused. */
 static void test_stdio_listens_per_connection_are_bounded(void **state)
 {
@@ -699,6 +729,7 @@ int main(void)
         cmocka_unit_test(test_sigterm_ends_open_listens_with_a_complete_result),
         cmocka_unit_test(test_stdio_meta_before_initialize_is_modern_and_after_it_legacy),
         cmocka_unit_test(test_stdio_listen_ends_with_notifications_cancelled),
+        cmocka_unit_test(test_stdio_end_of_input_ends_open_listens),
         cmocka_unit_test(test_stdio_listens_per_connection_are_bounded),
     };
     return cmocka_run_group_tests_name("modern_listen", tests, setup, teardown) ? 1 : 0;
