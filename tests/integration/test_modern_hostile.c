@@ -97,6 +97,69 @@ static void assert_serves(int port, long long id, const char *what)
 
 /* ---- Listens and connections ---- */
 
+/*
+ * Long-lived streams may hold half the connections at most, as legacy GET streams may:
+ * past that a listen is refused (429), and everyone else still gets a connection.
+ */
+static void test_listens_cannot_hold_every_connection(void **state)
+{
+    (void)state;
+    mh_opts o = {.max_connections = 20};
+    mh_host *h = own_host(&o);
+    hc_conn c[40];
+    int open = 0, refused = 0;
+    for (int i = 0; i < 40; i++) {
+        json_t *req = listen_request(100 + i);
+        hc_response head;
+        int rc = mh_open(&c[open], h->port, req, &head);
+        json_decref(req);
+        if (rc != 0) {
+            hc_close(&c[open]);
+            fail_msg("listen %d: no response head", i);
+        }
+        if (head.status == 200) {
+            json_t *ack = hc_sse_next_json(&c[open], MH_WAIT_MS, NULL);
+            assert_non_null(ack);
+            json_decref(ack);
+            open++;
+        } else {
+            if (head.status != 429)
+                fail_msg("listen %d: refused with %d, not 429", i, head.status);
+            hc_read_body(&c[open], &head, MH_WAIT_MS);
+            json_t *msgs = mh_messages(&head, "a refused listen");
+            json_t *id = json_object_get(json_array_get(msgs, 0), "id");
+            if (json_integer_value(id) != 100 + i)
+                fail_msg("listen %d: the refusal should name the request", i);
+            json_decref(msgs);
+            hc_close(&c[open]);
+            refused++;
+        }
+        hc_response_free(&head);
+    }
+    printf("%d listens held, %d refused, of 20 connections\n", open, refused);
+    if (open > 10)
+        fail_msg("%d listens hold %d of 20 connections", open, open);
+    /* Everyone else is served: modern requests, and a legacy session. */
+    for (int i = 0; i < 20; i++)
+        assert_serves(h->port, 200 + i, "a request while listens hold what they may");
+    char session[33];
+    if (hc_mcp_initialize(h->port, session, MH_WAIT_MS) != 0)
+        fail_msg("a legacy client could not initialize while listens were open");
+    /* A closed listen makes room for a new one. */
+    hc_close(&c[0]);
+    assert_int_equal(mh_wait_sessions(h, (size_t)(open - 1) * 2 + 2, MH_WAIT_MS),
+                     (size_t)(open - 1) * 2 + 2);
+    json_t *req = listen_request(300);
+    hc_response head;
+    assert_int_equal(mh_open(&c[0], h->port, req, &head), 0);
+    json_decref(req);
+    assert_int_equal(head.status, 200);
+    hc_response_free(&head);
+    for (int i = 0; i < open; i++)
+        hc_close(&c[i]);
+    own_stop();
+}
+
 /* ---- Floods ---- */
 
 /* Writes as many copies of request text (ids counting up) as the socket takes within
@@ -462,6 +525,7 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_listens_cannot_hold_every_connection, own_cleanup),
         cmocka_unit_test_teardown(test_modern_posts_never_read_are_bounded, own_cleanup),
         cmocka_unit_test(test_abandoned_and_endless_rounds_keep_nothing),
         cmocka_unit_test(test_huge_state_answers_and_nesting_are_bounded),
