@@ -95,6 +95,29 @@ static void assert_serves(int port, long long id, const char *what)
         fail_msg("%s: a good request took %lld ms (at most %lld)", what, took, bound);
 }
 
+/* Connects with a receive buffer of 4 KiB: a client that reads nothing fills it at
+ * once, and what the server sends it then waits in the server. */
+static int connect_small_window(hc_conn *c, int port)
+{
+    memset(c, 0, sizeof(*c));
+    c->fd = -1;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int small = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        close(fd);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    c->fd = fd;
+    return 0;
+}
+
 /* ---- Listens and connections ---- */
 
 /*
@@ -157,6 +180,110 @@ static void test_listens_cannot_hold_every_connection(void **state)
     hc_response_free(&head);
     for (int i = 0; i < open; i++)
         hc_close(&c[i]);
+    own_stop();
+}
+
+/*
+ * A listen whose client reads nothing while changes flood: the server holds at most
+ * max_queued bytes for it, then cuts the stream, and the subscription ends with it
+ * (nothing is left to deliver to, so nothing is kept).
+ */
+static void test_a_listen_that_never_reads_is_cut_and_leaves_nothing(void **state)
+{
+    (void)state;
+    mh_opts o = {.max_queued = 64 * 1024};
+    mh_host *h = own_host(&o);
+    hc_conn slow, good;
+    assert_int_equal(connect_small_window(&slow, h->port), 0);
+    json_t *req = listen_request(1);
+    char hdrs[1024];
+    char *body = json_dumps(req, JSON_COMPACT);
+    assert_int_equal(hc_send_request(&slow, h->port, "POST", "/mcp",
+                                     mh_headers(req, NULL, hdrs, sizeof hdrs), body, MH_WAIT_MS),
+                     0);
+    free(body);
+    json_decref(req);
+    hc_response head;
+    assert_int_equal(hc_read_head(&slow, &head, MH_WAIT_MS), 0);
+    assert_int_equal(head.status, 200);
+    hc_response_free(&head);
+    /* A listener that reads, beside it. */
+    req = listen_request(2);
+    assert_int_equal(mh_open(&good, h->port, req, &head), 0);
+    json_decref(req);
+    hc_response_free(&head);
+    json_decref(hc_sse_next_json(&good, MH_WAIT_MS, NULL));
+    assert_int_equal(mh_sessions(h), 4);
+    /* 8 MiB of changes, 8 KiB each. */
+    char pad[8192];
+    memset(pad, 'x', sizeof pad - 1);
+    pad[sizeof pad - 1] = '\0';
+    long long heap = mh_heap_bytes();
+    for (int i = 0; i < 1024; i++) {
+        json_t *params = json_pack("{s:{s:s}}", "_meta", "pad", pad);
+        assert_int_equal(mcp_server_notify(h->srv, "notifications/tools/list_changed", params),
+                         MCP_OK);
+        if (i % 64 == 63) {
+            /* The reader keeps up, and shows that the flood goes on. */
+            for (int k = 0; k < 64; k++) {
+                json_t *m = hc_sse_next_json(&good, MH_WAIT_MS, NULL);
+                if (m == NULL)
+                    fail_msg("the reading listener missed change %d", i - 63 + k);
+                json_decref(m);
+            }
+        }
+    }
+    long long heap_after = mh_heap_bytes();
+    printf("a flood of 8 MiB past a listener that reads nothing: heap %lld -> %lld\n", heap,
+           heap_after);
+    if (heap >= 0 && heap_after - heap > 4 * 1024 * 1024)
+        fail_msg("the server held %lld bytes for a listener that reads nothing", heap_after - heap);
+    /* The slow one was cut: only the good listener's sessions remain. */
+    size_t n = mh_wait_sessions(h, 2, MH_WAIT_MS);
+    if (n != 2)
+        fail_msg("a cut listen left its sessions: %zu, not 2", n);
+    hc_close(&slow);
+    hc_close(&good);
+    assert_int_equal(mh_wait_sessions(h, 0, MH_WAIT_MS), 0);
+    own_stop();
+}
+
+/* A listen whose client stops taking anything (its window stays shut) is cut once it
+ * has taken nothing for the session idle time (1 s here), and ends with its stream. */
+static void test_a_stalled_listen_is_cut_and_leaves_nothing(void **state)
+{
+    (void)state;
+    mh_opts o = {.session_idle_ms = 1000};
+    mh_host *h = own_host(&o);
+    hc_conn slow;
+    assert_int_equal(connect_small_window(&slow, h->port), 0);
+    json_t *req = listen_request(1);
+    char hdrs[1024];
+    char *body = json_dumps(req, JSON_COMPACT);
+    assert_int_equal(hc_send_request(&slow, h->port, "POST", "/mcp",
+                                     mh_headers(req, NULL, hdrs, sizeof hdrs), body, MH_WAIT_MS),
+                     0);
+    free(body);
+    json_decref(req);
+    hc_response head;
+    assert_int_equal(hc_read_head(&slow, &head, MH_WAIT_MS), 0);
+    assert_int_equal(head.status, 200);
+    hc_response_free(&head);
+    assert_int_equal(mh_sessions(h), 2);
+    /* 256 KiB: more than its window, far less than max_queued. */
+    char pad[2048];
+    memset(pad, 'x', sizeof pad - 1);
+    pad[sizeof pad - 1] = '\0';
+    for (int i = 0; i < 128; i++)
+        assert_int_equal(mcp_server_notify(h->srv, "notifications/tools/list_changed",
+                                           json_pack("{s:{s:s}}", "_meta", "pad", pad)),
+                         MCP_OK);
+    long long t0 = hc_now_ms();
+    size_t n = mh_wait_sessions(h, 0, 8000);
+    if (n != 0)
+        fail_msg("a stalled listen was not ended within 8 s: %zu sessions", n);
+    printf("a stalled listen ended after %lld ms\n", hc_now_ms() - t0);
+    hc_close(&slow);
     own_stop();
 }
 
@@ -526,6 +653,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_listens_cannot_hold_every_connection, own_cleanup),
+        cmocka_unit_test_teardown(test_a_listen_that_never_reads_is_cut_and_leaves_nothing,
+                                  own_cleanup),
+        cmocka_unit_test_teardown(test_a_stalled_listen_is_cut_and_leaves_nothing, own_cleanup),
         cmocka_unit_test_teardown(test_modern_posts_never_read_are_bounded, own_cleanup),
         cmocka_unit_test(test_abandoned_and_endless_rounds_keep_nothing),
         cmocka_unit_test(test_huge_state_answers_and_nesting_are_bounded),
