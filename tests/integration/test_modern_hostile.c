@@ -118,6 +118,19 @@ static int connect_small_window(hc_conn *c, int port)
     return 0;
 }
 
+/* Opens listen `id` on a connection with a window of 4 KiB, and reads its head only. */
+static void open_slow_listen(hc_conn *c, int port, long long id)
+{
+    assert_int_equal(connect_small_window(c, port), 0);
+    json_t *req = listen_request(id);
+    assert_int_equal(mh_send(c, port, req), 0);
+    json_decref(req);
+    hc_response head;
+    assert_int_equal(hc_read_head(c, &head, MH_WAIT_MS), 0);
+    assert_int_equal(head.status, 200);
+    hc_response_free(&head);
+}
+
 /* ---- Listens and connections ---- */
 
 /*
@@ -194,21 +207,10 @@ static void test_a_listen_that_never_reads_is_cut_and_leaves_nothing(void **stat
     mh_opts o = {.max_queued = 64 * 1024};
     mh_host *h = own_host(&o);
     hc_conn slow, good;
-    assert_int_equal(connect_small_window(&slow, h->port), 0);
-    json_t *req = listen_request(1);
-    char hdrs[1024];
-    char *body = json_dumps(req, JSON_COMPACT);
-    assert_int_equal(hc_send_request(&slow, h->port, "POST", "/mcp",
-                                     mh_headers(req, NULL, hdrs, sizeof hdrs), body, MH_WAIT_MS),
-                     0);
-    free(body);
-    json_decref(req);
-    hc_response head;
-    assert_int_equal(hc_read_head(&slow, &head, MH_WAIT_MS), 0);
-    assert_int_equal(head.status, 200);
-    hc_response_free(&head);
+    open_slow_listen(&slow, h->port, 1);
     /* A listener that reads, beside it. */
-    req = listen_request(2);
+    hc_response head;
+    json_t *req = listen_request(2);
     assert_int_equal(mh_open(&good, h->port, req, &head), 0);
     json_decref(req);
     hc_response_free(&head);
@@ -256,19 +258,7 @@ static void test_a_stalled_listen_is_cut_and_leaves_nothing(void **state)
     mh_opts o = {.session_idle_ms = 1000};
     mh_host *h = own_host(&o);
     hc_conn slow;
-    assert_int_equal(connect_small_window(&slow, h->port), 0);
-    json_t *req = listen_request(1);
-    char hdrs[1024];
-    char *body = json_dumps(req, JSON_COMPACT);
-    assert_int_equal(hc_send_request(&slow, h->port, "POST", "/mcp",
-                                     mh_headers(req, NULL, hdrs, sizeof hdrs), body, MH_WAIT_MS),
-                     0);
-    free(body);
-    json_decref(req);
-    hc_response head;
-    assert_int_equal(hc_read_head(&slow, &head, MH_WAIT_MS), 0);
-    assert_int_equal(head.status, 200);
-    hc_response_free(&head);
+    open_slow_listen(&slow, h->port, 1);
     assert_int_equal(mh_sessions(h), 2);
     /* 256 KiB: more than its window, far less than max_queued. */
     char pad[2048];
@@ -297,15 +287,10 @@ static int pipeline(hc_conn *c, int port, int ms, int max)
     int n = 0;
     while (n < max && hc_now_ms() < deadline) {
         json_t *req = mh_request(n + 1, "tools/list", NULL, NULL);
-        char hdrs[1024];
-        char *body = json_dumps(req, JSON_COMPACT);
         size_t len;
-        char *text =
-            hc_format_request(port, "POST", "/mcp", mh_headers(req, NULL, hdrs, sizeof hdrs), body,
-                              strlen(body), &len);
+        char *text = mh_format(port, req, &len);
         int rc = hc_send(c, text, len, 50);
         free(text);
-        free(body);
         json_decref(req);
         if (rc != 0)
             break;
@@ -376,12 +361,8 @@ static void test_abandoned_and_endless_rounds_keep_nothing(void **state)
         }
         json_t *req =
             mh_request(i + 1, "tools/call", json_pack("{s:s}", "name", "ask"), ELICIT_CAPS);
-        char hdrs[1024];
-        char *body = json_dumps(req, JSON_COMPACT);
         hc_response r;
-        if (hc_send_request(&c, h->port, "POST", "/mcp", mh_headers(req, NULL, hdrs, sizeof hdrs),
-                            body, MH_WAIT_MS) != 0 ||
-            hc_read_response(&c, &r, MH_WAIT_MS) != 0)
+        if (mh_send(&c, h->port, req) != 0 || hc_read_response(&c, &r, MH_WAIT_MS) != 0)
             fail_msg("round %d: no answer", i);
         json_t *resp = mh_expect(&r, 200, 0, i + 1, "an abandoned first round");
         char *token = state_of(resp);
@@ -389,7 +370,6 @@ static void test_abandoned_and_endless_rounds_keep_nothing(void **state)
         free(token);
         json_decref(resp);
         hc_response_free(&r);
-        free(body);
         json_decref(req);
     }
     hc_close(&c);
@@ -506,12 +486,9 @@ static void test_half_sent_modern_requests_do_not_lock_others_out(void **state)
     mh_opts o = {.max_connections = 40};
     mh_host *h = own_host(&o);
     json_t *req = mh_request(1, "tools/call", json_pack("{s:s}", "name", "count"), NULL);
-    char hdrs[1024];
-    char *body = json_dumps(req, JSON_COMPACT);
     size_t len;
-    char *text =
-        hc_format_request(h->port, "POST", "/mcp", mh_headers(req, NULL, hdrs, sizeof hdrs), body,
-                          strlen(body), &len);
+    char *text = mh_format(h->port, req, &len);
+    size_t head = (size_t)(strstr(text, "\r\n\r\n") - text) + 4;
     hc_conn c[100];
     for (int i = 0; i < 100; i++) {
         if (hc_connect(&c[i], h->port, MH_WAIT_MS) != 0) {
@@ -519,13 +496,11 @@ static void test_half_sent_modern_requests_do_not_lock_others_out(void **state)
             continue;
         }
         /* Half of the head, or all of it and half of the body. */
-        size_t head = (size_t)(strstr(text, "\r\n\r\n") - text) + 4;
-        (void)hc_send(&c[i], text, i % 2 ? head / 2 : head + strlen(body) / 2, 200);
+        (void)hc_send(&c[i], text, i % 2 ? head / 2 : head + (len - head) / 2, 200);
         if (i % 10 == 9)
             assert_serves(h->port, 1000 + i, "a request among half-sent ones");
     }
     free(text);
-    free(body);
     json_decref(req);
     assert_serves(h->port, 2000, "a request after 100 half-sent ones");
     for (int i = 0; i < 100; i++)

@@ -321,13 +321,7 @@ static void test_closing_a_long_call_cancels_its_handler(void **state)
             json_pack("{s:s, s:{s:i}}", "name", "sleepy", "arguments", "ms", 30000), NULL);
         hc_conn c;
         assert_int_equal(hc_connect(&c, h->port, MH_WAIT_MS), 0);
-        char hdrs[1024];
-        char *body = json_dumps(req, JSON_COMPACT);
-        assert_int_equal(hc_send_request(&c, h->port, "POST", "/mcp",
-                                         mh_headers(req, NULL, hdrs, sizeof hdrs), body,
-                                         MH_WAIT_MS),
-                         0);
-        free(body);
+        assert_int_equal(mh_send(&c, h->port, req), 0);
         json_decref(req);
         assert_int_equal(mh_wait_count(h, &h->sleeping, 1, MH_WAIT_MS), 0);
         if (round == 0)
