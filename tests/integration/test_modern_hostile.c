@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -274,6 +275,62 @@ static void test_a_stalled_listen_is_cut_and_leaves_nothing(void **state)
         fail_msg("a stalled listen was not ended within 8 s: %zu sessions", n);
     printf("a stalled listen ended after %lld ms\n", hc_now_ms() - t0);
     hc_close(&slow);
+    own_stop();
+}
+
+/* A thousand listens (fewer when descriptors are short) cost little each, each hears a
+ * change once, and closing them leaves nothing. */
+static void test_a_thousand_listens_cost_little_and_each_hears_a_change(void **state)
+{
+    (void)state;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    int n = 1000;
+    /* Two descriptors each (client and server), and room for the rest. */
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)(2 * n + 300))
+        n = ((int)rl.rlim_cur - 300) / 2;
+    mh_host *h = own_host(NULL);
+    int fds = mh_count_fds();
+    long long heap = mh_heap_bytes();
+    hc_conn *c = calloc((size_t)n, sizeof(*c));
+    assert_non_null(c);
+    for (int i = 0; i < n; i++) {
+        json_t *req = listen_request(i + 1);
+        hc_response head;
+        if (mh_open(&c[i], h->port, req, &head) != 0 || head.status != 200)
+            fail_msg("listen %d of %d: not opened (HTTP %d)", i + 1, n, head.status);
+        json_decref(req);
+        hc_response_free(&head);
+        json_decref(hc_sse_next_json(&c[i], MH_WAIT_MS, NULL)); /* the acknowledgment */
+    }
+    assert_int_equal(mh_sessions(h), (size_t)n * 2);
+    /* The heap is this process's: the clients' read buffers are taken out. */
+    long long clients = 0;
+    for (int i = 0; i < n; i++)
+        clients += (long long)(c[i].in_cap + c[i].dec_cap);
+    long long grew = mh_heap_bytes() - clients - heap;
+    printf("%d listens open: the server's heap grew %lld bytes (%lld each)\n", n, grew, grew / n);
+    if (heap >= 0 && grew > (long long)n * 16 * 1024)
+        fail_msg("%d listens took %lld bytes of the server's heap", n, grew);
+    assert_int_equal(mcp_server_notify(h->srv, "notifications/tools/list_changed", NULL), MCP_OK);
+    for (int i = 0; i < n; i++) {
+        json_t *m = hc_sse_next_json(&c[i], MH_WAIT_MS, NULL);
+        json_t *sub = json_object_get(json_object_get(json_object_get(m, "params"), "_meta"),
+                                      "io.modelcontextprotocol/subscriptionId");
+        if (json_integer_value(sub) != i + 1)
+            fail_msg("listen %d did not hear the change", i + 1);
+        json_decref(m);
+    }
+    for (int i = 0; i < n; i++)
+        hc_close(&c[i]);
+    free(c);
+    assert_int_equal(mh_wait_sessions(h, 0, MH_WAIT_MS), 0);
+    int after = mh_wait_fds(fds, MH_WAIT_MS);
+    if (after > fds)
+        fail_msg("closed listens left %d descriptors", after - fds);
     own_stop();
 }
 
@@ -631,6 +688,8 @@ int main(void)
         cmocka_unit_test_teardown(test_a_listen_that_never_reads_is_cut_and_leaves_nothing,
                                   own_cleanup),
         cmocka_unit_test_teardown(test_a_stalled_listen_is_cut_and_leaves_nothing, own_cleanup),
+        cmocka_unit_test_teardown(test_a_thousand_listens_cost_little_and_each_hears_a_change,
+                                  own_cleanup),
         cmocka_unit_test_teardown(test_modern_posts_never_read_are_bounded, own_cleanup),
         cmocka_unit_test(test_abandoned_and_endless_rounds_keep_nothing),
         cmocka_unit_test(test_huge_state_answers_and_nesting_are_bounded),
