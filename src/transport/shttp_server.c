@@ -173,6 +173,8 @@ static int emit(hsess *hs, uint64_t id, hstream *st, const char *text, size_t le
          * without it. A broken connection makes the client resume or retry. */
         mcp__http_req_abort(st->req);
         st->req = NULL;
+        if (hs->stateless)
+            mcp__hsess_close_later(hs); /* nothing to resume: its request ends */
     }
     /* A stored message is not lost when its socket fails: the client resumes. */
     return eid_p != NULL ? MCP_OK : rc;
@@ -777,10 +779,12 @@ static void cut_stalled_streams(hsess *hs, uint64_t now)
             continue;
         mcp__warn("session %s: a stream's reader took nothing for %llu ms; closing it", hs->id,
                   (unsigned long long)(now - st->stall_since));
-        if (st->kind == HS_LEGACY) {
+        if (st->kind == HS_LEGACY || hs->stateless) {
             mcp__http_req_abort(st->req);
             st->req = NULL;
-            mcp__hsess_close_later(hs); /* seed 003: a legacy session ends with its stream */
+            /* Seed 003: a legacy session ends with its stream; a stateless one (2026-07-28,
+             * --stateless) is one request, and its stream is all it has. */
+            mcp__hsess_close_later(hs);
             return;
         }
         mcp__shttp_stream_closed(st, st->req);

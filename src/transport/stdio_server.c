@@ -5,8 +5,9 @@
  *
  * End of input is the client's way to shut the server down (the spec's stdio
  * shutdown). Requests already running still get their answers, but requests
- * to the client fail at once since nobody can answer them any more; then the
- * endpoint flushes and ends. A stop drains the same way, with a deadline after
+ * to the client fail at once since nobody can answer them any more, and
+ * subscriptions end with their graceful result; then the endpoint flushes and
+ * ends. A stop drains the same way, with a deadline after
  * which what still runs is cancelled.
  */
 #include <signal.h>
@@ -110,12 +111,18 @@ static void on_drain_timer(uv_timer_t *h)
 static void end(stdio_ep *ep, int drain_ms)
 {
     uint64_t now = uv_now(ep->loop);
-    if (ep->phase == SE_RUNNING) {
+    int began = ep->phase == SE_RUNNING;
+    if (began) {
         ep->phase = SE_ENDING;
         ep->deadline = UINT64_MAX;
     }
     if (ep->sess == NULL)
         return; /* closing already */
+    /* Long-lived requests (subscriptions/listen) would hold the end for ever, or to the
+     * deadline: they end now with their graceful result, which the client may still
+     * read (the spec's stdio shutdown: the server exits promptly once its input ends). */
+    if (began && ep->ans->ops->drain != NULL)
+        ep->ans->ops->drain(ep->sess);
     if (drain_ms >= 0 && now + (uint64_t)drain_ms < ep->deadline) {
         ep->deadline = now + (uint64_t)drain_ms;
         uv_timer_start(&ep->drain_timer, on_drain_timer, (uint64_t)drain_ms, 0);

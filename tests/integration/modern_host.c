@@ -472,19 +472,33 @@ int mh_post_raw(int port, const char *headers, const char *body, hc_response *r)
     return hc_request(port, "POST", "/mcp", headers, body, r, MH_WAIT_MS);
 }
 
-int mh_open(hc_conn *c, int port, const json_t *req, hc_response *head)
+char *mh_format(int port, const json_t *req, size_t *len)
 {
     char hdrs[4096];
     char *body = json_dumps(req, JSON_COMPACT);
     assert_non_null(body);
-    int rc = -1;
-    if (hc_connect(c, port, MH_WAIT_MS) == 0 &&
-        hc_send_request(c, port, "POST", "/mcp", mh_headers(req, NULL, hdrs, sizeof hdrs), body,
-                        MH_WAIT_MS) == 0 &&
-        hc_read_head(c, head, MH_WAIT_MS) == 0)
-        rc = 0;
+    char *text = hc_format_request(port, "POST", "/mcp", mh_headers(req, NULL, hdrs, sizeof hdrs),
+                                   body, strlen(body), len);
+    assert_non_null(text);
     free(body);
+    return text;
+}
+
+int mh_send(hc_conn *c, int port, const json_t *req)
+{
+    size_t len;
+    char *text = mh_format(port, req, &len);
+    int rc = hc_send(c, text, len, MH_WAIT_MS);
+    free(text);
     return rc;
+}
+
+int mh_open(hc_conn *c, int port, const json_t *req, hc_response *head)
+{
+    if (hc_connect(c, port, MH_WAIT_MS) != 0 || mh_send(c, port, req) != 0 ||
+        hc_read_head(c, head, MH_WAIT_MS) != 0)
+        return -1;
+    return 0;
 }
 
 json_t *mh_messages(const hc_response *r, const char *what)

@@ -112,6 +112,11 @@ int mh_post(int port, const json_t *req, const char *extra_headers, hc_response 
 /* POSTs a body text with exactly the given headers (Accept and Content-Type
  * included only if headers has them). Returns 0, or -1. */
 int mh_post_raw(int port, const char *headers, const char *body, hc_response *r);
+/* The whole text of req as a POST to /mcp with the headers of mh_headers (malloc'd;
+ * *len gets its length). */
+char *mh_format(int port, const json_t *req, size_t *len);
+/* Sends req so on c, a connection already open. 0, or -1. */
+int mh_send(hc_conn *c, int port, const json_t *req);
 /* Opens req's stream: connects, sends, reads the response head. 0, or -1. */
 int mh_open(hc_conn *c, int port, const json_t *req, hc_response *head);
 

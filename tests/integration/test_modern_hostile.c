@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -95,7 +96,243 @@ static void assert_serves(int port, long long id, const char *what)
         fail_msg("%s: a good request took %lld ms (at most %lld)", what, took, bound);
 }
 
+/* Connects with a receive buffer of 4 KiB: a client that reads nothing fills it at
+ * once, and what the server sends it then waits in the server. */
+static int connect_small_window(hc_conn *c, int port)
+{
+    memset(c, 0, sizeof(*c));
+    c->fd = -1;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int small = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        close(fd);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    c->fd = fd;
+    return 0;
+}
+
+/* Opens listen `id` on a connection with a window of 4 KiB, and reads its head only. */
+static void open_slow_listen(hc_conn *c, int port, long long id)
+{
+    assert_int_equal(connect_small_window(c, port), 0);
+    json_t *req = listen_request(id);
+    assert_int_equal(mh_send(c, port, req), 0);
+    json_decref(req);
+    hc_response head;
+    assert_int_equal(hc_read_head(c, &head, MH_WAIT_MS), 0);
+    assert_int_equal(head.status, 200);
+    hc_response_free(&head);
+}
+
 /* ---- Listens and connections ---- */
+
+/*
+ * Long-lived streams may hold half the connections at most, as legacy GET streams may:
+ * past that a listen is refused (429), and everyone else still gets a connection.
+ */
+static void test_listens_cannot_hold_every_connection(void **state)
+{
+    (void)state;
+    mh_opts o = {.max_connections = 20};
+    mh_host *h = own_host(&o);
+    hc_conn c[40];
+    int open = 0, refused = 0;
+    for (int i = 0; i < 40; i++) {
+        json_t *req = listen_request(100 + i);
+        hc_response head;
+        int rc = mh_open(&c[open], h->port, req, &head);
+        json_decref(req);
+        if (rc != 0) {
+            hc_close(&c[open]);
+            fail_msg("listen %d: no response head", i);
+        }
+        if (head.status == 200) {
+            json_t *ack = hc_sse_next_json(&c[open], MH_WAIT_MS, NULL);
+            assert_non_null(ack);
+            json_decref(ack);
+            open++;
+        } else {
+            if (head.status != 429)
+                fail_msg("listen %d: refused with %d, not 429", i, head.status);
+            hc_read_body(&c[open], &head, MH_WAIT_MS);
+            json_t *msgs = mh_messages(&head, "a refused listen");
+            json_t *id = json_object_get(json_array_get(msgs, 0), "id");
+            if (json_integer_value(id) != 100 + i)
+                fail_msg("listen %d: the refusal should name the request", i);
+            json_decref(msgs);
+            hc_close(&c[open]);
+            refused++;
+        }
+        hc_response_free(&head);
+    }
+    printf("%d listens held, %d refused, of 20 connections\n", open, refused);
+    if (open > 10)
+        fail_msg("%d listens hold %d of 20 connections", open, open);
+    /* Everyone else is served: modern requests, and a legacy session. */
+    for (int i = 0; i < 20; i++)
+        assert_serves(h->port, 200 + i, "a request while listens hold what they may");
+    char session[33];
+    if (hc_mcp_initialize(h->port, session, MH_WAIT_MS) != 0)
+        fail_msg("a legacy client could not initialize while listens were open");
+    /* A closed listen makes room for a new one. */
+    hc_close(&c[0]);
+    assert_int_equal(mh_wait_sessions(h, (size_t)(open - 1) * 2 + 2, MH_WAIT_MS),
+                     (size_t)(open - 1) * 2 + 2);
+    json_t *req = listen_request(300);
+    hc_response head;
+    assert_int_equal(mh_open(&c[0], h->port, req, &head), 0);
+    json_decref(req);
+    assert_int_equal(head.status, 200);
+    hc_response_free(&head);
+    for (int i = 0; i < open; i++)
+        hc_close(&c[i]);
+    own_stop();
+}
+
+/*
+ * A listen whose client reads nothing while changes flood: the server holds at most
+ * max_queued bytes for it, then cuts the stream, and the subscription ends with it
+ * (nothing is left to deliver to, so nothing is kept).
+ */
+static void test_a_listen_that_never_reads_is_cut_and_leaves_nothing(void **state)
+{
+    (void)state;
+    mh_opts o = {.max_queued = 64 * 1024};
+    mh_host *h = own_host(&o);
+    hc_conn slow, good;
+    open_slow_listen(&slow, h->port, 1);
+    /* A listener that reads, beside it. */
+    hc_response head;
+    json_t *req = listen_request(2);
+    assert_int_equal(mh_open(&good, h->port, req, &head), 0);
+    json_decref(req);
+    hc_response_free(&head);
+    json_decref(hc_sse_next_json(&good, MH_WAIT_MS, NULL));
+    assert_int_equal(mh_sessions(h), 4);
+    /* 8 MiB of changes, 8 KiB each. */
+    char pad[8192];
+    memset(pad, 'x', sizeof pad - 1);
+    pad[sizeof pad - 1] = '\0';
+    long long heap = mh_heap_bytes();
+    for (int i = 0; i < 1024; i++) {
+        json_t *params = json_pack("{s:{s:s}}", "_meta", "pad", pad);
+        assert_int_equal(mcp_server_notify(h->srv, "notifications/tools/list_changed", params),
+                         MCP_OK);
+        if (i % 64 == 63) {
+            /* The reader keeps up, and shows that the flood goes on. */
+            for (int k = 0; k < 64; k++) {
+                json_t *m = hc_sse_next_json(&good, MH_WAIT_MS, NULL);
+                if (m == NULL)
+                    fail_msg("the reading listener missed change %d", i - 63 + k);
+                json_decref(m);
+            }
+        }
+    }
+    long long heap_after = mh_heap_bytes();
+    printf("a flood of 8 MiB past a listener that reads nothing: heap %lld -> %lld\n", heap,
+           heap_after);
+    if (heap >= 0 && heap_after - heap > 4 * 1024 * 1024)
+        fail_msg("the server held %lld bytes for a listener that reads nothing", heap_after - heap);
+    /* The slow one was cut: only the good listener's sessions remain. */
+    size_t n = mh_wait_sessions(h, 2, MH_WAIT_MS);
+    if (n != 2)
+        fail_msg("a cut listen left its sessions: %zu, not 2", n);
+    hc_close(&slow);
+    hc_close(&good);
+    assert_int_equal(mh_wait_sessions(h, 0, MH_WAIT_MS), 0);
+    own_stop();
+}
+
+/* A listen whose client stops taking anything (its window stays shut) is cut once it
+ * has taken nothing for the session idle time (1 s here), and ends with its stream. */
+static void test_a_stalled_listen_is_cut_and_leaves_nothing(void **state)
+{
+    (void)state;
+    mh_opts o = {.session_idle_ms = 1000};
+    mh_host *h = own_host(&o);
+    hc_conn slow;
+    open_slow_listen(&slow, h->port, 1);
+    assert_int_equal(mh_sessions(h), 2);
+    /* 256 KiB: more than its window, far less than max_queued. */
+    char pad[2048];
+    memset(pad, 'x', sizeof pad - 1);
+    pad[sizeof pad - 1] = '\0';
+    for (int i = 0; i < 128; i++)
+        assert_int_equal(mcp_server_notify(h->srv, "notifications/tools/list_changed",
+                                           json_pack("{s:{s:s}}", "_meta", "pad", pad)),
+                         MCP_OK);
+    long long t0 = hc_now_ms();
+    size_t n = mh_wait_sessions(h, 0, 8000);
+    if (n != 0)
+        fail_msg("a stalled listen was not ended within 8 s: %zu sessions", n);
+    printf("a stalled listen ended after %lld ms\n", hc_now_ms() - t0);
+    hc_close(&slow);
+    own_stop();
+}
+
+/* A thousand listens (fewer when descriptors are short) cost little each, each hears a
+ * change once, and closing them leaves nothing. */
+static void test_a_thousand_listens_cost_little_and_each_hears_a_change(void **state)
+{
+    (void)state;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    int n = 1000;
+    /* Two descriptors each (client and server), and room for the rest. */
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)(2 * n + 300))
+        n = ((int)rl.rlim_cur - 300) / 2;
+    mh_host *h = own_host(NULL);
+    int fds = mh_count_fds();
+    long long heap = mh_heap_bytes();
+    hc_conn *c = calloc((size_t)n, sizeof(*c));
+    assert_non_null(c);
+    for (int i = 0; i < n; i++) {
+        json_t *req = listen_request(i + 1);
+        hc_response head;
+        if (mh_open(&c[i], h->port, req, &head) != 0 || head.status != 200)
+            fail_msg("listen %d of %d: not opened (HTTP %d)", i + 1, n, head.status);
+        json_decref(req);
+        hc_response_free(&head);
+        json_decref(hc_sse_next_json(&c[i], MH_WAIT_MS, NULL)); /* the acknowledgment */
+    }
+    assert_int_equal(mh_sessions(h), (size_t)n * 2);
+    /* The heap is this process's: the clients' read buffers are taken out. */
+    long long clients = 0;
+    for (int i = 0; i < n; i++)
+        clients += (long long)(c[i].in_cap + c[i].dec_cap);
+    long long grew = mh_heap_bytes() - clients - heap;
+    printf("%d listens open: the server's heap grew %lld bytes (%lld each)\n", n, grew, grew / n);
+    if (heap >= 0 && grew > (long long)n * 16 * 1024)
+        fail_msg("%d listens took %lld bytes of the server's heap", n, grew);
+    assert_int_equal(mcp_server_notify(h->srv, "notifications/tools/list_changed", NULL), MCP_OK);
+    for (int i = 0; i < n; i++) {
+        json_t *m = hc_sse_next_json(&c[i], MH_WAIT_MS, NULL);
+        json_t *sub = json_object_get(json_object_get(json_object_get(m, "params"), "_meta"),
+                                      "io.modelcontextprotocol/subscriptionId");
+        if (json_integer_value(sub) != i + 1)
+            fail_msg("listen %d did not hear the change", i + 1);
+        json_decref(m);
+    }
+    for (int i = 0; i < n; i++)
+        hc_close(&c[i]);
+    free(c);
+    assert_int_equal(mh_wait_sessions(h, 0, MH_WAIT_MS), 0);
+    int after = mh_wait_fds(fds, MH_WAIT_MS);
+    if (after > fds)
+        fail_msg("closed listens left %d descriptors", after - fds);
+    own_stop();
+}
 
 /* ---- Floods ---- */
 
@@ -107,15 +344,10 @@ static int pipeline(hc_conn *c, int port, int ms, int max)
     int n = 0;
     while (n < max && hc_now_ms() < deadline) {
         json_t *req = mh_request(n + 1, "tools/list", NULL, NULL);
-        char hdrs[1024];
-        char *body = json_dumps(req, JSON_COMPACT);
         size_t len;
-        char *text =
-            hc_format_request(port, "POST", "/mcp", mh_headers(req, NULL, hdrs, sizeof hdrs), body,
-                              strlen(body), &len);
+        char *text = mh_format(port, req, &len);
         int rc = hc_send(c, text, len, 50);
         free(text);
-        free(body);
         json_decref(req);
         if (rc != 0)
             break;
@@ -186,12 +418,8 @@ static void test_abandoned_and_endless_rounds_keep_nothing(void **state)
         }
         json_t *req =
             mh_request(i + 1, "tools/call", json_pack("{s:s}", "name", "ask"), ELICIT_CAPS);
-        char hdrs[1024];
-        char *body = json_dumps(req, JSON_COMPACT);
         hc_response r;
-        if (hc_send_request(&c, h->port, "POST", "/mcp", mh_headers(req, NULL, hdrs, sizeof hdrs),
-                            body, MH_WAIT_MS) != 0 ||
-            hc_read_response(&c, &r, MH_WAIT_MS) != 0)
+        if (mh_send(&c, h->port, req) != 0 || hc_read_response(&c, &r, MH_WAIT_MS) != 0)
             fail_msg("round %d: no answer", i);
         json_t *resp = mh_expect(&r, 200, 0, i + 1, "an abandoned first round");
         char *token = state_of(resp);
@@ -199,7 +427,6 @@ static void test_abandoned_and_endless_rounds_keep_nothing(void **state)
         free(token);
         json_decref(resp);
         hc_response_free(&r);
-        free(body);
         json_decref(req);
     }
     hc_close(&c);
@@ -316,12 +543,9 @@ static void test_half_sent_modern_requests_do_not_lock_others_out(void **state)
     mh_opts o = {.max_connections = 40};
     mh_host *h = own_host(&o);
     json_t *req = mh_request(1, "tools/call", json_pack("{s:s}", "name", "count"), NULL);
-    char hdrs[1024];
-    char *body = json_dumps(req, JSON_COMPACT);
     size_t len;
-    char *text =
-        hc_format_request(h->port, "POST", "/mcp", mh_headers(req, NULL, hdrs, sizeof hdrs), body,
-                          strlen(body), &len);
+    char *text = mh_format(h->port, req, &len);
+    size_t head = (size_t)(strstr(text, "\r\n\r\n") - text) + 4;
     hc_conn c[100];
     for (int i = 0; i < 100; i++) {
         if (hc_connect(&c[i], h->port, MH_WAIT_MS) != 0) {
@@ -329,13 +553,11 @@ static void test_half_sent_modern_requests_do_not_lock_others_out(void **state)
             continue;
         }
         /* Half of the head, or all of it and half of the body. */
-        size_t head = (size_t)(strstr(text, "\r\n\r\n") - text) + 4;
-        (void)hc_send(&c[i], text, i % 2 ? head / 2 : head + strlen(body) / 2, 200);
+        (void)hc_send(&c[i], text, i % 2 ? head / 2 : head + (len - head) / 2, 200);
         if (i % 10 == 9)
             assert_serves(h->port, 1000 + i, "a request among half-sent ones");
     }
     free(text);
-    free(body);
     json_decref(req);
     assert_serves(h->port, 2000, "a request after 100 half-sent ones");
     for (int i = 0; i < 100; i++)
@@ -462,6 +684,12 @@ static int teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_listens_cannot_hold_every_connection, own_cleanup),
+        cmocka_unit_test_teardown(test_a_listen_that_never_reads_is_cut_and_leaves_nothing,
+                                  own_cleanup),
+        cmocka_unit_test_teardown(test_a_stalled_listen_is_cut_and_leaves_nothing, own_cleanup),
+        cmocka_unit_test_teardown(test_a_thousand_listens_cost_little_and_each_hears_a_change,
+                                  own_cleanup),
         cmocka_unit_test_teardown(test_modern_posts_never_read_are_bounded, own_cleanup),
         cmocka_unit_test(test_abandoned_and_endless_rounds_keep_nothing),
         cmocka_unit_test(test_huge_state_answers_and_nesting_are_bounded),

@@ -321,13 +321,7 @@ static void test_closing_a_long_call_cancels_its_handler(void **state)
             json_pack("{s:s, s:{s:i}}", "name", "sleepy", "arguments", "ms", 30000), NULL);
         hc_conn c;
         assert_int_equal(hc_connect(&c, h->port, MH_WAIT_MS), 0);
-        char hdrs[1024];
-        char *body = json_dumps(req, JSON_COMPACT);
-        assert_int_equal(hc_send_request(&c, h->port, "POST", "/mcp",
-                                         mh_headers(req, NULL, hdrs, sizeof hdrs), body,
-                                         MH_WAIT_MS),
-                         0);
-        free(body);
+        assert_int_equal(mh_send(&c, h->port, req), 0);
         json_decref(req);
         assert_int_equal(mh_wait_count(h, &h->sleeping, 1, MH_WAIT_MS), 0);
         if (round == 0)
@@ -441,29 +435,32 @@ struct stdio_peer {
     json_t *notes; /* notifications read while looking for a response */
 };
 
-/* The peer of the stdio test running now: a test that fails leaves it to the next
- * test's start or the group's teardown, which kill it. */
-static stdio_peer *live_peer;
+/* The peer of the stdio test running now, outside any test's frame: a test that fails
+ * leaves it to the next test's start or the group's teardown, which kill it. */
+static stdio_peer peer;
+static int peer_live;
 
 static void stdio_kill(void)
 {
-    if (live_peer == NULL)
+    if (!peer_live)
         return;
-    harness_kill(&live_peer->p);
-    json_decref(live_peer->notes);
-    live_peer = NULL;
+    harness_kill(&peer.p);
+    json_decref(peer.notes);
+    peer_live = 0;
 }
 
-static void stdio_start(stdio_peer *s)
+static stdio_peer *stdio_start(void)
 {
     char path[4096];
     stdio_kill();
+    stdio_peer *s = &peer;
     memset(s, 0, sizeof(*s));
-    live_peer = s;
+    peer_live = 1;
     assert_int_equal(harness_bin_path("mcp-everything", path, sizeof path), 0);
     const char *argv[] = {path, "--stdio", NULL};
     assert_int_equal(harness_spawn(&s->p, argv), 0);
     s->notes = json_array();
+    return s;
 }
 
 static void stdio_send(stdio_peer *s, json_t *msg)
@@ -522,13 +519,12 @@ static void stdio_stop(stdio_peer *s)
 static void test_stdio_meta_before_initialize_is_modern_and_after_it_legacy(void **state)
 {
     (void)state;
-    stdio_peer s;
-    stdio_start(&s);
-    json_t *resp = stdio_call(&s, mh_request(1, "server/discover", NULL, NULL), 0, "discover");
+    stdio_peer *s = stdio_start();
+    json_t *resp = stdio_call(s, mh_request(1, "server/discover", NULL, NULL), 0, "discover");
     assert_non_null(json_object_get(json_object_get(resp, "result"), "supportedVersions"));
     json_decref(resp);
     resp = stdio_call(
-        &s, mh_request(2, "tools/call", json_pack("{s:s}", "name", "test_simple_text"), NULL), 0,
+        s, mh_request(2, "tools/call", json_pack("{s:s}", "name", "test_simple_text"), NULL), 0,
         "a modern tools/call");
     const char *type =
         json_string_value(json_object_get(json_object_get(resp, "result"), "resultType"));
@@ -563,17 +559,17 @@ static void test_stdio_meta_before_initialize_is_modern_and_after_it_legacy(void
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         json_t *params = json_pack("{s:o}", "_meta", json_loads(bad[i].meta, 0, NULL));
-        json_decref(stdio_call(&s, mh_request(10 + (long long)i, "tools/list", params, NULL),
+        json_decref(stdio_call(s, mh_request(10 + (long long)i, "tools/list", params, NULL),
                                bad[i].code, bad[i].meta));
     }
     static const char *const removed[] = {"ping", "logging/setLevel", "resources/subscribe",
                                           "no/such"};
     for (size_t i = 0; i < sizeof removed / sizeof removed[0]; i++)
-        json_decref(stdio_call(&s, mh_request(20 + (long long)i, removed[i], NULL, NULL), -32601,
+        json_decref(stdio_call(s, mh_request(20 + (long long)i, removed[i], NULL, NULL), -32601,
                                removed[i]));
     /* A Multi Round-Trip Request over stdio: the answer comes in the retry. */
     resp =
-        stdio_call(&s,
+        stdio_call(s,
                    mh_request(30, "tools/call",
                               json_pack("{s:s}", "name", "test_input_required_result_elicitation"),
                               "{\"elicitation\":{}}"),
@@ -588,32 +584,31 @@ static void test_stdio_meta_before_initialize_is_modern_and_after_it_legacy(void
                                          "content", "name", "Ada"),
                                "{\"elicitation\":{}}");
     json_decref(resp);
-    resp = stdio_call(&s, retry, 0, "the MRTR retry");
+    resp = stdio_call(s, retry, 0, "the MRTR retry");
     const char *text = json_string_value(json_object_get(
         json_array_get(json_object_get(json_object_get(resp, "result"), "content"), 0), "text"));
     assert_string_equal(text ? text : "(none)", "Hello, Ada!");
     json_decref(resp);
     /* A request without _meta before initialize is the legacy era's. */
     json_decref(stdio_call(
-        &s, json_pack("{s:s, s:i, s:s}", "jsonrpc", "2.0", "id", 40, "method", "tools/list"),
-        -32600, "tools/list without _meta before initialize"));
+        s, json_pack("{s:s, s:i, s:s}", "jsonrpc", "2.0", "id", 40, "method", "tools/list"), -32600,
+        "tools/list without _meta before initialize"));
     /* After initialize, _meta no longer makes a request modern. */
     json_decref(
-        stdio_call(&s,
+        stdio_call(s,
                    json_pack("{s:s, s:i, s:s, s:{s:s, s:{}, s:{s:s, s:s}}}", "jsonrpc", "2.0", "id",
                              41, "method", "initialize", "params", "protocolVersion", "2025-11-25",
                              "capabilities", "clientInfo", "name", "t", "version", "1"),
                    0, "initialize"));
-    stdio_send(&s,
-               json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
+    stdio_send(s, json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized"));
     resp = stdio_call(
-        &s, mh_request(42, "tools/call", json_pack("{s:s}", "name", "test_simple_text"), NULL), 0,
+        s, mh_request(42, "tools/call", json_pack("{s:s}", "name", "test_simple_text"), NULL), 0,
         "tools/call with _meta after initialize");
     if (json_object_get(json_object_get(resp, "result"), "resultType") != NULL)
         fail_msg("after initialize, a request with _meta was served as a modern one");
     json_decref(resp);
-    json_decref(stdio_call(&s, mh_request(43, "ping", NULL, NULL), 0, "ping after initialize"));
-    stdio_stop(&s);
+    json_decref(stdio_call(s, mh_request(43, "ping", NULL, NULL), 0, "ping after initialize"));
+    stdio_stop(s);
 }
 
 /* The notifications/tools/list_changed kept in s->notes, for subscription id (-1: any). */
@@ -637,55 +632,83 @@ static int tool_changes(stdio_peer *s, long long id)
 static void test_stdio_listen_ends_with_notifications_cancelled(void **state)
 {
     (void)state;
-    stdio_peer s;
-    stdio_start(&s);
-    stdio_send(&s, listen_request(1, "{\"toolsListChanged\":true}"));
-    stdio_send(&s, listen_request(2, "{\"toolsListChanged\":true}"));
+    stdio_peer *s = stdio_start();
+    stdio_send(s, listen_request(1, "{\"toolsListChanged\":true}"));
+    stdio_send(s, listen_request(2, "{\"toolsListChanged\":true}"));
     /* A trigger's broadcast is queued before its answer, so it precedes it. */
     json_decref(stdio_call(
-        &s,
+        s,
         mh_request(3, "tools/call", json_pack("{s:s}", "name", "test_trigger_tool_change"), NULL),
         0, "the first trigger"));
-    assert_int_equal(tool_changes(&s, 1), 1);
-    assert_int_equal(tool_changes(&s, 2), 1);
-    stdio_send(&s, json_pack("{s:s, s:s, s:{s:i}}", "jsonrpc", "2.0", "method",
-                             "notifications/cancelled", "params", "requestId", 1));
+    assert_int_equal(tool_changes(s, 1), 1);
+    assert_int_equal(tool_changes(s, 2), 1);
+    stdio_send(s, json_pack("{s:s, s:s, s:{s:i}}", "jsonrpc", "2.0", "method",
+                            "notifications/cancelled", "params", "requestId", 1));
     json_decref(stdio_call(
-        &s,
+        s,
         mh_request(4, "tools/call", json_pack("{s:s}", "name", "test_trigger_tool_change"), NULL),
         0, "the second trigger"));
-    assert_int_equal(tool_changes(&s, 1), 1);
-    assert_int_equal(tool_changes(&s, 2), 2);
+    assert_int_equal(tool_changes(s, 1), 1);
+    assert_int_equal(tool_changes(s, 2), 2);
     /* Nothing answers a cancelled listen: no response 1 came. */
-    stdio_send(&s, json_pack("{s:s, s:s, s:{s:i}}", "jsonrpc", "2.0", "method",
-                             "notifications/cancelled", "params", "requestId", 2));
-    json_decref(stdio_call(&s, mh_request(5, "server/discover", NULL, NULL), 0, "discover"));
-    stdio_stop(&s);
+    stdio_send(s, json_pack("{s:s, s:s, s:{s:i}}", "jsonrpc", "2.0", "method",
+                            "notifications/cancelled", "params", "requestId", 2));
+    json_decref(stdio_call(s, mh_request(5, "server/discover", NULL, NULL), 0, "discover"));
+    stdio_stop(s);
+}
+
+/* A listen still open when the input ends, or at SIGTERM, does not keep the server
+ * alive: it ends (with its graceful result) and the server exits at once. */
+static void test_stdio_end_of_input_ends_open_listens(void **state)
+{
+    (void)state;
+    stdio_peer *s = stdio_start();
+    stdio_send(s, listen_request(1, "{\"toolsListChanged\":true}"));
+    json_decref(stdio_call(s, mh_request(2, "server/discover", NULL, NULL), 0, "discover"));
+    harness_close_stdin(&s->p);
+    json_t *resp = stdio_response(s, 1);
+    const char *type =
+        json_string_value(json_object_get(json_object_get(resp, "result"), "resultType"));
+    assert_string_equal(type ? type : "(none)", "complete");
+    json_decref(resp);
+    stdio_stop(s);
+
+    /* SIGTERM does not wait for them either (its drain has 10 s). */
+    s = stdio_start();
+    stdio_send(s, listen_request(1, "{\"toolsListChanged\":true}"));
+    json_decref(stdio_call(s, mh_request(2, "server/discover", NULL, NULL), 0, "discover"));
+    long long t0 = hc_now_ms();
+    assert_int_equal(kill(s->p.pid, SIGTERM), 0);
+    resp = stdio_response(s, 1);
+    json_decref(resp);
+    stdio_stop(s);
+    long long took = hc_now_ms() - t0;
+    if (took > 2000)
+        fail_msg("SIGTERM with a listen open took %lld ms to end the server", took);
 }
 
 /* One connection may hold 64 subscriptions; more are refused. */
 static void test_stdio_listens_per_connection_are_bounded(void **state)
 {
     (void)state;
-    stdio_peer s;
-    stdio_start(&s);
+    stdio_peer *s = stdio_start();
     for (int i = 0; i < 64; i++)
-        stdio_send(&s, listen_request(100 + i, "{\"toolsListChanged\":true}"));
-    json_decref(stdio_call(&s, listen_request(200, "{\"toolsListChanged\":true}"), -32600,
+        stdio_send(s, listen_request(100 + i, "{\"toolsListChanged\":true}"));
+    json_decref(stdio_call(s, listen_request(200, "{\"toolsListChanged\":true}"), -32600,
                            "the 65th listen"));
     for (int i = 0; i < 64; i++)
-        stdio_send(&s, json_pack("{s:s, s:s, s:{s:i}}", "jsonrpc", "2.0", "method",
-                                 "notifications/cancelled", "params", "requestId", 100 + i));
+        stdio_send(s, json_pack("{s:s, s:s, s:{s:i}}", "jsonrpc", "2.0", "method",
+                                "notifications/cancelled", "params", "requestId", 100 + i));
     /* With those ended there is room again. */
-    stdio_send(&s, listen_request(201, "{\"toolsListChanged\":true}"));
+    stdio_send(s, listen_request(201, "{\"toolsListChanged\":true}"));
     json_decref(stdio_call(
-        &s,
+        s,
         mh_request(202, "tools/call", json_pack("{s:s}", "name", "test_trigger_tool_change"), NULL),
         0, "a trigger"));
-    assert_int_equal(tool_changes(&s, 201), 1);
-    stdio_send(&s, json_pack("{s:s, s:s, s:{s:i}}", "jsonrpc", "2.0", "method",
-                             "notifications/cancelled", "params", "requestId", 201));
-    stdio_stop(&s);
+    assert_int_equal(tool_changes(s, 201), 1);
+    stdio_send(s, json_pack("{s:s, s:s, s:{s:i}}", "jsonrpc", "2.0", "method",
+                            "notifications/cancelled", "params", "requestId", 201));
+    stdio_stop(s);
 }
 
 int main(void)
@@ -700,6 +723,7 @@ int main(void)
         cmocka_unit_test(test_sigterm_ends_open_listens_with_a_complete_result),
         cmocka_unit_test(test_stdio_meta_before_initialize_is_modern_and_after_it_legacy),
         cmocka_unit_test(test_stdio_listen_ends_with_notifications_cancelled),
+        cmocka_unit_test(test_stdio_end_of_input_ends_open_listens),
         cmocka_unit_test(test_stdio_listens_per_connection_are_bounded),
     };
     return cmocka_run_group_tests_name("modern_listen", tests, setup, teardown) ? 1 : 0;
