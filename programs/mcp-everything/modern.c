@@ -293,15 +293,7 @@ static const mcp_tool_def tools[] = {
 
 int everything_add_modern_tools(mcp_server *srv)
 {
-    for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
-        int rc = mcp_server_add_tool_def(srv, &tools[i]);
-        if (rc != MCP_OK) {
-            fprintf(stderr, "%s: cannot register the tool %s: %s\n", EVERYTHING_NAME, tools[i].name,
-                    mcp_strerror(rc));
-            return rc;
-        }
-    }
-    return MCP_OK;
+    return everything_register_tools(srv, tools, sizeof tools / sizeof tools[0]);
 }
 
 static json_t *prompt_mrtr(mcp_ctx *ctx, const json_t *args, void *user)

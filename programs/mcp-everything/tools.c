@@ -759,15 +759,20 @@ static const mcp_tool_def tools[] = {
      .fn = tool_slow_echo},
 };
 
-int everything_add_tools(mcp_server *srv)
+int everything_register_tools(mcp_server *srv, const mcp_tool_def *defs, size_t n)
 {
-    for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
-        int rc = mcp_server_add_tool_def(srv, &tools[i]);
+    for (size_t i = 0; i < n; i++) {
+        int rc = mcp_server_add_tool_def(srv, &defs[i]);
         if (rc != MCP_OK) {
-            fprintf(stderr, "%s: cannot register the tool %s: %s\n", EVERYTHING_NAME, tools[i].name,
+            fprintf(stderr, "%s: cannot register the tool %s: %s\n", EVERYTHING_NAME, defs[i].name,
                     mcp_strerror(rc));
             return rc;
         }
     }
     return MCP_OK;
+}
+
+int everything_add_tools(mcp_server *srv)
+{
+    return everything_register_tools(srv, tools, sizeof tools / sizeof tools[0]);
 }

@@ -88,7 +88,8 @@ static void ctx_finish(mcp_ctx *ctx, json_t *result)
 {
     mcp__inreq *req = ctx->req;
     ctx->req = NULL;
-    if (ctx->modern && mcp__mrtr_method(ctx->method))
+    /* A request whose answer goes nowhere (its client closed it) seals no state. */
+    if (req != NULL && ctx->modern && mcp__mrtr_method(ctx->method))
         result = mcp__mrtr_finish(ctx, result);
     if (req != NULL) {
         req->data = NULL;

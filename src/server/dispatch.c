@@ -100,11 +100,9 @@ static void do_initialize(mcp__session *s, mcp__inreq *req)
     if (rev == NULL)
         rev = mcp__revision_latest();
 
-    json_t *server_info = json_pack("{s:s, s:s}", "name", srv->name, "version", srv->version);
-    if (server_info != NULL && srv->title != NULL)
-        json_object_set_new(server_info, "title", json_string(srv->title));
-    json_t *result = json_pack("{s:s, s:o, s:o}", "protocolVersion", rev->version, "capabilities",
-                               server_capabilities(srv, s->stateless), "serverInfo", server_info);
+    json_t *result =
+        json_pack("{s:s, s:o, s:o}", "protocolVersion", rev->version, "capabilities",
+                  server_capabilities(srv, s->stateless), "serverInfo", json_incref(srv->info));
     if (result == NULL) {
         mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;

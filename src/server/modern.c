@@ -83,14 +83,6 @@ void mcp__respond_unsupported_version(mcp_server *srv, mcp__inreq *req, const ch
     mcp__rpc_respond_error(req, MCP_RPC_UNSUPPORTED_VERSION, msg, data);
 }
 
-static json_t *server_info(const mcp_server *srv)
-{
-    json_t *info = json_pack("{s:s, s:s}", "name", srv->name, "version", srv->version);
-    if (info != NULL && srv->title != NULL)
-        json_object_set_new(info, "title", json_string(srv->title));
-    return info;
-}
-
 json_t *mcp__modern_decorate(mcp_server *srv, const char *method, json_t *result)
 {
     if (!json_is_object(result))
@@ -104,7 +96,7 @@ json_t *mcp__modern_decorate(mcp_server *srv, const char *method, json_t *result
         json_object_set_new(result, "_meta", meta);
     }
     if (meta != NULL && json_object_get(meta, META_SERVER_INFO) == NULL)
-        json_object_set_new(meta, META_SERVER_INFO, server_info(srv));
+        json_object_set(meta, META_SERVER_INFO, srv->info);
     /* Caching hints go on complete results only (caching.mdx). */
     int i = mcp__cache_index(method);
     if (i >= 0 && type != NULL && strcmp(type, "complete") == 0) {

@@ -74,8 +74,7 @@ static int digest_hex(const json_t *v, char out[65])
     free(text);
     if (rc != MCP_OK)
         return rc;
-    for (int i = 0; i < 32; i++)
-        snprintf(out + 2 * i, 3, "%02x", d[i]);
+    mcp__hex(d, sizeof d, out);
     return MCP_OK;
 }
 

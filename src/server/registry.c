@@ -38,11 +38,13 @@ mcp_server *mcp_server_new(const char *name, const char *version)
     srv->name = mcp__strdup(name);
     srv->version = mcp__strdup(version);
     srv->empty = json_object();
-    if (srv->name == NULL || srv->version == NULL || srv->empty == NULL ||
+    srv->info = json_pack("{s:s, s:s}", "name", name, "version", version);
+    if (srv->name == NULL || srv->version == NULL || srv->empty == NULL || srv->info == NULL ||
         uv_mutex_init(&srv->lock) != 0) {
         free(srv->name);
         free(srv->version);
         json_decref(srv->empty);
+        json_decref(srv->info);
         free(srv);
         return NULL;
     }
@@ -52,6 +54,7 @@ mcp_server *mcp_server_new(const char *name, const char *version)
         free(srv->name);
         free(srv->version);
         json_decref(srv->empty);
+        json_decref(srv->info);
         free(srv);
         return NULL;
     }
@@ -122,6 +125,7 @@ void mcp_server_free(mcp_server *srv)
     free(srv->title);
     free(srv->instructions);
     json_decref(srv->empty);
+    json_decref(srv->info);
     mcp__sealer_clear(&srv->sealer);
     free(srv);
 }
@@ -138,7 +142,19 @@ static int replace_string(char **slot, const char *value)
 
 int mcp_server_set_title(mcp_server *srv, const char *title)
 {
-    return srv == NULL ? MCP_EINVAL : replace_string(&srv->title, title);
+    if (srv == NULL)
+        return MCP_EINVAL;
+    json_t *info = json_pack("{s:s, s:s}", "name", srv->name, "version", srv->version);
+    if (info != NULL && title != NULL && json_object_set_new(info, "title", json_string(title)))
+        json_decref(info), info = NULL;
+    int rc = info != NULL ? replace_string(&srv->title, title) : MCP_ENOMEM;
+    if (rc != MCP_OK) {
+        json_decref(info);
+        return rc;
+    }
+    json_decref(srv->info);
+    srv->info = info;
+    return MCP_OK;
 }
 
 int mcp_server_set_instructions(mcp_server *srv, const char *instructions)

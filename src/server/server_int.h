@@ -80,6 +80,7 @@ struct mcp_server {
         int public_scope;
     } cache[MCP__CACHE_N];
     json_t *empty;          /* {}, for what a client left out (read only, never changed) */
+    json_t *info;           /* serverInfo {name, version, title}: built once, shared read only */
     mcp__sealer sealer;     /* the requestState keys (under lock) */
     long long state_ttl_ms; /* how long a requestState is good for */
     int page_size;

@@ -2,6 +2,7 @@
  * Request metadata headers of Streamable HTTP, revision 2026-07-28: see
  * mcp_headers.h.
  */
+#include "protocol/headers.h"
 #include "transport/mcp_headers.h"
 
 #include <stdio.h>
@@ -54,15 +55,7 @@ char *mcp__mh_encode(const char *s, size_t len)
 
 char *mcp__mh_decode(const char *value, size_t *out_len)
 {
-    size_t len = strlen(value);
-    if (looks_like_sentinel(value, len)) {
-        size_t p = sizeof(MCP__MH_B64_PREFIX) - 1, q = sizeof(MCP__MH_B64_SUFFIX) - 1;
-        return (char *)mcp__base64_decode(value + p, len - p - q, out_len);
-    }
-    char *out = mcp__strdup(value);
-    if (out != NULL)
-        *out_len = len;
-    return out;
+    return mcp__header_value_decode(value, out_len); /* the server's reading, one rule */
 }
 
 int mcp__mh_value(const json_t *v, char **out)
