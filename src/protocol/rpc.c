@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/json.h"
 #include "protocol/revision.h"
 #include "util/util.h"
 
@@ -159,11 +160,6 @@ void mcp__rpc_thread_cleanup(void)
     }
 }
 
-static int dump_to_buf(const char *chunk, size_t size, void *data)
-{
-    return mcp__buf_append(data, chunk, size) == MCP_OK ? 0 : -1;
-}
-
 /* Serialises msg (stolen) and hands it to the transport. One pass into a buffer the
  * engine keeps, so the hot path allocates nothing once warm. *handed (may be NULL)
  * says whether the transport was called: when not, the message could not be built
@@ -188,7 +184,7 @@ static int send_msg_ex(mcp__rpc *rpc, json_t *msg, uint64_t stream, unsigned fla
     if (busy != NULL)
         *busy = 1;
     mcp__buf_reset(b);
-    int rc = json_dump_callback(msg, dump_to_buf, b, JSON_COMPACT) == 0 ? MCP_OK : MCP_ENOMEM;
+    int rc = mcp__json_write(b, msg) == MCP_OK ? MCP_OK : MCP_ENOMEM;
     if (rc == MCP_OK && mcp__buf_append(b, "", 0) != MCP_OK)
         rc = MCP_ENOMEM;
     if (rc == MCP_OK) {
@@ -720,7 +716,7 @@ void mcp__rpc_reject_oversized(mcp__rpc *rpc, size_t seen, size_t limit, uint64_
 json_t *mcp__jsonrpc_parse(const char *text, size_t len, json_t **error)
 {
     json_error_t jerr;
-    json_t *v = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
+    json_t *v = mcp__json_parse(text, len, MCP__JSON_ANY, &jerr);
     if (v != NULL) {
         *error = NULL;
         return v;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/json.h"
 #include "server/server_int.h"
 #include "util/seal.h"
 
@@ -137,7 +138,7 @@ int mcp__mrtr_begin(mcp_ctx *ctx)
         return refuse(ctx, "\"requestState\" has expired: send the request again without it");
     if (rc != MCP_OK)
         return refuse(ctx, "\"requestState\" is not one this server gave for this request");
-    json_t *state = json_loadb((const char *)plain, len, 0, NULL);
+    json_t *state = mcp__json_parse((const char *)plain, len, 0, NULL);
     free(plain);
     json_t *answers = json_object_get(state, "a");
     json_t *round = json_object_get(state, "r");

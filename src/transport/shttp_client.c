@@ -39,6 +39,7 @@
 #include <strings.h>
 
 #include "http/curl_loop.h"
+#include "protocol/json.h"
 #include "protocol/revision.h"
 #include "sse/sse.h"
 #include "transport/ctransport.h"
@@ -692,7 +693,7 @@ static void incoming(xfer *x, json_t *msg)
 static void incoming_text(xfer *x, const char *text, size_t len)
 {
     json_error_t jerr;
-    json_t *msg = json_loadb(text, len, 0, &jerr);
+    json_t *msg = mcp__json_parse(text, len, 0, &jerr);
     if (msg == NULL) {
         mcp__warn("the server sent a message that is not JSON (%s); dropped", jerr.text);
         return;

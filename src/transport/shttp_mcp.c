@@ -8,6 +8,7 @@
 
 #include "transport/http_util.h"
 #include "protocol/headers.h"
+#include "protocol/json.h"
 #include "protocol/meta.h"
 #include "protocol/rpc.h"
 #include "transport/shttp.h"
@@ -34,7 +35,7 @@ json_t *mcp__shttp_body_id(mcp__http_req *req)
     const char *body = mcp__http_req_body(req, &len);
     if (mcp__http_req_method(req) != MCP__HTTP_POST || len == 0)
         return NULL;
-    json_t *v = json_loadb(body, len, JSON_DECODE_ANY, NULL);
+    json_t *v = mcp__json_parse(body, len, MCP__JSON_ANY, NULL);
     json_t *id = json_incref((json_t *)request_id(v));
     json_decref(v);
     return id;
