@@ -17,4 +17,8 @@
  */
 char *mcp__header_value_decode(const char *value, size_t *len);
 
+/* Whether header value carries exactly the n bytes at s, as decoded above (a value that
+ * cannot be decoded carries nothing); without allocating for a plain value. */
+int mcp__header_value_is(const char *value, const char *s, size_t n);
+
 #endif

@@ -17,6 +17,21 @@
 #define MCP__META_LEVEL "io.modelcontextprotocol/logLevel"
 
 /*
+ * The metadata members of one request, read in one pass over params._meta (no lookup
+ * by key, and the keys are long): each borrowed from the request, NULL when absent,
+ * whatever its type. is_object says whether _meta is an object at all.
+ */
+typedef struct mcp__meta {
+    const json_t *version, *caps, *info, *level;
+    int is_object;
+} mcp__meta;
+
+void mcp__meta_read(const json_t *params, mcp__meta *m);
+
+/* Why a request with these members is malformed, as mcp__meta_invalid says. */
+const char *mcp__meta_judge(const mcp__meta *m);
+
+/*
  * Why a modern request's params (may be NULL) are malformed, as the message of its
  * -32602 answer (HTTP 400), or NULL when _meta is an object with a string
  * protocolVersion and an object clientCapabilities, and clientInfo and logLevel, when

@@ -20,6 +20,8 @@
 
 #include <mcp/common.h>
 
+#include "protocol/meta.h"
+
 typedef struct mcp__rpc mcp__rpc;
 typedef struct mcp__batch mcp__batch;
 
@@ -35,6 +37,7 @@ typedef struct mcp__inreq {
     int cancelled;
     void *data;     /* the owner's, e.g. the server's mcp_ctx */
     unsigned flags; /* the owner's too (the server: MCP__REQ_*) */
+    mcp__meta meta; /* the owner's: params._meta's 2026-07-28 members, once it reads them */
     struct mcp__inreq *prev, *next;
 } mcp__inreq;
 

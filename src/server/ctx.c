@@ -34,7 +34,7 @@ mcp_ctx *mcp__ctx_new(mcp__session *s, mcp__inreq *req)
     /* The context may outlive the request record, so it keeps its own references. */
     ctx->id = json_incref(req->id);
     ctx->params = json_incref(req->params);
-    ctx->method = json_string_value(json_object_get(req->msg, "method"));
+    ctx->method = req->method;
     ctx->msg = json_incref(req->msg);
     ctx->meta = json_object_get(req->params, "_meta");
     if (!json_is_object(ctx->meta))

@@ -587,10 +587,13 @@ void mcp__dispatch(mcp__session *s, mcp__inreq *req)
     const char *m = req->method;
     /* The era is decided per request: before initialize, a request whose _meta names a
      * revision is modern (after it, the session's revision rules). */
-    if (!s->initialized && (srv->eras & MCP_ERA_MODERN) &&
-        (mcp__req_is_modern(req) || (!(srv->eras & MCP_ERA_LEGACY) && strcmp(m, "initialize")))) {
-        mcp__dispatch_modern(s, req);
-        return;
+    if (!s->initialized && (srv->eras & MCP_ERA_MODERN)) {
+        mcp__meta_read(req->params, &req->meta);
+        if (req->meta.version != NULL ||
+            (!(srv->eras & MCP_ERA_LEGACY) && strcmp(m, "initialize") != 0)) {
+            mcp__dispatch_modern(s, req);
+            return;
+        }
     }
     if (strcmp(m, "initialize") == 0) {
         if (srv->eras & MCP_ERA_LEGACY)

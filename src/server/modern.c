@@ -54,11 +54,6 @@ int mcp_server_set_eras(mcp_server *srv, unsigned eras)
     return MCP_OK;
 }
 
-int mcp__req_is_modern(const mcp__inreq *req)
-{
-    return json_object_get(json_object_get(req->params, "_meta"), MCP__META_VERSION) != NULL;
-}
-
 /* The versions the server speaks, newest first, as the -32022 error and server/discover
  * list them. */
 static json_t *supported_versions(const mcp_server *srv)
@@ -83,20 +78,27 @@ void mcp__respond_unsupported_version(mcp_server *srv, mcp__inreq *req, const ch
     mcp__rpc_respond_error(req, MCP_RPC_UNSUPPORTED_VERSION, msg, data);
 }
 
+json_t *mcp__modern_info_meta(json_t *info)
+{
+    return info != NULL ? json_pack("{s:O}", META_SERVER_INFO, info) : NULL;
+}
+
 json_t *mcp__modern_decorate(mcp_server *srv, const char *method, json_t *result)
 {
     if (!json_is_object(result))
         return result;
-    if (json_object_get(result, "resultType") == NULL)
-        json_object_set_new(result, "resultType", json_string("complete"));
-    const char *type = json_string_value(json_object_get(result, "resultType"));
+    json_t *type_v = json_object_get(result, "resultType");
+    if (type_v == NULL)
+        json_object_set(result, "resultType", type_v = srv->complete);
+    const char *type = json_string_value(type_v);
     json_t *meta = json_object_get(result, "_meta");
     if (!json_is_object(meta)) {
-        meta = json_object();
-        json_object_set_new(result, "_meta", meta);
-    }
-    if (meta != NULL && json_object_get(meta, META_SERVER_INFO) == NULL)
+        /* The shared {serverInfo}: nothing changes a result once it is decorated, it is
+         * only written and dropped. */
+        json_object_set(result, "_meta", srv->info_meta);
+    } else if (json_object_get(meta, META_SERVER_INFO) == NULL) {
         json_object_set(meta, META_SERVER_INFO, srv->info);
+    }
     /* Caching hints go on complete results only (caching.mdx). */
     int i = mcp__cache_index(method);
     if (i >= 0 && type != NULL && strcmp(type, "complete") == 0) {
@@ -162,13 +164,12 @@ void mcp__dispatch_modern(mcp__session *s, mcp__inreq *req)
     s->modern = 1;
     /* A malformed request is refused whatever version it names (basic/index.mdx, _meta):
      * the same judgement as the HTTP transport's, before it looks at the headers. */
-    const char *bad = mcp__meta_invalid(req->params);
+    const char *bad = mcp__meta_judge(&req->meta);
     if (bad != NULL) {
         mcp__rpc_respond_error(req, MCP_RPC_INVALID_PARAMS, bad, NULL);
         return;
     }
-    const char *version = json_string_value(
-        json_object_get(json_object_get(req->params, "_meta"), MCP__META_VERSION));
+    const char *version = json_string_value(req->meta.version);
     const mcp__revision *rev = mcp__revision_find(version);
     if (rev == NULL || !rev->modern || !(srv->eras & MCP_ERA_MODERN)) {
         mcp__respond_unsupported_version(srv, req, version);
@@ -195,8 +196,7 @@ int mcp__req_log_level(const mcp__session *s, const mcp__inreq *req)
 {
     if (!(req->flags & MCP__REQ_MODERN))
         return (int)s->level;
-    int level = mcp_log_level_parse(
-        json_string_value(json_object_get(json_object_get(req->params, "_meta"), MCP__META_LEVEL)));
+    int level = mcp_log_level_parse(json_string_value(req->meta.level));
     return level >= 0 ? level : MCP_LOG_EMERGENCY + 1;
 }
 
@@ -204,13 +204,12 @@ const json_t *mcp__req_client_caps(const mcp__session *s, const mcp__inreq *req)
 {
     if (!(req->flags & MCP__REQ_MODERN))
         return s->client_caps;
-    return json_object_get(json_object_get(req->params, "_meta"), MCP__META_CAPS);
+    return req->meta.caps;
 }
 
 const json_t *mcp__req_client_info(const mcp__session *s, const mcp__inreq *req)
 {
     if (!(req->flags & MCP__REQ_MODERN))
         return s->client_info;
-    json_t *info = json_object_get(json_object_get(req->params, "_meta"), MCP__META_INFO);
-    return info != NULL ? info : s->rt->srv->empty;
+    return req->meta.info != NULL ? req->meta.info : s->rt->srv->empty;
 }

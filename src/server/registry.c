@@ -39,12 +39,16 @@ mcp_server *mcp_server_new(const char *name, const char *version)
     srv->version = mcp__strdup(version);
     srv->empty = json_object();
     srv->info = json_pack("{s:s, s:s}", "name", name, "version", version);
+    srv->info_meta = mcp__modern_info_meta(srv->info);
+    srv->complete = json_string("complete");
     if (srv->name == NULL || srv->version == NULL || srv->empty == NULL || srv->info == NULL ||
-        uv_mutex_init(&srv->lock) != 0) {
+        srv->info_meta == NULL || srv->complete == NULL || uv_mutex_init(&srv->lock) != 0) {
         free(srv->name);
         free(srv->version);
         json_decref(srv->empty);
         json_decref(srv->info);
+        json_decref(srv->info_meta);
+        json_decref(srv->complete);
         free(srv);
         return NULL;
     }
@@ -55,6 +59,8 @@ mcp_server *mcp_server_new(const char *name, const char *version)
         free(srv->version);
         json_decref(srv->empty);
         json_decref(srv->info);
+        json_decref(srv->info_meta);
+        json_decref(srv->complete);
         free(srv);
         return NULL;
     }
@@ -126,6 +132,8 @@ void mcp_server_free(mcp_server *srv)
     free(srv->instructions);
     json_decref(srv->empty);
     json_decref(srv->info);
+    json_decref(srv->info_meta);
+    json_decref(srv->complete);
     mcp__sealer_clear(&srv->sealer);
     free(srv);
 }
@@ -147,13 +155,17 @@ int mcp_server_set_title(mcp_server *srv, const char *title)
     json_t *info = json_pack("{s:s, s:s}", "name", srv->name, "version", srv->version);
     if (info != NULL && title != NULL && json_object_set_new(info, "title", json_string(title)))
         json_decref(info), info = NULL;
-    int rc = info != NULL ? replace_string(&srv->title, title) : MCP_ENOMEM;
+    json_t *info_meta = mcp__modern_info_meta(info);
+    int rc = info_meta != NULL ? replace_string(&srv->title, title) : MCP_ENOMEM;
     if (rc != MCP_OK) {
         json_decref(info);
+        json_decref(info_meta);
         return rc;
     }
     json_decref(srv->info);
     srv->info = info;
+    json_decref(srv->info_meta);
+    srv->info_meta = info_meta;
     return MCP_OK;
 }
 

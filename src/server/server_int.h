@@ -81,6 +81,8 @@ struct mcp_server {
     } cache[MCP__CACHE_N];
     json_t *empty;          /* {}, for what a client left out (read only, never changed) */
     json_t *info;           /* serverInfo {name, version, title}: built once, shared read only */
+    json_t *info_meta;      /* {"io.modelcontextprotocol/serverInfo": info}, the same way */
+    json_t *complete;       /* "complete", a modern result's resultType, the same way */
     mcp__sealer sealer;     /* the requestState keys (under lock) */
     long long state_ttl_ms; /* how long a requestState is good for */
     int page_size;
@@ -304,14 +306,16 @@ int mcp__respond(mcp__session *s, mcp__inreq *req, json_t *result);
 /* ---- Revision 2026-07-28 (modern.c) ---- */
 
 /* True when req's _meta names a revision: a request of the modern era. */
-int mcp__req_is_modern(const mcp__inreq *req);
 /* Serves a modern request: its _meta checked, then server/discover, subscriptions/listen,
  * or the shared methods. */
 void mcp__dispatch_modern(mcp__session *s, mcp__inreq *req);
 /* -32022 with the versions srv speaks and the one asked for (may be NULL). */
 void mcp__respond_unsupported_version(mcp_server *srv, mcp__inreq *req, const char *requested);
+/* {"io.modelcontextprotocol/serverInfo": info} (a new reference), or NULL. */
+json_t *mcp__modern_info_meta(json_t *info);
 /* Adds resultType, the server's identity and, for method's cacheable results, the
- * caching hints to result (in place); returns it. */
+ * caching hints to result (in place); returns it. What it adds may be shared with other
+ * results: the result must not be changed after. */
 json_t *mcp__modern_decorate(mcp_server *srv, const char *method, json_t *result);
 /* The index of method in mcp_server.cache, or -1. */
 int mcp__cache_index(const char *method);

@@ -170,12 +170,13 @@ void mcp__shttp_stream_closed(void *arg, mcp__http_req *req)
  * MCP-Protocol-Version header names a modern revision and no session is named.
  * Everything else is the legacy era's, unchanged.
  */
-static int goes_modern(shttp *t, mcp__http_req *req, const json_t *v)
+static int goes_modern(shttp *t, mcp__http_req *req, const json_t *v, mcp__meta *meta)
 {
     unsigned eras = t->ans->ops->eras(t->ans);
     if (!(eras & MCP_ERA_MODERN) || !json_is_object(v) || json_object_get(v, "method") == NULL)
         return 0;
-    if (json_object_get(json_object_get(json_object_get(v, "params"), "_meta"), MCP__META_VERSION))
+    mcp__meta_read(json_object_get(v, "params"), meta);
+    if (meta->version != NULL)
         return 1;
     if (!(eras & MCP_ERA_LEGACY))
         return 1; /* initialize too: it gets the versions the server speaks (-32022) */
@@ -202,24 +203,24 @@ static int mismatch(shttp *t, mcp__http_req *req, const json_t *id, const char *
  * from the server core. The Mcp-Param-* headers depend on the tool's schema, so the core
  * checks them (io.header).
  */
-static int check_modern_headers(shttp *t, mcp__http_req *req, const json_t *v, const json_t *id)
+static int check_modern_headers(shttp *t, mcp__http_req *req, const json_t *v,
+                                const mcp__meta *meta, const json_t *id)
 {
     json_t *params = json_object_get(v, "params");
-    json_t *meta = json_object_get(params, "_meta");
     const char *method = json_string_value(json_object_get(v, "method"));
     /* A legacy client's initialize, to a server of the modern era only: the server core
      * names the versions it speaks (UnsupportedProtocolVersion, 400; versioning.mdx). */
-    if (strcmp(method, "initialize") == 0 && !json_is_object(meta))
+    if (strcmp(method, "initialize") == 0 && !meta->is_object)
         return 0;
     /* The request metadata first (basic/index.mdx, _meta): without it nothing else can be
      * judged. The server core judges the same on every transport; over HTTP the answer
      * carries 400. */
-    const char *bad = mcp__meta_invalid(params);
+    const char *bad = mcp__meta_judge(meta);
     if (bad != NULL) {
         mcp__shttp_error_id(t, req, 400, id, MCP_RPC_INVALID_PARAMS, bad);
         return -1;
     }
-    const char *version = json_string_value(json_object_get(meta, MCP__META_VERSION));
+    const char *version = json_string_value(meta->version);
     const char *hv = mcp__http_header(req, "mcp-protocol-version");
     if (hv == NULL)
         return mismatch(t, req, id, "MCP-Protocol-Version", "is required");
@@ -243,12 +244,7 @@ static int check_modern_headers(shttp *t, mcp__http_req *req, const json_t *v, c
         return mismatch(t, req, id, "Mcp-Name", "is required");
     if (!json_is_string(body_name))
         return 0; /* the method's own check names the bad params */
-    size_t len;
-    char *name = mcp__header_value_decode(hn, &len);
-    int same = name != NULL && len == json_string_length(body_name) &&
-               memcmp(name, json_string_value(body_name), len) == 0;
-    free(name);
-    if (!same)
+    if (!mcp__header_value_is(hn, json_string_value(body_name), json_string_length(body_name)))
         return mismatch(t, req, id, "Mcp-Name",
                         strcmp(field, "uri") == 0 ? "does not match the body's params.uri"
                                                   : "does not match the body's params.name");
@@ -267,7 +263,8 @@ static void modern_stream_closed(void *arg, mcp__http_req *req)
     HS_ANS(hs)->cancel_stream(hs->sess, st->id);
 }
 
-static void post_modern(shttp *t, mcp__http_req *req, json_t *v, size_t n_requests)
+static void post_modern(shttp *t, mcp__http_req *req, json_t *v, const mcp__meta *meta,
+                        size_t n_requests)
 {
     const json_t *id = request_id(v);
     if (n_requests == 0) {
@@ -284,7 +281,7 @@ static void post_modern(shttp *t, mcp__http_req *req, json_t *v, size_t n_reques
                             "Service Unavailable: shutting down");
         return;
     }
-    if (check_modern_headers(t, req, v, id) != 0)
+    if (check_modern_headers(t, req, v, meta, id) != 0)
         return;
     /* A subscription holds its connection as a GET stream does: together they may not
      * take more than half the connections, so that they never lock out short requests. */
@@ -332,8 +329,9 @@ static void post(shttp *t, mcp__http_req *req)
     json_t *v = mcp__shttp_parse_body(t, req, &n_requests, &has_init);
     if (v == NULL)
         return;
-    if (goes_modern(t, req, v)) {
-        post_modern(t, req, v, n_requests);
+    mcp__meta meta;
+    if (goes_modern(t, req, v, &meta)) {
+        post_modern(t, req, v, &meta, n_requests);
         goto out;
     }
     /* From here on every refusal names the request it refuses. */
