@@ -13,9 +13,9 @@
 #include "protocol/json.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <locale.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,12 +174,26 @@ typedef struct {
     mcp__buf text; /* an escaped string value, decoded */
 } reader;
 
+/* The C locale, for reals: the host's may spell the decimal point otherwise. Made on
+ * first use and kept; when it cannot be made (out of memory) reals fail, and the next
+ * one tries again. */
 static locale_t c_locale;
-static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
 
-static void c_locale_init(void)
+static locale_t get_c_locale(void)
 {
-    c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    locale_t l = __atomic_load_n(&c_locale, __ATOMIC_ACQUIRE);
+    if (l != (locale_t)0)
+        return l;
+    locale_t fresh = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (fresh == (locale_t)0)
+        return fresh;
+    locale_t seen = (locale_t)0;
+    if (!__atomic_compare_exchange_n(&c_locale, &seen, fresh, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        freelocale(fresh); /* another thread made it first */
+        return seen;
+    }
+    return fresh;
 }
 
 /* Records why the text is refused, where, and jansson's code for it. Returns NULL. */
@@ -190,7 +204,7 @@ static json_t *fail(reader *r, enum json_error_code code, const char *fmt, ...)
     if (e == NULL)
         return NULL;
     const unsigned char *at = r->p < r->end ? r->p : r->end;
-    int line = 1, column = 1;
+    size_t line = 1, column = 1;
     for (const unsigned char *q = r->start; q < at; q++) {
         if (*q == '\n') {
             line++;
@@ -205,9 +219,11 @@ static json_t *fail(reader *r, enum json_error_code code, const char *fmt, ...)
     va_end(ap);
     e->text[sizeof(e->text) - 1] = (char)code;
     snprintf(e->source, sizeof(e->source), "<buffer>");
-    e->line = line;
-    e->column = column;
-    e->position = (int)(at - r->start);
+    /* jansson's fields are ints: a text past 2 GiB (far past any limit) saturates. */
+    e->line = line > INT_MAX ? INT_MAX : (int)line;
+    e->column = column > INT_MAX ? INT_MAX : (int)column;
+    size_t position = (size_t)(at - r->start);
+    e->position = position > INT_MAX ? INT_MAX : (int)position;
     return NULL;
 }
 
@@ -347,7 +363,10 @@ static int read_string(reader *r, mcp__buf *scratch, const char **s, size_t *n)
             break;
         default:
             r->p = p + 1;
-            fail(r, json_error_invalid_syntax, "invalid escape '\\%c'", p[1]);
+            if (p[1] >= 0x20 && p[1] < 0x7f)
+                fail(r, json_error_invalid_syntax, "invalid escape '\\%c'", p[1]);
+            else
+                fail(r, json_error_invalid_syntax, "invalid escape: '\\' then byte 0x%x", p[1]);
             return -1;
         }
         if (simple != 0) {
@@ -470,12 +489,20 @@ static json_t *read_number(reader *r)
         return fail(r, json_error_out_of_memory, "out of memory");
     memcpy(copy, first, n);
     copy[n] = '\0';
-    pthread_once(&c_locale_once, c_locale_init);
+    locale_t c = get_c_locale();
+    char *stop = copy;
     errno = 0;
-    double d = c_locale != (locale_t)0 ? strtod_l(copy, NULL, c_locale) : strtod(copy, NULL);
+    double d = c != (locale_t)0 ? strtod_l(copy, &stop, c) : 0;
     int overflow = (d == HUGE_VAL || d == -HUGE_VAL) && errno == ERANGE;
+    int whole = stop == copy + n;
     if (copy != small)
         free(copy);
+    if (c == (locale_t)0)
+        return fail(r, json_error_out_of_memory, "out of memory");
+    if (!whole) {
+        r->p = first;
+        return fail(r, json_error_invalid_syntax, "invalid token: not a number");
+    }
     if (overflow) {
         r->p = first;
         return fail(r, json_error_numeric_overflow, "real number overflow");
@@ -750,20 +777,21 @@ static int write_string(mcp__buf *b, const char *s, size_t n)
     return mcp__buf_append(b, "\"", 1);
 }
 
-/* A real as jansson writes one: %.17g, a '.' whatever the locale, ".0" when it would
- * read back as an integer, and no '+' or leading zeros in the exponent. */
+/* A real as jansson writes one: %.17g, ".0" when it would read back as an integer, and
+ * no '+' or leading zeros in the exponent; in the C locale, so that the point is '.'
+ * whatever the host set (jansson swaps in the first byte of the locale's point only,
+ * which breaks UTF-8 where that point is a multibyte character). */
 static int write_real(mcp__buf *b, double v)
 {
     char t[64];
+    locale_t c = get_c_locale();
+    if (c == (locale_t)0)
+        return MCP_ENOMEM;
+    locale_t host = uselocale(c);
     int n = snprintf(t, sizeof(t), "%.17g", v);
+    uselocale(host);
     if (n < 0 || (size_t)n >= sizeof(t) - 3)
         return MCP_EINVAL;
-    const char *point = localeconv()->decimal_point;
-    if (point[0] != '.' && point[0] != '\0') {
-        char *at = strchr(t, point[0]);
-        if (at != NULL)
-            *at = '.';
-    }
     size_t len = (size_t)n;
     if (strchr(t, '.') == NULL && strchr(t, 'e') == NULL) {
         memcpy(t + len, ".0", 3);
