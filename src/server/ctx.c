@@ -70,6 +70,7 @@ static void ctx_destroy(mcp_ctx *ctx)
     json_decref(ctx->msg);
     json_decref(ctx->args);
     json_decref(ctx->schema);
+    json_decref(ctx->in_schema);
     json_decref(ctx->error_data);
     mcp__mrtr_free(ctx);
     free(ctx->error_message);

@@ -204,12 +204,20 @@ static void respond_page(mcp__session *s, mcp__inreq *req, mcp__vec *v, size_t l
 
 static json_t *invoke_tool(mcp_ctx *ctx)
 {
+    /* The arguments are checked here, where the tool runs (a worker unless it is inline):
+     * the check's budget grows with them, and a client's large arguments against an
+     * expensive schema must not hold the loop. The spec (2025-11-25): arguments that fail
+     * the input schema are a tool execution error, so the model can read it and correct
+     * itself. */
+    char why[256];
+    if (mcp__schema_check(ctx->in_schema, ctx->args, why, sizeof(why)) != 0)
+        return mcp_tool_error("Invalid arguments for tool %s: %s",
+                              json_string_value(json_object_get(ctx->params, "name")), why);
     json_t *result = ((mcp_tool_fn)ctx->fn)(ctx, ctx->args, ctx->user);
     if (result == NULL || ctx->schema == NULL || json_is_true(json_object_get(result, "isError")))
         return result;
     /* The spec: a tool with an outputSchema must give structuredContent that conforms. */
     json_t *structured = json_object_get(result, "structuredContent");
-    char why[256];
     if (structured == NULL) {
         mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR,
                           "Internal error: the tool declares an outputSchema but gave no "
@@ -261,12 +269,13 @@ static json_t *invoke_complete(mcp_ctx *ctx)
 
 /* Starts ctx with the handler (fn, user, flags); takes args. */
 static void start(mcp__session *s, mcp__inreq *req, mcp__invoke_fn invoke, void *fn, void *user,
-                  unsigned flags, json_t *args, json_t *schema, const char *uri)
+                  unsigned flags, json_t *args, json_t *schema, const char *uri, json_t *in_schema)
 {
     mcp_ctx *ctx = mcp__ctx_new(s, req);
     if (ctx == NULL) {
         json_decref(args);
         json_decref(schema);
+        json_decref(in_schema);
         mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
@@ -275,6 +284,7 @@ static void start(mcp__session *s, mcp__inreq *req, mcp__invoke_fn invoke, void 
     ctx->user = user;
     ctx->args = args;
     ctx->schema = schema;
+    ctx->in_schema = in_schema;
     if (uri != NULL && (ctx->uri = mcp__strdup(uri)) == NULL) {
         mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
         ctx->invoke = NULL;
@@ -417,17 +427,7 @@ static void do_tools_call(mcp__session *s, mcp__inreq *req)
         mcp__rpc_respond_error(req, MCP_RPC_HEADER_MISMATCH, why, NULL);
         return;
     }
-    /* The spec (2025-11-25): arguments that fail the input schema are a tool execution
-     * error, so the model can read it and correct itself. */
-    int bad = mcp__schema_check(in_schema, args, why, sizeof(why));
-    json_decref(in_schema);
-    if (bad) {
-        json_decref(args);
-        json_decref(out_schema);
-        mcp__respond(s, req, mcp_tool_error("Invalid arguments for tool %s: %s", name, why));
-        return;
-    }
-    start(s, req, invoke_tool, (void *)fn, user, flags, args, out_schema, NULL);
+    start(s, req, invoke_tool, (void *)fn, user, flags, args, out_schema, NULL, in_schema);
 }
 
 static void do_resources_read(mcp__session *s, mcp__inreq *req)
@@ -462,7 +462,7 @@ static void do_resources_read(mcp__session *s, mcp__inreq *req)
                                json_pack("{s:s}", "uri", uri));
         return;
     }
-    start(s, req, invoke_resource, (void *)fn, user, flags, vars, NULL, uri);
+    start(s, req, invoke_resource, (void *)fn, user, flags, vars, NULL, uri, NULL);
 }
 
 static void do_subscribe(mcp__session *s, mcp__inreq *req, int subscribe)
@@ -541,7 +541,7 @@ static void do_prompts_get(mcp__session *s, mcp__inreq *req)
     }
     json_decref(required);
     args = json_is_object(args) ? json_incref(args) : json_object();
-    start(s, req, invoke_prompt, (void *)fn, user, flags, args, NULL, NULL);
+    start(s, req, invoke_prompt, (void *)fn, user, flags, args, NULL, NULL, NULL);
 }
 
 static void do_complete(mcp__session *s, mcp__inreq *req)
@@ -564,7 +564,7 @@ static void do_complete(mcp__session *s, mcp__inreq *req)
         return;
     }
     start(s, req, invoke_complete, (void *)srv->complete_fn, srv->complete_user, 0, NULL, NULL,
-          NULL);
+          NULL, NULL);
 }
 
 static void do_set_level(mcp__session *s, mcp__inreq *req)

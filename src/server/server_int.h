@@ -232,9 +232,10 @@ struct mcp_ctx {
     mcp__invoke_fn invoke;
     void *fn;
     void *user;
-    json_t *args;   /* tool or prompt arguments, template vars */
-    char *uri;      /* resources/read */
-    json_t *schema; /* output schema to check the tool result against */
+    json_t *args;      /* tool or prompt arguments, template vars */
+    char *uri;         /* resources/read */
+    json_t *schema;    /* output schema to check the tool result against */
+    json_t *in_schema; /* input schema to check the arguments against, where the tool runs */
     json_t *result;
 
     /* waits of the handler's thread (sleep, requests to the client) */
