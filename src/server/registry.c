@@ -42,27 +42,12 @@ mcp_server *mcp_server_new(const char *name, const char *version)
     srv->info_meta = mcp__modern_info_meta(srv->info);
     srv->complete = json_string("complete");
     if (srv->name == NULL || srv->version == NULL || srv->empty == NULL || srv->info == NULL ||
-        srv->info_meta == NULL || srv->complete == NULL || uv_mutex_init(&srv->lock) != 0) {
-        free(srv->name);
-        free(srv->version);
-        json_decref(srv->empty);
-        json_decref(srv->info);
-        json_decref(srv->info_meta);
-        json_decref(srv->complete);
-        free(srv);
-        return NULL;
-    }
+        srv->info_meta == NULL || srv->complete == NULL || uv_mutex_init(&srv->lock) != 0)
+        goto fail;
     srv->eras = MCP_ERA_LEGACY | MCP_ERA_MODERN;
     if (mcp__mrtr_init(srv) != MCP_OK) {
         uv_mutex_destroy(&srv->lock);
-        free(srv->name);
-        free(srv->version);
-        json_decref(srv->empty);
-        json_decref(srv->info);
-        json_decref(srv->info_meta);
-        json_decref(srv->complete);
-        free(srv);
-        return NULL;
+        goto fail;
     }
     srv->page_size = 100;
     srv->workers = 8;
@@ -70,6 +55,16 @@ mcp_server *mcp_server_new(const char *name, const char *version)
     uv_once_t once = UV_ONCE_INIT;
     srv->pool_once = once;
     return srv;
+
+fail:
+    free(srv->name);
+    free(srv->version);
+    json_decref(srv->empty);
+    json_decref(srv->info);
+    json_decref(srv->info_meta);
+    json_decref(srv->complete);
+    free(srv);
+    return NULL;
 }
 
 static void tool_free(mcp__tool *t)
