@@ -594,3 +594,22 @@ long long mh_heap_bytes(void)
     return (long long)(mi.uordblks + mi.hblkhd);
 #endif
 }
+
+int mh_group_setup(void **state)
+{
+    mh_host *h = calloc(1, sizeof(*h));
+    if (h == NULL || mh_start(h, NULL) != 0) {
+        free(h);
+        return -1;
+    }
+    *state = h;
+    return 0;
+}
+
+int mh_group_teardown(void **state)
+{
+    mh_host *h = *state;
+    int rc = mh_stop(h, 1000);
+    free(h);
+    return rc;
+}

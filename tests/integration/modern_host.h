@@ -76,6 +76,10 @@ int mh_start(mh_host *h, const mh_opts *o);
 /* Stops the endpoint (drain_ms as mcp_http_endpoint_stop), waits for it, joins the
  * thread and frees the server. Returns 0, or -1 when something did not end in time. */
 int mh_stop(mh_host *h, int drain_ms);
+/* A cmocka group's setup and teardown: a host with default options in *state, started;
+ * then stopped (1 s drain) and freed. */
+int mh_group_setup(void **state);
+int mh_group_teardown(void **state);
 /* Runs fn(h, arg) on the host's loop thread and waits for it. 0, or -1 on timeout. */
 int mh_on_loop(mh_host *h, void (*fn)(mh_host *h, void *arg), void *arg);
 /* The protocol sessions the server holds (every transport session, stateless ones

@@ -29,23 +29,6 @@
 #define ELICIT_CAPS "{\"elicitation\":{}}"
 #define HDR_VERSION "MCP-Protocol-Version: " MH_VERSION "\r\n"
 
-static int setup(void **state)
-{
-    mh_host *h = calloc(1, sizeof(*h));
-    if (h == NULL || mh_start(h, NULL) != 0)
-        return -1;
-    *state = h;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    mh_host *h = *state;
-    int rc = mh_stop(h, 1000);
-    free(h);
-    return rc;
-}
-
 /* ---- Helpers ---- */
 
 /* POSTs req (stolen) with its proper headers plus extra, and expects status and code
@@ -959,5 +942,7 @@ int main(void)
         cmocka_unit_test(test_logs_go_only_to_a_request_that_asked_and_at_its_level),
         cmocka_unit_test(test_a_thousand_bad_requests_leave_nothing_behind),
     };
-    return cmocka_run_group_tests_name("modern_bad_input", tests, setup, teardown) ? 1 : 0;
+    return cmocka_run_group_tests_name("modern_bad_input", tests, mh_group_setup, mh_group_teardown)
+               ? 1
+               : 0;
 }

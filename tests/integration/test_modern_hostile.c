@@ -664,23 +664,6 @@ static void test_modern_and_legacy_traffic_at_once(void **state)
     assert_int_equal(mh_wait_sessions(h, 0, MH_WAIT_MS), 0);
 }
 
-static int setup(void **state)
-{
-    mh_host *h = calloc(1, sizeof(*h));
-    if (h == NULL || mh_start(h, NULL) != 0)
-        return -1;
-    *state = h;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    mh_host *h = *state;
-    int rc = mh_stop(h, 1000);
-    free(h);
-    return rc;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -697,5 +680,7 @@ int main(void)
                                   own_cleanup),
         cmocka_unit_test(test_modern_and_legacy_traffic_at_once),
     };
-    return cmocka_run_group_tests_name("modern_hostile", tests, setup, teardown) ? 1 : 0;
+    return cmocka_run_group_tests_name("modern_hostile", tests, mh_group_setup, mh_group_teardown)
+               ? 1
+               : 0;
 }

@@ -31,15 +31,6 @@
 
 #define META_SUB "io.modelcontextprotocol/subscriptionId"
 
-static int setup(void **state)
-{
-    mh_host *h = calloc(1, sizeof(*h));
-    if (h == NULL || mh_start(h, NULL) != 0)
-        return -1;
-    *state = h;
-    return 0;
-}
-
 typedef struct stdio_peer stdio_peer;
 static void stdio_kill(void);
 
@@ -63,12 +54,9 @@ static void server_start(hc_server *srv, const char *const flags[])
 
 static int teardown(void **state)
 {
-    mh_host *h = *state;
     stdio_kill(); /* a failed test's servers */
     server_kill();
-    int rc = mh_stop(h, 1000);
-    free(h);
-    return rc;
+    return mh_group_teardown(state);
 }
 
 /* ---- Helpers ---- */
@@ -726,5 +714,5 @@ int main(void)
         cmocka_unit_test(test_stdio_end_of_input_ends_open_listens),
         cmocka_unit_test(test_stdio_listens_per_connection_are_bounded),
     };
-    return cmocka_run_group_tests_name("modern_listen", tests, setup, teardown) ? 1 : 0;
+    return cmocka_run_group_tests_name("modern_listen", tests, mh_group_setup, teardown) ? 1 : 0;
 }
