@@ -39,13 +39,6 @@ void mcp__meta_read(const json_t *params, mcp__meta *m)
     }
 }
 
-const char *mcp__meta_invalid(const json_t *params)
-{
-    mcp__meta m;
-    mcp__meta_read(params, &m);
-    return mcp__meta_judge(&m);
-}
-
 const char *mcp__meta_judge(const mcp__meta *m)
 {
     if (!m->is_object)

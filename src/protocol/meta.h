@@ -28,16 +28,13 @@ typedef struct mcp__meta {
 
 void mcp__meta_read(const json_t *params, mcp__meta *m);
 
-/* Why a request with these members is malformed, as mcp__meta_invalid says. */
-const char *mcp__meta_judge(const mcp__meta *m);
-
 /*
- * Why a modern request's params (may be NULL) are malformed, as the message of its
- * -32602 answer (HTTP 400), or NULL when _meta is an object with a string
- * protocolVersion and an object clientCapabilities, and clientInfo and logLevel, when
- * present, are an object and a logging level. Whether the version is one the server
- * speaks is not judged here: a malformed request gets -32602 whatever it names.
+ * Why a modern request with these members is malformed, as the message of its -32602
+ * answer (HTTP 400), or NULL when _meta is an object with a string protocolVersion and
+ * an object clientCapabilities, and clientInfo and logLevel, when present, are an
+ * object and a logging level. Whether the version is one the server speaks is not
+ * judged here: a malformed request gets -32602 whatever it names.
  */
-const char *mcp__meta_invalid(const json_t *params);
+const char *mcp__meta_judge(const mcp__meta *m);
 
 #endif
