@@ -130,3 +130,44 @@ foreach(_rev 2026-07-28 2025-11-25)
         RUN_SERIAL TRUE
         LABELS conformance)
 endforeach()
+
+# The same server runs through mcp-gateway (mcp-gateway --http ... -- mcp-everything --stdio):
+# the gateway must pass what mcp-everything passes on its own, with no warning, in each mode
+# (0.1.16's --suite all, and the prerelease's --requirements 2025-11-25 with SSE answers,
+# --json-response, and --stateless with the same expected failures), and with --shared-child.
+set(_gw_runs
+    "all|stable||"
+    "next_sse|next|2025-11-25|"
+    "next_json_response|next|2025-11-25|--json-response"
+    "next_stateless|next|2025-11-25|--stateless"
+    "next_shared|next|2025-11-25|")
+foreach(_run IN LISTS _gw_runs)
+    string(REPLACE "|" ";" _f "${_run}")
+    list(GET _f 0 _name)
+    list(GET _f 1 _harness)
+    list(GET _f 2 _req)
+    list(GET _f 3 _flags)
+    set(_env "MCP_BIN_DIR=${_mcp_conformance_bin}" "MCP_CONFORMANCE_GATEWAY=1"
+             "MCP_CONFORMANCE_HARNESS=${_harness}")
+    if(_req STREQUAL "")
+        list(APPEND _env "MCP_CONFORMANCE_SUITE=all")
+    else()
+        list(APPEND _env "MCP_CONFORMANCE_REQUIREMENTS=${_req}")
+    endif()
+    if(NOT _flags STREQUAL "")
+        list(APPEND _env "MCP_CONFORMANCE_SERVER_FLAGS=${_flags}")
+    endif()
+    if(_name STREQUAL "next_stateless")
+        list(APPEND _env "MCP_CONFORMANCE_EXPECTED=expected-stateless.json")
+    elseif(_name STREQUAL "next_shared")
+        list(APPEND _env "MCP_CONFORMANCE_GATEWAY_FLAGS=--shared-child")
+    endif()
+    add_test(NAME conformance_gateway_${_name}
+        COMMAND "${MCP_BASH_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/tests/conformance/run-server.sh"
+        WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}/tests/conformance")
+    set_tests_properties(conformance_gateway_${_name} PROPERTIES
+        ENVIRONMENT "${_env}"
+        TIMEOUT 900
+        RUN_SERIAL TRUE
+        LABELS conformance)
+endforeach()

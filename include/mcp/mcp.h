@@ -4,7 +4,8 @@
  * common.h: error codes, protocol versions, logging levels, and the builders
  * of content and results. store.h: the event stores that make Streamable HTTP
  * streams resumable. server.h: the server, its handlers' request context, and
- * the endpoints that serve it. client.h: the client.
+ * the endpoints that serve it. client.h: the client. gateway.h: a stdio MCP
+ * server offered over Streamable HTTP.
  */
 #ifndef MCP_MCP_H
 #define MCP_MCP_H
@@ -13,5 +14,6 @@
 #include <mcp/store.h>
 #include <mcp/server.h>
 #include <mcp/client.h>
+#include <mcp/gateway.h>
 
 #endif

@@ -50,6 +50,10 @@ typedef struct mcp__session_io {
      * revision 2026-07-28's checks of Mcp-Param-* headers against the arguments. May be
      * NULL. */
     const char *(*header)(void *io, uint64_t stream, const char *name);
+    /* The answerer ends the session (what served it is gone): the transport closes it
+     * as a DELETE would, after the current call has returned, and then calls the
+     * answerer's close. May be NULL. */
+    void (*end)(void *io);
 } mcp__session_io;
 
 /* More flags of mcp__session_io.send, beside MCP__SEND_RESPONSE (protocol/rpc.h): the

@@ -91,6 +91,10 @@ struct mcp__ctr {
  */
 int mcp__stdio_ctr_new(uv_loop_t *loop, char *const argv[], size_t max_message,
                        const mcp__ctr_cbs *cbs, void *user, mcp__ctr **out);
+/* The waits of a stdio transport's close (default 2000 ms each; <= 0: the default). */
+void mcp__stdio_ctr_set_grace(mcp__ctr *t, int grace_ms);
+/* The child's process id while it runs, else 0. */
+int mcp__stdio_ctr_pid(const mcp__ctr *t);
 
 /*
  * Streamable HTTP, or the legacy HTTP+SSE transport, to one URL. The

@@ -466,7 +466,13 @@ static const char *io_header(void *io, uint64_t stream, const char *name)
     return st != NULL && st->req != NULL ? mcp__http_header(st->req, name) : NULL;
 }
 
+static void io_end(void *io)
+{
+    mcp__hsess_close_later(io);
+}
+
 static const mcp__session_io shttp_io = {.send = io_send,
+                                         .end = io_end,
                                          .idle = io_idle,
                                          .close_stream = io_close_stream,
                                          .close_standalone = io_close_standalone,

@@ -22,6 +22,7 @@ typedef struct stdio_ctr {
     uv_timer_t kill_timer;
     int kill_timer_open;
     int kill_stage;
+    int grace_ms;
     int closing, lost, closed_reported;
 } stdio_ctr;
 
@@ -135,7 +136,7 @@ static void on_kill_timer(uv_timer_t *timer)
     mcp__debug("server did not exit; sending signal %d", sig);
     uv_process_kill(&t->proc, sig);
     if (t->kill_stage == 1)
-        uv_timer_start(&t->kill_timer, on_kill_timer, MCP__CHILD_GRACE_MS, 0);
+        uv_timer_start(&t->kill_timer, on_kill_timer, (uint64_t)t->grace_ms, 0);
 }
 
 static int stdio_send(mcp__ctr *base, const json_t *msg, const char *text, size_t len)
@@ -158,7 +159,7 @@ static void stdio_close(mcp__ctr *base)
     if (t->ls_open)
         mcp__lstream_close(&t->ls);
     if (t->proc_alive)
-        uv_timer_start(&t->kill_timer, on_kill_timer, MCP__CHILD_GRACE_MS, 0);
+        uv_timer_start(&t->kill_timer, on_kill_timer, (uint64_t)t->grace_ms, 0);
     else
         close_kill_timer(t);
     maybe_closed(t);
@@ -180,6 +181,7 @@ int mcp__stdio_ctr_new(uv_loop_t *loop, char *const argv[], size_t max_message,
     t->base.cbs = cbs;
     t->base.user = user;
     t->base.loop = loop;
+    t->grace_ms = MCP__CHILD_GRACE_MS;
     if (mcp__lstream_init_pipes(&t->ls, loop, max_message, &stdio_ls_cbs, t) != MCP_OK) {
         free(t);
         return MCP_EIO;
@@ -218,4 +220,15 @@ int mcp__stdio_ctr_new(uv_loop_t *loop, char *const argv[], size_t max_message,
         return MCP_EIO;
     }
     return MCP_OK;
+}
+
+void mcp__stdio_ctr_set_grace(mcp__ctr *base, int grace_ms)
+{
+    ((stdio_ctr *)base)->grace_ms = grace_ms > 0 ? grace_ms : MCP__CHILD_GRACE_MS;
+}
+
+int mcp__stdio_ctr_pid(const mcp__ctr *base)
+{
+    const stdio_ctr *t = (const stdio_ctr *)base;
+    return t->proc_alive ? t->proc.pid : 0;
 }

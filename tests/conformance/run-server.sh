@@ -26,6 +26,10 @@
 #                          expected-stateless.json. A listed failure must fail at once, with
 #                          the reason the file gives; an unlisted one, or a listed one that
 #                          passes, fails the run.
+#   MCP_CONFORMANCE_GATEWAY  if set to 1, the server is `mcp-gateway --http 127.0.0.1:0 [flags]
+#                          -- mcp-everything --stdio` (the flags then go to the gateway;
+#                          MCP_CONFORMANCE_GATEWAY_FLAGS adds the gateway's own, such as
+#                          --shared-child): the same checks must hold through it
 #   MCP_CONFORMANCE_KEEP   if set to 1, keep the results directory even when everything passed
 #
 # The harness needs Node 22 (its bundle imports fs.globSync), which comes from the npm package
@@ -49,8 +53,18 @@ die() {
 }
 
 [ -n "${MCP_BIN_DIR:-}" ] || die "MCP_BIN_DIR must be set to the build's bin directory"
+server_name=mcp-everything
 server_bin="$MCP_BIN_DIR/mcp-everything"
 [ -x "$server_bin" ] || die "$server_bin does not exist or is not executable"
+server_tail=()
+if [ "${MCP_CONFORMANCE_GATEWAY:-0}" = 1 ]; then
+    server_name=mcp-gateway
+    server_tail=(--log-level warning)
+    read -r -a gateway_flags <<<"${MCP_CONFORMANCE_GATEWAY_FLAGS:-}"
+    server_tail+=("${gateway_flags[@]}" -- "$server_bin" --stdio)
+    server_bin="$MCP_BIN_DIR/mcp-gateway"
+    [ -x "$server_bin" ] || die "$server_bin does not exist or is not executable"
+fi
 
 # shellcheck source=harness.sh
 . "$here/harness.sh"
@@ -106,7 +120,7 @@ trap 'keep=1; exit 1' INT TERM
 # Its stderr goes through a FIFO so that the listening line can be awaited with a deadline,
 # then a background cat keeps draining it (into a log) so the server never blocks on a full pipe.
 mkfifo "$tmp/server.fifo" || die "mkfifo failed"
-"$server_bin" --http 127.0.0.1:0 "${server_flags[@]}" 2>"$tmp/server.fifo" >"$tmp/server.stdout" </dev/null &
+"$server_bin" --http 127.0.0.1:0 "${server_flags[@]}" "${server_tail[@]}" 2>"$tmp/server.fifo" >"$tmp/server.stdout" </dev/null &
 server_pid=$!
 exec 3<"$tmp/server.fifo"
 
@@ -116,14 +130,14 @@ while [ -z "$port" ]; do
     left=$((deadline - SECONDS))
     if [ "$left" -le 0 ]; then
         keep=1
-        die "mcp-everything did not print its listening line within 10 s (stderr: $tmp/server.log)"
+        die "$server_name did not print its listening line within 10 s (stderr: $tmp/server.log)"
     fi
     if ! IFS= read -r -t "$left" line <&3; then
         keep=1
-        die "mcp-everything ended or stalled before listening (stderr: $tmp/server.log)"
+        die "$server_name ended or stalled before listening (stderr: $tmp/server.log)"
     fi
     printf '%s\n' "$line" >>"$tmp/server.log"
-    if [[ "$line" =~ ^mcp-everything:\ listening\ on\ http://127\.0\.0\.1:([0-9]+)/mcp$ ]]; then
+    if [[ "$line" =~ ^$server_name:\ listening\ on\ http://127\.0\.0\.1:([0-9]+)/mcp$ ]]; then
         port=${BASH_REMATCH[1]}
     fi
 done
@@ -133,7 +147,7 @@ exec 3<&-
 
 url="http://127.0.0.1:$port/mcp"
 echo "conformance: @modelcontextprotocol/conformance $conf_version, node $node_version, $what," \
-    "server $url (mcp-everything ${server_flags[*]:-with no flags})"
+    "server $url ($server_name ${server_flags[*]:-with no flags}${server_tail[*]:+ ${server_tail[*]}})"
 
 # ---- Run the suite ------------------------------------------------------------------------------
 
@@ -340,7 +354,7 @@ watchdog() {
 
 if ! kill -0 "$server_pid" 2>/dev/null; then
     wait "$server_pid"
-    fail "mcp-everything died during the suite (status $?; stderr: $tmp/server.log)"
+    fail "$server_name died during the suite (status $?; stderr: $tmp/server.log)"
     server_pid=
 else
     kill -TERM "$server_pid"
@@ -359,14 +373,14 @@ else
     wait "$watchdog" 2>/dev/null
     server_pid=
     if [ "$server_rc" -ne 0 ]; then
-        fail "mcp-everything exited with status $server_rc after SIGTERM (137 = killed after 10 s)"
+        fail "$server_name exited with status $server_rc after SIGTERM (137 = killed after 10 s)"
     fi
 fi
 wait "$drain_pid" 2>/dev/null
 drain_pid=
 
 if [ -s "$tmp/server.log" ] && [ "$status" -ne 0 ]; then
-    echo "---- mcp-everything stderr (last 50 lines) ----" >&2
+    echo "---- $server_name stderr (last 50 lines) ----" >&2
     tail -n 50 "$tmp/server.log" >&2
 fi
 

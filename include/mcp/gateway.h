@@ -1,0 +1,97 @@
+/*
+ * libmcp - the gateway: a stdio MCP server offered over Streamable HTTP.
+ *
+ * A gateway endpoint is an HTTP endpoint (see server.h: the same options, the
+ * same stop and free) whose sessions are answered by stdio MCP servers run as
+ * child processes, instead of by an mcp_server. Every message is forwarded
+ * under an id of the gateway's own, so that requests of different sessions never
+ * collide in a child, and every answer, notification and request of a child goes
+ * back to the session and stream it belongs to.
+ *
+ * By default each session gets a child of its own: the client's initialize is
+ * forwarded to a new child, and when the session ends (DELETE, idle expiry,
+ * eviction, a stop) its child is stopped: its stdin is closed, then it gets
+ * SIGTERM and, after a grace period, SIGKILL, and it is always reaped. A child
+ * that exits ends its session: every request in flight is answered with an
+ * error, and the session is gone (404), so the client starts a new one.
+ *
+ * With shared_child, one child serves every session. The gateway initializes it
+ * itself (declaring sampling, elicitation and roots) and answers each session's
+ * initialize from the child's answer. Meant for servers that keep no state per
+ * client. A request of the child to a client (sampling, elicitation, roots) or a
+ * notification goes to the session whose request is the only one in flight;
+ * when several sessions have requests in flight, which one it concerns cannot be
+ * known, so a request is answered with an error and a notification is dropped,
+ * never sent to the wrong client. List changes go to every session.
+ *
+ * Threading: every function here is called on the loop's thread.
+ */
+#ifndef MCP_GATEWAY_H
+#define MCP_GATEWAY_H
+
+#include <mcp/server.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One line of the gateway's log: logfmt ("event=request session=... method=...
+ * status=ok duration_ms=0.412"), without a newline; valid during the call. */
+typedef void (*mcp_gateway_log_fn)(void *user, mcp_log_level level, const char *line);
+
+/* Options of mcp_gateway_http_new. A zeroed struct but argv gives the defaults. */
+typedef struct mcp_gateway_opts {
+    /* The caller's sizeof(mcp_gateway_opts), so the struct can grow: 0 stands for this
+     * layout. */
+    size_t size;
+    /* The stdio server: argv[0] (searched in PATH) and its arguments, NULL-terminated.
+     * Required. Copied. Its stderr is the gateway's. */
+    const char *const *argv;
+    int shared_child;        /* one child for every session (see above) */
+    int max_children;        /* children at once; a session past it gets an error to its
+                                initialize; 0: 100 */
+    int kill_grace_ms;       /* from closing a child's stdin to SIGTERM, and from SIGTERM to
+                                SIGKILL; 0: 2000 */
+    int init_timeout_ms;     /* how long a child may take to answer initialize; 0: 30000 */
+    size_t max_message;      /* the largest message either way, in bytes; 0: 4 MiB */
+    mcp_log_level log_level; /* lines of this severity and above reach log (MCP_LOG_DEBUG,
+                                0: all of them); a line per request is info, per session
+                                and child too, their failures warning */
+    mcp_gateway_log_fn log;  /* NULL: no log lines */
+    void *log_user;
+} mcp_gateway_opts;
+
+/*
+ * Serves the stdio server gw->argv names over Streamable HTTP and the legacy
+ * HTTP+SSE transport on `loop`, as mcp_http_endpoint_new serves an mcp_server:
+ * http is that function's options (NULL: the defaults), and the endpoint is
+ * stopped and freed with mcp_http_endpoint_stop and mcp_http_endpoint_free; its
+ * children are stopped and reaped before done runs. Loop thread. No child is
+ * started before a session initializes. gw is copied. Returns MCP_OK; MCP_EINVAL
+ * (a NULL loop, gw or out, no argv, a value out of range, or what
+ * mcp_http_endpoint_new refuses), MCP_ENOMEM, MCP_EIO (cannot listen).
+ */
+MCP_EXTERN int mcp_gateway_http_new(struct uv_loop_s *loop, const mcp_gateway_opts *gw,
+                                    const mcp_http_opts *http, mcp_http_endpoint **out);
+
+/* What a gateway has done so far, for /metrics. */
+typedef struct mcp_gateway_stats {
+    size_t size;            /* set by the caller: sizeof(mcp_gateway_stats) */
+    unsigned long sessions; /* open now */
+    unsigned long children; /* running now (started, not yet reaped) */
+    unsigned long long children_started, children_exited;
+    unsigned long long requests, request_errors; /* answered, and of those with an error */
+    unsigned long long bytes_in, bytes_out;      /* message bytes from and to the children */
+} mcp_gateway_stats;
+
+/*
+ * Fills *stats (its size set by the caller) for a gateway endpoint. Loop
+ * thread. MCP_OK; MCP_EINVAL for a NULL argument, an endpoint that is not a
+ * gateway's, or a size smaller than the size field.
+ */
+MCP_EXTERN int mcp_gateway_stats_get(const mcp_http_endpoint *ep, mcp_gateway_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

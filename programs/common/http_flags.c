@@ -1,0 +1,256 @@
+/*
+ * The Streamable HTTP transport's flags (see http_flags.h).
+ */
+#include "http_flags.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+enum {
+    F_JSON = HTTP_FLAG_FIRST,
+    F_STATELESS,
+    F_NO_GET,
+    F_NO_LEGACY,
+    F_ORIGIN,
+    F_HOST,
+    F_CORS,
+    F_KEEPALIVE,
+    F_MAX_SESSIONS,
+    F_IDLE,
+    F_MAX_BODY,
+    F_MAX_QUEUED,
+    F_MAX_GETS,
+    F_MAX_CONNS,
+    F_MAX_CONNS_SOURCE,
+    F_RETRY,
+    F_DRAIN,
+    F_NO_RESUME,
+    F_STORE_EVENTS,
+    F_STORE_BYTES,
+    F_STORE_TTL
+};
+
+static const struct option flags[HTTP_FLAGS_COUNT] = {
+    {"json-response", no_argument, NULL, F_JSON},
+    {"stateless", no_argument, NULL, F_STATELESS},
+    {"no-get", no_argument, NULL, F_NO_GET},
+    {"no-legacy-sse", no_argument, NULL, F_NO_LEGACY},
+    {"allowed-origin", required_argument, NULL, F_ORIGIN},
+    {"allowed-host", required_argument, NULL, F_HOST},
+    {"cors-origin", required_argument, NULL, F_CORS},
+    {"keepalive-ms", required_argument, NULL, F_KEEPALIVE},
+    {"max-sessions", required_argument, NULL, F_MAX_SESSIONS},
+    {"session-idle-ms", required_argument, NULL, F_IDLE},
+    {"max-body", required_argument, NULL, F_MAX_BODY},
+    {"max-queued", required_argument, NULL, F_MAX_QUEUED},
+    {"max-get-streams", required_argument, NULL, F_MAX_GETS},
+    {"max-connections", required_argument, NULL, F_MAX_CONNS},
+    {"max-connections-per-source", required_argument, NULL, F_MAX_CONNS_SOURCE},
+    {"retry-ms", required_argument, NULL, F_RETRY},
+    {"drain-ms", required_argument, NULL, F_DRAIN},
+    {"no-resumability", no_argument, NULL, F_NO_RESUME},
+    {"store-max-events", required_argument, NULL, F_STORE_EVENTS},
+    {"store-max-bytes", required_argument, NULL, F_STORE_BYTES},
+    {"store-ttl-ms", required_argument, NULL, F_STORE_TTL},
+};
+
+void http_flags_add(struct option *out)
+{
+    memcpy(out, flags, sizeof(flags));
+}
+
+int http_flags_parse_int(const char *s, long min, long max, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int http_flags_check_listen(const char *listen)
+{
+    const char *colon = strrchr(listen, ':');
+    if (!colon || colon == listen)
+        return -1;
+    size_t host_len = (size_t)(colon - listen);
+    if (listen[0] == '[') {
+        if (host_len < 3 || listen[host_len - 1] != ']')
+            return -1;
+    } else if (memchr(listen, ':', host_len) != NULL) {
+        return -1; /* an IPv6 address without brackets: the port is ambiguous */
+    }
+    int port;
+    return http_flags_parse_int(colon + 1, 0, 65535, &port);
+}
+
+int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
+                     http_flags_usage_fn usage)
+{
+    mcp_http_opts *h = &f->http;
+    int v;
+    switch (code) {
+    case F_JSON:
+        h->json_response = 1;
+        return 0;
+    case F_STATELESS:
+        h->stateless = 1;
+        return 0;
+    case F_NO_GET:
+        h->disable_get = 1;
+        return 0;
+    case F_NO_LEGACY:
+        h->disable_legacy_sse = 1;
+        return 0;
+    case F_NO_RESUME:
+        h->disable_resumability = 1;
+        return 0;
+    case F_ORIGIN:
+    case F_HOST:
+    case F_CORS: {
+        const char **list = code == F_ORIGIN ? f->origins : code == F_HOST ? f->hosts : f->cors;
+        int *n = code == F_ORIGIN ? &f->n_origins : code == F_HOST ? &f->n_hosts : &f->n_cors;
+        if (*n >= 32) {
+            usage("option '%s' may be given at most 32 times", name);
+            return 2;
+        }
+        list[(*n)++] = arg;
+        return 0;
+    }
+    case F_KEEPALIVE:
+        if (http_flags_parse_int(arg, 0, 3600000, &v) != 0) {
+            usage("--keepalive-ms needs an integer from 0 to 3600000, not '%s'", arg);
+            return 2;
+        }
+        h->keepalive_ms = v == 0 ? -1 : v;
+        return 0;
+    case F_MAX_SESSIONS:
+        if (http_flags_parse_int(arg, 1, 1000000, &h->max_sessions) != 0) {
+            usage("--max-sessions needs an integer from 1 to 1000000, not '%s'", arg);
+            return 2;
+        }
+        return 0;
+    case F_IDLE:
+        if (http_flags_parse_int(arg, 1, 86400000, &h->session_idle_ms) != 0) {
+            usage("--session-idle-ms needs an integer from 1 to 86400000, not '%s'", arg);
+            return 2;
+        }
+        return 0;
+    case F_MAX_BODY:
+        if (http_flags_parse_int(arg, 1024, 1 << 30, &v) != 0) {
+            usage("--max-body needs a byte count from 1024 to 1073741824, not '%s'", arg);
+            return 2;
+        }
+        h->max_body = (size_t)v;
+        return 0;
+    case F_DRAIN:
+        if (http_flags_parse_int(arg, 0, 1 << 30, &h->drain_ms) != 0) {
+            usage("--drain-ms needs an integer from 0 to 1073741824, not '%s'", arg);
+            return 2;
+        }
+        /* 0 means "stop at once" here; the library reads 0 as its default. */
+        if (h->drain_ms == 0)
+            h->drain_ms = 1;
+        return 0;
+    default:
+        break;
+    }
+    if (http_flags_parse_int(arg, 1, 1 << 30, &v) != 0) {
+        usage("option '%s' needs an integer from 1 to 1073741824, not '%s'", name, arg);
+        return 2;
+    }
+    switch (code) {
+    case F_MAX_QUEUED:
+        h->max_queued = (size_t)v;
+        break;
+    case F_MAX_GETS:
+        h->max_get_streams = v;
+        break;
+    case F_STORE_EVENTS:
+        h->memory_store.max_events = (size_t)v;
+        break;
+    case F_STORE_BYTES:
+        h->memory_store.max_bytes = (size_t)v;
+        break;
+    case F_STORE_TTL:
+        h->memory_store.ttl_ms = v;
+        break;
+    case F_MAX_CONNS:
+        h->max_connections = (unsigned)v;
+        break;
+    case F_MAX_CONNS_SOURCE:
+        h->max_connections_per_source = (unsigned)v;
+        break;
+    default:
+        h->retry_ms = v;
+        break;
+    }
+    return 0;
+}
+
+void http_flags_finish(http_flags *f)
+{
+    f->http.allowed_origins = f->n_origins ? f->origins : NULL;
+    f->http.allowed_hosts = f->n_hosts ? f->hosts : NULL;
+    f->http.cors_origins = f->n_cors ? f->cors : NULL;
+}
+
+void http_flags_help(FILE *out)
+{
+    fputs("HTTP options:\n"
+          "      --json-response   answer requests with one application/json body\n"
+          "                        instead of an SSE stream; a request that sends\n"
+          "                        progress, logs or requests of its own before its\n"
+          "                        answer gets an SSE stream, so they come first\n"
+          "      --stateless       no sessions: each POST stands alone; GET and DELETE\n"
+          "                        get 405; requests to the client (ping, sampling,\n"
+          "                        elicitation, roots) fail at once\n"
+          "      --no-get          no standalone stream: GET gets 405\n"
+          "      --no-legacy-sse   do not serve the 2024-11-05 endpoints /sse and /messages\n"
+          "      --allowed-origin ORIGIN  allow this Origin (repeatable; default: only\n"
+          "                        loopback origins)\n"
+          "      --allowed-host NAME  allow this Host name (repeatable; default: loopback\n"
+          "                        names when bound to loopback)\n"
+          "      --cors-origin ORIGIN  send CORS headers to this origin, '*' for any\n"
+          "                        (repeatable; default: no CORS)\n"
+          "      --keepalive-ms N  SSE keep-alive comment interval, 0 for none\n"
+          "                        (default 15000)\n"
+          "      --max-sessions N  open sessions at most; past it the least recently\n"
+          "                        used idle session makes room (default 1000)\n"
+          "      --max-connections N  open connections (default: the file-descriptor\n"
+          "                        limit, raised to its hard limit, less 64)\n"
+          "      --max-connections-per-source N  from one address (default: no limit)\n"
+          "      --session-idle-ms N  idle sessions expire after N ms (default 1800000)\n"
+          "      --max-body BYTES  request body limit (default 4194304)\n"
+          "      --max-get-streams N  open GET streams per session; more get 429\n"
+          "                        (default 16)\n"
+          "      --max-queued BYTES  bytes a slow reader may leave queued on a stream\n"
+          "                        before it is cut off (default 4194304; a tool whose\n"
+          "                        stream is behind waits long before)\n"
+          "      --drain-ms N      on SIGTERM or SIGINT, stop taking requests and let\n"
+          "                        those in flight finish for N ms (default 10000);\n"
+          "                        a second signal stops at once. GET /healthz answers\n"
+          "                        200, or 503 while draining\n"
+          "\n"
+          "Resumability (on by default; SSE events get ids and are kept for replay):\n"
+          "      --retry-ms N      the retry interval priming events announce\n"
+          "                        (default 1000)\n"
+          "      --no-resumability no event ids, no event store, no priming events\n"
+          "      --store-max-events N  events kept per session (default 10000)\n"
+          "      --store-max-bytes N   bytes kept per session (default 16777216)\n"
+          "      --store-ttl-ms N  how long an event is kept (default 300000)\n",
+          out);
+}
+
+void http_flags_raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}

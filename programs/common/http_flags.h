@@ -1,0 +1,51 @@
+/*
+ * The Streamable HTTP transport's flags, shared by the programs that serve over
+ * HTTP (mcp-everything, mcp-gateway): one spelling, one help text and one set of
+ * checks for every option of mcp_http_opts.
+ */
+#ifndef MCP_PROGRAMS_HTTP_FLAGS_H
+#define MCP_PROGRAMS_HTTP_FLAGS_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include <mcp/mcp.h>
+
+/* The codes of the HTTP flags in getopt_long's answers: a program's own flags stay
+ * below HTTP_FLAG_FIRST. */
+#define HTTP_FLAG_FIRST 1000
+
+/* How many entries http_flags_add writes (without the terminating one). */
+#define HTTP_FLAGS_COUNT 21
+
+typedef struct http_flags {
+    mcp_http_opts http; /* the options; lists point into argv */
+    const char *origins[33], *hosts[33], *cors[33];
+    int n_origins, n_hosts, n_cors;
+} http_flags;
+
+/* Reports a usage error: the program prints "<name>: <message>" and its hint. */
+typedef void (*http_flags_usage_fn)(const char *fmt, ...) MCP_PRINTF(1, 2);
+
+/* Appends the HTTP flags to a getopt_long table at out[0..HTTP_FLAGS_COUNT-1]. */
+void http_flags_add(struct option *out);
+/*
+ * Applies getopt_long's answer `code` (an HTTP flag's: at least HTTP_FLAG_FIRST)
+ * with its argument; `name` is the flag as given, for messages. 0 when applied,
+ * 2 (a usage error, reported through usage) when the argument is wrong.
+ */
+int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
+                     http_flags_usage_fn usage);
+/* Points f->http's lists at what the flags gathered; call after the last flag. */
+void http_flags_finish(http_flags *f);
+/* The help text of the HTTP and resumability flags. */
+void http_flags_help(FILE *out);
+
+/* Parses a decimal integer in [min, max]; 0, or -1 for anything else. */
+int http_flags_parse_int(const char *s, long min, long max, int *out);
+/* Checks HOST:PORT (an IPv6 host in brackets, a port from 0 to 65535): 0 or -1. */
+int http_flags_check_listen(const char *listen);
+/* Raises the soft file-descriptor limit to the hard one: connections follow it. */
+void http_flags_raise_fd_limit(void);
+
+#endif

@@ -1,0 +1,337 @@
+/*
+ * mcp-gateway: a stdio MCP server offered over Streamable HTTP (and the legacy
+ * HTTP+SSE transport), on the library's gateway endpoint (mcp/gateway.h).
+ *
+ * Exit status: 0 after a clean end (SIGTERM or SIGINT drains), 1 when serving
+ * fails, 2 for a usage error.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <uv.h>
+
+#include "http_flags.h"
+
+#define NAME "mcp-gateway"
+#define DEFAULT_LISTEN "127.0.0.1:8080"
+#define DEFAULT_DRAIN_MS 10000
+
+enum { EXIT_USAGE = 2 };
+
+struct options {
+    const char *listen;
+    http_flags flags;
+    mcp_gateway_opts gw;
+};
+
+static void print_help(FILE *out)
+{
+    fprintf(out,
+            "Usage: %s [OPTION]... -- COMMAND [ARG]...\n"
+            "Offer the stdio MCP server COMMAND over Streamable HTTP (protocol 2025-03-26\n"
+            "to 2025-11-25, resumable streams) and the 2024-11-05 HTTP+SSE transport.\n"
+            "Each session gets a server process of its own, started by its initialize and\n"
+            "stopped when the session ends (DELETE, idle expiry, or a stop).\n"
+            "\n"
+            "      --http HOST:PORT  listen here (default " DEFAULT_LISTEN "); an IPv6 host\n"
+            "                        in brackets: [::1]:8080\n"
+            "      --shared-child    one server process for every session, initialized by\n"
+            "                        the gateway: for servers that keep no state per client\n"
+            "      --max-children N  server processes at once, 1 to 100000 (default 100);\n"
+            "                        an initialize past it gets an error\n"
+            "      --kill-grace-ms N  a stopped server gets SIGTERM N ms after its stdin\n"
+            "                        closed, and SIGKILL N ms after that (default 2000)\n"
+            "      --init-timeout-ms N  how long a server may take to answer initialize\n"
+            "                        (default 30000)\n"
+            "      --max-message BYTES  the largest message either way (default 4194304)\n"
+            "      --log-level LEVEL  debug, info (the default: a line per session, server\n"
+            "                        process and request), notice, warning, error, critical,\n"
+            "                        alert or emergency\n"
+            "\n",
+            NAME);
+    http_flags_help(out);
+    fprintf(out,
+            "\n"
+            "      GET /healthz      200, or 503 while draining\n"
+            "      GET /metrics      the gateway's counters, in the Prometheus text format\n"
+            "  -h, --help            print this help and exit\n"
+            "      --version         print the version and exit\n"
+            "\n"
+            "Log lines go to stderr, one per event, as logfmt (ts=... level=... event=...);\n"
+            "the servers' stderr is the gateway's.\n"
+            "\n"
+            "Example:\n"
+            "  %s --http 127.0.0.1:8080 -- npx -y @modelcontextprotocol/server-everything\n"
+            "\n"
+            "Exit status: 0 after a clean end, 1 when serving fails, 2 for a usage error.\n",
+            NAME);
+}
+
+static void usage_error(const char *fmt, ...) MCP_PRINTF(1, 2);
+
+static void usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", NAME);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry '%s --help' for more information.\n", NAME);
+}
+
+/* Returns 0 and fills opt, -1 to exit with success (help, version), or EXIT_USAGE. */
+static int parse_args(int argc, char **argv, struct options *opt)
+{
+    enum {
+        OPT_HTTP = 256,
+        OPT_SHARED,
+        OPT_MAX_CHILDREN,
+        OPT_GRACE,
+        OPT_INIT_TIMEOUT,
+        OPT_MAX_MESSAGE,
+        OPT_LOG_LEVEL,
+        OPT_VERSION
+    };
+    struct option longopts[10 + HTTP_FLAGS_COUNT] = {
+        {"http", required_argument, NULL, OPT_HTTP},
+        {"shared-child", no_argument, NULL, OPT_SHARED},
+        {"max-children", required_argument, NULL, OPT_MAX_CHILDREN},
+        {"kill-grace-ms", required_argument, NULL, OPT_GRACE},
+        {"init-timeout-ms", required_argument, NULL, OPT_INIT_TIMEOUT},
+        {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
+        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, OPT_VERSION},
+    };
+    http_flags_add(longopts + 9);
+    longopts[9 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
+
+    memset(opt, 0, sizeof(*opt));
+    opt->listen = DEFAULT_LISTEN;
+    opt->gw.size = sizeof(opt->gw);
+    opt->gw.log_level = MCP_LOG_INFO;
+    opterr = 0;
+    int c, v;
+    /* "+": options end at the first argument, which is the server's command. */
+    while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_HTTP:
+            if (http_flags_check_listen(optarg) != 0) {
+                usage_error("--http needs HOST:PORT with a port from 0 to 65535 (an IPv6 host "
+                            "in brackets), not '%s'",
+                            optarg);
+                return EXIT_USAGE;
+            }
+            opt->listen = optarg;
+            break;
+        case OPT_SHARED:
+            opt->gw.shared_child = 1;
+            break;
+        case OPT_MAX_CHILDREN:
+        case OPT_GRACE:
+        case OPT_INIT_TIMEOUT:
+            if (http_flags_parse_int(optarg, 1, c == OPT_MAX_CHILDREN ? 100000 : 3600000, &v) !=
+                0) {
+                usage_error("option '%s' needs an integer from 1 to %d, not '%s'", argv[optind - 1],
+                            c == OPT_MAX_CHILDREN ? 100000 : 3600000, optarg);
+                return EXIT_USAGE;
+            }
+            if (c == OPT_MAX_CHILDREN)
+                opt->gw.max_children = v;
+            else if (c == OPT_GRACE)
+                opt->gw.kill_grace_ms = v;
+            else
+                opt->gw.init_timeout_ms = v;
+            break;
+        case OPT_MAX_MESSAGE:
+            if (http_flags_parse_int(optarg, 1024, 1 << 30, &v) != 0) {
+                usage_error("--max-message needs a byte count from 1024 to 1073741824, not '%s'",
+                            optarg);
+                return EXIT_USAGE;
+            }
+            opt->gw.max_message = (size_t)v;
+            break;
+        case OPT_LOG_LEVEL:
+            if ((v = mcp_log_level_parse(optarg)) < 0) {
+                usage_error("--log-level needs debug, info, notice, warning, error, critical, "
+                            "alert or emergency, not '%s'",
+                            optarg);
+                return EXIT_USAGE;
+            }
+            opt->gw.log_level = (mcp_log_level)v;
+            break;
+        case 'h':
+            print_help(stdout);
+            return -1;
+        case OPT_VERSION:
+            printf("%s %s (libmcp %s, MCP protocol %s)\n", NAME, MCP_VERSION_STRING,
+                   MCP_VERSION_STRING, MCP_PROTOCOL_LATEST);
+            return -1;
+        case ':':
+            usage_error("option '%s' needs an argument", argv[optind - 1]);
+            return EXIT_USAGE;
+        default:
+            if (c >= HTTP_FLAG_FIRST) {
+                if (http_flags_apply(&opt->flags, c, optarg, argv[optind - 1], usage_error) != 0)
+                    return EXIT_USAGE;
+                break;
+            }
+            if (optopt > 0 && optopt < 256)
+                usage_error("unknown option '-%c'", optopt);
+            else if (optopt >= 256)
+                usage_error("option '%s' takes no argument", argv[optind - 1]);
+            else
+                usage_error("unknown option '%s'", argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        usage_error("the server's command is missing: %s [OPTION]... -- COMMAND [ARG]...", NAME);
+        return EXIT_USAGE;
+    }
+    opt->gw.argv = (const char *const *)(argv + optind);
+    http_flags_finish(&opt->flags);
+    return 0;
+}
+
+/* ---- Log lines ---- */
+
+static void log_line(void *user, mcp_log_level level, const char *line)
+{
+    (void)user;
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    struct tm tm;
+    gmtime_r(&tv.tv_sec, &tm);
+    char ts[32];
+    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+    fprintf(stderr, "ts=%s.%03ldZ level=%s %s\n", ts, (long)(tv.tv_usec / 1000),
+            mcp_log_level_name(level), line);
+}
+
+/* ---- Routes ---- */
+
+static void healthz(mcp_http_exchange *x, void *user)
+{
+    (void)user;
+    static const char *const hdrs[] = {"Content-Type", "text/plain", "Cache-Control", "no-store",
+                                       NULL};
+    if (mcp_http_endpoint_stopping(mcp_http_exchange_endpoint(x)))
+        mcp_http_exchange_respond(x, 503, hdrs, "draining\n", 9);
+    else
+        mcp_http_exchange_respond(x, 200, hdrs, "ok\n", 3);
+}
+
+static void metric(char *buf, size_t size, size_t *n, const char *name, const char *type,
+                   const char *help, unsigned long long value)
+{
+    if (*n >= size)
+        return;
+    int w = snprintf(buf + *n, size - *n, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name,
+                     type, name, value);
+    if (w > 0)
+        *n += (size_t)w;
+}
+
+static void metrics(mcp_http_exchange *x, void *user)
+{
+    (void)user;
+    static const char *const hdrs[] = {"Content-Type", "text/plain; version=0.0.4", "Cache-Control",
+                                       "no-store", NULL};
+    mcp_gateway_stats st = {.size = sizeof(st)};
+    if (mcp_gateway_stats_get(mcp_http_exchange_endpoint(x), &st) != MCP_OK) {
+        mcp_http_exchange_respond(x, 500, hdrs, "no statistics\n", 14);
+        return;
+    }
+    char buf[4096];
+    size_t n = 0;
+    metric(buf, sizeof(buf), &n, "mcp_gateway_sessions", "gauge", "Open sessions.", st.sessions);
+    metric(buf, sizeof(buf), &n, "mcp_gateway_children", "gauge",
+           "Server processes running (started, not yet reaped).", st.children);
+    metric(buf, sizeof(buf), &n, "mcp_gateway_children_started_total", "counter",
+           "Server processes started.", st.children_started);
+    metric(buf, sizeof(buf), &n, "mcp_gateway_children_exited_total", "counter",
+           "Server processes reaped.", st.children_exited);
+    metric(buf, sizeof(buf), &n, "mcp_gateway_requests_total", "counter",
+           "Requests of clients answered.", st.requests);
+    metric(buf, sizeof(buf), &n, "mcp_gateway_request_errors_total", "counter",
+           "Requests of clients answered with an error.", st.request_errors);
+    metric(buf, sizeof(buf), &n, "mcp_gateway_received_bytes_total", "counter",
+           "Message bytes read from the server processes.", st.bytes_in);
+    metric(buf, sizeof(buf), &n, "mcp_gateway_sent_bytes_total", "counter",
+           "Message bytes written to the server processes.", st.bytes_out);
+    mcp_http_exchange_respond(x, 200, hdrs, buf, n < sizeof(buf) ? n : sizeof(buf));
+}
+
+/* ---- The loop, the signals ---- */
+
+struct run {
+    uv_loop_t loop;
+    uv_signal_t sigterm, sigint;
+    mcp_http_endpoint *ep;
+    int drain_ms;
+    int signals;
+};
+
+static void on_done(void *user, int status)
+{
+    struct run *r = user;
+    (void)status;
+    uv_close((uv_handle_t *)&r->sigterm, NULL);
+    uv_close((uv_handle_t *)&r->sigint, NULL);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    struct run *r = h->data;
+    (void)signum;
+    /* The first drains; a second stops at once (the deadline comes forward). */
+    mcp_http_endpoint_stop(r->ep, r->signals++ == 0 ? r->drain_ms : 0, on_done, r);
+}
+
+static void on_listen(const char *url, void *user)
+{
+    (void)user;
+    fprintf(stderr, "%s: listening on %s\n", NAME, url);
+    fflush(stderr);
+}
+
+int main(int argc, char **argv)
+{
+    struct options opt;
+    int status = parse_args(argc, argv, &opt);
+    if (status != 0)
+        return status < 0 ? EXIT_SUCCESS : status;
+    http_flags_raise_fd_limit();
+    opt.gw.log = log_line;
+    opt.flags.http.listen = opt.listen;
+    opt.flags.http.on_listen = on_listen;
+
+    struct run r = {.drain_ms =
+                        opt.flags.http.drain_ms ? opt.flags.http.drain_ms : DEFAULT_DRAIN_MS};
+    if (uv_loop_init(&r.loop) != 0)
+        return EXIT_FAILURE;
+    int rc = mcp_gateway_http_new(&r.loop, &opt.gw, &opt.flags.http, &r.ep);
+    if (rc == MCP_OK) {
+        mcp_http_endpoint_route(r.ep, "GET", "/healthz", healthz, NULL);
+        mcp_http_endpoint_route(r.ep, "GET", "/metrics", metrics, NULL);
+        uv_signal_init(&r.loop, &r.sigterm);
+        uv_signal_init(&r.loop, &r.sigint);
+        r.sigterm.data = r.sigint.data = &r;
+        uv_signal_start(&r.sigterm, on_signal, SIGTERM);
+        uv_signal_start(&r.sigint, on_signal, SIGINT);
+    } else {
+        fprintf(stderr, "%s: serving HTTP failed: %s\n", NAME, mcp_strerror(rc));
+        status = EXIT_FAILURE;
+    }
+    uv_run(&r.loop, UV_RUN_DEFAULT);
+    mcp_http_endpoint_free(r.ep);
+    uv_run(&r.loop, UV_RUN_DEFAULT);
+    if (uv_loop_close(&r.loop) != 0)
+        fprintf(stderr, "%s: handles were left on the loop\n", NAME);
+    return status;
+}
