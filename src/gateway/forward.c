@@ -478,8 +478,8 @@ static void child_lost(gw_child *c, const char *why)
         g->shared = NULL;
     logf_(g, c->closing ? MCP_LOG_DEBUG : MCP_LOG_WARNING, "event=child_lost pid=%d reason=\"%s\"",
           c->pid, why);
-    char msg[160];
-    snprintf(msg, sizeof(msg), "Internal error: %s", why);
+    char msg[200];
+    snprintf(msg, sizeof(msg), "Internal error: the server process is gone (%s)", why);
     /* The gateway's own initialize of a shared child has no session. */
     while (c->reqs != NULL && c->reqs->s == NULL) {
         gw_req *r = c->reqs;

@@ -881,6 +881,12 @@ int hc_server_start(hc_server *s, const char *const flags[], int timeout_ms)
 
 int hc_server_start_on(hc_server *s, int port_wanted, const char *const flags[], int timeout_ms)
 {
+    return hc_server_start_program(s, "mcp-everything", port_wanted, flags, NULL, timeout_ms);
+}
+
+int hc_server_start_program(hc_server *s, const char *program, int port_wanted,
+                            const char *const flags[], const char *const tail[], int timeout_ms)
+{
     long long deadline = hc_now_ms() + timeout_ms;
     char path[4096];
     const char *argv[64];
@@ -894,7 +900,7 @@ int hc_server_start_on(hc_server *s, int port_wanted, const char *const flags[],
     harness_cond_init_monotonic(&s->cv);
     signal(SIGPIPE, SIG_IGN);
 
-    if (harness_bin_path("mcp-everything", path, sizeof(path)) != 0)
+    if (harness_bin_path(program, path, sizeof(path)) != 0)
         return -1;
     argv[argc++] = path;
     char addr[32];
@@ -903,6 +909,8 @@ int hc_server_start_on(hc_server *s, int port_wanted, const char *const flags[],
     argv[argc++] = addr;
     for (size_t i = 0; flags != NULL && flags[i] != NULL && argc < 62; i++)
         argv[argc++] = flags[i];
+    for (size_t i = 0; tail != NULL && tail[i] != NULL && argc < 62; i++)
+        argv[argc++] = tail[i];
     argv[argc] = NULL;
 
     if (pipe2(errp, O_CLOEXEC) != 0)
@@ -939,7 +947,7 @@ int hc_server_start_on(hc_server *s, int port_wanted, const char *const flags[],
     pthread_mutex_unlock(&s->mu);
     if (port == 0) {
         char *err = hc_server_stderr(s);
-        fprintf(stderr, "mcp-everything did not say where it listens within %d ms; stderr:\n%s\n",
+        fprintf(stderr, "%s did not say where it listens within %d ms; stderr:\n%s\n", program,
                 timeout_ms, err ? err : "");
         free(err);
         hc_server_free(s);

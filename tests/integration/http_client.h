@@ -242,6 +242,10 @@ typedef struct hc_server {
 int hc_server_start(hc_server *s, const char *const flags[], int timeout_ms);
 /* The same on 127.0.0.1:port (0: a free port): a server restarted where it was. */
 int hc_server_start_on(hc_server *s, int port, const char *const flags[], int timeout_ms);
+/* The same with another program of $MCP_BIN_DIR (mcp-gateway): `program --http
+ * 127.0.0.1:port flags... tail...` (tail NULL-terminated, may be NULL). */
+int hc_server_start_program(hc_server *s, const char *program, int port, const char *const flags[],
+                            const char *const tail[], int timeout_ms);
 /*
  * Sends SIGTERM and waits up to timeout_ms for the server to exit, then reaps
  * it (SIGKILL after the deadline). *status gets the waitpid status. Returns
