@@ -135,6 +135,8 @@ endforeach()
 # the gateway must pass what mcp-everything passes on its own, with no warning, in each mode
 # (0.1.16's --suite all, and the prerelease's --requirements 2025-11-25 with SSE answers,
 # --json-response, and --stateless with the same expected failures), and with --shared-child.
+# The gateway closes a request's SSE stream after 50 ms (--poll-ms, SEP-1699), as
+# mcp-everything's test_reconnection asks its own transport to: the client must resume it.
 set(_gw_runs
     "all|stable||"
     "next_sse|next|2025-11-25|"
@@ -160,7 +162,9 @@ foreach(_run IN LISTS _gw_runs)
     if(_name STREQUAL "next_stateless")
         list(APPEND _env "MCP_CONFORMANCE_EXPECTED=expected-stateless.json")
     elseif(_name STREQUAL "next_shared")
-        list(APPEND _env "MCP_CONFORMANCE_GATEWAY_FLAGS=--shared-child")
+        list(APPEND _env "MCP_CONFORMANCE_GATEWAY_FLAGS=--shared-child --poll-ms 50")
+    else()
+        list(APPEND _env "MCP_CONFORMANCE_GATEWAY_FLAGS=--poll-ms 50")
     endif()
     add_test(NAME conformance_gateway_${_name}
         COMMAND "${MCP_BASH_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/tests/conformance/run-server.sh"

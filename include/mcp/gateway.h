@@ -47,13 +47,18 @@ typedef struct mcp_gateway_opts {
     /* The stdio server: argv[0] (searched in PATH) and its arguments, NULL-terminated.
      * Required. Copied. Its stderr is the gateway's. */
     const char *const *argv;
-    int shared_child;        /* one child for every session (see above) */
-    int max_children;        /* children at once; a session past it gets an error to its
-                                initialize; 0: 100 */
-    int kill_grace_ms;       /* from closing a child's stdin to SIGTERM, and from SIGTERM to
-                                SIGKILL; 0: 2000 */
-    int init_timeout_ms;     /* how long a child may take to answer initialize; 0: 30000 */
-    size_t max_message;      /* the largest message either way, in bytes; 0: 4 MiB */
+    int shared_child;    /* one child for every session (see above) */
+    int max_children;    /* children at once; a session past it gets an error to its
+                            initialize; 0: 100 */
+    int kill_grace_ms;   /* from closing a child's stdin to SIGTERM, and from SIGTERM to
+                            SIGKILL; 0: 2000 */
+    int init_timeout_ms; /* how long a child may take to answer initialize; 0: 30000 */
+    size_t max_message;  /* the largest message either way, in bytes; 0: 4 MiB */
+    int poll_ms;         /* SEP-1699 SSE polling: the SSE stream of a request that has run this long
+                            is closed (once; where the session's revision has priming events and
+                            resumability is on), and the client gets the rest by GET with
+                            Last-Event-ID after the retry interval, so long calls hold no
+                            connection; 0: never */
     mcp_log_level log_level; /* lines of this severity and above reach log (MCP_LOG_DEBUG,
                                 0: all of them); a line per request is info, per session
                                 and child too, their failures warning */

@@ -47,6 +47,11 @@ static void print_help(FILE *out)
             "                        closed, and SIGKILL N ms after that (default 2000)\n"
             "      --init-timeout-ms N  how long a server may take to answer initialize\n"
             "                        (default 30000)\n"
+            "      --poll-ms N       SSE polling (SEP-1699): end the SSE stream of a request\n"
+            "                        that has run N ms; the client gets the rest with GET\n"
+            "                        and Last-Event-ID after --retry-ms (protocol\n"
+            "                        2025-11-25), and long calls hold no connection\n"
+            "                        (default: never)\n"
             "      --max-message BYTES  the largest message either way (default 4194304)\n"
             "      --log-level LEVEL  debug, info (the default: a line per session, server\n"
             "                        process and request), notice, warning, error, critical,\n"
@@ -92,23 +97,25 @@ static int parse_args(int argc, char **argv, struct options *opt)
         OPT_MAX_CHILDREN,
         OPT_GRACE,
         OPT_INIT_TIMEOUT,
+        OPT_POLL,
         OPT_MAX_MESSAGE,
         OPT_LOG_LEVEL,
         OPT_VERSION
     };
-    struct option longopts[10 + HTTP_FLAGS_COUNT] = {
+    struct option longopts[11 + HTTP_FLAGS_COUNT] = {
         {"http", required_argument, NULL, OPT_HTTP},
         {"shared-child", no_argument, NULL, OPT_SHARED},
         {"max-children", required_argument, NULL, OPT_MAX_CHILDREN},
         {"kill-grace-ms", required_argument, NULL, OPT_GRACE},
         {"init-timeout-ms", required_argument, NULL, OPT_INIT_TIMEOUT},
+        {"poll-ms", required_argument, NULL, OPT_POLL},
         {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
     };
-    http_flags_add(longopts + 9);
-    longopts[9 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
+    http_flags_add(longopts + 10);
+    longopts[10 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
 
     memset(opt, 0, sizeof(*opt));
     opt->listen = DEFAULT_LISTEN;
@@ -134,6 +141,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
         case OPT_MAX_CHILDREN:
         case OPT_GRACE:
         case OPT_INIT_TIMEOUT:
+        case OPT_POLL:
             if (http_flags_parse_int(optarg, 1, c == OPT_MAX_CHILDREN ? 100000 : 3600000, &v) !=
                 0) {
                 usage_error("option '%s' needs an integer from 1 to %d, not '%s'", argv[optind - 1],
@@ -144,6 +152,8 @@ static int parse_args(int argc, char **argv, struct options *opt)
                 opt->gw.max_children = v;
             else if (c == OPT_GRACE)
                 opt->gw.kill_grace_ms = v;
+            else if (c == OPT_POLL)
+                opt->gw.poll_ms = v;
             else
                 opt->gw.init_timeout_ms = v;
             break;

@@ -67,6 +67,7 @@ struct gw_req {
     char *method;
     uint64_t t0;           /* uv_hrtime() when it came */
     int is_init;           /* the gateway's own initialize of a shared child */
+    int polled;            /* its stream was closed for polling (SEP-1699) */
     gw_req *sprev, *snext; /* in its session */
     gw_req *cprev, *cnext; /* in its child */
 };
@@ -115,7 +116,7 @@ struct gw {
     unsigned long nsessions, nchildren;
     mcp_gateway_stats stats;
     int shutting_down;
-    uv_timer_t end_timer;
+    uv_timer_t timer; /* polls streams (--poll-ms); its close ends the gateway */
     void (*done)(void *arg);
     void *done_arg;
 };
@@ -1286,6 +1287,25 @@ static void ga_cancel_stream(mcp__asession *as, uint64_t stream)
     (void)stream;
 }
 
+/* SEP-1699 polling: the SSE stream of a request that has run poll_ms is closed, once;
+ * the client comes back for the rest with GET and Last-Event-ID after the retry
+ * interval, and a connection is not held for a long call. Each child's requests are
+ * in the order they came, so the sweep stops at the first younger one. */
+static void on_poll(uv_timer_t *t)
+{
+    gw *g = t->data;
+    uint64_t now = uv_hrtime(), limit = (uint64_t)g->cfg.poll_ms * 1000000u;
+    for (gw_child *c = g->children; c != NULL; c = c->next) {
+        for (gw_req *r = c->reqs; r != NULL && now - r->t0 >= limit; r = r->cnext) {
+            gw_sess *s = r->s;
+            if (r->polled || s == NULL || s->stateless || s->io->close_stream == NULL)
+                continue;
+            r->polled = 1;
+            s->io->close_stream(s->io_user, r->stream, -1);
+        }
+    }
+}
+
 static void end_timer_closed(uv_handle_t *h)
 {
     gw *g = h->data;
@@ -1303,9 +1323,9 @@ static void end_timer_closed(uv_handle_t *h)
 static void maybe_finish(gw *g)
 {
     if (!g->shutting_down || g->nsessions > 0 || g->children != NULL ||
-        uv_is_closing((uv_handle_t *)&g->end_timer))
+        uv_is_closing((uv_handle_t *)&g->timer))
         return;
-    uv_close((uv_handle_t *)&g->end_timer, end_timer_closed);
+    uv_close((uv_handle_t *)&g->timer, end_timer_closed);
 }
 
 static void ga_shutdown(mcp__answerer *a, void (*done)(void *arg), void *arg)
@@ -1353,8 +1373,13 @@ mcp__answerer *mcp__gw_answerer_new(uv_loop_t *loop, mcp__gw_cfg *cfg)
     g->loop = loop;
     g->cfg = *cfg;
     memset(cfg, 0, sizeof(*cfg));
-    uv_timer_init(loop, &g->end_timer);
-    g->end_timer.data = g;
+    uv_timer_init(loop, &g->timer);
+    g->timer.data = g;
+    if (g->cfg.poll_ms > 0) {
+        uint64_t every = (uint64_t)g->cfg.poll_ms / 4;
+        every = every < 10 ? 10 : every;
+        uv_timer_start(&g->timer, on_poll, every, every);
+    }
     return &g->base;
 }
 

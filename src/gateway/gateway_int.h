@@ -27,6 +27,7 @@ typedef struct mcp__gw_cfg {
     int max_children;
     int kill_grace_ms;
     int init_timeout_ms;
+    int poll_ms;
     size_t max_message;
     mcp_log_level log_level;
     mcp_gateway_log_fn log;
