@@ -7,8 +7,8 @@
  *     says so, then the session is gone (404);
  *   - a child that answers ids it was never sent changes nothing; one that never
  *     answers initialize is given up after --init-timeout-ms;
- *   - 1,000 sessions created and deleted leave no child behind, nor do sessions
- *     that expire, nor those open when SIGTERM drains the gateway.
+ *   - 1,000 sessions created and deleted leave no child behind, nor do those open
+ *     when SIGTERM drains the gateway, nor sessions that expire.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -265,7 +265,7 @@ static void test_thousand_sessions_leave_no_child(void **state)
 {
     (void)state;
     hc_server s;
-    static const char *const flags[] = {"--max-children", "64", "--session-idle-ms", "400", NULL};
+    static const char *const flags[] = {"--max-children", "64", NULL};
     const char *cmd[] = {everything, "--stdio", "--workers", "1", NULL};
     gw_start(&s, flags, cmd);
     /* Deleted: 1,000 sessions, 50 at a time. */
@@ -285,13 +285,6 @@ static void test_thousand_sessions_leave_no_child(void **state)
     print_message("1,000 sessions created and deleted in %lld ms; no child left\n",
                   harness_now_ms() - t0);
 
-    /* Expired: idle for 400 ms, swept within a second or so. */
-    for (int i = 0; i < 20; i++)
-        assert_int_equal(hc_mcp_initialize(s.port, ids[i], HX_REQ_MS), 0);
-    await_metric(s.port, "mcp_gateway_sessions", 0, 10000);
-    await_metric(s.port, "mcp_gateway_children", 0, 10000);
-    assert_int_equal(children_of(s.pid, kids, 256), 0);
-
     /* Drained: SIGTERM with 20 sessions open. */
     for (int i = 0; i < 20; i++)
         assert_int_equal(hc_mcp_initialize(s.port, ids[i], HX_REQ_MS), 0);
@@ -301,6 +294,25 @@ static void test_thousand_sessions_leave_no_child(void **state)
     for (size_t i = 0; i < n; i++)
         if (kill(kids[i], 0) == 0 || errno != ESRCH)
             fail_msg("child %d outlived the gateway", (int)kids[i]);
+}
+
+static void test_expired_sessions_leave_no_child(void **state)
+{
+    (void)state;
+    hc_server s;
+    static const char *const flags[] = {"--session-idle-ms", "400", NULL};
+    const char *cmd[] = {everything, "--stdio", "--workers", "1", NULL};
+    gw_start(&s, flags, cmd);
+    /* Idle for 400 ms, swept within a second or so. */
+    char id[33];
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(hc_mcp_initialize(s.port, id, HX_REQ_MS), 0);
+    await_metric(s.port, "mcp_gateway_sessions", 0, 10000);
+    await_metric(s.port, "mcp_gateway_children", 0, 10000);
+    assert_int_equal(metric(s.port, "mcp_gateway_children_exited_total"), 20);
+    pid_t kids[64];
+    assert_int_equal(children_of(s.pid, kids, 64), 0);
+    gw_stop(&s);
 }
 
 int main(void)
@@ -313,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_child_exit_ends_session_with_error),
         cmocka_unit_test(test_child_that_never_initializes_is_given_up),
         cmocka_unit_test(test_thousand_sessions_leave_no_child),
+        cmocka_unit_test(test_expired_sessions_leave_no_child),
     };
     return cmocka_run_group_tests_name("gateway", tests, NULL, NULL);
 }
