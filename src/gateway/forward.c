@@ -28,6 +28,15 @@ typedef struct gw_sreq gw_sreq;
 typedef struct gw_batch gw_batch;
 
 enum child_state { CH_STARTING, CH_READY, CH_GONE };
+
+/* Requests a session may send while its shared child starts, held until it is ready. */
+#define MAX_HELD 64
+/* Cancelled requests of a shared child are remembered this long, and at most this many,
+ * so that what the child still sends for them is never taken for another client's. */
+#define ZOMBIE_MS 30000
+#define MAX_ZOMBIES 1024
+/* Resources a session may be subscribed to. */
+#define MAX_SUBS 1024
 enum init_state { INIT_NONE, INIT_PENDING, INIT_DONE };
 
 struct gw_child {
@@ -44,6 +53,9 @@ struct gw_child {
     gw_req *reqs; /* requests in flight in it, oldest first */
     gw_req *reqs_tail;
     size_t nreqs;
+    size_t nzombies;  /* cancelled requests the child may still be running (shared) */
+    int lost_pending; /* the transport reported the child lost: child_lost runs next turn */
+    char lost_why[128];
     int ctr_closed, closing;
     gw_child *prev, *next;
 };
@@ -68,6 +80,8 @@ struct gw_req {
     uint64_t t0;           /* uv_hrtime() when it came */
     int is_init;           /* the gateway's own initialize of a shared child */
     int polled;            /* its stream was closed for polling (SEP-1699) */
+    int zombie;            /* cancelled, or its session gone: the child may still run it */
+    uint64_t zombie_at;    /* uv_now() when it became one */
     gw_req *sprev, *snext; /* in its session */
     gw_req *cprev, *cnext; /* in its child */
 };
@@ -95,7 +109,9 @@ struct gw_sess {
     uint64_t init_stream;
     gw_batch *init_batch;
     char *init_version;
-    json_t *held; /* shared: [[stream, message], ...] waiting for the child */
+    json_t *held; /* shared: [[stream, request], ...] waiting for the child (at most
+                     MAX_HELD) */
+    json_t *subs; /* resource URIs it subscribed to (an object used as a set) */
     gw_req *reqs;
     size_t nreqs;
     gw_sreq *sreqs;
@@ -176,7 +192,7 @@ static int to_client(gw_sess *s, uint64_t stream, const json_t *msg, unsigned fl
 
 static int to_child(gw_child *c, const json_t *msg)
 {
-    if (c->state == CH_GONE || c->closing)
+    if (c->state == CH_GONE || c->closing || c->lost_pending)
         return MCP_ECLOSED;
     mcp__buf b = {0};
     int rc = write_text(msg, &b);
@@ -284,6 +300,70 @@ static void req_done(gw_req *r, const json_t *error)
     req_unlink(r);
     req_free(r);
     if (s != NULL && s->nreqs == 0 && s->init != INIT_PENDING && s->io->idle != NULL)
+        s->io->idle(s->io_user);
+}
+
+/* A request that will get no answer from the child (its client cancelled it, or its
+ * session is gone): the client's stream or batch is told it ended. A shared child's
+ * request is kept as a zombie for a while, since the child may still be running it and
+ * whatever it sends for it must not be taken for another client's (see route). */
+static void req_zombie_free(gw_req *r)
+{
+    r->c->nzombies--;
+    req_unlink(r);
+    req_free(r);
+}
+
+static void req_abandon(gw_req *r, int tell_client)
+{
+    gw_sess *s = r->s;
+    gw_child *c = r->c;
+    gw *g = c->g;
+    if (tell_client && r->batch != NULL) {
+        gw_batch *b = r->batch;
+        if (--b->remaining == 0) {
+            if (json_array_size(b->answers) > 0)
+                to_client(s, b->stream, b->answers, MCP__SEND_RESPONSE);
+            else
+                s->io->send(s->io_user, b->stream, NULL, 0, MCP__SEND_RESPONSE);
+            json_decref(b->answers);
+            free(b);
+        }
+    } else if (tell_client) {
+        s->io->send(s->io_user, r->stream, NULL, 0, MCP__SEND_RESPONSE);
+    } else {
+        batch_forget(r->batch);
+    }
+    r->batch = NULL;
+    char m[64];
+    logf_(g, MCP_LOG_INFO, "event=request session=%s method=%s status=cancelled duration_ms=%.3f",
+          s->id[0] ? s->id : "-", log_word(r->method, m, sizeof(m)),
+          (double)(uv_hrtime() - r->t0) / 1e6);
+    if (!c->shared || c->state == CH_GONE) {
+        req_unlink(r);
+        req_free(r);
+    } else {
+        /* Out of its session's list, still in the child's. */
+        if (r->sprev != NULL)
+            r->sprev->snext = r->snext;
+        else
+            s->reqs = r->snext;
+        if (r->snext != NULL)
+            r->snext->sprev = r->sprev;
+        s->nreqs--;
+        r->s = NULL;
+        r->sprev = r->snext = NULL;
+        r->zombie = 1;
+        r->zombie_at = uv_now(g->loop);
+        c->nzombies++;
+        while (c->nzombies > MAX_ZOMBIES) {
+            gw_req *z = c->reqs;
+            while (z != NULL && !z->zombie)
+                z = z->cnext;
+            req_zombie_free(z);
+        }
+    }
+    if (tell_client && s->nreqs == 0 && s->init != INIT_PENDING && s->io->idle != NULL)
         s->io->idle(s->io_user);
 }
 
@@ -422,10 +502,14 @@ static void child_close(gw_child *c)
         uv_timer_stop(&c->init_timer);
         uv_close((uv_handle_t *)&c->init_timer, init_timer_closed);
     }
-    if (c->ctr != NULL)
+    if (c->ctr != NULL) {
         c->ctr->ops->close(c->ctr);
-    else
-        c->ctr_closed = 1; /* never made: nothing to wait for but the timer */
+    } else if (!c->ctr_closed) {
+        /* Never made: nothing to wait for but the timer, and nothing to reap. */
+        c->ctr_closed = 1;
+        c->g->nchildren--;
+        c->g->stats.children_exited++;
+    }
 }
 
 /* Forgets everything of s's that is in flight: its requests (a shared child is told
@@ -451,9 +535,7 @@ static void sess_drop_inflight(gw_sess *s, const char *why)
                 to_child(c, n);
             json_decref(n);
         }
-        batch_forget(r->batch);
-        req_unlink(r);
-        req_free(r);
+        req_abandon(r, 0);
     }
     while (s->sreqs != NULL) {
         gw_sreq *q = s->sreqs;
@@ -481,11 +563,14 @@ static void child_lost(gw_child *c, const char *why)
           c->pid, why);
     char msg[200];
     snprintf(msg, sizeof(msg), "Internal error: the server process is gone (%s)", why);
-    /* The gateway's own initialize of a shared child has no session. */
-    while (c->reqs != NULL && c->reqs->s == NULL) {
-        gw_req *r = c->reqs;
-        req_unlink(r);
-        req_free(r);
+    /* The gateway's own initialize of a shared child, and zombies, have no session. */
+    for (gw_req *r = c->reqs, *next; r != NULL; r = next) {
+        next = r->cnext;
+        if (r->s == NULL) {
+            c->nzombies -= (size_t)r->zombie;
+            req_unlink(r);
+            req_free(r);
+        }
     }
     for (gw_sess *s = c->sessions; s != NULL; s = s->next) {
         if (s->init_id != NULL) {
@@ -513,7 +598,8 @@ static int route(gw_child *c, gw_sess **s, uint64_t *stream)
         *stream = c->reqs->stream;
         return 1;
     }
-    if (c->nsessions == 1 && c->sessions->init == INIT_DONE) {
+    /* A zombie may be what the child speaks of: its client is not this one. */
+    if (c->nsessions == 1 && c->sessions->init == INIT_DONE && c->nzombies == 0) {
         *s = c->sessions;
         *stream = MCP__STREAM_STANDALONE;
         return 1;
@@ -542,9 +628,14 @@ static void child_response(gw_child *c, json_t *msg)
     gw_req *r = mcp__map_get(&g->reqs, key);
     if (r == NULL || r->c != c)
         goto unknown;
+    if (r->zombie) {
+        req_zombie_free(r); /* cancelled: its answer is nobody's */
+        return;
+    }
     json_t *error = json_object_get(msg, "error");
     if (r->is_init) {
-        uv_timer_stop(&c->init_timer);
+        if (!c->lost_pending)
+            uv_timer_stop(&c->init_timer);
         json_t *result = json_object_get(msg, "result");
         req_done(r, error);
         if (!json_is_object(result)) {
@@ -557,7 +648,8 @@ static void child_response(gw_child *c, json_t *msg)
     gw_sess *s = r->s;
     int is_initialize = strcmp(r->method, "initialize") == 0;
     if (is_initialize) {
-        uv_timer_stop(&c->init_timer);
+        if (!c->lost_pending)
+            uv_timer_stop(&c->init_timer);
         const json_t *result = json_object_get(msg, "result");
         if (json_is_object(result)) {
             const mcp__revision *rev = mcp__revision_find_legacy(
@@ -659,21 +751,25 @@ static void child_notification(gw_child *c, json_t *msg)
                 }
         return;
     }
-    if (strncmp(method, "notifications/", 14) == 0 &&
-        (strstr(method, "/list_changed") != NULL ||
-         strcmp(method, "notifications/resources/updated") == 0)) {
+    if (strncmp(method, "notifications/", 14) == 0 && strstr(method, "/list_changed") != NULL) {
         broadcast(c, msg);
+        return;
+    }
+    if (strcmp(method, "notifications/resources/updated") == 0) {
+        /* To the sessions that subscribed to the resource. */
+        const char *uri = json_string_value(json_object_get(params, "uri"));
+        for (gw_sess *s = c->sessions; s != NULL && uri != NULL; s = s->next)
+            if (s->init == INIT_DONE && json_object_get(s->subs, uri) != NULL)
+                to_client(s, MCP__STREAM_STANDALONE, msg, 0);
         return;
     }
     gw_sess *s;
     uint64_t stream;
     if (route(c, &s, &stream))
         to_client(s, stream, msg, 0);
-    else if (c->nreqs == 0)
-        broadcast(c, msg); /* nothing in flight: it concerns no request */
     else
         mcp__debug("gateway: a notification of a shared server concerns one of several "
-                   "clients; dropped");
+                   "clients, or none; dropped");
 }
 
 static void child_message(gw_child *c, json_t *msg)
@@ -719,10 +815,26 @@ static void cb_on_text(void *user, const char *text, size_t len)
     json_decref(v);
 }
 
+static void on_deferred_lost(uv_timer_t *t)
+{
+    gw_child *c = t->data;
+    child_lost(c, c->lost_why);
+}
+
+/* The transport may report the loss from inside a write of ours (EPIPE), when the
+ * caller still holds what child_lost frees: it runs from the loop instead. */
 static void cb_on_lost(void *user, int status, const char *why)
 {
+    gw_child *c = user;
     (void)status;
-    child_lost(user, why != NULL ? why : "the server is gone");
+    if (c->state == CH_GONE || c->lost_pending)
+        return;
+    c->lost_pending = 1;
+    snprintf(c->lost_why, sizeof(c->lost_why), "%s", why != NULL ? why : "the server is gone");
+    if (c->timer_open && !uv_is_closing((uv_handle_t *)&c->init_timer))
+        uv_timer_start(&c->init_timer, on_deferred_lost, 0, 0);
+    else
+        child_lost(c, c->lost_why);
 }
 
 static void cb_on_closed(void *user)
@@ -956,6 +1068,9 @@ static void client_initialize(gw_sess *s, json_t *msg, uint64_t stream, gw_batch
         }
         free(s->init_version);
         s->init_version = mcp__strdup(version);
+        s->rev = mcp__revision_find_legacy(version);
+        if (s->rev == NULL)
+            s->rev = mcp__revision_latest();
         attach(s, c);
         s->init = INIT_PENDING;
         s->init_id = json_incref(id);
@@ -996,6 +1111,11 @@ static void client_cancel(gw_sess *s, json_t *msg)
         json_object_set_new(out, "params", p2);
         to_child(s->c, out);
         json_decref(out);
+        /* A server does not answer a cancelled request (the spec): the request is over
+         * for the client now, and no longer holds the session busy. initialize cannot be
+         * cancelled. */
+        if (strcmp(r->method, "initialize") != 0)
+            req_abandon(r, 1);
         return;
     }
 }
@@ -1019,6 +1139,41 @@ static void client_response(gw_sess *s, json_t *msg)
     sreq_free(s->g, q);
 }
 
+/* resources/subscribe and unsubscribe: the gateway keeps each session's subscriptions,
+ * so that an update goes only to the sessions that asked for it, and one session's
+ * unsubscribe from a shared child does not end another's subscription. 0 when the
+ * request was answered here. */
+static int track_subscription(gw_sess *s, json_t *msg, const char *method, uint64_t stream)
+{
+    int sub = strcmp(method, "resources/subscribe") == 0;
+    if (!sub && strcmp(method, "resources/unsubscribe") != 0)
+        return 1;
+    json_t *id = json_object_get(msg, "id");
+    const char *uri = json_string_value(json_object_get(json_object_get(msg, "params"), "uri"));
+    if (uri == NULL)
+        return 1; /* the server names the bad params */
+    if (sub) {
+        if (s->subs == NULL)
+            s->subs = json_object();
+        if (json_object_get(s->subs, uri) == NULL && json_object_size(s->subs) >= MAX_SUBS) {
+            answer_error(s, stream, NULL, id, MCP_RPC_INTERNAL_ERROR,
+                         "Internal error: too many subscriptions in this session");
+            return 0;
+        }
+        json_object_set_new(s->subs, uri, json_true());
+        return 1;
+    }
+    json_object_del(s->subs, uri);
+    for (gw_sess *o = s->c->sessions; o != NULL; o = o->next)
+        if (o != s && json_object_get(o->subs, uri) != NULL) {
+            /* Another session still wants it: the child keeps its subscription. */
+            answer(s, stream, NULL,
+                   json_pack("{s:s, s:O, s:{}}", "jsonrpc", "2.0", "id", id, "result"));
+            return 0;
+        }
+    return 1;
+}
+
 /* One valid message of a client, on a session whose child is ready (or, for the
  * session's own initialize, about to start). */
 static void sess_forward(gw_sess *s, json_t *msg, uint64_t stream)
@@ -1028,8 +1183,10 @@ static void sess_forward(gw_sess *s, json_t *msg, uint64_t stream)
         return;
     }
     const char *method = json_string_value(json_object_get(msg, "method"));
-    if (json_object_get(msg, "id") != NULL) {
-        forward_request(s, msg, stream, NULL);
+    json_t *id = json_object_get(msg, "id");
+    if (id != NULL) {
+        if (track_subscription(s, msg, method, stream))
+            forward_request(s, msg, stream, NULL);
         return;
     }
     if (strcmp(method, "notifications/cancelled") == 0) {
@@ -1052,7 +1209,15 @@ static int sess_usable(gw_sess *s, json_t *msg, uint64_t stream, gw_batch *batch
         return 1;
     if (s->c != NULL && s->c->state != CH_GONE && s->init == INIT_PENDING && s->c->shared &&
         batch == NULL) {
-        /* A stateless session, or a request racing initialize: it waits for the child. */
+        /* A stateless session, or a request racing initialize: it waits for the child.
+         * Notifications would be dropped there anyway; requests wait, a few. */
+        if (!request)
+            return 0;
+        if (json_array_size(s->held) >= MAX_HELD) {
+            answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR,
+                         "Internal error: too many requests wait for the server to start");
+            return 0;
+        }
         json_t *pair = json_pack("[I, O]", (json_int_t)stream, msg);
         if (s->held == NULL)
             s->held = json_array();
@@ -1149,10 +1314,10 @@ static void ga_feed_value(mcp__asession *as, json_t *value, uint64_t stream)
         b = calloc(1, sizeof(*b));
         if (b == NULL || (b->answers = json_array()) == NULL) {
             free(b);
-            to_client(s, stream,
-                      mcp__error_message(NULL, MCP_RPC_INTERNAL_ERROR,
-                                         "Internal error: out of memory", NULL),
-                      MCP__SEND_RESPONSE);
+            json_t *e = mcp__error_message(NULL, MCP_RPC_INTERNAL_ERROR,
+                                           "Internal error: out of memory", NULL);
+            to_client(s, stream, e, MCP__SEND_RESPONSE);
+            json_decref(e);
             return;
         }
         b->stream = stream;
@@ -1220,6 +1385,7 @@ static void ga_close(mcp__asession *as)
         batch_forget(s->init_batch);
     json_decref(s->init_id);
     json_decref(s->held);
+    json_decref(s->subs);
     free(s->init_version);
     sess_drop_inflight(s, NULL);
     if (c != NULL) {
@@ -1291,9 +1457,20 @@ static void ga_cancel_stream(mcp__asession *as, uint64_t stream)
  * the client comes back for the rest with GET and Last-Event-ID after the retry
  * interval, and a connection is not held for a long call. Each child's requests are
  * in the order they came, so the sweep stops at the first younger one. */
-static void on_poll(uv_timer_t *t)
+static void on_tick(uv_timer_t *t)
 {
     gw *g = t->data;
+    /* Zombies are forgotten after a while: a child that ran them has long answered. */
+    uint64_t ms = uv_now(g->loop);
+    for (gw_child *c = g->children; c != NULL; c = c->next) {
+        for (gw_req *r = c->reqs, *next; r != NULL && c->nzombies > 0; r = next) {
+            next = r->cnext;
+            if (r->zombie && ms - r->zombie_at >= ZOMBIE_MS)
+                req_zombie_free(r);
+        }
+    }
+    if (g->cfg.poll_ms <= 0)
+        return;
     uint64_t now = uv_hrtime(), limit = (uint64_t)g->cfg.poll_ms * 1000000u;
     for (gw_child *c = g->children; c != NULL; c = c->next) {
         for (gw_req *r = c->reqs; r != NULL && now - r->t0 >= limit; r = r->cnext) {
@@ -1375,11 +1552,10 @@ mcp__answerer *mcp__gw_answerer_new(uv_loop_t *loop, mcp__gw_cfg *cfg)
     memset(cfg, 0, sizeof(*cfg));
     uv_timer_init(loop, &g->timer);
     g->timer.data = g;
-    if (g->cfg.poll_ms > 0) {
-        uint64_t every = (uint64_t)g->cfg.poll_ms / 4;
-        every = every < 10 ? 10 : every;
-        uv_timer_start(&g->timer, on_poll, every, every);
-    }
+    /* It polls streams (--poll-ms) and forgets old zombies. */
+    uint64_t every = g->cfg.poll_ms > 0 ? (uint64_t)g->cfg.poll_ms / 4 : 1000;
+    every = every < 10 ? 10 : every > 1000 ? 1000 : every;
+    uv_timer_start(&g->timer, on_tick, every, every);
     return &g->base;
 }
 

@@ -5,6 +5,8 @@
  * tool's name:
  *   "exit"       exits at once with status 3, the call unanswered;
  *   "hang"       never answers;
+ *   "close_stdin"  answers, then closes its stdin and lives on for 30 s, so that
+ *                the gateway's next write fails (EPIPE);
  *   "bad_ids"    first answers ids that were never sent (a string, an unknown
  *                integer, null), then the call itself with "ok";
  *   anything else  answers with the tool's name as text.
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -57,6 +60,13 @@ int main(int argc, char **argv)
             name = name != NULL ? name : "";
             if (strcmp(name, "exit") == 0)
                 exit(3);
+            if (strcmp(name, "close_stdin") == 0) {
+                out(text_result(id, "closed"));
+                json_decref(msg);
+                close(0);
+                sleep(30);
+                return 0;
+            }
             if (strcmp(name, "bad_ids") == 0) {
                 json_t *s = json_string("no-such-id"), *n = json_integer(987654321);
                 out(text_result(s, "stray"));

@@ -6,7 +6,9 @@
  *   - a child that exits ends its session: the call in flight gets an error that
  *     says so, then the session is gone (404);
  *   - a child that answers ids it was never sent changes nothing; one that never
- *     answers initialize is given up after --init-timeout-ms;
+ *     answers initialize is given up after --init-timeout-ms; one that stops reading
+ *     (the next write fails at once) ends its session with an error, never a crash;
+ *   - a cancelled request ends its stream and leaves its session idle (it expires);
  *   - 1,000 sessions created and deleted leave no child behind, nor do those open
  *     when SIGTERM drains the gateway, nor sessions that expire.
  */
@@ -259,6 +261,77 @@ static void test_child_that_never_initializes_is_given_up(void **state)
     gw_stop(&s);
 }
 
+static void test_child_that_stops_reading_ends_its_session(void **state)
+{
+    (void)state;
+    hc_server s;
+    const char *cmd[] = {peer, NULL};
+    gw_start(&s, NULL, cmd);
+    char sess[33];
+    assert_int_equal(hc_mcp_initialize(s.port, sess, HX_REQ_MS), 0);
+    hc_response r;
+    char *body = hc_tools_call_body(2, "close_stdin", NULL);
+    hx_post(s.port, sess, NULL, body, &r, "tools/call close_stdin");
+    free(body);
+    hc_response_free(&r);
+    /* The next write to the child fails at once (EPIPE): an error, never a crash. */
+    body = hc_tools_call_body(3, "echo", NULL);
+    hx_post(s.port, sess, NULL, body, &r, "tools/call after close_stdin");
+    free(body);
+    json_t *msgs = hx_messages(&r, "tools/call after close_stdin");
+    json_t *err = json_object_get(hx_find_response(msgs, 3, "echo"), "error");
+    assert_non_null(err);
+    assert_int_equal(json_integer_value(json_object_get(err, "code")), -32603);
+    json_decref(msgs);
+    hc_response_free(&r);
+    hx_post(s.port, sess, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", &r, "ping");
+    hx_expect_status(&r, 404, "ping after the server stopped reading");
+    hc_response_free(&r);
+    assert_true(hc_server_alive(&s));
+    gw_stop(&s);
+}
+
+static void test_cancelled_request_frees_its_session(void **state)
+{
+    (void)state;
+    hc_server s;
+    static const char *const flags[] = {"--session-idle-ms", "600", NULL};
+    const char *cmd[] = {peer, NULL};
+    gw_start(&s, flags, cmd);
+    char sess[33];
+    assert_int_equal(hc_mcp_initialize(s.port, sess, HX_REQ_MS), 0);
+    /* A call the server never answers, then its cancellation: the call's stream ends
+     * without an answer, and the session is idle again, so it expires. */
+    char hdrs[1024];
+    snprintf(hdrs, sizeof(hdrs), HC_MCP_POST_HEADERS "Mcp-Session-Id: %s\r\n", sess);
+    char *body = hc_tools_call_body(9, "hang", NULL);
+    hc_conn c;
+    assert_int_equal(hc_connect(&c, s.port, HX_REQ_MS), 0);
+    assert_int_equal(hc_send_request(&c, s.port, "POST", "/mcp", hdrs, body, HX_REQ_MS), 0);
+    free(body);
+    hc_response head, r;
+    assert_int_equal(hc_read_head(&c, &head, HX_REQ_MS), 0);
+    hx_post(s.port, sess, NULL,
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+            "{\"requestId\":9,\"reason\":\"test\"}}",
+            &r, "notifications/cancelled");
+    hx_expect_status(&r, 202, "notifications/cancelled");
+    hc_response_free(&r);
+    int rc = hc_read_body(&c, &head, HX_REQ_MS);
+    hc_close(&c);
+    if (rc != 0)
+        fail_msg("the cancelled call's stream did not end");
+    json_t *msgs = hc_messages(&head);
+    for (size_t i = 0; i < json_array_size(msgs); i++)
+        if (json_object_get(json_array_get(msgs, i), "id") != NULL)
+            fail_msg("the cancelled call was answered: %s", hx_dump(json_array_get(msgs, i)));
+    json_decref(msgs);
+    hc_response_free(&head);
+    await_metric(s.port, "mcp_gateway_sessions", 0, 10000);
+    await_metric(s.port, "mcp_gateway_children", 0, 10000);
+    gw_stop(&s);
+}
+
 /* ---- No child left behind ---- */
 
 static void test_thousand_sessions_leave_no_child(void **state)
@@ -324,6 +397,8 @@ int main(void)
         cmocka_unit_test(test_shared_child_same_ids_from_16_sessions),
         cmocka_unit_test(test_child_exit_ends_session_with_error),
         cmocka_unit_test(test_child_that_never_initializes_is_given_up),
+        cmocka_unit_test(test_child_that_stops_reading_ends_its_session),
+        cmocka_unit_test(test_cancelled_request_frees_its_session),
         cmocka_unit_test(test_thousand_sessions_leave_no_child),
         cmocka_unit_test(test_expired_sessions_leave_no_child),
     };
