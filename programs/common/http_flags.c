@@ -192,6 +192,19 @@ int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
     return 0;
 }
 
+int http_flags_refused(int c, char **argv, http_flags_usage_fn usage)
+{
+    if (c == ':')
+        usage("option '%s' needs an argument", argv[optind - 1]);
+    else if (optopt > 0 && optopt < 256)
+        usage("unknown option '-%c'", optopt);
+    else if (optopt >= 256) /* a known long option given "=value" it does not take */
+        usage("option '%s' takes no argument", argv[optind - 1]);
+    else
+        usage("unknown option '%s'", argv[optind - 1]);
+    return 2;
+}
+
 void http_flags_finish(http_flags *f)
 {
     f->http.allowed_origins = f->n_origins ? f->origins : NULL;

@@ -36,6 +36,9 @@ void http_flags_add(struct option *out);
  */
 int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
                      http_flags_usage_fn usage);
+/* Reports what getopt_long (with opterr 0 and ':' leading its option string) refused:
+ * c is its answer, ':' (a missing argument) or '?'. Returns 2 (a usage error). */
+int http_flags_refused(int c, char **argv, http_flags_usage_fn usage);
 /* Points f->http's lists at what the flags gathered; call after the last flag. */
 void http_flags_finish(http_flags *f);
 /* The help text of the HTTP and resumability flags. */

@@ -115,10 +115,14 @@ static int parse_args(int argc, char **argv, struct options *opt)
     longopts[7 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
 
     *opt = (struct options){.transport = TRANSPORT_HTTP, .listen = DEFAULT_LISTEN};
-    int c;
+    int c, li = -1;
     /* Our own messages, so that every error starts with the program's name. */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {
+        /* The flag as named in messages: "--name", whatever form it was given in. */
+        char flag[64];
+        snprintf(flag, sizeof(flag), "--%s", li >= 0 ? longopts[li].name : "?");
+        li = -1;
         switch (c) {
         case OPT_STDIO:
         case OPT_HTTP: {
@@ -171,22 +175,13 @@ static int parse_args(int argc, char **argv, struct options *opt)
             printf("%s %s (libmcp %s, MCP protocol %s)\n", EVERYTHING_NAME, MCP_VERSION_STRING,
                    MCP_VERSION_STRING, MCP_PROTOCOL_LATEST);
             return -1;
-        case ':':
-            usage_error("option '%s' needs an argument", argv[optind - 1]);
-            return EXIT_USAGE;
         default:
             if (c >= HTTP_FLAG_FIRST) {
-                if (http_flags_apply(&opt->flags, c, optarg, argv[optind - 1], usage_error) != 0)
+                if (http_flags_apply(&opt->flags, c, optarg, flag, usage_error) != 0)
                     return EXIT_USAGE;
                 break;
             }
-            if (optopt > 0 && optopt < 256)
-                usage_error("unknown option '-%c'", optopt);
-            else if (optopt >= 256) /* a known long option given "=value" it does not take */
-                usage_error("option '%s' takes no argument", argv[optind - 1]);
-            else
-                usage_error("unknown option '%s'", argv[optind - 1]);
-            return EXIT_USAGE;
+            return http_flags_refused(c, argv, usage_error);
         }
     }
     if (optind < argc) {

@@ -122,9 +122,13 @@ static int parse_args(int argc, char **argv, struct options *opt)
     opt->gw.size = sizeof(opt->gw);
     opt->gw.log_level = MCP_LOG_INFO;
     opterr = 0;
-    int c, v;
+    int c, v, li = -1;
     /* "+": options end at the first argument, which is the server's command. */
-    while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:h", longopts, &li)) != -1) {
+        /* The flag as named in messages: "--name", whatever form it was given in. */
+        char flag[64];
+        snprintf(flag, sizeof(flag), "--%s", li >= 0 ? longopts[li].name : "?");
+        li = -1;
         switch (c) {
         case OPT_HTTP:
             if (http_flags_check_listen(optarg) != 0) {
@@ -144,7 +148,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
         case OPT_POLL:
             if (http_flags_parse_int(optarg, 1, c == OPT_MAX_CHILDREN ? 100000 : 3600000, &v) !=
                 0) {
-                usage_error("option '%s' needs an integer from 1 to %d, not '%s'", argv[optind - 1],
+                usage_error("option '%s' needs an integer from 1 to %d, not '%s'", flag,
                             c == OPT_MAX_CHILDREN ? 100000 : 3600000, optarg);
                 return EXIT_USAGE;
             }
@@ -181,22 +185,13 @@ static int parse_args(int argc, char **argv, struct options *opt)
             printf("%s %s (libmcp %s, MCP protocol %s)\n", NAME, MCP_VERSION_STRING,
                    MCP_VERSION_STRING, MCP_PROTOCOL_LATEST);
             return -1;
-        case ':':
-            usage_error("option '%s' needs an argument", argv[optind - 1]);
-            return EXIT_USAGE;
         default:
             if (c >= HTTP_FLAG_FIRST) {
-                if (http_flags_apply(&opt->flags, c, optarg, argv[optind - 1], usage_error) != 0)
+                if (http_flags_apply(&opt->flags, c, optarg, flag, usage_error) != 0)
                     return EXIT_USAGE;
                 break;
             }
-            if (optopt > 0 && optopt < 256)
-                usage_error("unknown option '-%c'", optopt);
-            else if (optopt >= 256)
-                usage_error("option '%s' takes no argument", argv[optind - 1]);
-            else
-                usage_error("unknown option '%s'", argv[optind - 1]);
-            return EXIT_USAGE;
+            return http_flags_refused(c, argv, usage_error);
         }
     }
     if (optind >= argc) {

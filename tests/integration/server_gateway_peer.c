@@ -5,7 +5,7 @@
  * tool's name:
  *   "exit"       exits at once with status 3, the call unanswered;
  *   "hang"       never answers;
- *   "close_stdin"  answers, then closes its stdin and lives on for 30 s, so that
+ *   "close_stdin"  closes its stdin, answers, and lives on for 30 s, so that
  *                the gateway's next write fails (EPIPE);
  *   "bad_ids"    first answers ids that were never sent (a string, an unknown
  *                integer, null), then the call itself with "ok";
@@ -61,9 +61,9 @@ int main(int argc, char **argv)
             if (strcmp(name, "exit") == 0)
                 exit(3);
             if (strcmp(name, "close_stdin") == 0) {
+                close(0); /* first: once the answer is out, the gateway's writes fail */
                 out(text_result(id, "closed"));
                 json_decref(msg);
-                close(0);
                 sleep(30);
                 return 0;
             }
