@@ -48,15 +48,34 @@ assert.ok(existsSync(EVERYTHING), `${EVERYTHING} does not exist`);
 
 
 // Resolves with a TCP port that was free on 127.0.0.1 a moment ago.
-function freePort() {
-    return new Promise((resolve, reject) => {
+// A port for server-everything, which takes it from PORT and listens on every address. It is
+// drawn below the kernel's ephemeral range (ip_local_port_range): a port-0 listener or an
+// outgoing connection of a test running beside this one is handed ports from that range, and
+// one handed this port between the check and the server's listen took its place on 127.0.0.1
+// (the server's wildcard listen still succeeded, and the client reached the other process).
+function ephemeralLow() {
+    try {
+        return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768;
+    } catch {
+        return 32768;
+    }
+}
+
+function canListen(port) {
+    return new Promise((resolve) => {
         const s = net.createServer();
-        s.once('error', reject);
-        s.listen(0, '127.0.0.1', () => {
-            const { port } = s.address();
-            s.close(() => resolve(port));
-        });
+        s.once('error', () => resolve(false));
+        s.listen(port, () => s.close(() => resolve(true)));
     });
+}
+
+async function freePort() {
+    const low = Math.max(ephemeralLow(), 11024);
+    for (let i = 0; i < 100; i++) {
+        const port = 10000 + Math.floor(Math.random() * (low - 10000));
+        if (await canListen(port)) return port;
+    }
+    throw new Error('no free port below the ephemeral range after 100 tries');
 }
 
 // Starts server-everything in `mode` (streamableHttp or sse) on a free port, which it takes from
