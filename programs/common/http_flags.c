@@ -205,6 +205,25 @@ int http_flags_refused(int c, char **argv, http_flags_usage_fn usage)
     return 2;
 }
 
+int http_flags_other(http_flags *f, int c, const char *arg, const char *name, char **argv,
+                     http_flags_usage_fn usage)
+{
+    if (c >= HTTP_FLAG_FIRST)
+        return http_flags_apply(f, c, arg, name, usage);
+    return http_flags_refused(c, argv, usage);
+}
+
+void http_flags_healthz(mcp_http_exchange *x, void *user)
+{
+    (void)user;
+    static const char *const hdrs[] = {"Content-Type", "text/plain", "Cache-Control", "no-store",
+                                       NULL};
+    if (mcp_http_endpoint_stopping(mcp_http_exchange_endpoint(x)))
+        mcp_http_exchange_respond(x, 503, hdrs, "draining\n", 9);
+    else
+        mcp_http_exchange_respond(x, 200, hdrs, "ok\n", 3);
+}
+
 void http_flags_finish(http_flags *f)
 {
     f->http.allowed_origins = f->n_origins ? f->origins : NULL;

@@ -39,6 +39,14 @@ int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
 /* Reports what getopt_long (with opterr 0 and ':' leading its option string) refused:
  * c is its answer, ':' (a missing argument) or '?'. Returns 2 (a usage error). */
 int http_flags_refused(int c, char **argv, http_flags_usage_fn usage);
+/* getopt_long's answer c that is not a program's own: an HTTP flag is applied (its
+ * argument arg, named `name` in messages), anything else reported as refused. 0 when
+ * applied, 2 (a usage error) otherwise. */
+int http_flags_other(http_flags *f, int c, const char *arg, const char *name, char **argv,
+                     http_flags_usage_fn usage);
+/* GET /healthz: 200, or 503 once the endpoint's stop is draining (so that a load
+ * balancer sends new clients elsewhere). An mcp_http_route_fn. */
+void http_flags_healthz(mcp_http_exchange *x, void *user);
 /* Points f->http's lists at what the flags gathered; call after the last flag. */
 void http_flags_finish(http_flags *f);
 /* The help text of the HTTP and resumability flags. */

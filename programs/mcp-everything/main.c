@@ -176,12 +176,9 @@ static int parse_args(int argc, char **argv, struct options *opt)
                    MCP_VERSION_STRING, MCP_PROTOCOL_LATEST);
             return -1;
         default:
-            if (c >= HTTP_FLAG_FIRST) {
-                if (http_flags_apply(&opt->flags, c, optarg, flag, usage_error) != 0)
-                    return EXIT_USAGE;
-                break;
-            }
-            return http_flags_refused(c, argv, usage_error);
+            if (http_flags_other(&opt->flags, c, optarg, flag, argv, usage_error) != 0)
+                return EXIT_USAGE;
+            break;
         }
     }
     if (optind < argc) {
@@ -190,19 +187,6 @@ static int parse_args(int argc, char **argv, struct options *opt)
     }
     http_flags_finish(&opt->flags);
     return 0;
-}
-
-/* GET /healthz: 200 while serving, 503 once a stop (SIGTERM) is draining, so a
- * load balancer sends new clients elsewhere. */
-static void healthz(mcp_http_exchange *x, void *user)
-{
-    (void)user;
-    static const char *const hdrs[] = {"Content-Type", "text/plain", "Cache-Control", "no-store",
-                                       NULL};
-    if (mcp_http_endpoint_stopping(mcp_http_exchange_endpoint(x)))
-        mcp_http_exchange_respond(x, 503, hdrs, "draining\n", 9);
-    else
-        mcp_http_exchange_respond(x, 200, hdrs, "ok\n", 3);
 }
 
 /* Says where we listen; with port 0 this is how a caller learns the port. */
@@ -250,7 +234,7 @@ int main(int argc, char **argv)
             opt.flags.http.listen = opt.listen;
             opt.flags.http.on_listen = on_listen;
             static const mcp_http_route routes[] = {
-                {.method = "GET", .path = "/healthz", .fn = healthz}, {.path = NULL}};
+                {.method = "GET", .path = "/healthz", .fn = http_flags_healthz}, {.path = NULL}};
             opt.flags.http.routes = routes;
             rc = mcp_serve_http(srv, &opt.flags.http);
         } else {

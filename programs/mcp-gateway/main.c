@@ -186,12 +186,9 @@ static int parse_args(int argc, char **argv, struct options *opt)
                    MCP_VERSION_STRING, MCP_PROTOCOL_LATEST);
             return -1;
         default:
-            if (c >= HTTP_FLAG_FIRST) {
-                if (http_flags_apply(&opt->flags, c, optarg, flag, usage_error) != 0)
-                    return EXIT_USAGE;
-                break;
-            }
-            return http_flags_refused(c, argv, usage_error);
+            if (http_flags_other(&opt->flags, c, optarg, flag, argv, usage_error) != 0)
+                return EXIT_USAGE;
+            break;
         }
     }
     if (optind >= argc) {
@@ -219,17 +216,6 @@ static void log_line(void *user, mcp_log_level level, const char *line)
 }
 
 /* ---- Routes ---- */
-
-static void healthz(mcp_http_exchange *x, void *user)
-{
-    (void)user;
-    static const char *const hdrs[] = {"Content-Type", "text/plain", "Cache-Control", "no-store",
-                                       NULL};
-    if (mcp_http_endpoint_stopping(mcp_http_exchange_endpoint(x)))
-        mcp_http_exchange_respond(x, 503, hdrs, "draining\n", 9);
-    else
-        mcp_http_exchange_respond(x, 200, hdrs, "ok\n", 3);
-}
 
 static void metric(char *buf, size_t size, size_t *n, const char *name, const char *type,
                    const char *help, unsigned long long value)
@@ -322,7 +308,7 @@ int main(int argc, char **argv)
         return EXIT_FAILURE;
     int rc = mcp_gateway_http_new(&r.loop, &opt.gw, &opt.flags.http, &r.ep);
     if (rc == MCP_OK) {
-        mcp_http_endpoint_route(r.ep, "GET", "/healthz", healthz, NULL);
+        mcp_http_endpoint_route(r.ep, "GET", "/healthz", http_flags_healthz, NULL);
         mcp_http_endpoint_route(r.ep, "GET", "/metrics", metrics, NULL);
         uv_signal_init(&r.loop, &r.sigterm);
         uv_signal_init(&r.loop, &r.sigint);

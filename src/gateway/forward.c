@@ -147,9 +147,15 @@ static void maybe_finish(gw *g);
 
 static void logf_(gw *g, mcp_log_level level, const char *fmt, ...) MCP_PRINTF(3, 4);
 
+/* Whether a line of this level would be written: the request path builds none else. */
+static int logs(const gw *g, mcp_log_level level)
+{
+    return g->cfg.log != NULL && level >= g->cfg.log_level;
+}
+
 static void logf_(gw *g, mcp_log_level level, const char *fmt, ...)
 {
-    if (g->cfg.log == NULL || level < g->cfg.log_level)
+    if (!logs(g, level))
         return;
     char line[1024];
     va_list ap;
@@ -237,11 +243,38 @@ static void answer_error(gw_sess *s, uint64_t stream, gw_batch *batch, const jso
 
 /* ---- The id table ---- */
 
+/* The entry of map under the gateway id `id` (a JSON integer), or NULL. */
+static void *gid_lookup(const mcp__map *map, const json_t *id)
+{
+    char key[24];
+    if (!json_is_integer(id))
+        return NULL;
+    snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, json_integer_value(id));
+    return mcp__map_get(map, key);
+}
+
 static json_int_t new_gid(gw *g, char key[24])
 {
     json_int_t gid = ++g->next_gid;
     snprintf(key, 24, "%" JSON_INTEGER_FORMAT, gid);
     return gid;
+}
+
+/* Out of its session's list (a zombie, or one on its way out of everything). */
+static void req_leave_session(gw_req *r)
+{
+    gw_sess *s = r->s;
+    if (s == NULL)
+        return;
+    if (r->sprev != NULL)
+        r->sprev->snext = r->snext;
+    else
+        s->reqs = r->snext;
+    if (r->snext != NULL)
+        r->snext->sprev = r->sprev;
+    s->nreqs--;
+    r->s = NULL;
+    r->sprev = r->snext = NULL;
 }
 
 static void req_unlink(gw_req *r)
@@ -258,16 +291,7 @@ static void req_unlink(gw_req *r)
     else
         c->reqs_tail = r->cprev;
     c->nreqs--;
-    gw_sess *s = r->s;
-    if (s != NULL) {
-        if (r->sprev != NULL)
-            r->sprev->snext = r->snext;
-        else
-            s->reqs = r->snext;
-        if (r->snext != NULL)
-            r->snext->sprev = r->sprev;
-        s->nreqs--;
-    }
+    req_leave_session(r);
 }
 
 static void req_free(gw_req *r)
@@ -284,18 +308,15 @@ static void req_done(gw_req *r, const json_t *error)
     gw *g = r->c->g;
     gw_sess *s = r->s;
     g->stats.requests++;
-    char m[64];
-    double ms = (double)(uv_hrtime() - r->t0) / 1e6;
-    if (error != NULL) {
-        g->stats.request_errors++;
-        logf_(g, MCP_LOG_INFO,
-              "event=request session=%s method=%s status=error code=%" JSON_INTEGER_FORMAT
-              " duration_ms=%.3f",
+    g->stats.request_errors += error != NULL;
+    if (logs(g, MCP_LOG_INFO)) {
+        char m[64], code[32] = "";
+        if (error != NULL)
+            snprintf(code, sizeof(code), " code=%" JSON_INTEGER_FORMAT,
+                     json_integer_value(json_object_get(error, "code")));
+        logf_(g, MCP_LOG_INFO, "event=request session=%s method=%s status=%s%s duration_ms=%.3f",
               s != NULL && s->id[0] ? s->id : "-", log_word(r->method, m, sizeof(m)),
-              json_integer_value(json_object_get(error, "code")), ms);
-    } else {
-        logf_(g, MCP_LOG_INFO, "event=request session=%s method=%s status=ok duration_ms=%.3f",
-              s != NULL && s->id[0] ? s->id : "-", log_word(r->method, m, sizeof(m)), ms);
+              error != NULL ? "error" : "ok", code, (double)(uv_hrtime() - r->t0) / 1e6);
     }
     req_unlink(r);
     req_free(r);
@@ -336,23 +357,16 @@ static void req_abandon(gw_req *r, int tell_client)
     }
     r->batch = NULL;
     char m[64];
-    logf_(g, MCP_LOG_INFO, "event=request session=%s method=%s status=cancelled duration_ms=%.3f",
-          s->id[0] ? s->id : "-", log_word(r->method, m, sizeof(m)),
-          (double)(uv_hrtime() - r->t0) / 1e6);
+    if (logs(g, MCP_LOG_INFO))
+        logf_(g, MCP_LOG_INFO,
+              "event=request session=%s method=%s status=cancelled duration_ms=%.3f",
+              s->id[0] ? s->id : "-", log_word(r->method, m, sizeof(m)),
+              (double)(uv_hrtime() - r->t0) / 1e6);
     if (!c->shared || c->state == CH_GONE) {
         req_unlink(r);
         req_free(r);
     } else {
-        /* Out of its session's list, still in the child's. */
-        if (r->sprev != NULL)
-            r->sprev->snext = r->snext;
-        else
-            s->reqs = r->snext;
-        if (r->snext != NULL)
-            r->snext->sprev = r->sprev;
-        s->nreqs--;
-        r->s = NULL;
-        r->sprev = r->snext = NULL;
+        req_leave_session(r); /* still in the child's list */
         r->zombie = 1;
         r->zombie_at = uv_now(g->loop);
         c->nzombies++;
@@ -365,6 +379,15 @@ static void req_abandon(gw_req *r, int tell_client)
     }
     if (tell_client && s->nreqs == 0 && s->init != INIT_PENDING && s->io->idle != NULL)
         s->io->idle(s->io_user);
+}
+
+/* r ends with an error of the gateway's (-32603, message), to its client. */
+static void req_fail(gw_req *r, const char *message)
+{
+    json_t *err = mcp__error_message(r->client_id, MCP_RPC_INTERNAL_ERROR, message, NULL);
+    answer(r->s, r->stream, r->batch, json_incref(err));
+    req_done(r, json_object_get(err, "error"));
+    json_decref(err);
 }
 
 static void sreq_free(gw *g, gw_sreq *q)
@@ -521,10 +544,7 @@ static void sess_drop_inflight(gw_sess *s, const char *why)
     while (s->reqs != NULL) {
         gw_req *r = s->reqs;
         if (why != NULL) {
-            json_t *err = mcp__error_message(r->client_id, MCP_RPC_INTERNAL_ERROR, why, NULL);
-            answer(s, r->stream, r->batch, json_incref(err));
-            req_done(r, json_object_get(err, "error"));
-            json_decref(err);
+            req_fail(r, why);
             continue;
         }
         if (c != NULL && c->shared && !c->closing && c->state == CH_READY) {
@@ -620,12 +640,7 @@ static void shared_ready(gw_child *c, json_t *result);
 static void child_response(gw_child *c, json_t *msg)
 {
     gw *g = c->g;
-    json_t *id = json_object_get(msg, "id");
-    char key[24];
-    if (!json_is_integer(id))
-        goto unknown;
-    snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, json_integer_value(id));
-    gw_req *r = mcp__map_get(&g->reqs, key);
+    gw_req *r = gid_lookup(&g->reqs, json_object_get(msg, "id"));
     if (r == NULL || r->c != c)
         goto unknown;
     if (r->zombie) {
@@ -726,12 +741,7 @@ static void child_notification(gw_child *c, json_t *msg)
     const char *method = json_string_value(json_object_get(msg, "method"));
     json_t *params = json_object_get(msg, "params");
     if (strcmp(method, "notifications/progress") == 0) {
-        json_t *token = json_object_get(params, "progressToken");
-        char key[24];
-        if (!json_is_integer(token))
-            return;
-        snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, json_integer_value(token));
-        gw_req *r = mcp__map_get(&g->reqs, key);
+        gw_req *r = gid_lookup(&g->reqs, json_object_get(params, "progressToken"));
         if (r == NULL || r->c != c || r->s == NULL || r->token == NULL)
             return;
         json_object_set(params, "progressToken", r->token);
@@ -1028,13 +1038,8 @@ static void forward_request(gw_sess *s, json_t *msg, uint64_t stream, gw_batch *
     c->nreqs++;
     int rc = to_child(c, out);
     json_decref(out);
-    if (rc != MCP_OK) {
-        json_t *err = mcp__error_message(id, MCP_RPC_INTERNAL_ERROR,
-                                         "Internal error: cannot write to the server", NULL);
-        answer(s, stream, batch, json_incref(err));
-        req_done(r, json_object_get(err, "error"));
-        json_decref(err);
-    }
+    if (rc != MCP_OK)
+        req_fail(r, "Internal error: cannot write to the server");
 }
 
 /* initialize: a child of the session's own, or the shared child's answer. */
@@ -1123,12 +1128,7 @@ static void client_cancel(gw_sess *s, json_t *msg)
 /* A client's answer to a request of the child. */
 static void client_response(gw_sess *s, json_t *msg)
 {
-    json_t *id = json_object_get(msg, "id");
-    char key[24];
-    if (!json_is_integer(id))
-        return;
-    snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, json_integer_value(id));
-    gw_sreq *q = mcp__map_get(&s->g->sreqs, key);
+    gw_sreq *q = gid_lookup(&s->g->sreqs, json_object_get(msg, "id"));
     if (q == NULL || q->s != s)
         return;
     json_t *out = json_copy(msg);
