@@ -134,7 +134,9 @@ endforeach()
 # The same server runs through mcp-gateway (mcp-gateway --http ... -- mcp-everything --stdio):
 # the gateway must pass what mcp-everything passes on its own, with no warning, in each mode
 # (0.1.16's --suite all, and the prerelease's --requirements 2025-11-25 with SSE answers,
-# --json-response, and --stateless with the same expected failures), and with --shared-child.
+# --json-response, and --stateless with the same expected failures), and with --shared-child;
+# and --requirements 2026-07-28, served by the gateway's pool (mcp-everything speaks that
+# revision itself, so requests pass through), with the same excused extension scenarios.
 # The gateway closes a request's SSE stream after 50 ms (--poll-ms, SEP-1699), as
 # mcp-everything's test_reconnection asks its own transport to: the client must resume it.
 set(_gw_runs
@@ -142,7 +144,8 @@ set(_gw_runs
     "next_sse|next|2025-11-25|"
     "next_json_response|next|2025-11-25|--json-response"
     "next_stateless|next|2025-11-25|--stateless"
-    "next_shared|next|2025-11-25|")
+    "next_shared|next|2025-11-25|"
+    "next_2026|next|2026-07-28|")
 foreach(_run IN LISTS _gw_runs)
     string(REPLACE "|" ";" _f "${_run}")
     list(GET _f 0 _name)
@@ -161,6 +164,9 @@ foreach(_run IN LISTS _gw_runs)
     endif()
     if(_name STREQUAL "next_stateless")
         list(APPEND _env "MCP_CONFORMANCE_EXPECTED=expected-stateless.json")
+    elseif(_name STREQUAL "next_2026")
+        list(APPEND _env "MCP_CONFORMANCE_EXPECTED=expected-2026.json"
+             "MCP_CONFORMANCE_GATEWAY_FLAGS=--poll-ms 50")
     elseif(_name STREQUAL "next_shared")
         list(APPEND _env "MCP_CONFORMANCE_GATEWAY_FLAGS=--shared-child --poll-ms 50")
     else()

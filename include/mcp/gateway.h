@@ -24,6 +24,19 @@
  * known, so a request is answered with an error and a notification is dropped,
  * never sent to the wrong client. List changes go to every session.
  *
+ * Revision 2026-07-28 (requests that name their version in _meta, each on its
+ * own) is served by a pool of children the gateway starts itself, each asked
+ * server/discover first. A child that speaks that revision gets the requests as
+ * they came (under gateway ids), and one such child serves them all. Any other
+ * child is initialized as a client of the older revisions would, and the gateway
+ * translates: server/discover is answered from the child's initialize result,
+ * results get resultType, serverInfo and cache hints, and a request of the child
+ * to the client (elicitation, sampling, roots) becomes an InputRequiredResult
+ * whose requestState, sealed with the gateway's key, names the request waiting in
+ * the child; the client's retry brings the answers to it. Such a child serves one
+ * request that may ask (tools/call, prompts/get, resources/read) at a time, so
+ * that a question reaches the right client; up to pool_size of them run.
+ *
  * Threading: every function here is called on the loop's thread.
  */
 #ifndef MCP_GATEWAY_H
@@ -64,6 +77,9 @@ typedef struct mcp_gateway_opts {
                                 and child too, their failures warning */
     mcp_gateway_log_fn log;  /* NULL: no log lines */
     void *log_user;
+    int pool_size;        /* children serving revision 2026-07-28 requests (see below); 0: 4 */
+    int input_timeout_ms; /* 2026-07-28: how long a request whose server asked its client
+                             (an InputRequiredResult) waits for the client's retry; 0: 60000 */
 } mcp_gateway_opts;
 
 /*

@@ -35,7 +35,9 @@ static void print_help(FILE *out)
             "Offer the stdio MCP server COMMAND over Streamable HTTP (protocol 2025-03-26\n"
             "to 2025-11-25, resumable streams) and the 2024-11-05 HTTP+SSE transport.\n"
             "Each session gets a server process of its own, started by its initialize and\n"
-            "stopped when the session ends (DELETE, idle expiry, or a stop).\n"
+            "stopped when the session ends (DELETE, idle expiry, or a stop). Requests of\n"
+            "protocol 2026-07-28 (no session) are served by a pool of server processes the\n"
+            "gateway starts itself; its questions to the client become InputRequiredResults.\n"
             "\n"
             "      --http HOST:PORT  listen here (default " DEFAULT_LISTEN "); an IPv6 host\n"
             "                        in brackets: [::1]:8080\n"
@@ -52,6 +54,10 @@ static void print_help(FILE *out)
             "                        and Last-Event-ID after --retry-ms (protocol\n"
             "                        2025-11-25), and long calls hold no connection\n"
             "                        (default: never)\n"
+            "      --pool-size N     server processes for protocol 2026-07-28 requests, 1 to\n"
+            "                        1000 (default 4; one when the server speaks 2026-07-28)\n"
+            "      --input-timeout-ms N  how long a 2026-07-28 request whose server asked the\n"
+            "                        client waits for the client's retry (default 60000)\n"
             "      --max-message BYTES  the largest message either way (default 4194304)\n"
             "      --log-level LEVEL  debug, info (the default: a line per session, server\n"
             "                        process and request), notice, warning, error, critical,\n"
@@ -98,24 +104,28 @@ static int parse_args(int argc, char **argv, struct options *opt)
         OPT_GRACE,
         OPT_INIT_TIMEOUT,
         OPT_POLL,
+        OPT_POOL,
+        OPT_INPUT_TIMEOUT,
         OPT_MAX_MESSAGE,
         OPT_LOG_LEVEL,
         OPT_VERSION
     };
-    struct option longopts[11 + HTTP_FLAGS_COUNT] = {
+    struct option longopts[13 + HTTP_FLAGS_COUNT] = {
         {"http", required_argument, NULL, OPT_HTTP},
         {"shared-child", no_argument, NULL, OPT_SHARED},
         {"max-children", required_argument, NULL, OPT_MAX_CHILDREN},
         {"kill-grace-ms", required_argument, NULL, OPT_GRACE},
         {"init-timeout-ms", required_argument, NULL, OPT_INIT_TIMEOUT},
         {"poll-ms", required_argument, NULL, OPT_POLL},
+        {"pool-size", required_argument, NULL, OPT_POOL},
+        {"input-timeout-ms", required_argument, NULL, OPT_INPUT_TIMEOUT},
         {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
     };
-    http_flags_add(longopts + 10);
-    longopts[10 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
+    http_flags_add(longopts + 12);
+    longopts[12 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
 
     memset(opt, 0, sizeof(*opt));
     opt->listen = DEFAULT_LISTEN;
@@ -146,10 +156,12 @@ static int parse_args(int argc, char **argv, struct options *opt)
         case OPT_GRACE:
         case OPT_INIT_TIMEOUT:
         case OPT_POLL:
-            if (http_flags_parse_int(optarg, 1, c == OPT_MAX_CHILDREN ? 100000 : 3600000, &v) !=
-                0) {
-                usage_error("option '%s' needs an integer from 1 to %d, not '%s'", flag,
-                            c == OPT_MAX_CHILDREN ? 100000 : 3600000, optarg);
+        case OPT_POOL:
+        case OPT_INPUT_TIMEOUT: {
+            int max = c == OPT_MAX_CHILDREN ? 100000 : c == OPT_POOL ? 1000 : 3600000;
+            if (http_flags_parse_int(optarg, 1, max, &v) != 0) {
+                usage_error("option '%s' needs an integer from 1 to %d, not '%s'", flag, max,
+                            optarg);
                 return EXIT_USAGE;
             }
             if (c == OPT_MAX_CHILDREN)
@@ -158,9 +170,14 @@ static int parse_args(int argc, char **argv, struct options *opt)
                 opt->gw.kill_grace_ms = v;
             else if (c == OPT_POLL)
                 opt->gw.poll_ms = v;
+            else if (c == OPT_POOL)
+                opt->gw.pool_size = v;
+            else if (c == OPT_INPUT_TIMEOUT)
+                opt->gw.input_timeout_ms = v;
             else
                 opt->gw.init_timeout_ms = v;
             break;
+        }
         case OPT_MAX_MESSAGE:
             if (http_flags_parse_int(optarg, 1024, 1 << 30, &v) != 0) {
                 usage_error("--max-message needs a byte count from 1024 to 1073741824, not '%s'",

@@ -15,147 +15,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gateway/gateway_int.h"
+#include "gateway/forward_int.h"
 #include "protocol/json.h"
 #include "protocol/rpc.h"
-#include "transport/ctransport.h"
-
-typedef struct gw gw;
-typedef struct gw_child gw_child;
-typedef struct gw_sess gw_sess;
-typedef struct gw_req gw_req;
-typedef struct gw_sreq gw_sreq;
-typedef struct gw_batch gw_batch;
-
-enum child_state { CH_STARTING, CH_READY, CH_GONE };
-
-/* Requests a session may send while its shared child starts, held until it is ready. */
-#define MAX_HELD 64
-/* Cancelled requests of a shared child are remembered this long, and at most this many,
- * so that what the child still sends for them is never taken for another client's. */
-#define ZOMBIE_MS 30000
-#define MAX_ZOMBIES 1024
-/* Resources a session may be subscribed to. */
-#define MAX_SUBS 1024
-enum init_state { INIT_NONE, INIT_PENDING, INIT_DONE };
-
-struct gw_child {
-    gw *g;
-    mcp__ctr *ctr;
-    enum child_state state;
-    int pid;
-    int shared;          /* initialized by the gateway, serving any session */
-    json_t *init_result; /* shared: the child's answer to the gateway's initialize */
-    uv_timer_t init_timer;
-    int timer_open;
-    gw_sess *sessions; /* the sessions it serves */
-    size_t nsessions;
-    gw_req *reqs; /* requests in flight in it, oldest first */
-    gw_req *reqs_tail;
-    size_t nreqs;
-    size_t nzombies;  /* cancelled requests the child may still be running (shared) */
-    int lost_pending; /* the transport reported the child lost: child_lost runs next turn */
-    char lost_why[128];
-    int ctr_closed, closing;
-    gw_child *prev, *next;
-};
-
-/* One POST's batch (2025-03-26): its answers go out together, as one array. */
-struct gw_batch {
-    uint64_t stream;
-    json_t *answers;
-    size_t remaining; /* requests still to be answered */
-};
-
-struct gw_req {
-    json_int_t gid;
-    char key[24]; /* gid in decimal: its key in the table */
-    gw_sess *s;
-    gw_child *c;
-    json_t *client_id;
-    json_t *token; /* the client's progress token, or NULL */
-    uint64_t stream;
-    gw_batch *batch;
-    char *method;
-    uint64_t t0;           /* uv_hrtime() when it came */
-    int is_init;           /* the gateway's own initialize of a shared child */
-    int polled;            /* its stream was closed for polling (SEP-1699) */
-    int zombie;            /* cancelled, or its session gone: the child may still run it */
-    uint64_t zombie_at;    /* uv_now() when it became one */
-    gw_req *sprev, *snext; /* in its session */
-    gw_req *cprev, *cnext; /* in its child */
-};
-
-struct gw_sreq {
-    json_int_t gid;
-    char key[24];
-    json_t *child_id;
-    gw_child *c;
-    gw_sess *s;
-    uint64_t stream;
-    gw_sreq *prev, *next; /* in its session */
-};
-
-struct gw_sess {
-    gw *g;
-    const mcp__session_io *io;
-    void *io_user;
-    char id[40];
-    int stateless;
-    gw_child *c;
-    enum init_state init;
-    const mcp__revision *rev;
-    json_t *init_id; /* shared: the client's initialize, waiting for the child */
-    uint64_t init_stream;
-    gw_batch *init_batch;
-    char *init_version;
-    json_t *held; /* shared: [[stream, request], ...] waiting for the child (at most
-                     MAX_HELD) */
-    json_t *subs; /* resource URIs it subscribed to (an object used as a set) */
-    gw_req *reqs;
-    size_t nreqs;
-    gw_sreq *sreqs;
-    int ended;            /* io->end was called */
-    gw_sess *prev, *next; /* in its child, or in the gateway's list of sessions without one */
-};
-
-struct gw {
-    mcp__answerer base;
-    uv_loop_t *loop;
-    mcp__gw_cfg cfg;
-    json_int_t next_gid;
-    mcp__map reqs;  /* gid -> gw_req */
-    mcp__map sreqs; /* gid -> gw_sreq */
-    gw_child *children;
-    gw_child *shared;
-    gw_sess *loose; /* sessions not attached to a child */
-    unsigned long nsessions, nchildren;
-    mcp_gateway_stats stats;
-    int shutting_down;
-    uv_timer_t timer; /* polls streams (--poll-ms); its close ends the gateway */
-    void (*done)(void *arg);
-    void *done_arg;
-};
 
 static const mcp__ctr_cbs child_cbs;
 static void child_close(gw_child *c);
-static void child_lost(gw_child *c, const char *why);
 static void sess_forward(gw_sess *s, json_t *msg, uint64_t stream);
 static void maybe_finish(gw *g);
 
 /* ---- Log lines ---- */
 
-static void logf_(gw *g, mcp_log_level level, const char *fmt, ...) MCP_PRINTF(3, 4);
-
 /* Whether a line of this level would be written: the request path builds none else. */
-static int logs(const gw *g, mcp_log_level level)
+int mcp__gw_logs(const gw *g, mcp_log_level level)
 {
     return g->cfg.log != NULL && level >= g->cfg.log_level;
 }
 
-static void logf_(gw *g, mcp_log_level level, const char *fmt, ...)
+void mcp__gw_log(gw *g, mcp_log_level level, const char *fmt, ...)
 {
-    if (!logs(g, level))
+    if (!mcp__gw_logs(g, level))
         return;
     char line[1024];
     va_list ap;
@@ -167,7 +46,7 @@ static void logf_(gw *g, mcp_log_level level, const char *fmt, ...)
 
 /* A method name as a logfmt value: printable ASCII without quotes or spaces, else
  * quoted with what is not replaced by '?'. */
-static const char *log_word(const char *s, char *out, size_t size)
+const char *mcp__gw_log_word(const char *s, char *out, size_t size)
 {
     size_t n = 0;
     if (s == NULL)
@@ -186,7 +65,7 @@ static int write_text(const json_t *v, mcp__buf *b)
 }
 
 /* To the client of s, on stream. */
-static int to_client(gw_sess *s, uint64_t stream, const json_t *msg, unsigned flags)
+int mcp__gw_to_client(gw_sess *s, uint64_t stream, const json_t *msg, unsigned flags)
 {
     mcp__buf b = {0};
     int rc = write_text(msg, &b);
@@ -196,7 +75,7 @@ static int to_client(gw_sess *s, uint64_t stream, const json_t *msg, unsigned fl
     return rc;
 }
 
-static int to_child(gw_child *c, const json_t *msg)
+int mcp__gw_to_child(gw_child *c, const json_t *msg)
 {
     if (c->state == CH_GONE || c->closing || c->lost_pending)
         return MCP_ECLOSED;
@@ -211,16 +90,16 @@ static int to_child(gw_child *c, const json_t *msg)
 }
 
 /* An answer to the client's request: on its own, or into its batch. */
-static void answer(gw_sess *s, uint64_t stream, gw_batch *batch, json_t *msg)
+void mcp__gw_answer(gw_sess *s, uint64_t stream, gw_batch *batch, json_t *msg)
 {
     if (batch == NULL) {
-        to_client(s, stream, msg, MCP__SEND_RESPONSE);
+        mcp__gw_to_client(s, stream, msg, MCP__SEND_RESPONSE);
         json_decref(msg);
         return;
     }
     json_array_append_new(batch->answers, msg);
     if (--batch->remaining == 0) {
-        to_client(s, batch->stream, batch->answers, MCP__SEND_RESPONSE);
+        mcp__gw_to_client(s, batch->stream, batch->answers, MCP__SEND_RESPONSE);
         json_decref(batch->answers);
         free(batch);
     }
@@ -235,16 +114,16 @@ static void batch_forget(gw_batch *batch)
     }
 }
 
-static void answer_error(gw_sess *s, uint64_t stream, gw_batch *batch, const json_t *id, int code,
-                         const char *message)
+void mcp__gw_answer_error(gw_sess *s, uint64_t stream, gw_batch *batch, const json_t *id, int code,
+                          const char *message)
 {
-    answer(s, stream, batch, mcp__error_message(id, code, message, NULL));
+    mcp__gw_answer(s, stream, batch, mcp__error_message(id, code, message, NULL));
 }
 
 /* ---- The id table ---- */
 
 /* The entry of map under the gateway id `id` (a JSON integer), or NULL. */
-static void *gid_lookup(const mcp__map *map, const json_t *id)
+void *mcp__gw_gid_lookup(const mcp__map *map, const json_t *id)
 {
     char key[24];
     if (!json_is_integer(id))
@@ -253,7 +132,7 @@ static void *gid_lookup(const mcp__map *map, const json_t *id)
     return mcp__map_get(map, key);
 }
 
-static json_int_t new_gid(gw *g, char key[24])
+json_int_t mcp__gw_new_gid(gw *g, char key[24])
 {
     json_int_t gid = ++g->next_gid;
     snprintf(key, 24, "%" JSON_INTEGER_FORMAT, gid);
@@ -261,7 +140,7 @@ static json_int_t new_gid(gw *g, char key[24])
 }
 
 /* Out of its session's list (a zombie, or one on its way out of everything). */
-static void req_leave_session(gw_req *r)
+void mcp__gw_req_leave_session(gw_req *r)
 {
     gw_sess *s = r->s;
     if (s == NULL)
@@ -277,7 +156,7 @@ static void req_leave_session(gw_req *r)
     r->sprev = r->snext = NULL;
 }
 
-static void req_unlink(gw_req *r)
+void mcp__gw_req_unlink(gw_req *r)
 {
     gw *g = r->c->g;
     mcp__map_remove(&g->reqs, r->key);
@@ -291,11 +170,14 @@ static void req_unlink(gw_req *r)
     else
         c->reqs_tail = r->cprev;
     c->nreqs--;
-    req_leave_session(r);
+    if (c->excl == r)
+        c->excl = NULL;
+    mcp__gw_req_leave_session(r);
 }
 
-static void req_free(gw_req *r)
+void mcp__gw_req_free(gw_req *r)
 {
+    mcp__gw_mreq_free(r->m);
     json_decref(r->client_id);
     json_decref(r->token);
     free(r->method);
@@ -303,39 +185,46 @@ static void req_free(gw_req *r)
 }
 
 /* r is answered: one log line, and the session may have gone idle. */
-static void req_done(gw_req *r, const json_t *error)
+void mcp__gw_req_done(gw_req *r, const json_t *error)
 {
     gw *g = r->c->g;
     gw_sess *s = r->s;
     g->stats.requests++;
     g->stats.request_errors += error != NULL;
-    if (logs(g, MCP_LOG_INFO)) {
+    if (mcp__gw_logs(g, MCP_LOG_INFO)) {
         char m[64], code[32] = "";
         if (error != NULL)
             snprintf(code, sizeof(code), " code=%" JSON_INTEGER_FORMAT,
                      json_integer_value(json_object_get(error, "code")));
-        logf_(g, MCP_LOG_INFO, "event=request session=%s method=%s status=%s%s duration_ms=%.3f",
-              s != NULL && s->id[0] ? s->id : "-", log_word(r->method, m, sizeof(m)),
-              error != NULL ? "error" : "ok", code, (double)(uv_hrtime() - r->t0) / 1e6);
+        mcp__gw_log(g, MCP_LOG_INFO,
+                    "event=request session=%s method=%s status=%s%s duration_ms=%.3f",
+                    s != NULL && s->id[0] ? s->id : "-", mcp__gw_log_word(r->method, m, sizeof(m)),
+                    error != NULL ? "error" : "ok", code, (double)(uv_hrtime() - r->t0) / 1e6);
     }
-    req_unlink(r);
-    req_free(r);
+    gw_child *c = r->c;
+    mcp__gw_req_unlink(r);
+    mcp__gw_req_free(r);
     if (s != NULL && s->nreqs == 0 && s->init != INIT_PENDING && s->io->idle != NULL)
         s->io->idle(s->io_user);
+    if (c->pooled)
+        mcp__gw_modern_pump(g);
 }
 
 /* A request that will get no answer from the child (its client cancelled it, or its
  * session is gone): the client's stream or batch is told it ended. A shared child's
  * request is kept as a zombie for a while, since the child may still be running it and
  * whatever it sends for it must not be taken for another client's (see route). */
-static void req_zombie_free(gw_req *r)
+void mcp__gw_req_zombie_free(gw_req *r)
 {
-    r->c->nzombies--;
-    req_unlink(r);
-    req_free(r);
+    gw_child *c = r->c;
+    c->nzombies--;
+    mcp__gw_req_unlink(r);
+    mcp__gw_req_free(r);
+    if (c->pooled)
+        mcp__gw_modern_pump(c->g);
 }
 
-static void req_abandon(gw_req *r, int tell_client)
+void mcp__gw_req_abandon(gw_req *r, int tell_client)
 {
     gw_sess *s = r->s;
     gw_child *c = r->c;
@@ -344,7 +233,7 @@ static void req_abandon(gw_req *r, int tell_client)
         gw_batch *b = r->batch;
         if (--b->remaining == 0) {
             if (json_array_size(b->answers) > 0)
-                to_client(s, b->stream, b->answers, MCP__SEND_RESPONSE);
+                mcp__gw_to_client(s, b->stream, b->answers, MCP__SEND_RESPONSE);
             else
                 s->io->send(s->io_user, b->stream, NULL, 0, MCP__SEND_RESPONSE);
             json_decref(b->answers);
@@ -357,16 +246,16 @@ static void req_abandon(gw_req *r, int tell_client)
     }
     r->batch = NULL;
     char m[64];
-    if (logs(g, MCP_LOG_INFO))
-        logf_(g, MCP_LOG_INFO,
-              "event=request session=%s method=%s status=cancelled duration_ms=%.3f",
-              s->id[0] ? s->id : "-", log_word(r->method, m, sizeof(m)),
-              (double)(uv_hrtime() - r->t0) / 1e6);
+    if (mcp__gw_logs(g, MCP_LOG_INFO))
+        mcp__gw_log(g, MCP_LOG_INFO,
+                    "event=request session=%s method=%s status=cancelled duration_ms=%.3f",
+                    s->id[0] ? s->id : "-", mcp__gw_log_word(r->method, m, sizeof(m)),
+                    (double)(uv_hrtime() - r->t0) / 1e6);
     if (!c->shared || c->state == CH_GONE) {
-        req_unlink(r);
-        req_free(r);
+        mcp__gw_req_unlink(r);
+        mcp__gw_req_free(r);
     } else {
-        req_leave_session(r); /* still in the child's list */
+        mcp__gw_req_leave_session(r); /* still in the child's list */
         r->zombie = 1;
         r->zombie_at = uv_now(g->loop);
         c->nzombies++;
@@ -374,7 +263,7 @@ static void req_abandon(gw_req *r, int tell_client)
             gw_req *z = c->reqs;
             while (z != NULL && !z->zombie)
                 z = z->cnext;
-            req_zombie_free(z);
+            mcp__gw_req_zombie_free(z);
         }
     }
     if (tell_client && s->nreqs == 0 && s->init != INIT_PENDING && s->io->idle != NULL)
@@ -382,11 +271,11 @@ static void req_abandon(gw_req *r, int tell_client)
 }
 
 /* r ends with an error of the gateway's (-32603, message), to its client. */
-static void req_fail(gw_req *r, const char *message)
+void mcp__gw_req_fail(gw_req *r, const char *message)
 {
     json_t *err = mcp__error_message(r->client_id, MCP_RPC_INTERNAL_ERROR, message, NULL);
-    answer(r->s, r->stream, r->batch, json_incref(err));
-    req_done(r, json_object_get(err, "error"));
+    mcp__gw_answer(r->s, r->stream, r->batch, json_incref(err));
+    mcp__gw_req_done(r, json_object_get(err, "error"));
     json_decref(err);
 }
 
@@ -425,7 +314,7 @@ static void list_push(gw_sess **head, gw_sess *s)
     *head = s;
 }
 
-static void attach(gw_sess *s, gw_child *c)
+void mcp__gw_attach(gw_sess *s, gw_child *c)
 {
     list_remove(&s->g->loose, s);
     s->c = c;
@@ -434,7 +323,7 @@ static void attach(gw_sess *s, gw_child *c)
 }
 
 /* The session can no longer be served: the transport ends it. */
-static void sess_end(gw_sess *s)
+void mcp__gw_sess_end(gw_sess *s)
 {
     if (s->ended)
         return;
@@ -473,14 +362,14 @@ static void on_init_timeout(uv_timer_t *t)
     char why[96];
     snprintf(why, sizeof(why), "the server did not answer initialize within %d ms",
              c->g->cfg.init_timeout_ms);
-    child_lost(c, why);
+    mcp__gw_child_lost(c, why);
 }
 
-static gw_child *child_start(gw *g, int shared)
+gw_child *mcp__gw_child_start(gw *g, int shared)
 {
     if (g->nchildren >= (unsigned long)g->cfg.max_children) {
-        logf_(g, MCP_LOG_WARNING, "event=child_refused reason=limit max_children=%d",
-              g->cfg.max_children);
+        mcp__gw_log(g, MCP_LOG_WARNING, "event=child_refused reason=limit max_children=%d",
+                    g->cfg.max_children);
         return NULL;
     }
     gw_child *c = calloc(1, sizeof(*c));
@@ -500,7 +389,7 @@ static gw_child *child_start(gw *g, int shared)
     g->stats.children_started++;
     int rc = mcp__stdio_ctr_new(g->loop, g->cfg.argv, g->cfg.max_message, &child_cbs, c, &c->ctr);
     if (rc != MCP_OK) {
-        logf_(g, MCP_LOG_ERROR, "event=child_failed reason=%s", mcp_strerror(rc));
+        mcp__gw_log(g, MCP_LOG_ERROR, "event=child_failed reason=%s", mcp_strerror(rc));
         c->state = CH_GONE;
         child_close(c);
         return NULL;
@@ -508,7 +397,7 @@ static gw_child *child_start(gw *g, int shared)
     mcp__stdio_ctr_set_grace(c->ctr, g->cfg.kill_grace_ms);
     c->pid = mcp__stdio_ctr_pid(c->ctr);
     uv_timer_start(&c->init_timer, on_init_timeout, (uint64_t)g->cfg.init_timeout_ms, 0);
-    logf_(g, MCP_LOG_INFO, "event=child_start pid=%d shared=%d", c->pid, shared);
+    mcp__gw_log(g, MCP_LOG_INFO, "event=child_start pid=%d shared=%d", c->pid, shared);
     return c;
 }
 
@@ -544,7 +433,7 @@ static void sess_drop_inflight(gw_sess *s, const char *why)
     while (s->reqs != NULL) {
         gw_req *r = s->reqs;
         if (why != NULL) {
-            req_fail(r, why);
+            mcp__gw_req_fail(r, why);
             continue;
         }
         if (c != NULL && c->shared && !c->closing && c->state == CH_READY) {
@@ -552,17 +441,17 @@ static void sess_drop_inflight(gw_sess *s, const char *why)
                                   "notifications/cancelled", "params", "requestId",
                                   (json_int_t)r->gid, "reason", "the client's session ended");
             if (n != NULL)
-                to_child(c, n);
+                mcp__gw_to_child(c, n);
             json_decref(n);
         }
-        req_abandon(r, 0);
+        mcp__gw_req_abandon(r, 0);
     }
     while (s->sreqs != NULL) {
         gw_sreq *q = s->sreqs;
         if (c != NULL && !c->closing && c->state != CH_GONE) {
             json_t *e = mcp__error_message(q->child_id, MCP_RPC_INTERNAL_ERROR,
                                            "the client's session ended", NULL);
-            to_child(c, e);
+            mcp__gw_to_child(c, e);
             json_decref(e);
         }
         sreq_free(s->g, q);
@@ -571,7 +460,7 @@ static void sess_drop_inflight(gw_sess *s, const char *why)
 
 /* The child cannot serve any more (it exited, broke the protocol, or timed out): every
  * request in flight gets an error, and its sessions end. */
-static void child_lost(gw_child *c, const char *why)
+void mcp__gw_child_lost(gw_child *c, const char *why)
 {
     if (c->state == CH_GONE)
         return;
@@ -579,8 +468,10 @@ static void child_lost(gw_child *c, const char *why)
     c->state = CH_GONE;
     if (g->shared == c)
         g->shared = NULL;
-    logf_(g, c->closing ? MCP_LOG_DEBUG : MCP_LOG_WARNING, "event=child_lost pid=%d reason=\"%s\"",
-          c->pid, why);
+    if (c->pooled)
+        mcp__gw_modern_child_gone(c, why);
+    mcp__gw_log(g, c->closing ? MCP_LOG_DEBUG : MCP_LOG_WARNING,
+                "event=child_lost pid=%d reason=\"%s\"", c->pid, why);
     char msg[200];
     snprintf(msg, sizeof(msg), "Internal error: the server process is gone (%s)", why);
     /* The gateway's own initialize of a shared child, and zombies, have no session. */
@@ -588,20 +479,21 @@ static void child_lost(gw_child *c, const char *why)
         next = r->cnext;
         if (r->s == NULL) {
             c->nzombies -= (size_t)r->zombie;
-            req_unlink(r);
-            req_free(r);
+            mcp__gw_req_unlink(r);
+            mcp__gw_req_free(r);
         }
     }
     for (gw_sess *s = c->sessions; s != NULL; s = s->next) {
         if (s->init_id != NULL) {
-            answer_error(s, s->init_stream, s->init_batch, s->init_id, MCP_RPC_INTERNAL_ERROR, msg);
+            mcp__gw_answer_error(s, s->init_stream, s->init_batch, s->init_id,
+                                 MCP_RPC_INTERNAL_ERROR, msg);
             json_decref(s->init_id);
             s->init_id = NULL;
         }
         json_decref(s->held);
         s->held = NULL;
         sess_drop_inflight(s, msg);
-        sess_end(s);
+        mcp__gw_sess_end(s);
     }
     child_close(c);
 }
@@ -632,7 +524,7 @@ static void broadcast(gw_child *c, const json_t *msg)
 {
     for (gw_sess *s = c->sessions; s != NULL; s = s->next)
         if (s->init == INIT_DONE && !s->stateless)
-            to_client(s, MCP__STREAM_STANDALONE, msg, 0);
+            mcp__gw_to_client(s, MCP__STREAM_STANDALONE, msg, 0);
 }
 
 static void shared_ready(gw_child *c, json_t *result);
@@ -640,11 +532,11 @@ static void shared_ready(gw_child *c, json_t *result);
 static void child_response(gw_child *c, json_t *msg)
 {
     gw *g = c->g;
-    gw_req *r = gid_lookup(&g->reqs, json_object_get(msg, "id"));
+    gw_req *r = mcp__gw_gid_lookup(&g->reqs, json_object_get(msg, "id"));
     if (r == NULL || r->c != c)
         goto unknown;
     if (r->zombie) {
-        req_zombie_free(r); /* cancelled: its answer is nobody's */
+        mcp__gw_req_zombie_free(r); /* cancelled: its answer is nobody's */
         return;
     }
     json_t *error = json_object_get(msg, "error");
@@ -652,14 +544,19 @@ static void child_response(gw_child *c, json_t *msg)
         if (!c->lost_pending)
             uv_timer_stop(&c->init_timer);
         json_t *result = json_object_get(msg, "result");
-        req_done(r, error);
+        mcp__gw_req_done(r, error);
         if (!json_is_object(result)) {
-            child_lost(c, "the server refused the gateway's initialize");
+            mcp__gw_child_lost(c, "the server refused the gateway's initialize");
             return;
         }
-        shared_ready(c, result);
+        if (c->pooled)
+            mcp__gw_modern_child_ready(c, result);
+        else
+            shared_ready(c, result);
         return;
     }
+    if (c->pooled && mcp__gw_modern_response(c, r, msg))
+        return;
     gw_sess *s = r->s;
     int is_initialize = strcmp(r->method, "initialize") == 0;
     if (is_initialize) {
@@ -676,12 +573,12 @@ static void child_response(gw_child *c, json_t *msg)
         }
     }
     json_object_set(msg, "id", r->client_id);
-    answer(s, r->stream, r->batch, json_incref(msg));
+    mcp__gw_answer(s, r->stream, r->batch, json_incref(msg));
     int failed_init = is_initialize && s->init != INIT_DONE;
-    req_done(r, error);
+    mcp__gw_req_done(r, error);
     if (failed_init) {
         /* The server refused the session: it ends, and so does the child. */
-        sess_end(s);
+        mcp__gw_sess_end(s);
         child_close(c);
     }
     return;
@@ -692,6 +589,10 @@ unknown:
 static void child_request(gw_child *c, json_t *msg)
 {
     gw *g = c->g;
+    if (c->pooled) {
+        mcp__gw_modern_child_request(c, msg);
+        return;
+    }
     gw_sess *s;
     uint64_t stream;
     const char *method = json_string_value(json_object_get(msg, "method"));
@@ -710,14 +611,14 @@ static void child_request(gw_child *c, json_t *msg)
                                    "the gateway cannot tell which client this request is for: "
                                    "requests of several clients are in flight",
                                    NULL);
-        to_child(c, e);
+        mcp__gw_to_child(c, e);
         json_decref(e);
         return;
     }
     gw_sreq *q = calloc(1, sizeof(*q));
     if (q == NULL)
         return;
-    q->gid = new_gid(g, q->key);
+    q->gid = mcp__gw_new_gid(g, q->key);
     q->child_id = json_incref(child_id);
     q->c = c;
     q->s = s;
@@ -732,7 +633,7 @@ static void child_request(gw_child *c, json_t *msg)
         q->next->prev = q;
     s->sreqs = q;
     json_object_set_new(msg, "id", json_integer(q->gid));
-    to_client(s, stream, msg, 0);
+    mcp__gw_to_client(s, stream, msg, 0);
 }
 
 static void child_notification(gw_child *c, json_t *msg)
@@ -741,11 +642,15 @@ static void child_notification(gw_child *c, json_t *msg)
     const char *method = json_string_value(json_object_get(msg, "method"));
     json_t *params = json_object_get(msg, "params");
     if (strcmp(method, "notifications/progress") == 0) {
-        gw_req *r = gid_lookup(&g->reqs, json_object_get(params, "progressToken"));
+        gw_req *r = mcp__gw_gid_lookup(&g->reqs, json_object_get(params, "progressToken"));
         if (r == NULL || r->c != c || r->s == NULL || r->token == NULL)
             return;
         json_object_set(params, "progressToken", r->token);
-        to_client(r->s, r->stream, msg, 0);
+        mcp__gw_to_client(r->s, r->stream, msg, 0);
+        return;
+    }
+    if (c->pooled) {
+        mcp__gw_modern_notification(c, msg, method);
         return;
     }
     if (strcmp(method, "notifications/cancelled") == 0) {
@@ -755,7 +660,7 @@ static void child_notification(gw_child *c, json_t *msg)
             for (gw_sreq *q = s->sreqs; q != NULL; q = q->next)
                 if (json_equal(q->child_id, rid)) {
                     json_object_set_new(params, "requestId", json_integer(q->gid));
-                    to_client(s, q->stream, msg, 0);
+                    mcp__gw_to_client(s, q->stream, msg, 0);
                     sreq_free(g, q);
                     return;
                 }
@@ -770,13 +675,13 @@ static void child_notification(gw_child *c, json_t *msg)
         const char *uri = json_string_value(json_object_get(params, "uri"));
         for (gw_sess *s = c->sessions; s != NULL && uri != NULL; s = s->next)
             if (s->init == INIT_DONE && json_object_get(s->subs, uri) != NULL)
-                to_client(s, MCP__STREAM_STANDALONE, msg, 0);
+                mcp__gw_to_client(s, MCP__STREAM_STANDALONE, msg, 0);
         return;
     }
     gw_sess *s;
     uint64_t stream;
     if (route(c, &s, &stream))
-        to_client(s, stream, msg, 0);
+        mcp__gw_to_client(s, stream, msg, 0);
     else
         mcp__debug("gateway: a notification of a shared server concerns one of several "
                    "clients, or none; dropped");
@@ -798,8 +703,8 @@ static void child_message(gw_child *c, json_t *msg)
         child_notification(c, msg);
         break;
     default:
-        logf_(c->g, MCP_LOG_WARNING, "event=child_invalid_message pid=%d reason=\"%s\"", c->pid,
-              why);
+        mcp__gw_log(c->g, MCP_LOG_WARNING, "event=child_invalid_message pid=%d reason=\"%s\"",
+                    c->pid, why);
         break;
     }
 }
@@ -812,7 +717,8 @@ static void cb_on_text(void *user, const char *text, size_t len)
     c->g->stats.bytes_in += len;
     json_t *v = mcp__json_parse(text, len, 0, NULL);
     if (v == NULL) {
-        logf_(c->g, MCP_LOG_WARNING, "event=child_invalid_json pid=%d bytes=%zu", c->pid, len);
+        mcp__gw_log(c->g, MCP_LOG_WARNING, "event=child_invalid_json pid=%d bytes=%zu", c->pid,
+                    len);
         return;
     }
     if (json_is_array(v)) {
@@ -828,7 +734,7 @@ static void cb_on_text(void *user, const char *text, size_t len)
 static void on_deferred_lost(uv_timer_t *t)
 {
     gw_child *c = t->data;
-    child_lost(c, c->lost_why);
+    mcp__gw_child_lost(c, c->lost_why);
 }
 
 /* The transport may report the loss from inside a write of ours (EPIPE), when the
@@ -844,7 +750,7 @@ static void cb_on_lost(void *user, int status, const char *why)
     if (c->timer_open && !uv_is_closing((uv_handle_t *)&c->init_timer))
         uv_timer_start(&c->init_timer, on_deferred_lost, 0, 0);
     else
-        child_lost(c, c->lost_why);
+        mcp__gw_child_lost(c, c->lost_why);
 }
 
 static void cb_on_closed(void *user)
@@ -853,10 +759,10 @@ static void cb_on_closed(void *user)
     gw *g = c->g;
     c->ctr_closed = 1;
     c->ctr = NULL;
-    child_lost(c, "the server was stopped");
+    mcp__gw_child_lost(c, "the server was stopped");
     g->nchildren--;
     g->stats.children_exited++;
-    logf_(g, MCP_LOG_INFO, "event=child_exit pid=%d", c->pid);
+    mcp__gw_log(g, MCP_LOG_INFO, "event=child_exit pid=%d", c->pid);
     /* Its sessions are ended; they may still be open in the transport until it closes
      * them: they forget this child. */
     while (c->sessions != NULL) {
@@ -879,37 +785,11 @@ static const mcp__ctr_cbs child_cbs = {
 static const char *client_caps_json = "{\"sampling\":{},\"elicitation\":{\"form\":{},\"url\":{}},"
                                       "\"roots\":{\"listChanged\":true}}";
 
-static gw_child *shared_child(gw *g)
+int mcp__gw_req_register(gw_req *r)
 {
-    if (g->shared != NULL)
-        return g->shared;
-    gw_child *c = child_start(g, 1);
-    if (c == NULL)
-        return NULL;
-    gw_req *r = calloc(1, sizeof(*r));
-    json_t *caps = json_loads(client_caps_json, 0, NULL);
-    if (r == NULL || caps == NULL) {
-        free(r);
-        json_decref(caps);
-        child_lost(c, "out of memory");
-        return NULL;
-    }
-    r->gid = new_gid(g, r->key);
-    r->c = c;
-    r->is_init = 1;
-    r->method = mcp__strdup("initialize");
-    r->t0 = uv_hrtime();
-    json_t *msg = json_pack("{s:s, s:I, s:s, s:{s:s, s:o, s:{s:s, s:s}}}", "jsonrpc", "2.0", "id",
-                            r->gid, "method", "initialize", "params", "protocolVersion",
-                            MCP_PROTOCOL_LATEST, "capabilities", caps, "clientInfo", "name",
-                            "mcp-gateway", "version", MCP_VERSION_STRING);
-    if (msg == NULL || r->method == NULL || mcp__map_put(&g->reqs, r->key, r) != MCP_OK) {
-        json_decref(msg);
-        free(r->method);
-        free(r);
-        child_lost(c, "out of memory");
-        return NULL;
-    }
+    gw_child *c = r->c;
+    if (mcp__map_put(&c->g->reqs, r->key, r) != MCP_OK)
+        return MCP_ENOMEM;
     r->cprev = c->reqs_tail;
     if (c->reqs_tail != NULL)
         c->reqs_tail->cnext = r;
@@ -917,12 +797,60 @@ static gw_child *shared_child(gw *g)
         c->reqs = r;
     c->reqs_tail = r;
     c->nreqs++;
-    if (to_child(c, msg) != MCP_OK) {
-        json_decref(msg);
-        child_lost(c, "cannot write to the server");
+    return MCP_OK;
+}
+
+gw_req *mcp__gw_child_request(gw_child *c, const char *method, json_t *params)
+{
+    gw *g = c->g;
+    gw_req *r = calloc(1, sizeof(*r));
+    if (r == NULL || params == NULL) {
+        free(r);
+        json_decref(params);
+        mcp__gw_child_lost(c, "out of memory");
         return NULL;
     }
+    r->gid = mcp__gw_new_gid(g, r->key);
+    r->c = c;
+    r->method = mcp__strdup(method);
+    r->t0 = uv_hrtime();
+    json_t *msg = json_pack("{s:s, s:I, s:s, s:o}", "jsonrpc", "2.0", "id", (json_int_t)r->gid,
+                            "method", method, "params", params);
+    if (msg == NULL || r->method == NULL || mcp__gw_req_register(r) != MCP_OK) {
+        json_decref(msg);
+        free(r->method);
+        free(r);
+        mcp__gw_child_lost(c, "out of memory");
+        return NULL;
+    }
+    int rc = mcp__gw_to_child(c, msg);
     json_decref(msg);
+    if (rc != MCP_OK) {
+        mcp__gw_child_lost(c, "cannot write to the server");
+        return NULL;
+    }
+    return r;
+}
+
+int mcp__gw_child_initialize(gw_child *c)
+{
+    json_t *params = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", MCP_PROTOCOL_LATEST,
+                               "capabilities", json_loads(client_caps_json, 0, NULL), "clientInfo",
+                               "name", "mcp-gateway", "version", MCP_VERSION_STRING);
+    gw_req *r = mcp__gw_child_request(c, "initialize", params);
+    if (r == NULL)
+        return MCP_ECLOSED;
+    r->is_init = 1;
+    return MCP_OK;
+}
+
+static gw_child *shared_child(gw *g)
+{
+    if (g->shared != NULL)
+        return g->shared;
+    gw_child *c = mcp__gw_child_start(g, 1);
+    if (c == NULL || mcp__gw_child_initialize(c) != MCP_OK)
+        return NULL;
     g->shared = c;
     return c;
 }
@@ -945,7 +873,7 @@ static json_t *shared_init_answer(gw_sess *s, const json_t *id)
 static void sess_ready(gw_sess *s)
 {
     if (s->init_id != NULL) {
-        answer(s, s->init_stream, s->init_batch, shared_init_answer(s, s->init_id));
+        mcp__gw_answer(s, s->init_stream, s->init_batch, shared_init_answer(s, s->init_id));
         json_decref(s->init_id);
         s->init_id = NULL;
     }
@@ -971,7 +899,7 @@ static void shared_ready(gw_child *c, json_t *result)
     c->init_result = json_incref(result);
     c->state = CH_READY;
     json_t *n = json_pack("{s:s, s:s}", "jsonrpc", "2.0", "method", "notifications/initialized");
-    to_child(c, n);
+    mcp__gw_to_child(c, n);
     json_decref(n);
     for (gw_sess *s = c->sessions; s != NULL; s = s->next)
         if (s->init == INIT_PENDING)
@@ -982,7 +910,7 @@ static void shared_ready(gw_child *c, json_t *result)
 
 /* A request, to the child under a gateway id (the caller made sure s has a ready or
  * starting child of its own). */
-static void forward_request(gw_sess *s, json_t *msg, uint64_t stream, gw_batch *batch)
+gw_req *mcp__gw_forward_request(gw_sess *s, json_t *msg, uint64_t stream, gw_batch *batch)
 {
     gw *g = s->g;
     gw_child *c = s->c;
@@ -991,10 +919,11 @@ static void forward_request(gw_sess *s, json_t *msg, uint64_t stream, gw_batch *
     json_t *out = r != NULL ? json_copy(msg) : NULL;
     if (out == NULL) {
         free(r);
-        answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
-        return;
+        mcp__gw_answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR,
+                             "Internal error: out of memory");
+        return NULL;
     }
-    r->gid = new_gid(g, r->key);
+    r->gid = mcp__gw_new_gid(g, r->key);
     r->s = s;
     r->c = c;
     r->client_id = json_incref(id);
@@ -1015,31 +944,28 @@ static void forward_request(gw_sess *s, json_t *msg, uint64_t stream, gw_batch *
         json_object_set_new(p2, "_meta", m2);
         json_object_set_new(out, "params", p2);
     }
-    if (r->method == NULL || mcp__map_put(&g->reqs, r->key, r) != MCP_OK) {
+    if (r->method == NULL || mcp__gw_req_register(r) != MCP_OK) {
         json_decref(out);
         json_decref(r->client_id);
         json_decref(r->token);
         free(r->method);
         free(r);
-        answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
-        return;
+        mcp__gw_answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR,
+                             "Internal error: out of memory");
+        return NULL;
     }
     r->snext = s->reqs;
     if (r->snext != NULL)
         r->snext->sprev = r;
     s->reqs = r;
     s->nreqs++;
-    r->cprev = c->reqs_tail;
-    if (c->reqs_tail != NULL)
-        c->reqs_tail->cnext = r;
-    else
-        c->reqs = r;
-    c->reqs_tail = r;
-    c->nreqs++;
-    int rc = to_child(c, out);
+    int rc = mcp__gw_to_child(c, out);
     json_decref(out);
-    if (rc != MCP_OK)
-        req_fail(r, "Internal error: cannot write to the server");
+    if (rc != MCP_OK) {
+        mcp__gw_req_fail(r, "Internal error: cannot write to the server");
+        return NULL;
+    }
+    return r;
 }
 
 /* initialize: a child of the session's own, or the shared child's answer. */
@@ -1050,25 +976,25 @@ static void client_initialize(gw_sess *s, json_t *msg, uint64_t stream, gw_batch
     json_t *params = json_object_get(msg, "params");
     const char *version = json_string_value(json_object_get(params, "protocolVersion"));
     if (s->init != INIT_NONE) {
-        answer_error(s, stream, batch, id, MCP_RPC_INVALID_REQUEST,
-                     "Invalid Request: the session is already initialized");
+        mcp__gw_answer_error(s, stream, batch, id, MCP_RPC_INVALID_REQUEST,
+                             "Invalid Request: the session is already initialized");
         return;
     }
     if (!json_is_object(params) || version == NULL) {
-        answer_error(s, stream, batch, id, MCP_RPC_INVALID_PARAMS,
-                     "Invalid params: initialize needs params.protocolVersion, a string");
+        mcp__gw_answer_error(s, stream, batch, id, MCP_RPC_INVALID_PARAMS,
+                             "Invalid params: initialize needs params.protocolVersion, a string");
         return;
     }
     if (g->shutting_down) {
-        answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR,
-                     "Internal error: the gateway is stopping");
+        mcp__gw_answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR,
+                             "Internal error: the gateway is stopping");
         return;
     }
     if (g->cfg.shared_child) {
         gw_child *c = shared_child(g);
         if (c == NULL) {
-            answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR,
-                         "Internal error: the server cannot be started");
+            mcp__gw_answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR,
+                                 "Internal error: the server cannot be started");
             return;
         }
         free(s->init_version);
@@ -1076,7 +1002,7 @@ static void client_initialize(gw_sess *s, json_t *msg, uint64_t stream, gw_batch
         s->rev = mcp__revision_find_legacy(version);
         if (s->rev == NULL)
             s->rev = mcp__revision_latest();
-        attach(s, c);
+        mcp__gw_attach(s, c);
         s->init = INIT_PENDING;
         s->init_id = json_incref(id);
         s->init_stream = stream;
@@ -1085,22 +1011,22 @@ static void client_initialize(gw_sess *s, json_t *msg, uint64_t stream, gw_batch
             sess_ready(s);
         return;
     }
-    gw_child *c = child_start(g, 0);
+    gw_child *c = mcp__gw_child_start(g, 0);
     if (c == NULL) {
         char why[120];
         snprintf(why, sizeof(why), "Internal error: the server cannot be started%s",
                  g->nchildren >= (unsigned long)g->cfg.max_children
                      ? " (the gateway runs as many servers as it may)"
                      : "");
-        answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR, why);
+        mcp__gw_answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR, why);
         return;
     }
-    attach(s, c);
+    mcp__gw_attach(s, c);
     s->rev = mcp__revision_find_legacy(version);
     if (s->rev == NULL)
         s->rev = mcp__revision_latest();
     s->init = INIT_PENDING;
-    forward_request(s, msg, stream, batch);
+    mcp__gw_forward_request(s, msg, stream, batch);
 }
 
 /* notifications/cancelled names the client's id: the child knows the gateway's. */
@@ -1114,13 +1040,13 @@ static void client_cancel(gw_sess *s, json_t *msg)
         json_t *out = json_copy(msg), *p2 = json_copy(params);
         json_object_set_new(p2, "requestId", json_integer(r->gid));
         json_object_set_new(out, "params", p2);
-        to_child(s->c, out);
+        mcp__gw_to_child(s->c, out);
         json_decref(out);
         /* A server does not answer a cancelled request (the spec): the request is over
          * for the client now, and no longer holds the session busy. initialize cannot be
          * cancelled. */
         if (strcmp(r->method, "initialize") != 0)
-            req_abandon(r, 1);
+            mcp__gw_req_abandon(r, 1);
         return;
     }
 }
@@ -1128,13 +1054,13 @@ static void client_cancel(gw_sess *s, json_t *msg)
 /* A client's answer to a request of the child. */
 static void client_response(gw_sess *s, json_t *msg)
 {
-    gw_sreq *q = gid_lookup(&s->g->sreqs, json_object_get(msg, "id"));
+    gw_sreq *q = mcp__gw_gid_lookup(&s->g->sreqs, json_object_get(msg, "id"));
     if (q == NULL || q->s != s)
         return;
     json_t *out = json_copy(msg);
     json_object_set(out, "id", q->child_id);
     if (q->c == s->c)
-        to_child(q->c, out);
+        mcp__gw_to_child(q->c, out);
     json_decref(out);
     sreq_free(s->g, q);
 }
@@ -1156,8 +1082,8 @@ static int track_subscription(gw_sess *s, json_t *msg, const char *method, uint6
         if (s->subs == NULL)
             s->subs = json_object();
         if (json_object_get(s->subs, uri) == NULL && json_object_size(s->subs) >= MAX_SUBS) {
-            answer_error(s, stream, NULL, id, MCP_RPC_INTERNAL_ERROR,
-                         "Internal error: too many subscriptions in this session");
+            mcp__gw_answer_error(s, stream, NULL, id, MCP_RPC_INTERNAL_ERROR,
+                                 "Internal error: too many subscriptions in this session");
             return 0;
         }
         json_object_set_new(s->subs, uri, json_true());
@@ -1167,8 +1093,8 @@ static int track_subscription(gw_sess *s, json_t *msg, const char *method, uint6
     for (gw_sess *o = s->c->sessions; o != NULL; o = o->next)
         if (o != s && json_object_get(o->subs, uri) != NULL) {
             /* Another session still wants it: the child keeps its subscription. */
-            answer(s, stream, NULL,
-                   json_pack("{s:s, s:O, s:{}}", "jsonrpc", "2.0", "id", id, "result"));
+            mcp__gw_answer(s, stream, NULL,
+                           json_pack("{s:s, s:O, s:{}}", "jsonrpc", "2.0", "id", id, "result"));
             return 0;
         }
     return 1;
@@ -1186,7 +1112,7 @@ static void sess_forward(gw_sess *s, json_t *msg, uint64_t stream)
     json_t *id = json_object_get(msg, "id");
     if (id != NULL) {
         if (track_subscription(s, msg, method, stream))
-            forward_request(s, msg, stream, NULL);
+            mcp__gw_forward_request(s, msg, stream, NULL);
         return;
     }
     if (strcmp(method, "notifications/cancelled") == 0) {
@@ -1197,7 +1123,7 @@ static void sess_forward(gw_sess *s, json_t *msg, uint64_t stream)
      * client (roots changed, say) would be taken as every client's. */
     if (s->c->shared)
         return;
-    to_child(s->c, msg);
+    mcp__gw_to_child(s->c, msg);
 }
 
 /* Whether s can take msg now: 0 when it was answered or held here. */
@@ -1214,8 +1140,8 @@ static int sess_usable(gw_sess *s, json_t *msg, uint64_t stream, gw_batch *batch
         if (!request)
             return 0;
         if (json_array_size(s->held) >= MAX_HELD) {
-            answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR,
-                         "Internal error: too many requests wait for the server to start");
+            mcp__gw_answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR,
+                                 "Internal error: too many requests wait for the server to start");
             return 0;
         }
         json_t *pair = json_pack("[I, O]", (json_int_t)stream, msg);
@@ -1228,9 +1154,10 @@ static int sess_usable(gw_sess *s, json_t *msg, uint64_t stream, gw_batch *batch
     if (s->c != NULL && s->c->state == CH_STARTING && !s->c->shared)
         return 1; /* the child queues what it is sent before its initialize is answered */
     if (request)
-        answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR,
-                     s->init == INIT_NONE ? "Invalid Request: the session is not initialized"
-                                          : "Internal error: the server is gone");
+        mcp__gw_answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR,
+                             s->init == INIT_NONE
+                                 ? "Invalid Request: the session is not initialized"
+                                 : "Internal error: the server is gone");
     return 0;
 }
 
@@ -1243,11 +1170,17 @@ static void feed_one(gw_sess *s, json_t *msg, uint64_t stream, gw_batch *batch)
     if (kind == MCP__MSG_INVALID) {
         json_t *e = mcp__error_message(echo, code, why, NULL);
         if (batch != NULL)
-            answer(s, stream, batch, e);
+            mcp__gw_answer(s, stream, batch, e);
         else {
-            to_client(s, stream, e, echo != NULL ? MCP__SEND_RESPONSE : 0);
+            mcp__gw_to_client(s, stream, e, echo != NULL ? MCP__SEND_RESPONSE : 0);
             json_decref(e);
         }
+        return;
+    }
+    /* Revision 2026-07-28: a request on its own, in a session of its own. */
+    if (kind == MCP__MSG_REQUEST && batch == NULL && s->stateless && s->init == INIT_NONE &&
+        mcp__gw_is_modern(msg)) {
+        mcp__gw_modern_request(s, msg, stream);
         return;
     }
     if (kind == MCP__MSG_REQUEST &&
@@ -1258,7 +1191,7 @@ static void feed_one(gw_sess *s, json_t *msg, uint64_t stream, gw_batch *batch)
     if (!sess_usable(s, msg, stream, batch))
         return;
     if (kind == MCP__MSG_REQUEST && batch != NULL)
-        forward_request(s, msg, stream, batch);
+        mcp__gw_forward_request(s, msg, stream, batch);
     else
         sess_forward(s, msg, stream);
 }
@@ -1287,7 +1220,7 @@ static mcp__asession *ga_open(mcp__answerer *a, const mcp__session_io *io, void 
     list_push(&g->loose, s);
     g->nsessions++;
     if (!s->stateless)
-        logf_(g, MCP_LOG_INFO, "event=session_open session=%s", s->id[0] ? s->id : "-");
+        mcp__gw_log(g, MCP_LOG_INFO, "event=session_open session=%s", s->id[0] ? s->id : "-");
     return (mcp__asession *)s;
 }
 
@@ -1316,7 +1249,7 @@ static void ga_feed_value(mcp__asession *as, json_t *value, uint64_t stream)
             free(b);
             json_t *e = mcp__error_message(NULL, MCP_RPC_INTERNAL_ERROR,
                                            "Internal error: out of memory", NULL);
-            to_client(s, stream, e, MCP__SEND_RESPONSE);
+            mcp__gw_to_client(s, stream, e, MCP__SEND_RESPONSE);
             json_decref(e);
             return;
         }
@@ -1339,7 +1272,7 @@ static void ga_feed(mcp__asession *as, const char *text, size_t len, uint64_t st
     json_t *error = NULL;
     json_t *v = mcp__jsonrpc_parse(text, len, &error);
     if (v == NULL) {
-        to_client(s, stream, error, 0);
+        mcp__gw_to_client(s, stream, error, 0);
         json_decref(error);
         return;
     }
@@ -1354,7 +1287,7 @@ static void ga_reject_oversized(mcp__asession *as, size_t seen, uint64_t stream)
     snprintf(msg, sizeof(msg), "Invalid Request: a message of at least %zu bytes is too large",
              seen);
     json_t *e = mcp__error_message(NULL, MCP_RPC_INVALID_REQUEST, msg, NULL);
-    to_client(s, stream, e, 0);
+    mcp__gw_to_client(s, stream, e, 0);
     json_decref(e);
 }
 
@@ -1365,7 +1298,7 @@ static void ga_assume_initialized(mcp__asession *as, const mcp__revision *rev)
     s->rev = rev != NULL ? rev : mcp__revision_latest();
     if (c == NULL)
         return; /* its requests get "the server is gone" */
-    attach(s, c);
+    mcp__gw_attach(s, c);
     s->init = c->state == CH_READY ? INIT_DONE : INIT_PENDING;
 }
 
@@ -1380,13 +1313,14 @@ static void ga_close(mcp__asession *as)
     gw *g = s->g;
     gw_child *c = s->c;
     if (!s->stateless)
-        logf_(g, MCP_LOG_INFO, "event=session_close session=%s", s->id[0] ? s->id : "-");
+        mcp__gw_log(g, MCP_LOG_INFO, "event=session_close session=%s", s->id[0] ? s->id : "-");
     if (s->init_id != NULL)
         batch_forget(s->init_batch);
     json_decref(s->init_id);
     json_decref(s->held);
     json_decref(s->subs);
     free(s->init_version);
+    mcp__gw_modern_sess_close(s);
     sess_drop_inflight(s, NULL);
     if (c != NULL) {
         list_remove(&c->sessions, s);
@@ -1414,7 +1348,8 @@ static int ga_initialized(const mcp__asession *as)
 static size_t ga_inflight(const mcp__asession *as)
 {
     const gw_sess *s = (const gw_sess *)as;
-    return s->nreqs + (s->init_id != NULL) + json_array_size(s->held);
+    return s->nreqs + (s->init_id != NULL) + json_array_size(s->held) + s->nlistens +
+           (s->waiting != NULL);
 }
 
 static int ga_all_paused(const mcp__asession *as)
@@ -1444,13 +1379,17 @@ static size_t ga_max_message(const mcp__answerer *a)
 static unsigned ga_eras(const mcp__answerer *a)
 {
     (void)a;
-    return MCP_ERA_LEGACY;
+    return MCP_ERA_LEGACY | MCP_ERA_MODERN;
 }
 
 static void ga_cancel_stream(mcp__asession *as, uint64_t stream)
 {
-    (void)as;
-    (void)stream;
+    mcp__gw_modern_cancel_stream((gw_sess *)as, stream);
+}
+
+static void ga_drain(mcp__asession *as)
+{
+    mcp__gw_modern_drain((gw_sess *)as);
 }
 
 /* SEP-1699 polling: the SSE stream of a request that has run poll_ms is closed, once;
@@ -1466,9 +1405,10 @@ static void on_tick(uv_timer_t *t)
         for (gw_req *r = c->reqs, *next; r != NULL && c->nzombies > 0; r = next) {
             next = r->cnext;
             if (r->zombie && ms - r->zombie_at >= ZOMBIE_MS)
-                req_zombie_free(r);
+                mcp__gw_req_zombie_free(r);
         }
     }
+    mcp__gw_modern_tick(g);
     if (g->cfg.poll_ms <= 0)
         return;
     uint64_t now = uv_hrtime(), limit = (uint64_t)g->cfg.poll_ms * 1000000u;
@@ -1488,6 +1428,7 @@ static void end_timer_closed(uv_handle_t *h)
     gw *g = h->data;
     void (*done)(void *) = g->done;
     void *arg = g->done_arg;
+    mcp__gw_modern_free(g);
     mcp__map_free(&g->reqs);
     mcp__map_free(&g->sreqs);
     mcp__gw_cfg_free(&g->cfg);
@@ -1536,6 +1477,7 @@ static const mcp__answerer_ops gw_ops = {
     .max_message = ga_max_message,
     .eras = ga_eras,
     .cancel_stream = ga_cancel_stream,
+    .drain = ga_drain,
     .shutdown = ga_shutdown,
 };
 
@@ -1550,6 +1492,11 @@ mcp__answerer *mcp__gw_answerer_new(uv_loop_t *loop, mcp__gw_cfg *cfg)
     g->loop = loop;
     g->cfg = *cfg;
     memset(cfg, 0, sizeof(*cfg));
+    if (mcp__gw_modern_new(g) != MCP_OK) {
+        mcp__gw_cfg_free(&g->cfg);
+        free(g);
+        return NULL;
+    }
     uv_timer_init(loop, &g->timer);
     g->timer.data = g;
     /* It polls streams (--poll-ms) and forgets old zombies. */

@@ -12,6 +12,8 @@
 #define DEFAULT_GRACE_MS 2000
 #define DEFAULT_INIT_TIMEOUT_MS 30000
 #define DEFAULT_MAX_MESSAGE (4u << 20)
+#define DEFAULT_POOL_SIZE 4
+#define DEFAULT_INPUT_TIMEOUT_MS 60000
 
 void mcp__gw_cfg_free(mcp__gw_cfg *cfg)
 {
@@ -29,8 +31,8 @@ static int cfg_make(const mcp_gateway_opts *opts, mcp__gw_cfg *cfg)
     memset(cfg, 0, sizeof(*cfg));
     if (mcp__opts_copy(&o, sizeof(o), opts, sizeof(o)) != MCP_OK || o.argv == NULL ||
         o.argv[0] == NULL || o.argv[0][0] == '\0' || o.max_children < 0 || o.kill_grace_ms < 0 ||
-        o.init_timeout_ms < 0 || o.poll_ms < 0 || (int)o.log_level < 0 ||
-        o.log_level > MCP_LOG_EMERGENCY)
+        o.init_timeout_ms < 0 || o.poll_ms < 0 || o.pool_size < 0 || o.input_timeout_ms < 0 ||
+        (int)o.log_level < 0 || o.log_level > MCP_LOG_EMERGENCY)
         return MCP_EINVAL;
     size_t n = 0;
     while (o.argv[n] != NULL)
@@ -49,6 +51,8 @@ static int cfg_make(const mcp_gateway_opts *opts, mcp__gw_cfg *cfg)
     cfg->kill_grace_ms = o.kill_grace_ms ? o.kill_grace_ms : DEFAULT_GRACE_MS;
     cfg->init_timeout_ms = o.init_timeout_ms ? o.init_timeout_ms : DEFAULT_INIT_TIMEOUT_MS;
     cfg->poll_ms = o.poll_ms;
+    cfg->pool_size = o.pool_size ? o.pool_size : DEFAULT_POOL_SIZE;
+    cfg->input_timeout_ms = o.input_timeout_ms ? o.input_timeout_ms : DEFAULT_INPUT_TIMEOUT_MS;
     cfg->max_message = o.max_message ? o.max_message : DEFAULT_MAX_MESSAGE;
     cfg->log_level = o.log_level;
     cfg->log = o.log;

@@ -3,6 +3,7 @@
  * whose sessions are served by stdio MCP servers run as child processes.
  *
  *   forward.c   the answerer: sessions, the id table, routing both ways
+ *   modern.c    revision 2026-07-28: the pool, Multi Round-Trip Requests, subscriptions
  *   gateway.c   the public entry points: options, the endpoint, statistics
  *
  * Ids. Every request that goes to a child carries an id of the gateway's own (a
@@ -28,6 +29,8 @@ typedef struct mcp__gw_cfg {
     int kill_grace_ms;
     int init_timeout_ms;
     int poll_ms;
+    int pool_size;        /* children serving revision 2026-07-28 */
+    int input_timeout_ms; /* how long a request's questions wait for the client's retry */
     size_t max_message;
     mcp_log_level log_level;
     mcp_gateway_log_fn log;

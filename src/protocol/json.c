@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #endif
 #include "protocol/json.h"
+#include "util/seal.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -883,4 +884,19 @@ int mcp__json_write(mcp__buf *b, const json_t *v)
     if (v == NULL)
         return MCP_EINVAL;
     return write_value(b, v, 1);
+}
+
+int mcp__json_digest_hex(const json_t *v, char out[65])
+{
+    char *text =
+        json_dumps(v != NULL ? v : json_null(), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    if (text == NULL)
+        return MCP_ENOMEM;
+    unsigned char d[32];
+    int rc = mcp__sha256(text, strlen(text), d);
+    free(text);
+    if (rc != MCP_OK)
+        return rc;
+    mcp__hex(d, sizeof d, out);
+    return MCP_OK;
 }

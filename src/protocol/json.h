@@ -42,4 +42,9 @@ json_t *mcp__json_parse(const char *text, size_t len, unsigned flags, json_error
  */
 int mcp__json_write(mcp__buf *b, const json_t *v);
 
+/* The SHA-256 of v (NULL: null) in a canonical spelling (compact, sorted keys), as 64
+ * hex digits and a NUL: what a sealed requestState binds the arguments by. MCP_OK or
+ * MCP_ENOMEM. */
+int mcp__json_digest_hex(const json_t *v, char out[65]);
+
 #endif

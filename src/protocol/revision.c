@@ -119,3 +119,14 @@ const char *mcp__revision_batch_refusal(char *out, size_t size)
              mcp__revision_list(versions, sizeof versions, has_batches));
     return out;
 }
+
+int mcp__revision_removed_method(const char *method)
+{
+    static const char *const names[] = {
+        "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(method, names[i]) == 0)
+            return 1;
+    return 0;
+}

@@ -56,6 +56,9 @@ const mcp__revision *mcp__revision_modern(void);
 /* The legacy row of `version` (as mcp__revision_find, but NULL for a modern one): what
  * initialize and a session's MCP-Protocol-Version header may name. */
 const mcp__revision *mcp__revision_find_legacy(const char *version);
+/* Whether method is one of the older revisions' that 2026-07-28 removed (changelog 2, 4,
+ * 5): unknown to a request of that revision. */
+int mcp__revision_removed_method(const char *method);
 
 /* How many revisions we speak, both eras, and the i-th of them counting from the
  * newest (0 is mcp__revision_modern()), or NULL when i is past the oldest. */

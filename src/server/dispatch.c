@@ -294,99 +294,16 @@ static void start(mcp__session *s, mcp__inreq *req, mcp__invoke_fn invoke, void 
     mcp__ctx_run(ctx, (flags & MCP_HANDLER_INLINE) != 0);
 }
 
-/* ---- Custom headers from tool parameters (2026-07-28, x-mcp-header) ---- */
+/* The value of a request header of req's HTTP request (mcp__param_headers_check). */
+typedef struct {
+    mcp__session *s;
+    mcp__inreq *req;
+} header_src;
 
-/* A JSON number as RFC 8259 spells it: how a client writes an integer argument into its
- * header, and the 42.0 a server takes for 42. Not hexadecimal, infinity or nan, no '+',
- * no space: what a proxy routing on the header would not read as that number. */
-static int json_number_text(const char *p)
+static const char *req_header(void *user, const char *name)
 {
-    p += *p == '-';
-    if (*p == '0')
-        p++;
-    else if (*p >= '1' && *p <= '9')
-        while (*p >= '0' && *p <= '9')
-            p++;
-    else
-        return 0;
-    if (*p == '.') {
-        if (*++p < '0' || *p > '9')
-            return 0;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    if (*p == 'e' || *p == 'E') {
-        p += p[1] == '+' || p[1] == '-';
-        if (*++p < '0' || *p > '9')
-            return 0;
-        while (*p >= '0' && *p <= '9')
-            p++;
-    }
-    return *p == '\0';
-}
-
-/* Whether a header's text (decoded, len bytes, which may hold a NUL) says the same as the
- * argument v. Numbers compare as numbers (42 and 42.0 are one), booleans as true and
- * false. */
-static int header_matches(const char *h, size_t len, const json_t *v)
-{
-    if (json_is_string(v))
-        return len == json_string_length(v) && memcmp(h, json_string_value(v), len) == 0;
-    if (len != strlen(h))
-        return 0; /* a NUL inside: nothing but a string can hold one */
-    if (json_is_boolean(v))
-        return strcmp(h, json_is_true(v) ? "true" : "false") == 0;
-    if (json_is_number(v))
-        return json_number_text(h) && strtod(h, NULL) == json_number_value(v);
-    return 1; /* no header stands for any other type (the annotation is invalid there) */
-}
-
-/*
- * streamable-http.mdx, Server Behavior for Custom Headers: every parameter the tool's
- * inputSchema marks with x-mcp-header (at the end of a chain of "properties") and that
- * has a value in the arguments (args may be NULL: none) must come as Mcp-Param-{name},
- * equal after decoding; and such a header, when it comes, must be a valid header value
- * even where its parameter has no value. 0, or -1 with why.
- */
-static int check_param_headers(mcp__session *s, mcp__inreq *req, const json_t *schema,
-                               const json_t *args, int depth, char *why, size_t n)
-{
-    json_t *props = json_object_get(schema, "properties");
-    if (!json_is_object(props) || depth > 32)
-        return 0;
-    const char *key;
-    json_t *sub;
-    json_object_foreach(props, key, sub)
-    {
-        json_t *v = json_object_get(args, key);
-        if (json_is_null(v))
-            v = NULL;
-        const char *name = json_string_value(json_object_get(sub, "x-mcp-header"));
-        if (name != NULL) {
-            char header[160];
-            snprintf(header, sizeof header, "mcp-param-%.128s", name);
-            const char *h = s->io->header(s->io_user, req->stream, header);
-            size_t len = 0;
-            char *value = h != NULL ? mcp__header_value_decode(h, &len) : NULL;
-            const char *bad = NULL;
-            if (h != NULL && value == NULL)
-                bad = "is not a valid header value";
-            else if (v != NULL && h == NULL)
-                bad = "is required, the argument has a value";
-            else if (v != NULL && !header_matches(value, len, v))
-                bad = "does not match the argument";
-            free(value);
-            if (bad != NULL) {
-                snprintf(why, n, "Header mismatch: Mcp-Param-%.128s %s", name, bad);
-                return -1;
-            }
-        }
-        /* Into objects, and past absent ones: their parameters' headers are checked too. */
-        if ((v == NULL || json_is_object(v)) &&
-            check_param_headers(s, req, sub, v, depth + 1, why, n) != 0)
-            return -1;
-    }
-    return 0;
+    header_src *h = user;
+    return h->s->io->header(h->s->io_user, h->req->stream, name);
 }
 
 /* ---- Methods ---- */
@@ -419,8 +336,9 @@ static void do_tools_call(mcp__session *s, mcp__inreq *req)
         return;
     }
     char why[256];
+    header_src hs = {s, req};
     if ((req->flags & MCP__REQ_MODERN) && s->io != NULL && s->io->header != NULL &&
-        check_param_headers(s, req, in_schema, args, 0, why, sizeof why) != 0) {
+        mcp__param_headers_check(in_schema, args, req_header, &hs, why, sizeof why) != 0) {
         json_decref(in_schema);
         json_decref(args);
         json_decref(out_schema);

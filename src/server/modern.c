@@ -145,18 +145,6 @@ static void do_discover(mcp__session *s, mcp__inreq *req)
     mcp__respond(s, req, result);
 }
 
-/* Methods of the legacy era that 2026-07-28 removed (changelog 2, 4, 5): unknown here. */
-static int removed(const char *m)
-{
-    static const char *const names[] = {
-        "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(m, names[i]) == 0)
-            return 1;
-    return 0;
-}
-
 void mcp__dispatch_modern(mcp__session *s, mcp__inreq *req)
 {
     mcp_server *srv = s->rt->srv;
@@ -180,7 +168,7 @@ void mcp__dispatch_modern(mcp__session *s, mcp__inreq *req)
         do_discover(s, req);
     } else if (strcmp(m, "subscriptions/listen") == 0) {
         mcp__listen_open(s, req);
-    } else if (removed(m)) {
+    } else if (mcp__revision_removed_method(m)) {
         char msg[300];
         snprintf(msg, sizeof(msg), "Method not found: %s (not part of protocol version %s)", m,
                  rev->version);

@@ -63,22 +63,6 @@ int mcp__mrtr_init(mcp_server *srv)
     return MCP_OK;
 }
 
-/* A digest of a JSON value in a canonical spelling (sorted keys), as hex. */
-static int digest_hex(const json_t *v, char out[65])
-{
-    char *text =
-        json_dumps(v != NULL ? v : json_null(), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-    if (text == NULL)
-        return MCP_ENOMEM;
-    unsigned char d[32];
-    int rc = mcp__sha256(text, strlen(text), d);
-    free(text);
-    if (rc != MCP_OK)
-        return rc;
-    mcp__hex(d, sizeof d, out);
-    return MCP_OK;
-}
-
 /*
  * What a requestState is bound to: the method, what it names (tool or prompt name,
  * resource URI) and the digest of the arguments, length-prefixed so that no two
@@ -90,7 +74,7 @@ static char *binding_of(const mcp_ctx *ctx, size_t *len)
     if (name == NULL)
         name = json_string_value(json_object_get(ctx->params, "uri"));
     char args[65];
-    if (digest_hex(json_object_get(ctx->params, "arguments"), args) != MCP_OK)
+    if (mcp__json_digest_hex(json_object_get(ctx->params, "arguments"), args) != MCP_OK)
         return NULL;
     mcp__buf b = {0};
     if (mcp__buf_appendf(&b, "%zu:%s|%zu:%s|%s", strlen(ctx->method), ctx->method,
@@ -190,7 +174,7 @@ int mcp__mrtr_ask(mcp_ctx *ctx, const char *key, const char *method, json_t *par
     ctx->nasked++;
     json_t *question = json_pack("{s:s, s:o}", "method", method, "params", params);
     char digest[65];
-    if (question == NULL || digest_hex(question, digest) != MCP_OK) {
+    if (question == NULL || mcp__json_digest_hex(question, digest) != MCP_OK) {
         json_decref(question);
         return MCP_ENOMEM;
     }

@@ -122,8 +122,11 @@ static void on_child_exit(uv_process_t *p, int64_t status, int signum)
     t->proc_alive = 0;
     uv_close((uv_handle_t *)p, proc_closed);
     lost(t, "the server process exited");
-    if (t->closing)
+    if (t->closing) {
         close_kill_timer(t);
+        if (t->ls_open)
+            mcp__lstream_close(&t->ls);
+    }
 }
 
 static void on_kill_timer(uv_timer_t *timer)
@@ -156,7 +159,12 @@ static void stdio_close(mcp__ctr *base)
     if (t->closing)
         return;
     t->closing = 1;
-    if (t->ls_open)
+    /* Its stdin closes once what is queued is written; its stdout is still read (and
+     * what comes dropped) until it exits, so that what it writes on its way out
+     * does not fail on a closed pipe. */
+    if (t->ls_open && t->proc_alive)
+        mcp__lstream_close_output(&t->ls);
+    else if (t->ls_open)
         mcp__lstream_close(&t->ls);
     if (t->proc_alive)
         uv_timer_start(&t->kill_timer, on_kill_timer, (uint64_t)t->grace_ms, 0);
