@@ -20,7 +20,6 @@
 #include "protocol/rpc.h"
 
 static const mcp__ctr_cbs child_cbs;
-static void child_close(gw_child *c);
 static void sess_forward(gw_sess *s, json_t *msg, uint64_t stream);
 static void maybe_finish(gw *g);
 
@@ -391,7 +390,7 @@ gw_child *mcp__gw_child_start(gw *g, int shared)
     if (rc != MCP_OK) {
         mcp__gw_log(g, MCP_LOG_ERROR, "event=child_failed reason=%s", mcp_strerror(rc));
         c->state = CH_GONE;
-        child_close(c);
+        mcp__gw_child_close(c);
         return NULL;
     }
     mcp__stdio_ctr_set_grace(c->ctr, g->cfg.kill_grace_ms);
@@ -403,7 +402,7 @@ gw_child *mcp__gw_child_start(gw *g, int shared)
 
 /* Stops the child: its stdin is closed, then SIGTERM and SIGKILL (the transport's
  * close); the struct goes once the transport and the timer are closed. */
-static void child_close(gw_child *c)
+void mcp__gw_child_close(gw_child *c)
 {
     if (c->closing)
         return;
@@ -495,7 +494,7 @@ void mcp__gw_child_lost(gw_child *c, const char *why)
         sess_drop_inflight(s, msg);
         mcp__gw_sess_end(s);
     }
-    child_close(c);
+    mcp__gw_child_close(c);
 }
 
 /* ---- From a child ---- */
@@ -579,7 +578,7 @@ static void child_response(gw_child *c, json_t *msg)
     if (failed_init) {
         /* The server refused the session: it ends, and so does the child. */
         mcp__gw_sess_end(s);
-        child_close(c);
+        mcp__gw_child_close(c);
     }
     return;
 unknown:
@@ -1326,7 +1325,7 @@ static void ga_close(mcp__asession *as)
         list_remove(&c->sessions, s);
         c->nsessions--;
         if (!c->shared)
-            child_close(c);
+            mcp__gw_child_close(c);
     } else {
         list_remove(&g->loose, s);
     }
@@ -1415,7 +1414,10 @@ static void on_tick(uv_timer_t *t)
     for (gw_child *c = g->children; c != NULL; c = c->next) {
         for (gw_req *r = c->reqs; r != NULL && now - r->t0 >= limit; r = r->cnext) {
             gw_sess *s = r->s;
-            if (r->polled || s == NULL || s->stateless || s->io->close_stream == NULL)
+            /* Never initialize: the client has no session to come back to yet (a
+             * server that is slow to start would leave it waiting for good). */
+            if (r->polled || s == NULL || s->stateless || s->init != INIT_DONE ||
+                s->io->close_stream == NULL)
                 continue;
             r->polled = 1;
             s->io->close_stream(s->io_user, r->stream, -1);
@@ -1456,7 +1458,7 @@ static void ga_shutdown(mcp__answerer *a, void (*done)(void *arg), void *arg)
     g->done_arg = arg;
     for (gw_child *c = g->children; c != NULL; c = c->next)
         if (c->shared)
-            child_close(c);
+            mcp__gw_child_close(c);
     maybe_finish(g);
 }
 
@@ -1499,8 +1501,11 @@ mcp__answerer *mcp__gw_answerer_new(uv_loop_t *loop, mcp__gw_cfg *cfg)
     }
     uv_timer_init(loop, &g->timer);
     g->timer.data = g;
-    /* It polls streams (--poll-ms) and forgets old zombies. */
+    /* It polls streams (--poll-ms), forgets old zombies, and gives up unanswered
+     * questions of 2026-07-28 requests in time. */
     uint64_t every = g->cfg.poll_ms > 0 ? (uint64_t)g->cfg.poll_ms / 4 : 1000;
+    if ((uint64_t)g->cfg.input_timeout_ms / 4 < every)
+        every = (uint64_t)g->cfg.input_timeout_ms / 4;
     every = every < 10 ? 10 : every > 1000 ? 1000 : every;
     uv_timer_start(&g->timer, on_tick, every, every);
     return &g->base;

@@ -176,6 +176,8 @@ void mcp__gw_sess_end(gw_sess *s);
  * cannot be started. */
 gw_child *mcp__gw_child_start(gw *g, int shared);
 void mcp__gw_child_lost(gw_child *c, const char *why);
+/* Stops c: its stdin closes, then SIGTERM and SIGKILL; it leaves once reaped. */
+void mcp__gw_child_close(gw_child *c);
 /* Sends c a request of the gateway's own (params taken over): the new request, sent,
  * or NULL when c is lost. */
 gw_req *mcp__gw_child_request(gw_child *c, const char *method, json_t *params);

@@ -1324,6 +1324,8 @@ int mcp__gw_modern_notification(gw_child *c, json_t *msg, const char *method)
 
 /* ---- Time, cancellation, the end ---- */
 
+static void forget(gw_req *r, const char *why);
+
 void mcp__gw_modern_tick(gw *g)
 {
     gw_modern *m = g->modern;
@@ -1338,16 +1340,10 @@ void mcp__gw_modern_tick(gw *g)
         char why[96];
         snprintf(why, sizeof why, "the client did not answer within %d ms",
                  g->cfg.input_timeout_ms);
-        drop_questions(r, why);
-        cancel_in_child(c, r->gid, why);
-        c->excl = NULL;
-        r->m->parked = 0;
-        r->zombie = 1;
-        r->zombie_at = now;
-        c->nzombies++;
         char mw[64];
         mcp__gw_log(g, MCP_LOG_INFO, "event=request session=- method=%s status=expired",
                     mcp__gw_log_word(r->method, mw, sizeof mw));
+        forget(r, why); /* the child goes, and r with it */
     }
     while (m->wait_head != NULL && now - m->wait_head->wait_at >= WAIT_MS) {
         gw_sess *s = m->wait_head;
@@ -1361,15 +1357,28 @@ void mcp__gw_modern_tick(gw *g)
     mcp__gw_modern_pump(g);
 }
 
+/* A translating child whose request that may ask ended without its answer: what it
+ * still asks or sends for it could be taken for the next client's, so it serves no
+ * more, and the pool starts another when it needs one. */
+static void retire(gw_child *c)
+{
+    mcp__gw_child_close(c);
+    mcp__gw_modern_child_gone(c, "retired");
+}
+
 /* The request r of s ends without an answer to its client. */
 static void forget(gw_req *r, const char *why)
 {
     gw_child *c = r->c;
+    int asked = c->excl == r;
     if (r->m != NULL && r->m->asked != NULL)
         drop_questions(r, why);
     if (c->state != CH_GONE && !c->closing)
         cancel_in_child(c, r->gid, why);
-    mcp__gw_req_abandon(r, 0);
+    if (r->s != NULL)
+        mcp__gw_req_abandon(r, 0);
+    if (asked && !c->modern && !c->closing)
+        retire(c);
 }
 
 void mcp__gw_modern_cancel_stream(gw_sess *s, uint64_t stream)
@@ -1414,6 +1423,11 @@ void mcp__gw_modern_sess_close(gw_sess *s)
 {
     gw *g = s->g;
     unqueue(s);
+    for (gw_req *r = s->reqs, *next; r != NULL; r = next) {
+        next = r->snext;
+        if (r->m != NULL)
+            forget(r, "the client's request ended");
+    }
     for (mlisten *l = g->modern->listens, *next; l != NULL; l = next) {
         next = l->next;
         if (l->s == s)

@@ -9,8 +9,16 @@
  *                the gateway's next write fails (EPIPE);
  *   "bad_ids"    first answers ids that were never sent (a string, an unknown
  *                integer, null), then the call itself with "ok";
+ *   "ask"        asks the client (elicitation/create) and answers with what came
+ *                back: "answer:" and the result, or "error:" and the error's message;
+ *   "ask2"       the same, twice in a row: elicitation, then sampling;
+ *   "roots"      the same with roots/list;
+ *   "log"        sends a log (notifications/message, info) first;
  *   anything else  answers with the tool's name as text.
- * With --no-init it never answers initialize.
+ * It speaks only the older revisions: server/discover gets -32601, and any other
+ * request an empty result.
+ * With --no-init it never answers initialize; with --init-delay-ms N it answers it
+ * N ms late.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,20 +44,76 @@ static json_t *text_result(json_t *id, const char *text)
                      "content", "type", "text", "text", text);
 }
 
+/* A question to the client (the n-th of a call): elicitation, sampling or roots. */
+static void ask(const char *method, int n)
+{
+    char id[16];
+    snprintf(id, sizeof id, "q-%d", n);
+    json_t *params =
+        strcmp(method, "elicitation/create") == 0
+            ? json_pack("{s:s, s:{s:s, s:{s:{s:s}}}}", "message", "your name?", "requestedSchema",
+                        "type", "object", "properties", "name", "type", "string")
+        : strcmp(method, "sampling/createMessage") == 0
+            ? json_pack("{s:[{s:s, s:{s:s, s:s}}], s:i}", "messages", "role", "user", "content",
+                        "type", "text", "text", "2+2?", "maxTokens", 10)
+            : json_object();
+    out(json_pack("{s:s, s:s, s:s, s:o}", "jsonrpc", "2.0", "id", id, "method", method, "params",
+                  params));
+}
+
 int main(int argc, char **argv)
 {
-    int no_init = argc > 1 && strcmp(argv[1], "--no-init") == 0;
+    int no_init = 0, init_delay_ms = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--no-init") == 0)
+            no_init = 1;
+        else if (strcmp(argv[i], "--init-delay-ms") == 0 && i + 1 < argc)
+            init_delay_ms = atoi(argv[++i]);
+    }
     char *line = NULL;
     size_t cap = 0;
+    /* The call whose questions are out, and what it still asks after the answer. */
+    json_t *asking = NULL;
+    const char *next_question = NULL;
+    char answers[2048] = "";
+    int asked = 0;
     while (getline(&line, &cap, stdin) > 0) {
         json_t *msg = json_loads(line, 0, NULL);
         const char *method = json_string_value(json_object_get(msg, "method"));
         json_t *id = json_object_get(msg, "id");
+        if (method == NULL && id != NULL && asking != NULL) {
+            /* The client's answer to our question. */
+            json_t *result = json_object_get(msg, "result");
+            char *text = result != NULL ? json_dumps(result, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+            size_t n = strlen(answers);
+            snprintf(answers + n, sizeof answers - n, "%s%s%s", n > 0 ? " " : "",
+                     result != NULL ? "answer:" : "error:",
+                     result != NULL ? (text != NULL ? text : "?")
+                                    : json_string_value(json_object_get(
+                                          json_object_get(msg, "error"), "message")));
+            free(text);
+            if (next_question != NULL) {
+                ask(next_question, ++asked);
+                next_question = NULL;
+            } else {
+                out(text_result(asking, answers));
+                json_decref(asking);
+                asking = NULL;
+                answers[0] = '\0';
+            }
+            json_decref(msg);
+            continue;
+        }
         if (method == NULL || id == NULL) {
             json_decref(msg);
             continue;
         }
-        if (strcmp(method, "initialize") == 0) {
+        if (strcmp(method, "server/discover") == 0) {
+            out(json_pack("{s:s, s:O, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", id, "error", "code",
+                          -32601, "message", "Method not found"));
+        } else if (strcmp(method, "initialize") == 0) {
+            if (init_delay_ms > 0)
+                usleep((useconds_t)init_delay_ms * 1000);
             if (!no_init)
                 out(json_pack("{s:s, s:O, s:{s:s, s:{s:{}}, s:{s:s, s:s}}}", "jsonrpc", "2.0", "id",
                               id, "result", "protocolVersion", "2025-11-25", "capabilities",
@@ -60,6 +124,19 @@ int main(int argc, char **argv)
             name = name != NULL ? name : "";
             if (strcmp(name, "exit") == 0)
                 exit(3);
+            if (strcmp(name, "ask") == 0 || strcmp(name, "ask2") == 0 ||
+                strcmp(name, "roots") == 0) {
+                json_decref(asking);
+                asking = json_incref(id);
+                next_question = strcmp(name, "ask2") == 0 ? "sampling/createMessage" : NULL;
+                ask(strcmp(name, "roots") == 0 ? "roots/list" : "elicitation/create", ++asked);
+                json_decref(msg);
+                continue;
+            }
+            if (strcmp(name, "log") == 0)
+                out(json_pack("{s:s, s:s, s:{s:s, s:s}}", "jsonrpc", "2.0", "method",
+                              "notifications/message", "params", "level", "info", "data",
+                              "a log line"));
             if (strcmp(name, "close_stdin") == 0) {
                 close(0); /* first: once the answer is out, the gateway's writes fail */
                 out(text_result(id, "closed"));
@@ -83,5 +160,6 @@ int main(int argc, char **argv)
         json_decref(msg);
     }
     free(line);
+    json_decref(asking);
     return 0;
 }

@@ -8,6 +8,8 @@
  *   - a child that answers ids it was never sent changes nothing; one that never
  *     answers initialize is given up after --init-timeout-ms; one that stops reading
  *     (the next write fails at once) ends its session with an error, never a crash;
+ *   - --poll-ms never closes the stream of an initialize, however slow the server is
+ *     to start;
  *   - a cancelled request ends its stream and leaves its session idle (it expires);
  *   - 1,000 sessions created and deleted leave no child behind, nor do those open
  *     when SIGTERM drains the gateway, nor sessions that expire.
@@ -28,68 +30,12 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "gateway_host.h"
 #include "http_expect.h"
 
 #define NSESS 16
 
 static char everything[4096], peer[4096];
-
-/* Starts mcp-gateway with flags, in front of cmd (NULL-terminated). */
-static void gw_start(hc_server *s, const char *const flags[], const char *const cmd[])
-{
-    const char *tail[16];
-    size_t n = 0;
-    tail[n++] = "--log-level";
-    tail[n++] = "warning";
-    tail[n++] = "--";
-    for (size_t i = 0; cmd[i] != NULL && n < 15; i++)
-        tail[n++] = cmd[i];
-    tail[n] = NULL;
-    if (hc_server_start_program(s, "mcp-gateway", 0, flags, tail, HX_START_MS) != 0)
-        fail_msg("mcp-gateway did not start");
-}
-
-static void gw_stop(hc_server *s)
-{
-    int status;
-    if (hc_server_stop(s, HX_STOP_MS, &status) != 0 || !WIFEXITED(status) ||
-        WEXITSTATUS(status) != 0) {
-        char *err = hc_server_stderr(s);
-        fail_msg("mcp-gateway did not exit 0 on SIGTERM (status %d); stderr:\n%s", status, err);
-    }
-    hc_server_free(s);
-}
-
-/* A counter of GET /metrics, or -1. */
-static long long metric(int port, const char *name)
-{
-    hc_response r;
-    long long v = -1;
-    if (hc_request(port, "GET", "/metrics", NULL, NULL, &r, HX_REQ_MS) == 0 && r.status == 200 &&
-        r.body != NULL) {
-        char key[128];
-        snprintf(key, sizeof(key), "\n%s ", name);
-        const char *p = strstr(r.body, key);
-        if (p != NULL)
-            v = strtoll(p + strlen(key), NULL, 10);
-    }
-    hc_response_free(&r);
-    return v;
-}
-
-/* Waits until the metric has the value; fails after the deadline. */
-static void await_metric(int port, const char *name, long long want, int timeout_ms)
-{
-    long long deadline = harness_now_ms() + timeout_ms, v = -1;
-    while (harness_now_ms() < deadline) {
-        if ((v = metric(port, name)) == want)
-            return;
-        /* No event to await here: the children exit on their own time. Poll /metrics. */
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    fail_msg("%s stayed %lld, expected %lld within %d ms", name, v, want, timeout_ms);
-}
 
 /* The processes whose parent is pid, from /proc. */
 static size_t children_of(pid_t pid, pid_t *out, size_t max)
@@ -195,7 +141,7 @@ static void test_shared_child_same_ids_from_16_sessions(void **state)
         }
     }
     /* One child served them all. */
-    assert_int_equal(metric(s.port, "mcp_gateway_children_started_total"), 1);
+    assert_int_equal(gw_metric(s.port, "mcp_gateway_children_started_total"), 1);
     gw_stop(&s);
 }
 
@@ -234,7 +180,7 @@ static void test_child_exit_ends_session_with_error(void **state)
     hx_post(s.port, sess, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", &r, "ping");
     hx_expect_status(&r, 404, "ping after the server exited");
     hc_response_free(&r);
-    await_metric(s.port, "mcp_gateway_children", 0, HX_REQ_MS);
+    gw_await_metric(s.port, "mcp_gateway_children", 0, HX_REQ_MS);
     gw_stop(&s);
 }
 
@@ -256,8 +202,31 @@ static void test_child_that_never_initializes_is_given_up(void **state)
     print_message("initialize given up after %lld ms\n", harness_now_ms() - t0);
     json_decref(msgs);
     hc_response_free(&r);
-    await_metric(s.port, "mcp_gateway_children", 0, HX_REQ_MS);
-    assert_int_equal(metric(s.port, "mcp_gateway_sessions"), 0);
+    gw_await_metric(s.port, "mcp_gateway_children", 0, HX_REQ_MS);
+    assert_int_equal(gw_metric(s.port, "mcp_gateway_sessions"), 0);
+    gw_stop(&s);
+}
+
+/* --poll-ms closes the SSE stream of a long call, never that of initialize: the client
+ * has no session to come back to yet, and a server slow to start would leave it
+ * waiting for good. */
+static void test_slow_initialize_is_not_polled(void **state)
+{
+    (void)state;
+    hc_server s;
+    static const char *const flags[] = {"--poll-ms", "20", NULL};
+    const char *cmd[] = {peer, "--init-delay-ms", "300", NULL};
+    gw_start(&s, flags, cmd);
+    char sess[33];
+    assert_int_equal(hc_mcp_initialize(s.port, sess, HX_REQ_MS), 0);
+    hc_response r;
+    char *body = hc_tools_call_body(2, "hello", NULL);
+    hx_post(s.port, sess, NULL, body, &r, "tools/call hello");
+    free(body);
+    json_t *msgs = hx_messages(&r, "tools/call hello");
+    assert_string_equal(hx_result_text(hx_find_response(msgs, 2, "hello"), "hello"), "hello");
+    json_decref(msgs);
+    hc_response_free(&r);
     gw_stop(&s);
 }
 
@@ -327,8 +296,8 @@ static void test_cancelled_request_frees_its_session(void **state)
             fail_msg("the cancelled call was answered: %s", hx_dump(json_array_get(msgs, i)));
     json_decref(msgs);
     hc_response_free(&head);
-    await_metric(s.port, "mcp_gateway_sessions", 0, 10000);
-    await_metric(s.port, "mcp_gateway_children", 0, 10000);
+    gw_await_metric(s.port, "mcp_gateway_sessions", 0, 10000);
+    gw_await_metric(s.port, "mcp_gateway_children", 0, 10000);
     gw_stop(&s);
 }
 
@@ -351,8 +320,8 @@ static void test_thousand_sessions_leave_no_child(void **state)
         for (int i = 0; i < 50; i++)
             assert_int_equal(hc_mcp_delete(s.port, ids[i], HX_REQ_MS), 200);
     }
-    await_metric(s.port, "mcp_gateway_children", 0, 20000);
-    assert_int_equal(metric(s.port, "mcp_gateway_children_exited_total"), 1000);
+    gw_await_metric(s.port, "mcp_gateway_children", 0, 20000);
+    assert_int_equal(gw_metric(s.port, "mcp_gateway_children_exited_total"), 1000);
     pid_t kids[256];
     assert_int_equal(children_of(s.pid, kids, 256), 0);
     print_message("1,000 sessions created and deleted in %lld ms; no child left\n",
@@ -380,9 +349,9 @@ static void test_expired_sessions_leave_no_child(void **state)
     char id[33];
     for (int i = 0; i < 20; i++)
         assert_int_equal(hc_mcp_initialize(s.port, id, HX_REQ_MS), 0);
-    await_metric(s.port, "mcp_gateway_sessions", 0, 10000);
-    await_metric(s.port, "mcp_gateway_children", 0, 10000);
-    assert_int_equal(metric(s.port, "mcp_gateway_children_exited_total"), 20);
+    gw_await_metric(s.port, "mcp_gateway_sessions", 0, 10000);
+    gw_await_metric(s.port, "mcp_gateway_children", 0, 10000);
+    assert_int_equal(gw_metric(s.port, "mcp_gateway_children_exited_total"), 20);
     pid_t kids[64];
     assert_int_equal(children_of(s.pid, kids, 64), 0);
     gw_stop(&s);
@@ -398,6 +367,7 @@ int main(void)
         cmocka_unit_test(test_child_exit_ends_session_with_error),
         cmocka_unit_test(test_child_that_never_initializes_is_given_up),
         cmocka_unit_test(test_child_that_stops_reading_ends_its_session),
+        cmocka_unit_test(test_slow_initialize_is_not_polled),
         cmocka_unit_test(test_cancelled_request_frees_its_session),
         cmocka_unit_test(test_thousand_sessions_leave_no_child),
         cmocka_unit_test(test_expired_sessions_leave_no_child),
