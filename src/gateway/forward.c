@@ -344,6 +344,7 @@ static void child_free_maybe(gw_child *c)
     if (c->next != NULL)
         c->next->prev = c->prev;
     json_decref(c->init_result);
+    json_decref(c->server_info);
     free(c);
     maybe_finish(g);
 }
