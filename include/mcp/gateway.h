@@ -95,6 +95,19 @@ typedef struct mcp_gateway_opts {
 MCP_EXTERN int mcp_gateway_http_new(struct uv_loop_s *loop, const mcp_gateway_opts *gw,
                                     const mcp_http_opts *http, mcp_http_endpoint **out);
 
+/* The methods and outcomes the per-method request counters tell apart: the methods
+ * named by mcp_gateway_method_name (the last one, "other", counts every other one). */
+#define MCP_GATEWAY_METHODS 16
+enum {
+    MCP_GATEWAY_OK,             /* answered with a result */
+    MCP_GATEWAY_ERROR,          /* answered with an error */
+    MCP_GATEWAY_CANCELLED,      /* cancelled by its client, or its client went away */
+    MCP_GATEWAY_INPUT_REQUIRED, /* 2026-07-28: answered with an InputRequiredResult */
+    MCP_GATEWAY_OUTCOMES
+};
+/* The name of the i-th method of mcp_gateway_stats.by_method, or NULL past the last. */
+MCP_EXTERN const char *mcp_gateway_method_name(int i);
+
 /* What a gateway has done so far, for /metrics. */
 typedef struct mcp_gateway_stats {
     size_t size;            /* set by the caller: sizeof(mcp_gateway_stats) */
@@ -103,6 +116,8 @@ typedef struct mcp_gateway_stats {
     unsigned long long children_started, children_exited;
     unsigned long long requests, request_errors; /* answered, and of those with an error */
     unsigned long long bytes_in, bytes_out;      /* message bytes from and to the children */
+    /* requests by method and outcome (each round of a 2026-07-28 request counted) */
+    unsigned long long by_method[MCP_GATEWAY_METHODS][MCP_GATEWAY_OUTCOMES];
 } mcp_gateway_stats;
 
 /*

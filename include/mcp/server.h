@@ -828,6 +828,23 @@ MCP_EXTERN int mcp_http_endpoint_stop(mcp_http_endpoint *ep, int drain_ms,
  */
 MCP_EXTERN void mcp_http_endpoint_free(mcp_http_endpoint *ep);
 
+/* What an HTTP endpoint's transport has done so far, for monitoring. */
+typedef struct mcp_http_stats {
+    size_t size;                        /* set by the caller: sizeof(mcp_http_stats) */
+    unsigned long streams;              /* response streams open now (POST and GET) */
+    unsigned long long streams_total;   /* opened so far */
+    unsigned long long resumes;         /* GETs with Last-Event-ID taken */
+    unsigned long long replayed_events; /* events sent again by them */
+    unsigned long long messages_out;    /* messages sent to clients (not replays) */
+    unsigned long long bytes_out;       /* their bytes */
+} mcp_http_stats;
+
+/*
+ * Fills *stats (its size set by the caller). Loop thread. MCP_OK; MCP_EINVAL for a
+ * NULL argument or a size smaller than the size field.
+ */
+MCP_EXTERN int mcp_http_endpoint_stats_get(const mcp_http_endpoint *ep, mcp_http_stats *stats);
+
 /*
  * What a route's request holds. x, and the strings these return (owned by the
  * exchange), are valid only during the route's callback, on the loop thread.

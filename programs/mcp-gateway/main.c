@@ -255,7 +255,12 @@ static void metrics(mcp_http_exchange *x, void *user)
         mcp_http_exchange_respond(x, 500, hdrs, "no statistics\n", 14);
         return;
     }
-    char buf[4096];
+    mcp_http_stats hs = {.size = sizeof(hs)};
+    if (mcp_http_endpoint_stats_get(mcp_http_exchange_endpoint(x), &hs) != MCP_OK) {
+        mcp_http_exchange_respond(x, 500, hdrs, "no statistics\n", 14);
+        return;
+    }
+    char buf[16384];
     size_t n = 0;
     metric(buf, sizeof(buf), &n, "mcp_gateway_sessions", "gauge", "Open sessions.", st.sessions);
     metric(buf, sizeof(buf), &n, "mcp_gateway_children", "gauge",
@@ -272,6 +277,34 @@ static void metrics(mcp_http_exchange *x, void *user)
            "Message bytes read from the server processes.", st.bytes_in);
     metric(buf, sizeof(buf), &n, "mcp_gateway_sent_bytes_total", "counter",
            "Message bytes written to the server processes.", st.bytes_out);
+    /* Requests by method and outcome: the rows that counted something. */
+    static const char *const outcomes[MCP_GATEWAY_OUTCOMES] = {"ok", "error", "cancelled",
+                                                               "input_required"};
+    int w = snprintf(buf + n, sizeof(buf) - n,
+                     "# HELP mcp_gateway_method_requests_total Requests of clients by method and "
+                     "outcome.\n# TYPE mcp_gateway_method_requests_total counter\n");
+    n += w > 0 ? (size_t)w : 0;
+    for (int i = 0; i < MCP_GATEWAY_METHODS && n < sizeof(buf); i++)
+        for (int o = 0; o < MCP_GATEWAY_OUTCOMES && n < sizeof(buf); o++) {
+            if (st.by_method[i][o] == 0)
+                continue;
+            w = snprintf(buf + n, sizeof(buf) - n,
+                         "mcp_gateway_method_requests_total{method=\"%s\",outcome=\"%s\"} %llu\n",
+                         mcp_gateway_method_name(i), outcomes[o], st.by_method[i][o]);
+            n += w > 0 ? (size_t)w : 0;
+        }
+    metric(buf, sizeof(buf), &n, "mcp_http_streams", "gauge",
+           "Response streams open now (POST and GET).", hs.streams);
+    metric(buf, sizeof(buf), &n, "mcp_http_streams_total", "counter", "Response streams opened.",
+           hs.streams_total);
+    metric(buf, sizeof(buf), &n, "mcp_http_resumes_total", "counter",
+           "Streams resumed with Last-Event-ID.", hs.resumes);
+    metric(buf, sizeof(buf), &n, "mcp_http_replayed_events_total", "counter",
+           "Events sent again to resuming clients.", hs.replayed_events);
+    metric(buf, sizeof(buf), &n, "mcp_http_messages_sent_total", "counter",
+           "Messages sent to clients (replays not counted).", hs.messages_out);
+    metric(buf, sizeof(buf), &n, "mcp_http_sent_bytes_total", "counter",
+           "Bytes of the messages sent to clients.", hs.bytes_out);
     mcp_http_exchange_respond(x, 200, hdrs, buf, n < sizeof(buf) ? n : sizeof(buf));
 }
 

@@ -190,6 +190,8 @@ void mcp__gw_req_done(gw_req *r, const json_t *error)
     gw_sess *s = r->s;
     g->stats.requests++;
     g->stats.request_errors += error != NULL;
+    g->stats.by_method[mcp__gw_method_index(r->method)]
+                      [error != NULL ? MCP_GATEWAY_ERROR : MCP_GATEWAY_OK]++;
     if (mcp__gw_logs(g, MCP_LOG_INFO)) {
         char m[64], code[32] = "";
         if (error != NULL)
@@ -244,6 +246,7 @@ void mcp__gw_req_abandon(gw_req *r, int tell_client)
         batch_forget(r->batch);
     }
     r->batch = NULL;
+    g->stats.by_method[mcp__gw_method_index(r->method)][MCP_GATEWAY_CANCELLED]++;
     char m[64];
     if (mcp__gw_logs(g, MCP_LOG_INFO))
         mcp__gw_log(g, MCP_LOG_INFO,

@@ -77,6 +77,38 @@ int mcp_gateway_http_new(uv_loop_t *loop, const mcp_gateway_opts *gw, const mcp_
     return mcp__http_endpoint_new(loop, ans, http, out);
 }
 
+static const char *const methods[MCP_GATEWAY_METHODS] = {
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "server/discover",
+    "subscriptions/listen",
+    "other",
+};
+
+const char *mcp_gateway_method_name(int i)
+{
+    return i >= 0 && i < MCP_GATEWAY_METHODS ? methods[i] : NULL;
+}
+
+int mcp__gw_method_index(const char *method)
+{
+    for (int i = 0; i + 1 < MCP_GATEWAY_METHODS; i++)
+        if (method != NULL && strcmp(method, methods[i]) == 0)
+            return i;
+    return MCP_GATEWAY_METHODS - 1;
+}
+
 int mcp_gateway_stats_get(const mcp_http_endpoint *ep, mcp_gateway_stats *stats)
 {
     if (ep == NULL || stats == NULL || stats->size < sizeof(stats->size))

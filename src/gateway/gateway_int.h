@@ -41,6 +41,8 @@ typedef struct mcp__gw_cfg {
 mcp__answerer *mcp__gw_answerer_new(uv_loop_t *loop, mcp__gw_cfg *cfg);
 /* Frees what cfg holds. */
 void mcp__gw_cfg_free(mcp__gw_cfg *cfg);
+/* The row of mcp_gateway_stats.by_method that counts method. */
+int mcp__gw_method_index(const char *method);
 /* The statistics of a forwarder, or MCP_EINVAL when a is not one. */
 int mcp__gw_stats(const mcp__answerer *a, mcp_gateway_stats *out);
 

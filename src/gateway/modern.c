@@ -603,6 +603,7 @@ static void ask(gw_req *r)
     decorate(r->c, r->method, result);
     json_t *ans =
         json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", r->client_id, "result", result);
+    g->stats.by_method[mcp__gw_method_index(r->method)][MCP_GATEWAY_INPUT_REQUIRED]++;
     mr->round++;
     mr->parked = 1;
     mr->parked_at = uv_now(g->loop);

@@ -181,9 +181,13 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
     mcp__lstream *ls = s->data;
     (void)buf;
-    if (n > 0) {
+    if (n > 0)
         feed(ls, ls->rbuf, (size_t)n);
-    } else if (n < 0) {
+    /* The buffer goes back after each read: a stream that waits (a gateway holds one
+     * per child) keeps none, and the next read of any stream reuses the memory. */
+    free(ls->rbuf);
+    ls->rbuf = NULL;
+    if (n < 0) {
         uv_read_stop(s);
         at_eof(ls, n == UV_EOF ? 0 : (int)n);
     }

@@ -164,6 +164,7 @@ struct mcp_http_endpoint {
     int in_done; /* done is running */
     mcp_endpoint_done_fn done;
     void *done_user;
+    mcp_http_stats stats;
 };
 
 /* ---- shttp_router.c ---- */

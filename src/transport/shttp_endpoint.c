@@ -317,6 +317,17 @@ const char *mcp_http_endpoint_url(const mcp_http_endpoint *t)
     return t != NULL ? t->url : NULL;
 }
 
+int mcp_http_endpoint_stats_get(const mcp_http_endpoint *t, mcp_http_stats *out)
+{
+    if (t == NULL || out == NULL || out->size < sizeof(out->size))
+        return MCP_EINVAL;
+    size_t size = out->size;
+    mcp_http_stats st = t->stats;
+    st.size = size;
+    memcpy(out, &st, size < sizeof(st) ? size : sizeof(st));
+    return MCP_OK;
+}
+
 int mcp_http_endpoint_port(const mcp_http_endpoint *t)
 {
     return t != NULL && t->http != NULL ? mcp__http_server_port(t->http) : 0;

@@ -99,6 +99,7 @@ static void resume_emit(void *arg, uint64_t seq, const char *data, size_t len)
         r->after = seq;
     if (r->cancelled || r->req == NULL)
         return;
+    r->hs->t->stats.replayed_events++;
     hstream *st = r->st;
     char eid[64];
     mcp__event_id(r->hs, r->stream, seq, eid);
@@ -266,6 +267,7 @@ void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last
                          "Last-Event-ID (out of memory); it cannot be resumed");
         return;
     }
+    t->stats.resumes++;
     hstream *st = NULL;
     for (hstream *p = hs->streams; p != NULL; p = p->next)
         if (p->id == id && p->kind != HS_IDLE && p->resuming == NULL && !p->finished)

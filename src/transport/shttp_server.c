@@ -23,6 +23,8 @@ hstream *mcp__hstream_attach(hsess *hs, uint64_t id, enum hstream_kind kind, mcp
     st->kind = kind;
     st->req = req;
     st->last_write_ms = mcp__now_ms();
+    hs->t->stats.streams++;
+    hs->t->stats.streams_total++;
     st->next = hs->streams;
     if (st->next != NULL)
         st->next->prev = st;
@@ -54,6 +56,7 @@ void mcp__hstream_free(hstream *st)
         hs->streams = st->next;
     if (st->next != NULL)
         st->next->prev = st->prev;
+    hs->t->stats.streams--;
     free(st);
     mcp__hsess_touch(hs);
 }
@@ -274,6 +277,10 @@ static void finish_json(hstream *st, const char *text, size_t len, unsigned flag
 static int io_send(void *io, uint64_t stream, const char *text, size_t len, unsigned flags)
 {
     hsess *hs = io;
+    if (text != NULL) {
+        hs->t->stats.messages_out++;
+        hs->t->stats.bytes_out += len;
+    }
     if (hs->legacy) {
         hstream *st = hs->streams;
         return st != NULL && text != NULL ? mcp__hstream_event(st, text, len) : MCP_OK;

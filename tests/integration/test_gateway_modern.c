@@ -149,6 +149,15 @@ static void test_question_becomes_input_required_and_retry_completes(void **stat
     json_decref(done);
     json_decref(answer);
     json_decref(first);
+    /* Two rounds of one call in /metrics; the refused retries never reached the child. */
+    assert_int_equal(gw_metric(s.port, "mcp_gateway_method_requests_total{method=\"tools/call\","
+                                       "outcome=\"input_required\"}"),
+                     1);
+    assert_int_equal(
+        gw_metric(s.port,
+                  "mcp_gateway_method_requests_total{method=\"tools/call\",outcome=\"ok\"}"),
+        1);
+    assert_true(gw_metric(s.port, "mcp_http_messages_sent_total") >= 4);
     gw_stop(&s);
 }
 
