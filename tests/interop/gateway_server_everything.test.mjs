@@ -6,6 +6,9 @@
 // notification reaches onprogress, under the client's own token, before the result), and the
 // tool that asks the client to sample (the request reaches the client's handler through the
 // gateway and its answer goes back to the server). Each session has a server process of its own.
+// Then the v2 client pinned to revision 2026-07-28: that server speaks only the older revisions,
+// so the gateway translates, and the server's sampling request reaches the client as an
+// InputRequiredResult whose retry brings the answer back to the waiting server.
 //
 // Run by CTest as `node gateway_server_everything.test.mjs` in tests/interop with MCP_BIN_DIR set
 // to the build's bin directory. Exit code 0 means every check passed.
@@ -57,8 +60,8 @@ after(async () => {
 
 const SAMPLED = 'sampled through the gateway';
 
-async function connect(Client, Transport, schema) {
-    const client = new Client({ name: 'libmcp-gateway-interop', version: '1.0.0' }, { capabilities: { sampling: {} } });
+async function connect(Client, Transport, schema, extra) {
+    const client = new Client({ name: 'libmcp-gateway-interop', version: '1.0.0' }, { capabilities: { sampling: {} }, ...extra });
     const seen = [];
     client.setRequestHandler(schema ?? 'sampling/createMessage', async (req) => {
         seen.push(req.params);
@@ -116,4 +119,13 @@ test('both at once, each session with a server process of its own', async () => 
     const metrics = await res.text();
     const children = Number(/\nmcp_gateway_children (\d+)/.exec(`\n${metrics}`)?.[1]);
     assert.ok(children >= 2, `at least the two open sessions' server processes run: ${children}`);
+});
+
+test('the v2 client pinned to 2026-07-28: translated, sampling as a Multi Round-Trip Request', async () => {
+    const env = await connect(V2Client, V2Transport, undefined, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    assert.equal(env.client.getProtocolEra(), 'modern', 'the client took the modern era');
+    await exercise('v2-modern', env);
+    const res = await fetch(new URL('/metrics', gw.match[1]));
+    const metrics = await res.text();
+    assert.match(metrics, /mcp_gateway_method_requests_total\{method="tools\/call",outcome="input_required"\} [1-9]/, 'the sampling went out as an InputRequiredResult');
 });
