@@ -305,6 +305,14 @@ void mcp__http_req_on_drain(mcp__http_req *req, size_t below, mcp__http_close_fn
 void mcp__http_req_abort(mcp__http_req *req);
 
 /*
+ * What req's connection has been given to write this turn (a stream's head and first
+ * event, say) waits up to ms more for what usually follows at once (the answer), so
+ * that both go out in one write: anything more written to the connection, or the
+ * deadline, sends it. Nothing happens when nothing is waiting to be written.
+ */
+void mcp__http_req_hold(mcp__http_req *req, unsigned ms);
+
+/*
  * Finishes req without answering it, typically after its connection is gone
  * (from or after on_close). If the connection is still open, the client is
  * still waiting for an answer that will not come, so this closes it, as

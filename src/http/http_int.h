@@ -57,7 +57,9 @@ struct mcp__http_server {
      * made of a head and several chunks costs one system call, not four. */
     uv_check_t flush;
     uv_prepare_t flush_prep;
-    int flush_open; /* the three handles, until their close callbacks */
+    /* Flushes connections held back (mcp__http_req_hold) when their time is up. */
+    uv_timer_t hold;
+    int flush_open; /* the four handles, until their close callbacks */
     /* Gives freed memory back to the system once a burst is over (see util/mem.c). */
     uv_timer_t trim;
     mcp__http_conn *dirty;
@@ -84,6 +86,7 @@ struct mcp__http_conn {
     mcp__buf out;          /* bytes to send at the end of this loop turn */
     mcp__http_conn *dirty_next;
     unsigned dirty : 1;              /* listed in srv->dirty */
+    uint64_t hold_until;             /* loop time its corked bytes may wait till; 0: none */
     size_t header_bytes;             /* of the request being received */
     int err_status;                  /* a limit we enforce in a parser callback */
     size_t cur_name;                 /* offset in req->hdrs of the header being parsed */
@@ -163,6 +166,8 @@ void mcp__http_conn_uncork(mcp__http_conn *c);
 /* The check callback that flushes every dirty connection. */
 void mcp__http_flush_all(uv_check_t *h);
 void mcp__http_flush_prepared(uv_prepare_t *h);
+/* The hold timer's callback: flushes what waited long enough, and what did not wait. */
+void mcp__http_flush_held(uv_timer_t *h);
 /* An error answer from the layer itself, then a lingering close. */
 void mcp__http_conn_fail(mcp__http_conn *c, int status);
 

@@ -123,19 +123,29 @@ int mcp__http_conn_write(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
         mcp__http_conn_flush(c);
         return c->broken || c->closing ? MCP_ECLOSED : MCP_OK;
     }
+    /* Anything more ends a hold: what waited goes out with it at the end of this turn. */
+    c->hold_until = 0;
+    mcp__http_server *srv = c->srv;
     if (!c->dirty && c->out.len > 0) {
-        mcp__http_server *srv = c->srv;
         c->dirty = 1;
         c->dirty_next = srv->dirty;
-        if (srv->dirty == NULL) {
-            /* The check phase catches what I/O callbacks wrote; the prepare phase,
-             * before the loop blocks in poll, what timers and others wrote. */
-            uv_check_start(&srv->flush, mcp__http_flush_all);
-            uv_prepare_start(&srv->flush_prep, mcp__http_flush_prepared);
-        }
         srv->dirty = c;
     }
+    if (c->dirty) {
+        /* The check phase catches what I/O callbacks wrote; the prepare phase,
+         * before the loop blocks in poll, what timers and others wrote. */
+        uv_check_start(&srv->flush, mcp__http_flush_all);
+        uv_prepare_start(&srv->flush_prep, mcp__http_flush_prepared);
+    }
     return MCP_OK;
+}
+
+void mcp__http_req_hold(mcp__http_req *req, unsigned ms)
+{
+    mcp__http_conn *c = req != NULL ? req->conn : NULL;
+    if (c == NULL || c->closing || c->broken || !c->dirty || ms == 0)
+        return;
+    c->hold_until = uv_now(c->srv->loop) + ms;
 }
 
 void mcp__http_conn_flush(mcp__http_conn *c)
@@ -160,10 +170,29 @@ void mcp__http_conn_uncork(mcp__http_conn *c)
 
 static void flush_all(mcp__http_server *srv)
 {
-    while (srv->dirty != NULL)
-        mcp__http_conn_flush(srv->dirty);
+    uint64_t now = uv_now(srv->loop), next = 0;
+    mcp__http_conn **p = &srv->dirty;
+    while (*p != NULL) {
+        mcp__http_conn *c = *p;
+        if (c->hold_until > now) {
+            /* Held back a little (mcp__http_req_hold): it waits for the timer. */
+            if (next == 0 || c->hold_until < next)
+                next = c->hold_until;
+            p = &c->dirty_next;
+            continue;
+        }
+        c->hold_until = 0;
+        mcp__http_conn_flush(c); /* takes c off the list: *p is the next one */
+    }
     uv_check_stop(&srv->flush);
     uv_prepare_stop(&srv->flush_prep);
+    if (next != 0 && !srv->stopping)
+        uv_timer_start(&srv->hold, mcp__http_flush_held, next - now, 0);
+}
+
+void mcp__http_flush_held(uv_timer_t *h)
+{
+    flush_all(h->data);
 }
 
 void mcp__http_flush_all(uv_check_t *h)

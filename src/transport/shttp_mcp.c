@@ -14,6 +14,8 @@
 #include "transport/shttp.h"
 
 #define MAX_BATCH 100
+/* How long a POST stream's head and priming event wait for its answer (see post). */
+#define PRIME_HOLD_MS 2
 
 /* The id to echo in an error about the message v (borrowed): a request's string or
  * integer id, even when the rest of it is invalid (JSON-RPC 2.0, Error object: null
@@ -411,6 +413,11 @@ static void post(shttp *t, mcp__http_req *req)
      * connection drops before the first message still has an id to resume from. */
     if (st->kind == HS_POST_SSE && !has_init && mcp__hsess_primes(hs))
         mcp__hstream_prime(st, -1);
+    /* The head and the priming event wait a moment for the answer, which often follows
+     * at once (a gateway's child answers within a turn or two): one write, not two. A
+     * long call's client still has them within PRIME_HOLD_MS. */
+    if (st->kind == HS_POST_SSE)
+        mcp__http_req_hold(req, PRIME_HOLD_MS);
     HS_ANS(hs)->feed_value(hs->sess, v, st->id);
     if (has_init && !hs->stateless && !HS_ANS(hs)->initialized(hs->sess)) {
         /* initialize failed (bad params): the session never began. */
