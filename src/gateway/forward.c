@@ -740,20 +740,25 @@ static void on_deferred_lost(uv_timer_t *t)
     mcp__gw_child_lost(c, c->lost_why);
 }
 
-/* The transport may report the loss from inside a write of ours (EPIPE), when the
- * caller still holds what child_lost frees: it runs from the loop instead. */
-static void cb_on_lost(void *user, int status, const char *why)
+void mcp__gw_child_lost_later(gw_child *c, const char *why)
 {
-    gw_child *c = user;
-    (void)status;
     if (c->state == CH_GONE || c->lost_pending)
         return;
     c->lost_pending = 1;
     snprintf(c->lost_why, sizeof(c->lost_why), "%s", why != NULL ? why : "the server is gone");
     if (c->timer_open && !uv_is_closing((uv_handle_t *)&c->init_timer))
         uv_timer_start(&c->init_timer, on_deferred_lost, 0, 0);
-    else
+    else if (!c->closing)
         mcp__gw_child_lost(c, c->lost_why);
+    /* else it is being stopped: its transport's close reports the end */
+}
+
+/* The transport may report the loss from inside a write of ours (EPIPE), when the
+ * caller still holds what child_lost frees: it runs from the loop instead. */
+static void cb_on_lost(void *user, int status, const char *why)
+{
+    (void)status;
+    mcp__gw_child_lost_later(user, why);
 }
 
 static void cb_on_closed(void *user)
@@ -810,7 +815,7 @@ gw_req *mcp__gw_child_request(gw_child *c, const char *method, json_t *params)
     if (r == NULL || params == NULL) {
         free(r);
         json_decref(params);
-        mcp__gw_child_lost(c, "out of memory");
+        mcp__gw_child_lost_later(c, "out of memory");
         return NULL;
     }
     r->gid = mcp__gw_new_gid(g, r->key);
@@ -823,13 +828,13 @@ gw_req *mcp__gw_child_request(gw_child *c, const char *method, json_t *params)
         json_decref(msg);
         free(r->method);
         free(r);
-        mcp__gw_child_lost(c, "out of memory");
+        mcp__gw_child_lost_later(c, "out of memory");
         return NULL;
     }
     int rc = mcp__gw_to_child(c, msg);
     json_decref(msg);
     if (rc != MCP_OK) {
-        mcp__gw_child_lost(c, "cannot write to the server");
+        mcp__gw_child_lost_later(c, "cannot write to the server");
         return NULL;
     }
     return r;

@@ -116,6 +116,7 @@ struct gw_sess {
     int ended;       /* io->end was called */
     json_t *waiting; /* a 2026-07-28 request waiting for a pool child (modern.c) */
     uint64_t wait_stream, wait_at;
+    size_t wait_bytes;
     gw_sess *wnext;       /* in the gateway's queue of them */
     size_t nlistens;      /* subscriptions/listen the gateway serves on it (modern.c) */
     gw_sess *prev, *next; /* in its child, or in the gateway's list of sessions without one */
@@ -176,6 +177,9 @@ void mcp__gw_sess_end(gw_sess *s);
  * cannot be started. */
 gw_child *mcp__gw_child_start(gw *g, int shared);
 void mcp__gw_child_lost(gw_child *c, const char *why);
+/* The same from the loop's next turn: for callers that still hold what it frees (a
+ * write that failed, say). */
+void mcp__gw_child_lost_later(gw_child *c, const char *why);
 /* Stops c: its stdin closes, then SIGTERM and SIGKILL; it leaves once reaped. */
 void mcp__gw_child_close(gw_child *c);
 /* Sends c a request of the gateway's own (params taken over): the new request, sent,

@@ -43,9 +43,15 @@
 #define META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
 #define META_PREFIX "io.modelcontextprotocol/"
 
-/* Requests waiting for a pool child: at most this many, this long. */
+/* Requests waiting for a pool child: at most this many, of this many bytes in all,
+ * this long. */
 #define MAX_WAITING 1024
+#define MAX_WAITING_BYTES (16u << 20)
 #define WAIT_MS 30000
+/* Rounds of questions of one request. */
+#define MAX_ROUNDS 32
+/* Bytes of resource URIs the gateway's subscriptions hold in all. */
+#define MAX_LISTEN_URI_BYTES (4u << 20)
 /* Questions of one request at once; tools remembered for their Mcp-Param headers; pages
  * of tools/list read for them; subscriptions served here and URIs of one. */
 #define MAX_QUESTIONS 32
@@ -73,7 +79,9 @@ struct gw_modern {
     int passthrough; /* a child spoke 2026-07-28: one child serves everything */
     int translate;   /* a child did not: the gateway translates */
     gw_sess *wait_head, *wait_tail;
-    size_t nwaiting;
+    size_t nwaiting, waiting_bytes;
+    int tools_ready; /* the first tools/list of a child was read (Mcp-Param headers) */
+    size_t uri_bytes;
     json_t *tools; /* tool name -> inputSchema, for the Mcp-Param headers */
     int tool_pages;
     mlisten *listens;
@@ -328,8 +336,10 @@ static gw_child *pool_start(gw *g)
     c->pooled = 1;
     m->npool++;
     m->nstarting++;
-    if (m->no_probe)
+    if (m->no_probe) {
+        m->no_probe = 0; /* the next one is asked again */
         return mcp__gw_child_initialize(c) == MCP_OK ? c : NULL;
+    }
     /* What a client of this revision asks first; an older server answers with an
      * error (method not found), and is then initialized. */
     json_t *params = json_object();
@@ -358,16 +368,18 @@ static int is_mrtr(const char *method)
            strcmp(method, "resources/read") == 0;
 }
 
-/* A ready pool child for a request (asks: it may put questions to its client). */
-static gw_child *pick(gw *g, int asks)
+/* A ready pool child for a request (asks: it may put questions to its client; any:
+ * it is answered by the gateway from what it knows of the child). */
+enum { PICK_CALL, PICK_ASKS, PICK_ANY };
+static gw_child *pick(gw *g, int how)
 {
     gw_child *best = NULL;
     for (gw_child *c = g->children; c != NULL; c = c->next) {
         if (!c->pooled || c->state != CH_READY || c->closing || c->lost_pending)
             continue;
-        if (c->modern)
+        if (c->modern || how == PICK_ANY)
             return c;
-        if (c->excl != NULL || (asks && c->nreqs > 0))
+        if (c->excl != NULL || (how == PICK_ASKS && c->nreqs > 0))
             continue;
         if (best == NULL || c->nreqs < best->nreqs)
             best = c;
@@ -396,6 +408,8 @@ static void unqueue(gw_sess *s)
     json_decref(s->waiting);
     s->waiting = NULL;
     m->nwaiting--;
+    m->waiting_bytes -= s->wait_bytes;
+    s->wait_bytes = 0;
 }
 
 static int dispatch(gw_sess *s, json_t *msg, uint64_t stream);
@@ -411,28 +425,21 @@ void mcp__gw_modern_pump(gw *g)
     m->pumping = 1;
     do {
         m->repump = 0;
-        while (m->wait_head != NULL) {
-            gw_sess *s = m->wait_head;
-            json_t *msg = json_incref(s->waiting);
-            uint64_t stream = s->wait_stream;
-            unqueue(s);
-            int done = dispatch(s, msg, stream);
-            if (!done) {
-                /* Back at the head: nothing is free for it yet. */
-                s->waiting = msg;
-                s->wait_stream = stream;
-                s->wnext = m->wait_head;
-                m->wait_head = s;
-                if (m->wait_tail == NULL)
-                    m->wait_tail = s;
-                m->nwaiting++;
-                break;
+        /* In order, but one that cannot go yet (a call that may ask, with every child
+         * busy) does not hold back those that can. After each that went, the scan
+         * starts again: what it did may have changed the queue. */
+        for (gw_sess *s = m->wait_head; s != NULL;) {
+            if (!dispatch(s, s->waiting, s->wait_stream)) {
+                s = s->wnext;
+                continue;
             }
-            json_decref(msg);
+            unqueue(s);
+            s = m->wait_head;
         }
         if (m->wait_head != NULL)
             grow(g);
-        if (m->wait_head != NULL && m->nstarting == 0 && pick(g, 0) == NULL && m->npool == 0) {
+        if (m->wait_head != NULL && m->nstarting == 0 && pick(g, PICK_ANY) == NULL &&
+            m->npool == 0) {
             /* No child could be started: nothing will come for them. */
             fail_waiting(g, "Internal error: the server cannot be started");
         }
@@ -504,7 +511,7 @@ void mcp__gw_modern_child_gone(gw_child *c, const char *why)
          * take a request before initialize: the next ones are initialized at once. */
         for (gw_req *r = c->reqs; r != NULL; r = r->cnext)
             m->no_probe |= r->internal == INT_PROBE;
-        if (m->nstarting == 0 && pick(g, 0) == NULL) {
+        if (m->nstarting == 0 && pick(g, PICK_ANY) == NULL) {
             /* Nothing would serve what waits: it fails now, rather than start one
              * server after another that exits. */
             char msg[200];
@@ -663,6 +670,9 @@ void mcp__gw_modern_child_request(gw_child *c, json_t *msg)
         /* mrtr.mdx: only what the client declared in this request's _meta. */
         snprintf(why, sizeof why, "the client did not declare the %s capability", cap);
         e = mcp__error_message(cid, MCP_RPC_METHOD_NOT_FOUND, why, NULL);
+    } else if (r->m->round >= MAX_ROUNDS) {
+        e = mcp__error_message(cid, MCP_RPC_INTERNAL_ERROR,
+                               "too many rounds of questions to the client", NULL);
     } else if (json_object_size(r->m->asked) >= MAX_QUESTIONS) {
         e = mcp__error_message(cid, MCP_RPC_INTERNAL_ERROR,
                                "too many questions to the client at once", NULL);
@@ -684,8 +694,9 @@ void mcp__gw_modern_child_request(gw_child *c, json_t *msg)
 }
 
 /* The retry of a request whose questions the client answers: the answers go to the
- * child, and the request goes on there (or is asked again what is still open). 0 when
- * the requestState names no request any more: it is then served anew. */
+ * child, and the request goes on there (or is asked again what is still open). 1 when
+ * done here; 0 when the requestState names no request any more (it is then served
+ * anew); -1 when it is not one the gateway sealed. */
 static int retry(gw_sess *s, json_t *msg, uint64_t stream)
 {
     gw *g = s->g;
@@ -712,15 +723,17 @@ static int retry(gw_sess *s, json_t *msg, uint64_t stream)
                                                   binding, blen, mcp__wall_ms(), &plain, &len)
                              : MCP_ENOMEM;
     free(binding);
-    if (rc != MCP_OK) {
+    if (rc == MCP_ETIMEDOUT) {
         free(plain);
         reply_error(s, stream, id, MCP_RPC_INVALID_PARAMS,
-                    rc == MCP_ETIMEDOUT ? "Invalid params: \"requestState\" has expired: send the "
-                                          "request again without it"
-                                        : "Invalid params: \"requestState\" is not one this "
-                                          "server gave for this request",
+                    "Invalid params: \"requestState\" has expired: send the request again "
+                    "without it",
                     NULL);
         return 1;
+    }
+    if (rc != MCP_OK) {
+        free(plain);
+        return -1; /* not the gateway's: a child's of this revision, or forged */
     }
     json_t *state = mcp__json_parse((const char *)plain, len, 0, NULL);
     free(plain);
@@ -883,6 +896,7 @@ static void listen_end(gw *g, mlisten *l, int graceful)
     json_t *v;
     json_object_foreach(l->uris, uri, v)
     {
+        m->uri_bytes -= strlen(uri);
         json_int_t n = json_integer_value(json_object_get(m->res_subs, uri)) - 1;
         if (n > 0) {
             json_object_set_new(m->res_subs, uri, json_integer(n));
@@ -995,8 +1009,11 @@ static void listen_open(gw_sess *s, gw_child *c, json_t *msg, uint64_t stream)
         json_array_foreach(uris, i, u)
         {
             const char *uri = json_string_value(u);
-            if (!can || json_object_get(l->uris, uri) != NULL)
-                continue;
+            size_t len = strlen(uri);
+            if (!can || m->sub_child == NULL || json_object_get(l->uris, uri) != NULL ||
+                m->uri_bytes + len > MAX_LISTEN_URI_BYTES)
+                continue; /* not honoured: left out of the acknowledgment */
+            m->uri_bytes += len;
             json_object_set_new(l->uris, uri, json_true());
             json_array_append(kept, u);
             json_int_t n = json_integer_value(json_object_get(m->res_subs, uri));
@@ -1066,14 +1083,31 @@ static int dispatch(gw_sess *s, json_t *msg, uint64_t stream)
     const char *method = json_string_value(json_object_get(msg, "method"));
     json_t *params = json_object_get(msg, "params");
     int mrtr = is_mrtr(method);
-    if (m->translate && !m->passthrough && mrtr && json_object_get(params, "requestState") != NULL)
-        if (retry(s, msg, stream))
-            return 1;
-    gw_child *c = pick(g, mrtr);
-    if (c == NULL)
+    int tools_call = strcmp(method, "tools/call") == 0;
+    /* Mcp-Param headers are judged by the tools' schemas: a call waits for the first
+     * tools/list of a child. */
+    if (tools_call && !m->tools_ready)
         return 0;
     if (!param_headers_ok(s, msg, stream))
         return 1;
+    if (m->translate && mrtr && json_object_get(params, "requestState") != NULL) {
+        /* A retry needs no free child: the one it names is waiting for it. */
+        int rc = retry(s, msg, stream);
+        if (rc > 0)
+            return 1;
+        if (rc < 0 && !m->passthrough) {
+            reply_error(s, stream, json_object_get(msg, "id"), MCP_RPC_INVALID_PARAMS,
+                        "Invalid params: \"requestState\" is not one this server gave for this "
+                        "request",
+                        NULL);
+            return 1;
+        }
+    }
+    int answered_here = !m->passthrough && (strcmp(method, "server/discover") == 0 ||
+                                            strcmp(method, "subscriptions/listen") == 0);
+    gw_child *c = pick(g, answered_here ? PICK_ANY : mrtr ? PICK_ASKS : PICK_CALL);
+    if (c == NULL)
+        return 0;
     gw_mreq *mr = calloc(1, sizeof(*mr));
     if (mr == NULL) {
         reply_error(s, stream, json_object_get(msg, "id"), MCP_RPC_INTERNAL_ERROR,
@@ -1084,6 +1118,7 @@ static int dispatch(gw_sess *s, json_t *msg, uint64_t stream)
     mcp__meta_read(params, &meta);
     int level = mcp_log_level_parse(json_string_value(meta.level));
     mr->log_level = level >= 0 ? level : MCP_LOG_EMERGENCY + 1;
+    (void)tools_call;
     if (c->modern) {
         mr->listen = strcmp(method, "subscriptions/listen") == 0;
         mcp__gw_attach(s, c);
@@ -1160,13 +1195,16 @@ void mcp__gw_modern_request(gw_sess *s, json_t *msg, uint64_t stream)
                     "Internal error: the gateway is stopping", NULL);
         return;
     }
-    if (m->wait_head == NULL && dispatch(s, msg, stream))
+    if (dispatch(s, msg, stream))
         return;
-    if (m->nwaiting >= MAX_WAITING) {
+    size_t bytes = json_dumpb(msg, NULL, 0, JSON_COMPACT);
+    if (m->nwaiting >= MAX_WAITING || m->waiting_bytes + bytes > MAX_WAITING_BYTES) {
         reply_error(s, stream, id, MCP_RPC_INTERNAL_ERROR,
                     "Internal error: too many requests wait for a server process", NULL);
         return;
     }
+    s->wait_bytes = bytes;
+    m->waiting_bytes += bytes;
     s->waiting = json_incref(msg);
     s->wait_stream = stream;
     s->wait_at = uv_now(g->loop);
@@ -1212,10 +1250,15 @@ static void internal_answer(gw_child *c, gw_req *r, json_t *msg)
     case INT_TOOLS: {
         keep_tools(g, result);
         json_t *cursor = json_object_get(result, "nextCursor");
-        if (json_is_string(cursor) && ++g->modern->tool_pages < MAX_TOOL_PAGES)
+        if (json_is_string(cursor) && ++g->modern->tool_pages < MAX_TOOL_PAGES) {
             fetch_tools(c, cursor);
-        else
+        } else {
             g->modern->tool_pages = 0;
+            if (!g->modern->tools_ready) {
+                g->modern->tools_ready = 1;
+                mcp__gw_modern_pump(g);
+            }
+        }
         break;
     }
     default:
@@ -1262,8 +1305,12 @@ static gw_req *concerned(gw_child *c)
         return c->excl;
     gw_req *only = NULL;
     for (gw_req *r = c->reqs; r != NULL; r = r->cnext) {
-        if (r->internal != INT_NONE || r->zombie)
+        if (r->internal != INT_NONE)
             continue;
+        /* A cancelled or parked request may be what it speaks of: its client is not the
+         * one in flight. */
+        if (r->zombie || r->s == NULL)
+            return NULL;
         if (only != NULL)
             return NULL;
         only = r;
@@ -1332,19 +1379,32 @@ void mcp__gw_modern_tick(gw *g)
     gw_modern *m = g->modern;
     uint64_t now = uv_now(g->loop);
     for (gw_child *c = g->children; c != NULL; c = c->next) {
-        gw_req *r = c->excl;
-        if (!c->pooled || r == NULL || r->m == NULL || !r->m->parked ||
-            now - r->m->parked_at < (uint64_t)g->cfg.input_timeout_ms)
+        if (!c->pooled)
             continue;
-        /* The client never came back with the answers: the child is told, and the
-         * request is forgotten once the child has ended it. */
-        char why[96];
-        snprintf(why, sizeof why, "the client did not answer within %d ms",
-                 g->cfg.input_timeout_ms);
-        char mw[64];
-        mcp__gw_log(g, MCP_LOG_INFO, "event=request session=- method=%s status=expired",
-                    mcp__gw_log_word(r->method, mw, sizeof mw));
-        forget(r, why); /* the child goes, and r with it */
+        for (gw_req *r = c->reqs, *next; r != NULL; r = next) {
+            next = r->cnext;
+            if (r->m == NULL || !r->m->parked ||
+                now - r->m->parked_at < (uint64_t)g->cfg.input_timeout_ms)
+                continue;
+            char mw[64];
+            mcp__gw_log(g, MCP_LOG_INFO, "event=request session=- method=%s status=expired",
+                        mcp__gw_log_word(r->method, mw, sizeof mw));
+            if (r->m->final != NULL) {
+                /* Answered by the child already: only its client's retry never came. */
+                mcp__gw_req_unlink(r);
+                mcp__gw_req_free(r);
+                mcp__gw_modern_pump(g);
+                next = c->reqs; /* the pump may have changed the list */
+                continue;
+            }
+            /* The client never came back with the answers: the child is told and
+             * replaced, and r goes with it. */
+            char why[96];
+            snprintf(why, sizeof why, "the client did not answer within %d ms",
+                     g->cfg.input_timeout_ms);
+            forget(r, why);
+            break; /* the child is retired: the rest of its list goes with it */
+        }
     }
     while (m->wait_head != NULL && now - m->wait_head->wait_at >= WAIT_MS) {
         gw_sess *s = m->wait_head;
@@ -1376,8 +1436,12 @@ static void forget(gw_req *r, const char *why)
         drop_questions(r, why);
     if (c->state != CH_GONE && !c->closing)
         cancel_in_child(c, r->gid, why);
-    if (r->s != NULL)
+    if (r->s != NULL) {
         mcp__gw_req_abandon(r, 0);
+    } else {
+        mcp__gw_req_unlink(r); /* parked: nobody waits for it */
+        mcp__gw_req_free(r);
+    }
     if (asked && !c->modern && !c->closing)
         retire(c);
 }
@@ -1387,10 +1451,13 @@ void mcp__gw_modern_cancel_stream(gw_sess *s, uint64_t stream)
     gw *g = s->g;
     if (s->waiting != NULL && s->wait_stream == stream)
         unqueue(s);
-    for (mlisten *l = g->modern->listens, *next; l != NULL; l = next) {
-        next = l->next;
-        if (l->s == s && l->stream == stream)
-            listen_end(g, l, 0);
+    for (mlisten *l = g->modern->listens; l != NULL;) {
+        if (l->s != s || l->stream != stream) {
+            l = l->next;
+            continue;
+        }
+        listen_end(g, l, 0);
+        l = g->modern->listens; /* what it did may have ended others */
     }
     for (gw_req *r = s->reqs, *next; r != NULL; r = next) {
         next = r->snext;
@@ -1402,10 +1469,13 @@ void mcp__gw_modern_cancel_stream(gw_sess *s, uint64_t stream)
 void mcp__gw_modern_drain(gw_sess *s)
 {
     gw *g = s->g;
-    for (mlisten *l = g->modern->listens, *next; l != NULL; l = next) {
-        next = l->next;
-        if (l->s == s)
-            listen_end(g, l, 1);
+    for (mlisten *l = g->modern->listens; l != NULL;) {
+        if (l->s != s) {
+            l = l->next;
+            continue;
+        }
+        listen_end(g, l, 1);
+        l = g->modern->listens; /* what it did may have ended others */
     }
     for (gw_req *r = s->reqs, *next; r != NULL; r = next) {
         next = r->snext;
@@ -1429,9 +1499,12 @@ void mcp__gw_modern_sess_close(gw_sess *s)
         if (r->m != NULL)
             forget(r, "the client's request ended");
     }
-    for (mlisten *l = g->modern->listens, *next; l != NULL; l = next) {
-        next = l->next;
-        if (l->s == s)
-            listen_end(g, l, 0);
+    for (mlisten *l = g->modern->listens; l != NULL;) {
+        if (l->s != s) {
+            l = l->next;
+            continue;
+        }
+        listen_end(g, l, 0);
+        l = g->modern->listens; /* what it did may have ended others */
     }
 }

@@ -13,12 +13,14 @@
  *                back: "answer:" and the result, or "error:" and the error's message;
  *   "ask2"       the same, twice in a row: elicitation, then sampling;
  *   "roots"      the same with roots/list;
+ *   "ask_answer" asks the client (elicitation/create) and answers the call at once
+ *                with "done", without waiting for the client's answer;
  *   "log"        sends a log (notifications/message, info) first;
  *   anything else  answers with the tool's name as text.
  * It speaks only the older revisions: server/discover gets -32601, and any other
  * request an empty result.
  * With --no-init it never answers initialize; with --init-delay-ms N it answers it
- * N ms late.
+ * N ms late; with --subscribe it offers resources with subscriptions too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,10 +65,12 @@ static void ask(const char *method, int n)
 
 int main(int argc, char **argv)
 {
-    int no_init = 0, init_delay_ms = 0;
+    int no_init = 0, init_delay_ms = 0, subscribe = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--no-init") == 0)
             no_init = 1;
+        else if (strcmp(argv[i], "--subscribe") == 0)
+            subscribe = 1;
         else if (strcmp(argv[i], "--init-delay-ms") == 0 && i + 1 < argc)
             init_delay_ms = atoi(argv[++i]);
     }
@@ -114,10 +118,16 @@ int main(int argc, char **argv)
         } else if (strcmp(method, "initialize") == 0) {
             if (init_delay_ms > 0)
                 usleep((useconds_t)init_delay_ms * 1000);
+            json_t *caps = json_pack("{s:{}}", "tools");
+            if (subscribe)
+                json_object_set_new(caps, "resources",
+                                    json_pack("{s:b, s:b}", "subscribe", 1, "listChanged", 1));
             if (!no_init)
-                out(json_pack("{s:s, s:O, s:{s:s, s:{s:{}}, s:{s:s, s:s}}}", "jsonrpc", "2.0", "id",
-                              id, "result", "protocolVersion", "2025-11-25", "capabilities",
-                              "tools", "serverInfo", "name", "gateway-peer", "version", "1"));
+                out(json_pack("{s:s, s:O, s:{s:s, s:o, s:{s:s, s:s}}}", "jsonrpc", "2.0", "id", id,
+                              "result", "protocolVersion", "2025-11-25", "capabilities", caps,
+                              "serverInfo", "name", "gateway-peer", "version", "1"));
+            else
+                json_decref(caps);
         } else if (strcmp(method, "tools/call") == 0) {
             const char *name =
                 json_string_value(json_object_get(json_object_get(msg, "params"), "name"));
@@ -130,6 +140,12 @@ int main(int argc, char **argv)
                 asking = json_incref(id);
                 next_question = strcmp(name, "ask2") == 0 ? "sampling/createMessage" : NULL;
                 ask(strcmp(name, "roots") == 0 ? "roots/list" : "elicitation/create", ++asked);
+                json_decref(msg);
+                continue;
+            }
+            if (strcmp(name, "ask_answer") == 0) {
+                ask("elicitation/create", ++asked);
+                out(text_result(id, "done"));
                 json_decref(msg);
                 continue;
             }

@@ -283,6 +283,103 @@ static void test_child_exit_fails_the_call_and_the_next_is_served(void **state)
     gw_stop(&s);
 }
 
+/* A retry needs no free child: it goes at once, even while a call waits for the only
+ * child, which its retry frees. */
+static void test_retry_goes_before_calls_waiting_for_its_child(void **state)
+{
+    (void)state;
+    hc_server s;
+    static const char *const flags[] = {"--pool-size", "1", NULL};
+    start(&s, flags);
+    const char *caps = "{\"elicitation\":{}}";
+    json_t *first = post(s.port, call(70, "ask", caps, NULL), 200, 0, "ask");
+    json_t *rs;
+    const char *key = one_question(first, "elicitation/create", &rs);
+    /* Another client's call: it waits for the child. */
+    hc_conn waiting;
+    json_t *other = call(71, "hello", NULL, NULL);
+    assert_int_equal(hc_connect(&waiting, s.port, HX_REQ_MS), 0);
+    assert_int_equal(mh_send(&waiting, s.port, other), 0);
+    json_decref(other);
+    json_t *answer =
+        json_pack("{s:{s:s, s:{s:s}}}", key, "action", "accept", "content", "name", "Carol");
+    json_t *done = post(s.port,
+                        call(72, "ask", caps,
+                             json_pack("{s:O, s:O}", "inputResponses", answer, "requestState", rs)),
+                        200, 0, "the retry, while a call waits");
+    assert_non_null(strstr(mh_text(done, "the retry"), "Carol"));
+    json_decref(done);
+    hc_response r;
+    assert_int_equal(hc_read_response(&waiting, &r, HX_REQ_MS), 0);
+    json_t *resp = mh_expect(&r, 200, 0, 71, "the waiting call");
+    assert_string_equal(mh_text(resp, "the waiting call"), "hello");
+    json_decref(resp);
+    hc_response_free(&r);
+    hc_close(&waiting);
+    json_decref(answer);
+    json_decref(first);
+    gw_stop(&s);
+}
+
+/* The child answers a call while its question waits for the client: the retry gets that
+ * answer, and a call whose client never retries is forgotten in time, so the child
+ * serves others. */
+static void test_call_answered_while_its_question_waits(void **state)
+{
+    (void)state;
+    hc_server s;
+    static const char *const flags[] = {"--pool-size", "1", "--input-timeout-ms", "300", NULL};
+    start(&s, flags);
+    const char *caps = "{\"elicitation\":{}}";
+    json_t *first = post(s.port, call(80, "ask_answer", caps, NULL), 200, 0, "ask_answer");
+    json_t *rs;
+    const char *key = one_question(first, "elicitation/create", &rs);
+    json_t *answer = json_pack("{s:{s:s}}", key, "action", "decline");
+    json_t *done = post(s.port,
+                        call(81, "ask_answer", caps,
+                             json_pack("{s:O, s:O}", "inputResponses", answer, "requestState", rs)),
+                        200, 0, "the retry");
+    assert_string_equal(mh_text(done, "the retry"), "done");
+    json_decref(done);
+    json_decref(answer);
+    json_decref(first);
+    /* Again, and the client never comes back: the next call is served once the
+     * question has expired, not after the wait limit (30 s). */
+    first = post(s.port, call(82, "ask_answer", caps, NULL), 200, 0, "ask_answer again");
+    long long t0 = harness_now_ms();
+    json_t *resp = post(s.port, call(83, "hello", NULL, NULL), 200, 0, "hello after it");
+    assert_string_equal(mh_text(resp, "hello"), "hello");
+    print_message("served after %lld ms\n", harness_now_ms() - t0);
+    json_decref(resp);
+    json_decref(first);
+    gw_stop(&s);
+}
+
+/* A subscription to resources of a child that cannot be written to any more: the
+ * gateway neither crashes nor leaks, and exits 0 (ASan build). */
+static void test_listen_on_a_child_that_stopped_reading(void **state)
+{
+    (void)state;
+    hc_server s;
+    static const char *const flags[] = {"--pool-size", "1", "--kill-grace-ms", "200", NULL};
+    const char *cmd[] = {peer, "--subscribe", NULL};
+    gw_start(&s, flags, cmd);
+    json_decref(post(s.port, call(90, "close_stdin", NULL, NULL), 200, 0, "close_stdin"));
+    for (int i = 0; i < 2; i++) {
+        json_t *params = json_pack("{s:{s:[s, s]}}", "notifications", "resourceSubscriptions",
+                                   i ? "file:///c" : "file:///a", i ? "file:///d" : "file:///b");
+        hc_conn c;
+        hc_response head;
+        json_t *req = mh_request(91 + i, "subscriptions/listen", params, NULL);
+        if (mh_open(&c, s.port, req, &head) == 0) {
+            hc_response_free(&head);
+        }
+        hc_close(&c);
+        json_decref(req);
+    }
+    gw_stop(&s);
+}
+
 int main(void)
 {
     if (harness_bin_path("server_gateway_peer", peer, sizeof(peer)) != 0)
@@ -295,6 +392,9 @@ int main(void)
         cmocka_unit_test(test_unanswered_question_expires_and_the_pool_goes_on),
         cmocka_unit_test(test_log_reaches_its_request_at_its_level),
         cmocka_unit_test(test_child_exit_fails_the_call_and_the_next_is_served),
+        cmocka_unit_test(test_retry_goes_before_calls_waiting_for_its_child),
+        cmocka_unit_test(test_call_answered_while_its_question_waits),
+        cmocka_unit_test(test_listen_on_a_child_that_stopped_reading),
     };
     return cmocka_run_group_tests_name("gateway_modern", tests, NULL, NULL);
 }
