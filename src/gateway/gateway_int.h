@@ -3,7 +3,9 @@
  * whose sessions are served by stdio MCP servers run as child processes.
  *
  *   forward.c   the answerer: sessions, the id table, routing both ways
- *   modern.c    revision 2026-07-28: the pool, Multi Round-Trip Requests, subscriptions
+ *   modern.c    revision 2026-07-28: the pool, passing through or translating
+ *   questions.c   its translated questions (InputRequiredResult, the retry)
+ *   subscriptions.c  its subscriptions/listen for translated children
  *   gateway.c   the public entry points: options, the endpoint, statistics
  *
  * Ids. Every request that goes to a child carries an id of the gateway's own (a

@@ -1,0 +1,111 @@
+/*
+ * The gateway's revision 2026-07-28 (modern.c, questions.c, subscriptions.c): the
+ * structures and helpers the three files share.
+ */
+#ifndef MCP_GATEWAY_MODERN_INT_H
+#define MCP_GATEWAY_MODERN_INT_H
+
+#include "gateway/forward_int.h"
+#include "util/seal.h"
+
+#define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+#define META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
+#define META_PREFIX "io.modelcontextprotocol/"
+
+/* Requests waiting for a pool child: at most this many, of this many bytes in all,
+ * this long. */
+#define MAX_WAITING 1024
+#define MAX_WAITING_BYTES (16u << 20)
+#define WAIT_MS 30000
+/* Rounds of questions of one request. */
+#define MAX_ROUNDS 32
+/* Bytes of resource URIs the gateway's subscriptions hold in all. */
+#define MAX_LISTEN_URI_BYTES (4u << 20)
+/* Questions of one request at once; tools remembered for their Mcp-Param headers; pages
+ * of tools/list read for them; subscriptions served here and URIs of one. */
+#define MAX_QUESTIONS 32
+#define MAX_TOOLS 4096
+#define MAX_TOOL_PAGES 64
+#define MAX_LISTENS 1024
+#define MAX_LISTEN_URIS 1000
+
+enum internal { INT_NONE, INT_PROBE, INT_TOOLS, INT_LISTEN, INT_SUB };
+enum { L_TOOLS = 0x1, L_PROMPTS = 0x2, L_RESOURCES = 0x4 };
+
+/* A subscriptions/listen served by the gateway (translated children). */
+typedef struct mlisten {
+    gw_sess *s;
+    uint64_t stream;
+    json_t *id;
+    unsigned kinds;
+    json_t *uris; /* object used as a set, or NULL */
+    struct mlisten *next;
+} mlisten;
+
+struct gw_modern {
+    mcp__sealer sealer;
+    int npool, nstarting;
+    int passthrough; /* a child spoke 2026-07-28: one child serves everything */
+    int translate;   /* a child did not: the gateway translates */
+    gw_sess *wait_head, *wait_tail;
+    size_t nwaiting, waiting_bytes;
+    int tools_ready; /* the first tools/list of a child was read (Mcp-Param headers) */
+    size_t uri_bytes;
+    json_t *tools; /* tool name -> inputSchema, for the Mcp-Param headers */
+    int tool_pages;
+    mlisten *listens;
+    size_t nlistens;
+    json_t *res_subs;    /* URI -> how many subscriptions ask for it */
+    gw_child *sub_child; /* the child subscribed to them */
+    int pumping, repump;
+    int no_probe; /* children are initialized at once, not asked server/discover first */
+    int no_grow;
+};
+
+struct gw_mreq {
+    json_t *caps;   /* the client's capabilities, from this request's _meta */
+    int log_level;  /* the least level of logs it wants (past EMERGENCY: none) */
+    int listen;     /* subscriptions/listen, passed through */
+    int translated; /* served by a translating child */
+    char *binding;  /* what its requestState is bound to */
+    size_t blen;
+    json_t *asked;     /* key -> {"id", "method", "params"}: the child's open questions */
+    unsigned next_key; /* keys of questions: "q1", "q2", ... */
+    unsigned round;
+    int parked; /* answered with an InputRequiredResult: waits for the retry */
+    uint64_t parked_at;
+    json_t *final; /* the child's answer, come while parked */
+};
+
+/* ---- modern.c ---- */
+
+/* The answer (taken over) to the request that came on stream, with the HTTP status
+ * some errors of this revision carry. */
+void mcp__gwm_reply(gw_sess *s, uint64_t stream, json_t *msg);
+void mcp__gwm_reply_error(gw_sess *s, uint64_t stream, const json_t *id, int code,
+                          const char *message, json_t *data);
+/* What the revision adds to a translated child's result for method. */
+void mcp__gwm_decorate(gw_child *c, const char *method, json_t *result);
+/* Sends c a request of the gateway's own (params taken over). MCP_OK, or c is lost. */
+int mcp__gwm_internal_request(gw_child *c, enum internal kind, const char *method, json_t *params);
+
+/* ---- questions.c ---- */
+
+/* What a requestState is bound to (malloc'd, *len bytes), or NULL. */
+char *mcp__gwm_binding_of(const char *method, const json_t *params, size_t *len);
+/* Answers the child's open questions of r with an error. */
+void mcp__gwm_drop_questions(gw_req *r, const char *why);
+/* The child gave up waiting for child_id: the question is withdrawn. */
+void mcp__gwm_withdraw(gw_child *c, const json_t *child_id);
+/* A retry with a requestState: 1 done, 0 served anew, -1 not the gateway's. */
+int mcp__gwm_retry(gw_sess *s, json_t *msg, uint64_t stream);
+
+/* ---- subscriptions.c ---- */
+
+int mcp__gwm_wants(const mlisten *l, const char *method, const json_t *params);
+void mcp__gwm_listen_send(mlisten *l, const char *method, const json_t *params);
+/* Ends l; graceful: its client gets the completion result. */
+void mcp__gwm_listen_end(gw *g, mlisten *l, int graceful);
+void mcp__gwm_listen_open(gw_sess *s, gw_child *c, json_t *msg, uint64_t stream);
+
+#endif
