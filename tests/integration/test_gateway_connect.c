@@ -14,6 +14,8 @@
  *     the gateway exits 1 with a message on stderr;
  *   - a server that never answers: --request-timeout-ms answers -32001 and cancels
  *     the request at the server; an initialize never answered ends the gateway;
+ *   - a legacy HTTP+SSE server (--legacy-sse) is served; its SSE stream's end is the
+ *     server lost: the call in flight gets an error, the gateway exits 1;
  *   - a server killed and restarted on its port: the next call succeeds (a new
  *     session, with the client's initialize) with nothing done by the client;
  *   - SIGTERM answers the requests in flight with an error and exits 0;
@@ -206,17 +208,20 @@ static void test_initialize_list_call_resume_and_batch(void **state)
     static const char *const flags[] = {"--log-level", "warning", NULL};
     gw_start(&g, url, flags);
 
-    /* Everything at once, as a script would: what follows initialize waits for its
-     * answer in the gateway, so notifications/initialized finds the session made. */
-    send_line(&g, INIT("\"init\""));
-    send_line(&g, INITIALIZED);
-    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
-    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":\"call-3\",\"method\":\"tools/call\",\"params\":"
-                  "{\"name\":\"echo\",\"arguments\":{\"text\":\"through the gateway\"}}}");
-    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":"
-                  "{\"name\":\"test_reconnection\",\"arguments\":{}}}");
-    send_line(&g, "[{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"},"
-                  "{\"jsonrpc\":\"2.0\",\"id\":\"six\",\"method\":\"ping\"}]");
+    /* Everything in one write, as a script would: what follows initialize waits for
+     * its answer in the gateway, so that notifications/initialized and the requests
+     * find the session made. */
+    static const char script[] = INIT(
+        "\"init\"") "\n" INITIALIZED "\n"
+                    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n"
+                    "{\"jsonrpc\":\"2.0\",\"id\":\"call-3\",\"method\":\"tools/call\",\"params\":"
+                    "{\"name\":\"echo\",\"arguments\":{\"text\":\"through the gateway\"}}}\n"
+                    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":"
+                    "{\"name\":\"test_reconnection\",\"arguments\":{}}}\n"
+                    "[{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"},"
+                    "{\"jsonrpc\":\"2.0\",\"id\":\"six\",\"method\":\"ping\"}]\n";
+    if (harness_write(&g.p, script, sizeof(script) - 1, LINE_MS) != 0)
+        fail_msg("cannot write to the gateway");
 
     int seen = 0;
     while (seen != 0x3f) {
@@ -250,6 +255,12 @@ static void test_initialize_list_call_resume_and_batch(void **state)
         json_decref(m);
     }
     gw_expect_exit(&g, 0);
+    /* Nothing went wrong on the way: notifications/initialized, say, was not refused for
+     * coming before the session. */
+    char *err = gw_stderr(&g);
+    if (harness_contains_ci(err, "warning") || harness_contains_ci(err, "error"))
+        fail_msg("the gateway reported a problem:\n%s", err);
+    free(err);
     gw_free(&g);
     assert_int_equal(hc_server_stop_check(&s, HX_STOP_MS), 0);
 }
@@ -492,6 +503,52 @@ static void test_request_timeout_when_the_server_never_answers(void **state)
     rs_stop(rs);
 }
 
+static void test_legacy_sse_server_served_then_lost(void **state)
+{
+    (void)state;
+    hc_server s;
+    if (hc_server_start(&s, NULL, HX_START_MS) != 0)
+        fail_msg("mcp-everything did not start");
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/sse", s.port);
+    gw g;
+    static const char *const flags[] = {"--legacy-sse", "--log-level", "warning", NULL};
+    gw_start(&g, url, flags);
+    send_line(&g, INIT("\"init\""));
+    json_t *m = next_answer(&g, LINE_MS);
+    result_of(m, "\"init\"");
+    json_decref(m);
+    send_line(&g, INITIALIZED);
+    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+                  "{\"name\":\"echo\",\"arguments\":{\"text\":\"over sse\"}}}");
+    m = next_answer(&g, LINE_MS);
+    assert_string_equal(text_of(result_of(m, "1")), "over sse");
+    json_decref(m);
+    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+                  "{\"name\":\"slow_echo\",\"arguments\":{\"text\":\"x\",\"delay_ms\":30000}}}");
+    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+    m = next_answer(&g, LINE_MS);
+    result_of(m, "3");
+    json_decref(m);
+    /* The SSE stream that carries every answer ends: the call in flight gets an
+     * error, and the gateway ends, having no way left to the server. */
+    kill(s.pid, SIGKILL);
+    int status;
+    assert_int_equal(hc_server_wait(&s, HX_STOP_MS, &status), 0);
+    m = next_answer(&g, LINE_MS);
+    expect_error(m, "2", -32603, "lost");
+    json_decref(m);
+    if (harness_wait_exit(&g.p, EXIT_MS, &status) != 0)
+        fail_msg("the gateway did not exit by itself");
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    char *err = gw_stderr(&g);
+    if (!harness_contains_ci(err, "was lost"))
+        fail_msg("stderr does not say why:\n%s", err);
+    free(err);
+    gw_free(&g);
+    hc_server_free(&s);
+}
+
 static void test_server_restart_renews_the_session(void **state)
 {
     (void)state;
@@ -659,6 +716,7 @@ int main(void)
         cmocka_unit_test(test_bad_input_gets_errors_and_the_gateway_goes_on),
         cmocka_unit_test(test_server_down_at_start_is_an_error_and_exit_1),
         cmocka_unit_test(test_request_timeout_when_the_server_never_answers),
+        cmocka_unit_test(test_legacy_sse_server_served_then_lost),
         cmocka_unit_test(test_server_restart_renews_the_session),
         cmocka_unit_test(test_sigterm_answers_requests_in_flight_and_exits_0),
         cmocka_unit_test(test_unread_stdout_ends_the_gateway_at_max_queued),
