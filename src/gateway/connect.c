@@ -597,7 +597,7 @@ static void cb_ready(void *user)
         return;
     g->waiting_ready = 0;
     logf_(g, MCP_LOG_DEBUG, "event=ready held=%zu", json_array_size(g->held));
-    release_held(g);
+    kick(g); /* from the loop: this may run inside a transfer's callback */
 }
 
 static const mcp__ctr_cbs ctr_cbs = {
@@ -716,12 +716,20 @@ static void handle_client(cn *g, json_t *msg)
         return;
     }
     if (g->waiting_init || g->waiting_ready) {
-        if (k == MCP__MSG_REQUEST && json_array_size(g->held) >= (size_t)g->max_pending) {
-            error_to_client(g, json_object_get(msg, "id"), MCP_RPC_INTERNAL_ERROR,
-                            "Too many requests waiting for the server's stream", NULL);
+        /* Bounded like requests in flight: a request past it gets an error, anything
+         * else is dropped. */
+        if (json_array_size(g->held) >= (size_t)g->max_pending) {
+            if (k == MCP__MSG_REQUEST)
+                error_to_client(g, json_object_get(msg, "id"), MCP_RPC_INTERNAL_ERROR,
+                                "Too many messages waiting for the server to answer initialize",
+                                NULL);
+            else
+                logf_(g, MCP_LOG_WARNING, "event=dropped reason=\"too many messages waiting\"");
             return;
         }
-        json_array_append(g->held, msg);
+        if (json_array_append(g->held, msg) != 0 && k == MCP__MSG_REQUEST)
+            error_to_client(g, json_object_get(msg, "id"), MCP_RPC_INTERNAL_ERROR,
+                            "Internal error: out of memory", NULL);
         return;
     }
     if (k == MCP__MSG_REQUEST) {
