@@ -136,8 +136,11 @@ typedef struct mcp_gateway_connect_opts {
      * defaults. Read during the call. schedule_reconnect must be NULL. */
     const mcp_http_client_opts *http;
     size_t max_message;      /* the largest message either way, in bytes; 0: 4 MiB */
-    int max_pending;         /* requests of the client in flight at once; one past it is
-                                answered with an error; 0: 1024 */
+    int max_pending;         /* requests of the client in flight at once; 0: 1024. More
+                                wait in the gateway, in order (16 MiB of them, or twice
+                                max_message; past it a request is answered with an
+                                error), while the client's answers and notifications
+                                go at once */
     int request_timeout_ms;  /* a request not answered in this time gets a -32001 error
                                 and is cancelled at the server; 0: none (the client's
                                 own timeout and cancellation bound it) */

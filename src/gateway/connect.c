@@ -36,6 +36,10 @@
 
 #define DEFAULT_MAX_MESSAGE (4u << 20)
 #define DEFAULT_MAX_PENDING 1024
+/* Messages that may wait at once (behind initialize, or requests for room), and their
+ * bytes by default (never less than twice the largest message). */
+#define MAX_HELD 65536
+#define MAX_HELD_BYTES (16u << 20)
 /* The output queue by default: a client that does not read its stdout while the server
  * keeps sending ends the gateway past this (never less than twice the largest message). */
 #define MAX_QUEUED (64u << 20)
@@ -73,7 +77,8 @@ struct mcp_gateway_stdio {
     mcp__map reqs; /* gid -> cn_req */
     cn_req *head, *tail;
     size_t npending;
-    json_t *held;      /* the client's messages while the transport gets ready */
+    json_t *held; /* the client's messages that wait, in order: [message, bytes] each */
+    size_t held_bytes, max_held_bytes;
     int waiting_init;  /* initialize is not answered yet: what follows waits */
     int waiting_ready; /* the transport opens its standalone stream first */
     int stopping;      /* mcp_gateway_stdio_stop: no new request is taken */
@@ -98,7 +103,7 @@ struct mcp_gateway_stdio {
 typedef struct mcp_gateway_stdio cn;
 
 static void kick(cn *g);
-static void handle_client(cn *g, json_t *msg);
+static void handle_client(cn *g, json_t *msg, size_t bytes);
 static void release_held(cn *g);
 
 /* ---- Log lines ---- */
@@ -161,6 +166,21 @@ static void error_to_client(cn *g, const json_t *id, int code, const char *messa
     json_t *e = mcp__error_message(id, code, message, data);
     to_client(g, e);
     json_decref(e);
+}
+
+static mcp__msg_kind kind_of(const json_t *msg)
+{
+    int code;
+    const char *why;
+    const json_t *echo;
+    return mcp__jsonrpc_classify(msg, &code, &why, &echo);
+}
+
+/* Takes entry i ([message, bytes]) out of what waits. */
+static void held_remove(cn *g, size_t i)
+{
+    g->held_bytes -= (size_t)json_integer_value(json_array_get(json_array_get(g->held, i), 1));
+    json_array_remove(g->held, i);
 }
 
 /* ---- The table of requests ---- */
@@ -253,8 +273,8 @@ static void req_end(cn *g, cn_req *r, const char *status)
     if (g->ctr != NULL && g->ctr->ops->request_done != NULL)
         g->ctr->ops->request_done(g->ctr, gid);
     arm_req_timer(g);
-    if (g->phase == P_DRAINING && g->npending == 0)
-        kick(g);
+    if ((g->phase == P_DRAINING && g->npending == 0) || json_array_size(g->held) > 0)
+        kick(g); /* the end, or room for what waits */
 }
 
 /* Answers r with an error and ends it. data is stolen. */
@@ -389,16 +409,15 @@ static void close_now(cn *g)
         req_fail(g, g->head, MCP_RPC_INTERNAL_ERROR, why, NULL);
     /* Held messages: their requests get the same answer. */
     size_t i;
-    json_t *m;
-    json_array_foreach(g->held, i, m)
+    json_t *e;
+    json_array_foreach(g->held, i, e)
     {
-        int code;
-        const char *w;
-        const json_t *echo;
-        if (mcp__jsonrpc_classify(m, &code, &w, &echo) == MCP__MSG_REQUEST)
+        json_t *m = json_array_get(e, 0);
+        if (kind_of(m) == MCP__MSG_REQUEST)
             error_to_client(g, json_object_get(m, "id"), MCP_RPC_INTERNAL_ERROR, why, NULL);
     }
     json_array_clear(g->held);
+    g->held_bytes = 0;
     if (g->status != MCP_OK && g->why[0] != '\0') {
         char q[300];
         logf_(g, MCP_LOG_ERROR, "event=end status=error reason=\"%s\"",
@@ -417,7 +436,7 @@ static void on_later(uv_timer_t *t)
     cn *g = t->data;
     if (g->phase >= P_CLOSING)
         return;
-    if (!g->close_wanted && !g->waiting_init && !g->waiting_ready && json_array_size(g->held) > 0)
+    if (!g->close_wanted && json_array_size(g->held) > 0)
         release_held(g);
     if (g->phase >= P_CLOSING)
         return;
@@ -575,21 +594,6 @@ static void cb_lost(void *user, int status, const char *why)
                  why != NULL ? why : "");
 }
 
-/* Sends what the client sent while the gateway waited, in its order; a message may
- * start a wait again. */
-static void release_held(cn *g)
-{
-    while (json_array_size(g->held) > 0 && !g->waiting_init && !g->waiting_ready &&
-           g->phase < P_CLOSING) {
-        json_t *m = json_incref(json_array_get(g->held, 0));
-        json_array_remove(g->held, 0);
-        handle_client(g, m);
-        json_decref(m);
-    }
-    if (g->phase == P_DRAINING)
-        kick(g);
-}
-
 static void cb_ready(void *user)
 {
     cn *g = user;
@@ -650,12 +654,6 @@ static void client_request(cn *g, json_t *msg)
                         "Server shutting down: the gateway takes no new request", NULL);
         return;
     }
-    if (g->npending >= (size_t)g->max_pending) {
-        char m[128];
-        snprintf(m, sizeof(m), "Too many requests in flight: at most %d", g->max_pending);
-        error_to_client(g, id, MCP_RPC_INTERNAL_ERROR, m, NULL);
-        return;
-    }
     cn_req *r = req_new(g, id, method);
     if (r == NULL) {
         error_to_client(g, id, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
@@ -691,8 +689,17 @@ static void client_cancel(cn *g, json_t *msg)
     cn_req *r = g->head;
     while (r != NULL && !json_equal(r->client_id, rid))
         r = r->next;
-    if (r == NULL)
+    if (r == NULL) {
+        /* A request that waits for room is not sent at all. */
+        for (size_t i = 0; i < json_array_size(g->held); i++) {
+            json_t *m = json_array_get(json_array_get(g->held, i), 0);
+            if (kind_of(m) == MCP__MSG_REQUEST && json_equal(json_object_get(m, "id"), rid)) {
+                held_remove(g, i);
+                break;
+            }
+        }
         return; /* answered already, or never known */
+    }
     json_t *out = json_deep_copy(msg);
     json_object_set_new(json_object_get(out, "params"), "requestId", json_integer(r->gid));
     json_int_t gid = r->gid;
@@ -705,33 +712,9 @@ static void client_cancel(cn *g, json_t *msg)
         req_end(g, r, "cancelled");
 }
 
-static void handle_client(cn *g, json_t *msg)
+/* Sends one valid message of the client on its way. */
+static void dispatch(cn *g, json_t *msg, mcp__msg_kind k)
 {
-    int code;
-    const char *why;
-    const json_t *echo;
-    mcp__msg_kind k = mcp__jsonrpc_classify(msg, &code, &why, &echo);
-    if (k == MCP__MSG_INVALID) {
-        error_to_client(g, echo, code, why, NULL);
-        return;
-    }
-    if (g->waiting_init || g->waiting_ready) {
-        /* Bounded like requests in flight: a request past it gets an error, anything
-         * else is dropped. */
-        if (json_array_size(g->held) >= (size_t)g->max_pending) {
-            if (k == MCP__MSG_REQUEST)
-                error_to_client(g, json_object_get(msg, "id"), MCP_RPC_INTERNAL_ERROR,
-                                "Too many messages waiting for the server to answer initialize",
-                                NULL);
-            else
-                logf_(g, MCP_LOG_WARNING, "event=dropped reason=\"too many messages waiting\"");
-            return;
-        }
-        if (json_array_append(g->held, msg) != 0 && k == MCP__MSG_REQUEST)
-            error_to_client(g, json_object_get(msg, "id"), MCP_RPC_INTERNAL_ERROR,
-                            "Internal error: out of memory", NULL);
-        return;
-    }
     if (k == MCP__MSG_REQUEST) {
         client_request(g, msg);
         return;
@@ -750,6 +733,71 @@ static void handle_client(cn *g, json_t *msg)
              g->ctr != NULL && g->ctr->ops->await_ready != NULL &&
              g->ctr->ops->await_ready(g->ctr) == 1)
         g->waiting_ready = 1; /* the standalone stream opens before the next request */
+}
+
+/* Whether a message may go now, or must wait behind initialize or the transport's
+ * readiness (everything waits then, in order), or for room (a request past
+ * max_pending; a stop refuses it at once instead). */
+static int may_go(cn *g, mcp__msg_kind k)
+{
+    if (g->waiting_init || g->waiting_ready || g->phase >= P_CLOSING)
+        return 0;
+    return k != MCP__MSG_REQUEST || g->npending < (size_t)g->max_pending || g->stopping;
+}
+
+/* Sends what waits, in the client's order, as far as it may go. */
+static void release_held(cn *g)
+{
+    while (json_array_size(g->held) > 0) {
+        json_t *m = json_incref(json_array_get(json_array_get(g->held, 0), 0));
+        mcp__msg_kind k = kind_of(m);
+        if (!may_go(g, k)) {
+            json_decref(m);
+            break;
+        }
+        held_remove(g, 0);
+        dispatch(g, m, k);
+        json_decref(m);
+    }
+    if (g->phase == P_DRAINING)
+        kick(g);
+}
+
+/* One valid-or-not message of the client, `bytes` long on the wire. */
+static void handle_client(cn *g, json_t *msg, size_t bytes)
+{
+    int code;
+    const char *why;
+    const json_t *echo;
+    mcp__msg_kind k = mcp__jsonrpc_classify(msg, &code, &why, &echo);
+    if (k == MCP__MSG_INVALID) {
+        error_to_client(g, echo, code, why, NULL);
+        return;
+    }
+    /* Only requests wait for room: the client's answers to the server's requests and
+     * its notifications (a cancellation that makes room) go at once, or what is in
+     * flight could wait on what waits behind it. */
+    int queue_first = g->waiting_init || g->waiting_ready ||
+                      (k == MCP__MSG_REQUEST && json_array_size(g->held) > 0);
+    if (!queue_first && may_go(g, k)) {
+        dispatch(g, msg, k);
+        return;
+    }
+    /* Bounded in count and bytes: past it a request is refused, anything else dropped. */
+    json_t *entry = NULL;
+    if (json_array_size(g->held) >= MAX_HELD || g->held_bytes + bytes > g->max_held_bytes ||
+        (entry = json_pack("[O,I]", msg, (json_int_t)bytes)) == NULL ||
+        json_array_append_new(g->held, entry) != 0) {
+        if (k == MCP__MSG_REQUEST)
+            error_to_client(g, json_object_get(msg, "id"), MCP_RPC_INTERNAL_ERROR,
+                            "Too many requests waiting: the server answers slower than they "
+                            "come",
+                            NULL);
+        else
+            logf_(g, MCP_LOG_WARNING, "event=dropped reason=\"too many messages waiting\"");
+        return;
+    }
+    g->held_bytes += bytes;
 }
 
 static void on_line(void *user, char *line, size_t len)
@@ -773,10 +821,10 @@ static void on_line(void *user, char *line, size_t len)
         {
             if (g->phase >= P_CLOSING)
                 break;
-            handle_client(g, m);
+            handle_client(g, m, len / json_array_size(v) + 1);
         }
     } else {
-        handle_client(g, v);
+        handle_client(g, v, len);
     }
     json_decref(v);
 }
@@ -847,6 +895,7 @@ int mcp_gateway_stdio_new(uv_loop_t *loop, const mcp_gateway_connect_opts *opts,
     g->max_message = o.max_message ? o.max_message : DEFAULT_MAX_MESSAGE;
     g->max_pending = o.max_pending ? o.max_pending : DEFAULT_MAX_PENDING;
     g->request_timeout_ms = o.request_timeout_ms;
+    g->max_held_bytes = MAX_HELD_BYTES > 2 * g->max_message ? MAX_HELD_BYTES : 2 * g->max_message;
     g->log_level = o.log_level;
     g->log = o.log;
     g->log_user = o.log_user;

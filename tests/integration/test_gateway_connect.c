@@ -10,6 +10,8 @@
  *     with DELETE;
  *   - garbage, an over-long line, an empty batch and a bad id get their JSON-RPC
  *     errors, and the gateway goes on serving;
+ *   - requests past --max-pending wait for room in order, while the client's answer to
+ *     the server's request and its cancellation of one that waits go at once;
  *   - a server that is down at start: initialize gets an error that says so, and
  *     the gateway exits 1 with a message on stderr;
  *   - a server that never answers: --request-timeout-ms answers -32001 and cancels
@@ -391,6 +393,62 @@ static int dead_port(void)
     return port;
 }
 
+static void test_requests_past_max_pending_wait_for_room(void **state)
+{
+    (void)state;
+    hc_server s;
+    if (hc_server_start(&s, NULL, HX_START_MS) != 0)
+        fail_msg("mcp-everything did not start");
+    char url[64];
+    url_of(s.port, url, sizeof(url));
+    gw g;
+    static const char *const flags[] = {"--max-pending", "1", "--log-level", "warning", NULL};
+    gw_start(&g, url, flags);
+    gw_init(&g);
+
+    /* One request in flight at most: ping_client asks the client first, and the client's
+     * answer must reach the server while the requests behind it wait for room. */
+    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+                  "{\"name\":\"ping_client\",\"arguments\":{}}}");
+    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+                  "{\"name\":\"slow_echo\",\"arguments\":{\"text\":\"two\",\"delay_ms\":200}}}");
+    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
+                  "{\"name\":\"slow_echo\",\"arguments\":{\"text\":\"three\",\"delay_ms\":"
+                  "30000}}}");
+    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}");
+    json_t *m = next_msg(&g, LINE_MS);
+    if (json_string_value(json_object_get(m, "method")) == NULL ||
+        strcmp(json_string_value(json_object_get(m, "method")), "ping") != 0) {
+        char *t = json_dumps(m, JSON_COMPACT);
+        fail_msg("expected the server's ping first, got %s", t);
+    }
+    json_t *answer =
+        json_pack("{s:s, s:O, s:{}}", "jsonrpc", "2.0", "id", json_object_get(m, "id"), "result");
+    json_decref(m);
+    char *t = json_dumps(answer, JSON_COMPACT);
+    json_decref(answer);
+    send_line(&g, t);
+    free(t);
+    /* The server's call 3 is never sent: the client cancels it while it waits. */
+    send_line(&g, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
+                  "{\"requestId\":3}}");
+    static const char *const order[] = {"1", "2", "4"};
+    for (size_t i = 0; i < 3; i++) {
+        m = next_answer(&g, LINE_MS);
+        json_t *r = result_of(m, order[i]);
+        if (i == 0)
+            assert_string_equal(text_of(r), "pong");
+        if (i == 1)
+            assert_string_equal(text_of(r), "two");
+        json_decref(m);
+    }
+    long long t0 = harness_now_ms();
+    gw_expect_exit(&g, 0);
+    assert_true(harness_now_ms() - t0 < 3000); /* nothing of call 3 was waited for */
+    gw_free(&g);
+    assert_int_equal(hc_server_stop_check(&s, HX_STOP_MS), 0);
+}
+
 static void test_server_down_at_start_is_an_error_and_exit_1(void **state)
 {
     (void)state;
@@ -714,6 +772,7 @@ int main(void)
         cmocka_unit_test(test_initialize_list_call_resume_and_batch),
         cmocka_unit_test(test_headers_on_every_request_and_delete_at_eof),
         cmocka_unit_test(test_bad_input_gets_errors_and_the_gateway_goes_on),
+        cmocka_unit_test(test_requests_past_max_pending_wait_for_room),
         cmocka_unit_test(test_server_down_at_start_is_an_error_and_exit_1),
         cmocka_unit_test(test_request_timeout_when_the_server_never_answers),
         cmocka_unit_test(test_legacy_sse_server_served_then_lost),
