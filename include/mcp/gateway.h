@@ -113,7 +113,9 @@ MCP_EXTERN int mcp_gateway_stats_get(const mcp_http_endpoint *ep, mcp_gateway_st
  * request, which is replaced by one of the gateway's (and put back in the
  * answer), so that any id the client uses can be tracked, resumed and resent.
  * A batch is taken apart: each member is sent, and answered, alone. Everything
- * the server sends is written to the client. A request that cannot be answered
+ * the server sends is written to the client. A client of revision 2026-07-28
+ * (its requests name it in their _meta) is served too: each request goes as one
+ * of its own, without a session. A request that cannot be answered
  * any more (the server cannot be reached, its stream cannot be resumed, an HTTP
  * error, the request timeout) is answered with a JSON-RPC error whose message
  * says why (-32603, -32001 for a timeout, or the server's own error);

@@ -83,7 +83,7 @@ struct mcp_gateway_stdio {
     int waiting_ready; /* the transport opens its standalone stream first */
     int stopping;      /* mcp_gateway_stdio_stop: no new request is taken */
     int initialized;   /* the server answered initialize */
-    int modern_set;
+    int modern_set;    /* the transport was told the client speaks revision 2026-07-28 */
 
     enum phase phase;
     int status;

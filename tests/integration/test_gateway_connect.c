@@ -12,6 +12,7 @@
  *     errors, and the gateway goes on serving;
  *   - requests past --max-pending wait for room in order, while the client's answer to
  *     the server's request and its cancellation of one that waits go at once;
+ *   - our own client in revision 2026-07-28 calls a tool through the gateway;
  *   - a server that is down at start: initialize gets an error that says so, and
  *     the gateway exits 1 with a message on stderr;
  *   - a server that never answers: --request-timeout-ms answers -32001 and cancels
@@ -449,6 +450,50 @@ static void test_requests_past_max_pending_wait_for_room(void **state)
     assert_int_equal(hc_server_stop_check(&s, HX_STOP_MS), 0);
 }
 
+static void test_modern_client_through_the_gateway(void **state)
+{
+    (void)state;
+    hc_server s;
+    if (hc_server_start(&s, NULL, HX_START_MS) != 0)
+        fail_msg("mcp-everything did not start");
+    char url[64], mcp[4096], err_path[64], script[160];
+    url_of(s.port, url, sizeof(url));
+    assert_int_equal(harness_bin_path("mcp", mcp, sizeof(mcp)), 0);
+    snprintf(err_path, sizeof(err_path), "/tmp/gw-connect-err-XXXXXX");
+    int fd = mkstemp(err_path);
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(script, sizeof(script), "exec \"$0\" \"$@\" 2>>%s", err_path);
+    /* Our own client in revision 2026-07-28 (no initialize, each request on its own),
+     * with the gateway as its stdio server; the server command ends where mcp's own
+     * words begin. */
+    const char *argv[] = {
+        mcp,     "--protocol",      "2026-07-28", "--",          "/bin/sh", "-c",    script,
+        gateway, "--connect",       url,          "--log-level", "info",    "tools", "call",
+        "echo",  "text=modern era", NULL};
+    harness_proc p;
+    assert_int_equal(harness_spawn(&p, argv), 0);
+    char *out = harness_read_line(&p, LINE_MS, NULL);
+    int status = 0;
+    int exited = harness_wait_exit(&p, EXIT_MS, &status) == 0;
+    gw g = {.p = {.pid = 0, .in_fd = -1, .out_fd = -1}};
+    snprintf(g.err_path, sizeof(g.err_path), "%s", err_path);
+    char *log = gw_stderr(&g);
+    unlink(err_path);
+    if (out == NULL || strcmp(out, "modern era") != 0 || !exited || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        fail_msg("mcp through the gateway: output %s, status %d; the gateway's log:\n%s",
+                 out != NULL ? out : "(none)", status, log);
+    free(out);
+    /* Revision 2026-07-28 has no initialize: the gateway passed none. */
+    if (strstr(log, "method=tools/call status=ok") == NULL ||
+        strstr(log, "method=initialize") != NULL)
+        fail_msg("the gateway's log does not show a modern call:\n%s", log);
+    free(log);
+    harness_kill(&p);
+    assert_int_equal(hc_server_stop_check(&s, HX_STOP_MS), 0);
+}
+
 static void test_server_down_at_start_is_an_error_and_exit_1(void **state)
 {
     (void)state;
@@ -773,6 +818,7 @@ int main(void)
         cmocka_unit_test(test_headers_on_every_request_and_delete_at_eof),
         cmocka_unit_test(test_bad_input_gets_errors_and_the_gateway_goes_on),
         cmocka_unit_test(test_requests_past_max_pending_wait_for_room),
+        cmocka_unit_test(test_modern_client_through_the_gateway),
         cmocka_unit_test(test_server_down_at_start_is_an_error_and_exit_1),
         cmocka_unit_test(test_request_timeout_when_the_server_never_answers),
         cmocka_unit_test(test_legacy_sse_server_served_then_lost),
