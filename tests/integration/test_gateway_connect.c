@@ -688,6 +688,82 @@ static void test_server_restart_renews_the_session(void **state)
     assert_int_equal(hc_server_stop_check(&s, HX_STOP_MS), 0);
 }
 
+/* Waits for the gateway's stderr to hold text. 0, or -1 at the deadline. */
+static int gw_wait_stderr(gw *g, const char *text, int timeout_ms)
+{
+    long long deadline = harness_now_ms() + timeout_ms;
+    for (;;) {
+        char *err = gw_stderr(g);
+        int found = harness_contains_ci(err, text);
+        free(err);
+        if (found)
+            return 0;
+        if (harness_now_ms() >= deadline)
+            return -1;
+        /* The log is a file: nothing to wait on but time, in small steps. */
+        struct pollfd none;
+        poll(&none, 0, 20);
+    }
+}
+
+static void test_standalone_stream_reopened_on_the_new_session(void **state)
+{
+    (void)state;
+    hc_server s;
+    if (hc_server_start(&s, NULL, HX_START_MS) != 0)
+        fail_msg("mcp-everything did not start");
+    int port = s.port;
+    char url[64];
+    url_of(port, url, sizeof(url));
+    gw g;
+    /* One reconnection that brings nothing, and the standalone stream is given up. */
+    static const char *const flags[] = {"--max-retries", "1", "--log-level", "warning", NULL};
+    gw_start(&g, url, flags);
+    gw_init(&g);
+    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
+    json_t *m = next_answer(&g, LINE_MS);
+    result_of(m, "1");
+    json_decref(m);
+
+    kill(s.pid, SIGKILL);
+    int status;
+    assert_int_equal(hc_server_wait(&s, HX_STOP_MS, &status), 0);
+    hc_server_free(&s);
+    if (gw_wait_stderr(&g, "not reopened", 15000) != 0) {
+        char *err = gw_stderr(&g);
+        fail_msg("the standalone stream was not given up; stderr:\n%s", err);
+    }
+    if (hc_server_start_on(&s, port, NULL, HX_START_MS) != 0)
+        fail_msg("mcp-everything did not start again on port %d", port);
+
+    /* The first request meets the 404 and makes the new session; the subscription is
+     * the client's to make again there (the server forgot it with the session). */
+    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/subscribe\",\"params\":"
+                  "{\"uri\":\"test://watched-resource\"}}");
+    m = next_answer(&g, LINE_MS);
+    result_of(m, "2");
+    json_decref(m);
+    /* An update not tied to a request comes on the standalone stream, which the new
+     * session must have again. */
+    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
+                  "{\"name\":\"trigger_resource_update\",\"arguments\":{\"uri\":"
+                  "\"test://watched-resource\"}}}");
+    int updated = 0, answered = 0;
+    long long deadline = harness_now_ms() + LINE_MS;
+    while (!(updated && answered)) {
+        m = next_msg(&g, harness_left_ms(deadline));
+        const char *method = json_string_value(json_object_get(m, "method"));
+        if (method != NULL && strcmp(method, "notifications/resources/updated") == 0)
+            updated = 1;
+        else if (method == NULL)
+            answered = json_integer_value(json_object_get(m, "id")) == 3;
+        json_decref(m);
+    }
+    gw_expect_exit(&g, 0);
+    gw_free(&g);
+    assert_int_equal(hc_server_stop_check(&s, HX_STOP_MS), 0);
+}
+
 static void test_sigterm_answers_requests_in_flight_and_exits_0(void **state)
 {
     (void)state;
@@ -823,6 +899,7 @@ int main(void)
         cmocka_unit_test(test_request_timeout_when_the_server_never_answers),
         cmocka_unit_test(test_legacy_sse_server_served_then_lost),
         cmocka_unit_test(test_server_restart_renews_the_session),
+        cmocka_unit_test(test_standalone_stream_reopened_on_the_new_session),
         cmocka_unit_test(test_sigterm_answers_requests_in_flight_and_exits_0),
         cmocka_unit_test(test_unread_stdout_ends_the_gateway_at_max_queued),
     };
