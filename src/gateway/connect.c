@@ -90,6 +90,7 @@ struct mcp_gateway_stdio {
     char why[256]; /* why it ends, when it is an error */
     int lost;      /* the transport reported the server lost */
     int close_wanted;
+    int in_later;            /* on_later runs: kick() is not needed */
     uint64_t drain_deadline; /* uv_now(); UINT64_MAX: none */
     uv_timer_t req_timer;    /* the next request deadline */
     uv_timer_t later;        /* phase changes, from the loop */
@@ -436,8 +437,13 @@ static void on_later(uv_timer_t *t)
     cn *g = t->data;
     if (g->phase >= P_CLOSING)
         return;
+    /* What this pass does needs no other pass: a kick meanwhile is not taken (a timer
+     * of 0 ms started again from its own callback would run again before libuv looks
+     * at anything else, for ever when nothing can move). */
+    g->in_later = 1;
     if (!g->close_wanted && json_array_size(g->held) > 0)
         release_held(g);
+    g->in_later = 0;
     if (g->phase >= P_CLOSING)
         return;
     if (g->close_wanted ||
@@ -448,7 +454,7 @@ static void on_later(uv_timer_t *t)
 /* Runs on_later from the loop, after the current callback has returned. */
 static void kick(cn *g)
 {
-    if (g->phase < P_CLOSING)
+    if (g->phase < P_CLOSING && !g->in_later)
         uv_timer_start(&g->later, on_later, 0, 0);
 }
 
@@ -759,8 +765,6 @@ static void release_held(cn *g)
         dispatch(g, m, k);
         json_decref(m);
     }
-    if (g->phase == P_DRAINING)
-        kick(g);
 }
 
 /* One valid-or-not message of the client, `bytes` long on the wire. */

@@ -6,6 +6,8 @@
  *     tools/list and calls: every answer under the client's own id, a stream the
  *     server closes is resumed, a batch is answered member by member; stdin's end
  *     exits 0;
+ *   - a script written whole, its input ended before initialize is answered: every
+ *     answer, in order (one request in flight at a time), then exit 0;
  *   - every request carries the --header lines, and stdin's end ends the session
  *     with DELETE;
  *   - garbage, an over-long line, an empty batch and a bad id get their JSON-RPC
@@ -56,6 +58,11 @@ typedef struct gw {
     char err_path[64]; /* the gateway's stderr */
 } gw;
 
+/* The gateway of the test running, killed by the teardown when the test failed
+ * before it could end it (the test's own frame is gone then: a copy is kept). */
+static pid_t current_pid;
+static char current_err[64];
+
 /* Starts `mcp-gateway --connect url flags...` with its stderr into a file. */
 static void gw_start(gw *g, const char *url, const char *const flags[])
 {
@@ -72,6 +79,8 @@ static void gw_start(gw *g, const char *url, const char *const flags[])
     argv[n] = NULL;
     if (harness_spawn(&g->p, argv) != 0)
         fail_msg("cannot start %s", gateway);
+    current_pid = g->p.pid;
+    snprintf(current_err, sizeof(current_err), "%s", g->err_path);
 }
 
 /* The gateway's stderr so far (malloc'd). */
@@ -92,6 +101,23 @@ static void gw_free(gw *g)
 {
     harness_kill(&g->p);
     unlink(g->err_path);
+    current_pid = 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (current_pid > 0) {
+        int status;
+        /* Only a child still running (not one reaped already, whose pid may be reused). */
+        if (waitpid(current_pid, &status, WNOHANG) == 0) {
+            kill(current_pid, SIGKILL);
+            harness_wait_pid(current_pid, 5000, &status);
+        }
+        unlink(current_err);
+        current_pid = 0;
+    }
+    return 0;
 }
 
 static void send_line(gw *g, const char *line)
@@ -290,6 +316,49 @@ static void basic_handler(rs_conn *c, const rs_request *req, void *user)
     } else {
         rs_respond(c, 400, NULL, NULL);
     }
+}
+
+static void test_script_written_whole_then_eof(void **state)
+{
+    (void)state;
+    hc_server s;
+    if (hc_server_start(&s, NULL, HX_START_MS) != 0)
+        fail_msg("mcp-everything did not start");
+    char url[64];
+    url_of(s.port, url, sizeof(url));
+    gw g;
+    static const char *const flags[] = {"--max-pending", "1", "--log-level", "warning", NULL};
+    gw_start(&g, url, flags);
+    /* printf ... | mcp-gateway --connect URL: the input ends before initialize is
+     * answered, with requests that must wait for it, then for room, one at a time. */
+    static const char script[] = INIT(
+        "\"init\"") "\n" INITIALIZED "\n"
+                    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":"
+                    "\"slow_echo\",\"arguments\":{\"text\":\"one\",\"delay_ms\":100}}}\n"
+                    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":"
+                    "\"slow_echo\",\"arguments\":{\"text\":\"two\",\"delay_ms\":100}}}\n"
+                    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n";
+    if (harness_write(&g.p, script, sizeof(script) - 1, LINE_MS) != 0)
+        fail_msg("cannot write to the gateway");
+    harness_close_stdin(&g.p);
+    long long t0 = harness_now_ms();
+    static const char *const ids[] = {"\"init\"", "1", "2", "3"};
+    for (size_t i = 0; i < 4; i++) {
+        json_t *m = next_answer(&g, LINE_MS);
+        json_t *r = result_of(m, ids[i]); /* one at a time: in order */
+        if (i == 1)
+            assert_string_equal(text_of(r), "one");
+        if (i == 2)
+            assert_string_equal(text_of(r), "two");
+        json_decref(m);
+    }
+    int status = 0;
+    if (harness_wait_exit(&g.p, EXIT_MS, &status) != 0)
+        fail_msg("the gateway did not exit after its input ended");
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    printf("# a script written whole: answered and ended in %lld ms\n", harness_now_ms() - t0);
+    gw_free(&g);
+    assert_int_equal(hc_server_stop_check(&s, HX_STOP_MS), 0);
 }
 
 static void test_headers_on_every_request_and_delete_at_eof(void **state)
@@ -895,18 +964,19 @@ int main(void)
         return 1;
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_initialize_list_call_resume_and_batch),
-        cmocka_unit_test(test_headers_on_every_request_and_delete_at_eof),
-        cmocka_unit_test(test_bad_input_gets_errors_and_the_gateway_goes_on),
-        cmocka_unit_test(test_requests_past_max_pending_wait_for_room),
-        cmocka_unit_test(test_modern_client_through_the_gateway),
-        cmocka_unit_test(test_server_down_at_start_is_an_error_and_exit_1),
-        cmocka_unit_test(test_request_timeout_when_the_server_never_answers),
-        cmocka_unit_test(test_legacy_sse_server_served_then_lost),
-        cmocka_unit_test(test_server_restart_renews_the_session),
-        cmocka_unit_test(test_standalone_stream_reopened_on_the_new_session),
-        cmocka_unit_test(test_sigterm_answers_requests_in_flight_and_exits_0),
-        cmocka_unit_test(test_unread_stdout_ends_the_gateway_at_max_queued),
+        cmocka_unit_test_teardown(test_initialize_list_call_resume_and_batch, teardown),
+        cmocka_unit_test_teardown(test_script_written_whole_then_eof, teardown),
+        cmocka_unit_test_teardown(test_headers_on_every_request_and_delete_at_eof, teardown),
+        cmocka_unit_test_teardown(test_bad_input_gets_errors_and_the_gateway_goes_on, teardown),
+        cmocka_unit_test_teardown(test_requests_past_max_pending_wait_for_room, teardown),
+        cmocka_unit_test_teardown(test_modern_client_through_the_gateway, teardown),
+        cmocka_unit_test_teardown(test_server_down_at_start_is_an_error_and_exit_1, teardown),
+        cmocka_unit_test_teardown(test_request_timeout_when_the_server_never_answers, teardown),
+        cmocka_unit_test_teardown(test_legacy_sse_server_served_then_lost, teardown),
+        cmocka_unit_test_teardown(test_server_restart_renews_the_session, teardown),
+        cmocka_unit_test_teardown(test_standalone_stream_reopened_on_the_new_session, teardown),
+        cmocka_unit_test_teardown(test_sigterm_answers_requests_in_flight_and_exits_0, teardown),
+        cmocka_unit_test_teardown(test_unread_stdout_ends_the_gateway_at_max_queued, teardown),
     };
     return cmocka_run_group_tests_name("gateway_connect", tests, NULL, NULL);
 }
