@@ -408,7 +408,8 @@ typedef struct mcp_http_client_opts {
     int legacy_sse;
     /* Reconnections of one stream in a row that bring no event before the
      * client gives up: the request that waits on that stream then fails with
-     * MCP_ELIMIT (for the standalone stream, it is not reopened). Default 5;
+     * MCP_ELIMIT (for the standalone stream, it is not reopened, until a new
+     * session is started after the server forgot the old one). Default 5;
      * < 0: streams are never reconnected. */
     int max_retries;
     /* The wait before a reconnection when the server gave no `retry`:

@@ -42,6 +42,7 @@
 #ifndef MCP_GATEWAY_H
 #define MCP_GATEWAY_H
 
+#include <mcp/client.h>
 #include <mcp/server.h>
 
 #ifdef __cplusplus
@@ -126,6 +127,98 @@ typedef struct mcp_gateway_stats {
  * gateway's, or a size smaller than the size field.
  */
 MCP_EXTERN int mcp_gateway_stats_get(const mcp_http_endpoint *ep, mcp_gateway_stats *stats);
+
+/* ---- The reverse: a remote server offered on stdio ---- */
+
+/*
+ * A stdio gateway serves one stdio client (newline-delimited JSON-RPC on a pair
+ * of file descriptors, as mcp_stdio_endpoint reads them) from a remote server
+ * reached over Streamable HTTP, or the legacy HTTP+SSE transport, with the
+ * library's HTTP client transport: the streams it resumes with Last-Event-ID at
+ * the server's retry, its reconnection with backoff, and a new session when the
+ * server forgot the old one (HTTP 404, after a restart, say), started with the
+ * client's own initialize and carrying every request still pending, with no
+ * part for the client.
+ *
+ * Every message of the client goes to the server as it is, but the id of a
+ * request, which is replaced by one of the gateway's (and put back in the
+ * answer), so that any id the client uses can be tracked, resumed and resent.
+ * A batch is taken apart: each member is sent, and answered, alone. Everything
+ * the server sends is written to the client. A client of revision 2026-07-28
+ * (its requests name it in their _meta) is served too: each request goes as one
+ * of its own, without a session. A request that cannot be answered
+ * any more (the server cannot be reached, its stream cannot be resumed, an HTTP
+ * error, the request timeout) is answered with a JSON-RPC error whose message
+ * says why (-32603, -32001 for a timeout, or the server's own error);
+ * initialize failing so ends the gateway, with the error (nothing could be
+ * served), as does the loss of the server (a session that cannot be renewed,
+ * the legacy SSE stream's end), after answering every pending request.
+ *
+ * The end of the input ends the gateway once the requests in flight are
+ * answered: the session is ended by DELETE, then done runs with MCP_OK.
+ */
+typedef struct mcp_gateway_connect_opts {
+    /* The caller's sizeof(mcp_gateway_connect_opts), so the struct can grow: 0 stands
+     * for this layout. */
+    size_t size;
+    /* The server's URL, http:// or https://: its MCP endpoint, or with
+     * http->legacy_sse its SSE endpoint. Required. Copied. */
+    const char *url;
+    /* The HTTP client's options (headers sent with every request, TLS, the legacy
+     * transport, reconnection, session renewal, the connect timeout); NULL: the
+     * defaults. Read during the call. schedule_reconnect must be NULL. */
+    const mcp_http_client_opts *http;
+    size_t max_message;      /* the largest message either way, in bytes; 0: 4 MiB */
+    int max_pending;         /* requests of the client in flight at once; 0: 1024. More
+                                wait in the gateway, in order (16 MiB of them, or twice
+                                max_message; past it a request is answered with an
+                                error), while the client's answers and notifications
+                                go at once */
+    int request_timeout_ms;  /* a request not answered in this time gets a -32001 error
+                                and is cancelled at the server; 0: none (the client's
+                                own timeout and cancellation bound it) */
+    size_t max_queued;       /* bytes the client may leave unread on out_fd while the server
+                                keeps sending; past it the gateway ends (MCP_ELIMIT); 0: 64 MiB
+                                (never less than twice max_message) */
+    mcp_log_level log_level; /* as in mcp_gateway_opts */
+    mcp_gateway_log_fn log;  /* NULL: no log lines */
+    void *log_user;
+} mcp_gateway_connect_opts;
+
+typedef struct mcp_gateway_stdio mcp_gateway_stdio;
+
+/*
+ * Serves the client on in_fd (read) and out_fd (written; they may be the same
+ * socket) from the server at opts->url, on `loop`. Nothing is sent to the server
+ * before the client's first message. Ends at the end of the input, on
+ * mcp_gateway_stdio_stop, or when it cannot go on; then done(user, status) runs
+ * on the loop thread (done may be NULL): MCP_OK after the end of the input or a
+ * stop; MCP_ECONNECT, MCP_EHTTP, MCP_ETIMEDOUT, ... when initialize could not
+ * reach the server; MCP_ECLOSED when the server was lost; MCP_EIO when the
+ * output failed, or MCP_ELIMIT when its reader left more than max_queued bytes
+ * unread. Loop thread. opts is copied. Returns MCP_OK; MCP_EINVAL
+ * (a NULL loop, opts or out, a negative descriptor, a URL that is not http(s)://,
+ * an invalid header, a value out of range), MCP_ENOMEM, MCP_EIO (a descriptor
+ * libuv cannot use). On failure *out is NULL and done never runs.
+ */
+MCP_EXTERN int mcp_gateway_stdio_new(struct uv_loop_s *loop, const mcp_gateway_connect_opts *opts,
+                                     int in_fd, int out_fd, mcp_endpoint_done_fn done, void *user,
+                                     mcp_gateway_stdio **out);
+/*
+ * Stops reading and ends the gateway: requests in flight may be answered for
+ * drain_ms (0: at once; < 0: no deadline), after which those left are answered
+ * with an error; then the session is ended and done runs. A request that comes
+ * meanwhile is answered with an error. A later call only brings the deadline
+ * forward. Loop thread. MCP_OK; MCP_ESTATE when it was ending already;
+ * MCP_EINVAL for a NULL g.
+ */
+MCP_EXTERN int mcp_gateway_stdio_stop(mcp_gateway_stdio *g, int drain_ms);
+/*
+ * Frees the gateway; g must not be used after this call. After done ran, at
+ * once (from inside done, once done returns); before, it stops the gateway at
+ * once and frees it when it has ended (done does not run). Loop thread.
+ */
+MCP_EXTERN void mcp_gateway_stdio_free(mcp_gateway_stdio *g);
 
 #ifdef __cplusplus
 }

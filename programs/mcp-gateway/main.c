@@ -14,6 +14,7 @@
 #include <time.h>
 #include <uv.h>
 
+#include "connect.h"
 #include "http_flags.h"
 
 #define NAME "mcp-gateway"
@@ -78,8 +79,10 @@ static void print_help(FILE *out)
             "Example:\n"
             "  %s --http 127.0.0.1:8080 -- npx -y @modelcontextprotocol/server-everything\n"
             "\n"
-            "Exit status: 0 after a clean end, 1 when serving fails, 2 for a usage error.\n",
+            "Exit status: 0 after a clean end, 1 when serving fails, 2 for a usage error.\n"
+            "\n",
             NAME);
+    connect_help(out);
 }
 
 static void usage_error(const char *fmt, ...) MCP_PRINTF(1, 2);
@@ -343,6 +346,8 @@ static void on_listen(const char *url, void *user)
 
 int main(int argc, char **argv)
 {
+    if (connect_wanted(argc, argv))
+        return connect_main(argc, argv);
     struct options opt;
     int status = parse_args(argc, argv, &opt);
     if (status != 0)

@@ -129,13 +129,6 @@ typedef struct cli_server {
 /* True when word names the server by URL: it begins with http:// or https://, in any case. */
 bool cli_is_url(const char *word);
 /*
- * Checks a --header value: "Name: value", a token name, a value that is not
- * empty and holds no line break, and not a header the transport writes itself
- * (Accept, Content-Type, Mcp-Session-Id, ...). Returns 0, or -1 after writing
- * a sentence saying what is wrong into err.
- */
-int cli_check_header(const char *header, char *err, size_t errlen);
-/*
  * Names the server for messages: the command as the user typed it, or the
  * URL. server is read during the call. Call once, before connecting.
  */

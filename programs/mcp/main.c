@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "cli.h"
+#include "header_flag.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -386,7 +387,7 @@ static int parse_args(cli *o, int argc, char **argv)
                 return usage_error("unknown logging level '%s'", val);
         } else if ((val = option_value(argc, argv, &i, "--header", &missing)) != NULL) {
             char err[512];
-            if (cli_check_header(val, err, sizeof err) != 0)
+            if (header_flag_check("mcp", val, err, sizeof err) != 0)
                 return usage_error("%s", err);
             o->server.headers[nheaders++] = val;
             http_option = arg;

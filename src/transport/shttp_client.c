@@ -151,6 +151,8 @@ struct shttp_ctr {
     json_int_t init_id;
     int init_answered;
     int standalone_wanted, standalone_off;
+    int standalone_gave_up; /* off after reconnections that brought nothing: a new session
+                               (the server came back) opens it again */
     cstream *standalone;
     cstream *streams;
     xfer *xfers;
@@ -953,6 +955,7 @@ static void st_broke(cstream *st, xfer *x)
                       "brought nothing; not reopened",
                       st->attempts);
             t->standalone_off = 1;
+            t->standalone_gave_up = 1;
             st_finish(st);
         } else if (t->cfg->max_retries < 0) {
             fail_request(t, st->id, MCP_ELIMIT, 0,
@@ -1381,6 +1384,11 @@ static void renewal_answer(shttp_ctr *t, xfer *x, json_t *msg)
     t->renewing = 0;
     post(t, note, sizeof(note) - 1, NULL, 0, 0, NULL);
     flush(t);
+    if (t->standalone_gave_up) {
+        /* Given up while the server was away; it is back, with a new session. */
+        t->standalone_off = 0;
+        t->standalone_gave_up = 0;
+    }
     if (t->standalone_wanted)
         open_standalone(t);
 }
