@@ -21,8 +21,8 @@
 
 #include "header_flag.h"
 #include "http_flags.h"
+#include "program.h"
 
-#define NAME "mcp-gateway"
 #define DEFAULT_DRAIN_MS 10000
 
 enum { EXIT_USAGE = 2 };
@@ -96,18 +96,6 @@ void connect_help(FILE *out)
             "unread past --max-queued); 2 for a usage error.\n"
             "\n",
             NAME);
-}
-
-static void usage_error(const char *fmt, ...) MCP_PRINTF(1, 2);
-
-static void usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "%s: ", NAME);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nTry '%s --help' for more information.\n", NAME);
 }
 
 /* Returns 0 and fills o, -1 to exit with success (help, version), or EXIT_USAGE. */
@@ -266,21 +254,6 @@ static int parse_args(int argc, char **argv, struct copts *o)
     o->http.headers = nheaders > 0 ? o->headers : NULL;
     o->gw.http = &o->http;
     return 0;
-}
-
-/* ---- Log lines ---- */
-
-static void log_line(void *user, mcp_log_level level, const char *line)
-{
-    (void)user;
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    struct tm tm;
-    gmtime_r(&tv.tv_sec, &tm);
-    char ts[32];
-    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-    fprintf(stderr, "ts=%s.%03ldZ level=%s %s\n", ts, (long)(tv.tv_usec / 1000),
-            mcp_log_level_name(level), line);
 }
 
 /* ---- The loop, the signals ---- */

@@ -16,8 +16,8 @@
 
 #include "connect.h"
 #include "http_flags.h"
+#include "program.h"
 
-#define NAME "mcp-gateway"
 #define DEFAULT_LISTEN "127.0.0.1:8080"
 #define DEFAULT_DRAIN_MS 10000
 
@@ -83,18 +83,6 @@ static void print_help(FILE *out)
             "\n",
             NAME);
     connect_help(out);
-}
-
-static void usage_error(const char *fmt, ...) MCP_PRINTF(1, 2);
-
-static void usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "%s: ", NAME);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nTry '%s --help' for more information.\n", NAME);
 }
 
 /* Returns 0 and fills opt, -1 to exit with success (help, version), or EXIT_USAGE. */
@@ -218,21 +206,6 @@ static int parse_args(int argc, char **argv, struct options *opt)
     opt->gw.argv = (const char *const *)(argv + optind);
     http_flags_finish(&opt->flags);
     return 0;
-}
-
-/* ---- Log lines ---- */
-
-static void log_line(void *user, mcp_log_level level, const char *line)
-{
-    (void)user;
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    struct tm tm;
-    gmtime_r(&tv.tv_sec, &tm);
-    char ts[32];
-    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-    fprintf(stderr, "ts=%s.%03ldZ level=%s %s\n", ts, (long)(tv.tv_usec / 1000),
-            mcp_log_level_name(level), line);
 }
 
 /* ---- Routes ---- */

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <mcp/gateway.h>
+#include "gateway/gateway_int.h"
 
 #include "protocol/json.h"
 #include "protocol/revision.h"
@@ -125,18 +125,6 @@ static void logf_(cn *g, mcp_log_level level, const char *fmt, ...)
     vsnprintf(line, sizeof(line), fmt, ap);
     va_end(ap);
     g->log(g->log_user, level, line);
-}
-
-/* A word as a logfmt value: printable ASCII without quotes, spaces or '=', else '?'. */
-static const char *log_word(const char *s, char *out, size_t size)
-{
-    size_t n = 0;
-    if (s == NULL)
-        s = "";
-    for (; *s != '\0' && n + 1 < size; s++)
-        out[n++] = (*s > ' ' && *s < 127 && *s != '"' && *s != '=' && *s != '\\') ? *s : '?';
-    out[n] = '\0';
-    return n > 0 ? out : "-";
 }
 
 /* A sentence as a quoted logfmt value: without quotes, backslashes or control bytes. */
@@ -249,7 +237,7 @@ static void req_end(cn *g, cn_req *r, const char *status)
         char m[64];
         double ms = (double)(uv_hrtime() - r->t0) / 1e6;
         logf_(g, MCP_LOG_INFO, "event=request method=%s status=%s duration_ms=%.3f",
-              log_word(r->method, m, sizeof(m)), status, ms);
+              mcp__gw_log_word(r->method, m, sizeof(m)), status, ms);
     }
     mcp__map_remove(&g->reqs, r->key);
     if (r->prev != NULL)
@@ -574,7 +562,7 @@ static void cb_request_failed(void *user, json_int_t gid, int status, const mcp_
     if (logs(g, MCP_LOG_WARNING)) {
         char m[64], q[300];
         logf_(g, MCP_LOG_WARNING, "event=request_failed method=%s http_status=%ld reason=\"%s\"",
-              log_word(r->method, m, sizeof(m)), http, log_text(message, q, sizeof(q)));
+              mcp__gw_log_word(r->method, m, sizeof(m)), http, log_text(message, q, sizeof(q)));
     }
     json_t *data = json_pack("{s:s}", "transport", mcp_strerror(status));
     if (data != NULL && http != 0)

@@ -43,19 +43,6 @@ void mcp__gw_log(gw *g, mcp_log_level level, const char *fmt, ...)
     g->cfg.log(g->cfg.log_user, level, line);
 }
 
-/* A method name as a logfmt value: printable ASCII without quotes or spaces, else
- * quoted with what is not replaced by '?'. */
-const char *mcp__gw_log_word(const char *s, char *out, size_t size)
-{
-    size_t n = 0;
-    if (s == NULL)
-        s = "";
-    for (; *s != '\0' && n + 1 < size; s++)
-        out[n++] = (*s > ' ' && *s < 127 && *s != '"' && *s != '=' && *s != '\\') ? *s : '?';
-    out[n] = '\0';
-    return n > 0 ? out : "-";
-}
-
 /* ---- Sending ---- */
 
 static int write_text(const json_t *v, mcp__buf *b)

@@ -145,8 +145,6 @@ struct gw {
 
 int mcp__gw_logs(const gw *g, mcp_log_level level);
 void mcp__gw_log(gw *g, mcp_log_level level, const char *fmt, ...) MCP_PRINTF(3, 4);
-/* A method name as a logfmt value. */
-const char *mcp__gw_log_word(const char *s, char *out, size_t size);
 
 /* To the client of s, on stream; to a child. MCP_OK or why not. */
 int mcp__gw_to_client(gw_sess *s, uint64_t stream, const json_t *msg, unsigned flags);

@@ -101,6 +101,19 @@ const char *mcp_gateway_method_name(int i)
     return i >= 0 && i < MCP_GATEWAY_METHODS ? methods[i] : NULL;
 }
 
+/* A method name as a logfmt value: printable ASCII without quotes or spaces, else
+ * quoted with what is not replaced by '?'. */
+const char *mcp__gw_log_word(const char *s, char *out, size_t size)
+{
+    size_t n = 0;
+    if (s == NULL)
+        s = "";
+    for (; *s != '\0' && n + 1 < size; s++)
+        out[n++] = (*s > ' ' && *s < 127 && *s != '"' && *s != '=' && *s != '\\') ? *s : '?';
+    out[n] = '\0';
+    return n > 0 ? out : "-";
+}
+
 int mcp__gw_method_index(const char *method)
 {
     for (int i = 0; i + 1 < MCP_GATEWAY_METHODS; i++)

@@ -43,6 +43,9 @@ typedef struct mcp__gw_cfg {
 mcp__answerer *mcp__gw_answerer_new(uv_loop_t *loop, mcp__gw_cfg *cfg);
 /* Frees what cfg holds. */
 void mcp__gw_cfg_free(mcp__gw_cfg *cfg);
+/* A word (a method name) as a logfmt value: printable ASCII without quotes, spaces,
+ * '=' or backslashes, others made '?'; "-" when empty. Returns out (or "-"). */
+const char *mcp__gw_log_word(const char *s, char *out, size_t size);
 /* The row of mcp_gateway_stats.by_method that counts method. */
 int mcp__gw_method_index(const char *method);
 /* The statistics of a forwarder, or MCP_EINVAL when a is not one. */

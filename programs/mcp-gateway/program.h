@@ -1,0 +1,17 @@
+/*
+ * What both halves of the mcp-gateway program share (main.c: a stdio server over
+ * HTTP; connect.c: a remote server on stdio).
+ */
+#ifndef MCP_GATEWAY_PROGRAM_H
+#define MCP_GATEWAY_PROGRAM_H
+
+#include <mcp/mcp.h>
+
+#define NAME "mcp-gateway"
+
+/* A usage error on stderr ("mcp-gateway: ..." and where to find the help). */
+void usage_error(const char *fmt, ...) MCP_PRINTF(1, 2);
+/* One log line of the gateway on stderr, as logfmt with a UTC timestamp first. */
+void log_line(void *user, mcp_log_level level, const char *line);
+
+#endif
