@@ -30,6 +30,8 @@ file(GLOB _unit_c CONFIGURE_DEPENDS "${_tests_dir}/unit/*.c")
 file(GLOB _integration_c CONFIGURE_DEPENDS "${_tests_dir}/integration/*.c")
 if(_unit_c OR _integration_c)
     pkg_check_modules(LIBMCP_CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+    # hiredis for the Redis tests (the store that will use it comes next).
+    pkg_check_modules(LIBMCP_HIREDIS REQUIRED IMPORTED_TARGET hiredis)
 endif()
 
 # mcp_add_c_tests(<kind> <timeout> [ENV <var=value>...])
@@ -63,6 +65,7 @@ function(mcp_add_c_tests kind timeout)
     target_include_directories(${deps} INTERFACE "${PROJECT_SOURCE_DIR}/src" "${dir}")
     target_link_libraries(${deps} INTERFACE
         mcp_static PkgConfig::LIBMCP_CMOCKA PkgConfig::LIBMCP_UV PkgConfig::LIBMCP_CURL
+        PkgConfig::LIBMCP_HIREDIS
         PkgConfig::LIBMCP_JANSSON Threads::Threads m)
     set(common ${deps})
     if(helpers)
