@@ -212,30 +212,19 @@ static int parse_args(int argc, char **argv, struct copts *o)
         }
         case OPT_MAX_MESSAGE:
         case OPT_MAX_QUEUED:
-            if (http_flags_parse_int(optarg, 1024, 1 << 30, &v) != 0) {
-                usage_error("option '%s' needs a byte count from 1024 to 1073741824, not '%s'",
-                            flag, optarg);
+            if (parse_bytes_flag(flag, optarg,
+                                 c == OPT_MAX_MESSAGE ? &o->gw.max_message : &o->gw.max_queued) !=
+                0)
                 return EXIT_USAGE;
-            }
-            if (c == OPT_MAX_MESSAGE)
-                o->gw.max_message = (size_t)v;
-            else
-                o->gw.max_queued = (size_t)v;
             break;
         case OPT_LOG_LEVEL:
-            if ((v = mcp_log_level_parse(optarg)) < 0) {
-                usage_error("--log-level needs debug, info, notice, warning, error, critical, "
-                            "alert or emergency, not '%s'",
-                            optarg);
+            if (parse_log_level_flag(optarg, &o->gw.log_level) != 0)
                 return EXIT_USAGE;
-            }
-            o->gw.log_level = (mcp_log_level)v;
             break;
         case 'h':
             return -2;
         case OPT_VERSION:
-            printf("%s %s (libmcp %s, MCP protocol %s)\n", NAME, MCP_VERSION_STRING,
-                   MCP_VERSION_STRING, MCP_PROTOCOL_LATEST);
+            print_version();
             return -1;
         default:
             return http_flags_refused(c, argv, usage_error);

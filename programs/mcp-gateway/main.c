@@ -170,28 +170,18 @@ static int parse_args(int argc, char **argv, struct options *opt)
             break;
         }
         case OPT_MAX_MESSAGE:
-            if (http_flags_parse_int(optarg, 1024, 1 << 30, &v) != 0) {
-                usage_error("--max-message needs a byte count from 1024 to 1073741824, not '%s'",
-                            optarg);
+            if (parse_bytes_flag(flag, optarg, &opt->gw.max_message) != 0)
                 return EXIT_USAGE;
-            }
-            opt->gw.max_message = (size_t)v;
             break;
         case OPT_LOG_LEVEL:
-            if ((v = mcp_log_level_parse(optarg)) < 0) {
-                usage_error("--log-level needs debug, info, notice, warning, error, critical, "
-                            "alert or emergency, not '%s'",
-                            optarg);
+            if (parse_log_level_flag(optarg, &opt->gw.log_level) != 0)
                 return EXIT_USAGE;
-            }
-            opt->gw.log_level = (mcp_log_level)v;
             break;
         case 'h':
             print_help(stdout);
             return -1;
         case OPT_VERSION:
-            printf("%s %s (libmcp %s, MCP protocol %s)\n", NAME, MCP_VERSION_STRING,
-                   MCP_VERSION_STRING, MCP_PROTOCOL_LATEST);
+            print_version();
             return -1;
         default:
             if (http_flags_other(&opt->flags, c, optarg, flag, argv, usage_error) != 0)

@@ -13,5 +13,11 @@
 void usage_error(const char *fmt, ...) MCP_PRINTF(1, 2);
 /* One log line of the gateway on stderr, as logfmt with a UTC timestamp first. */
 void log_line(void *user, mcp_log_level level, const char *line);
+/* The flags both halves take: a byte count from 1024 to 1 GiB named flag, and
+ * --log-level. 0, or a usage error was printed. */
+int parse_bytes_flag(const char *flag, const char *arg, size_t *out);
+int parse_log_level_flag(const char *arg, mcp_log_level *out);
+/* --version's line on stdout. */
+void print_version(void);
 
 #endif

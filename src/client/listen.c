@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "client/client_int.h"
+#include "protocol/subscriptions.h"
 
-#define META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
 #define ACKNOWLEDGED "notifications/subscriptions/acknowledged"
 
 struct mcp__client_listen {
@@ -322,7 +322,7 @@ int mcp__client_listen_note(mcp_client *c, const char *method, const json_t *par
         return 0;
     if (!mcp__client_modern(c))
         return legacy_notification(c, method, params);
-    const json_t *sub = json_object_get(json_object_get(params, "_meta"), META_SUBSCRIPTION);
+    const json_t *sub = json_object_get(json_object_get(params, "_meta"), MCP__META_SUBSCRIPTION);
     if (sub == NULL) {
         /* Over stdio the server ends a subscription with notifications/cancelled. */
         const json_t *rid = json_object_get(params, "requestId");

@@ -797,7 +797,7 @@ int mcp__gw_modern_notification(gw_child *c, json_t *msg, const char *method)
     gw_modern *m = g->modern;
     json_t *params = json_object_get(msg, "params");
     json_t *meta = json_object_get(params, "_meta");
-    json_t *tag = json_object_get(meta, META_SUBSCRIPTION);
+    json_t *tag = json_object_get(meta, MCP__META_SUBSCRIPTION);
     if (tag != NULL) {
         /* A subscription the child serves: the gateway's own, or a client's. */
         gw_req *r = mcp__gw_gid_lookup(&g->reqs, tag);
@@ -810,7 +810,7 @@ int mcp__gw_modern_notification(gw_child *c, json_t *msg, const char *method)
         }
         if (r->s == NULL || r->m == NULL || !r->m->listen)
             return 1;
-        json_object_set(meta, META_SUBSCRIPTION, r->client_id);
+        json_object_set(meta, MCP__META_SUBSCRIPTION, r->client_id);
         mcp__gw_to_client(r->s, r->stream, msg, 0);
         return 1;
     }
@@ -827,7 +827,7 @@ int mcp__gw_modern_notification(gw_child *c, json_t *msg, const char *method)
         if (strcmp(method, "notifications/resources/updated") == 0 && c != m->sub_child)
             return 1;
         for (mlisten *l = m->listens; l != NULL; l = l->next)
-            if (mcp__gwm_wants(l, method, params))
+            if (mcp__listen_wants(l->kinds, l->uris, method, params))
                 mcp__gwm_listen_send(l, method, params);
         return 1;
     }
@@ -956,7 +956,7 @@ void mcp__gw_modern_drain(gw_sess *s)
             continue;
         /* A subscription passed through: ended as its server ends one. */
         json_t *result = json_pack("{s:s, s:{s:O}}", "resultType", "complete", "_meta",
-                                   META_SUBSCRIPTION, r->client_id);
+                                   MCP__META_SUBSCRIPTION, r->client_id);
         mcp__gwm_reply(
             s, r->stream,
             json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", r->client_id, "result", result));

@@ -6,10 +6,10 @@
 #define MCP_GATEWAY_MODERN_INT_H
 
 #include "gateway/forward_int.h"
+#include "protocol/subscriptions.h"
 #include "util/seal.h"
 
 #define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
-#define META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
 #define META_PREFIX "io.modelcontextprotocol/"
 
 /* Requests waiting for a pool child: at most this many, of this many bytes in all,
@@ -30,7 +30,6 @@
 #define MAX_LISTEN_URIS 1000
 
 enum internal { INT_NONE, INT_PROBE, INT_TOOLS, INT_LISTEN, INT_SUB };
-enum { L_TOOLS = 0x1, L_PROMPTS = 0x2, L_RESOURCES = 0x4 };
 
 /* A subscriptions/listen served by the gateway (translated children). */
 typedef struct mlisten {
@@ -102,7 +101,6 @@ int mcp__gwm_retry(gw_sess *s, json_t *msg, uint64_t stream);
 
 /* ---- subscriptions.c ---- */
 
-int mcp__gwm_wants(const mlisten *l, const char *method, const json_t *params);
 void mcp__gwm_listen_send(mlisten *l, const char *method, const json_t *params);
 /* Ends l; graceful: its client gets the completion result. */
 void mcp__gwm_listen_end(gw *g, mlisten *l, int graceful);

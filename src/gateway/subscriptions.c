@@ -12,34 +12,14 @@
 #include "protocol/json.h"
 #include "protocol/meta.h"
 #include "protocol/rpc.h"
+#include "protocol/subscriptions.h"
 #include "util/seal.h"
 
 /* ---- Subscriptions served by the gateway (translated children) ---- */
 
-int mcp__gwm_wants(const mlisten *l, const char *method, const json_t *params)
-{
-    if (strcmp(method, "notifications/tools/list_changed") == 0)
-        return (l->kinds & L_TOOLS) != 0;
-    if (strcmp(method, "notifications/prompts/list_changed") == 0)
-        return (l->kinds & L_PROMPTS) != 0;
-    if (strcmp(method, "notifications/resources/list_changed") == 0)
-        return (l->kinds & L_RESOURCES) != 0;
-    if (strcmp(method, "notifications/resources/updated") == 0) {
-        const char *uri = json_string_value(json_object_get(params, "uri"));
-        return uri != NULL && json_object_get(l->uris, uri) != NULL;
-    }
-    return 0;
-}
-
 void mcp__gwm_listen_send(mlisten *l, const char *method, const json_t *params)
 {
-    json_t *p = json_is_object(params) ? json_deep_copy(params) : json_object();
-    json_t *meta = json_object_get(p, "_meta");
-    if (!json_is_object(meta)) {
-        meta = json_object();
-        json_object_set_new(p, "_meta", meta);
-    }
-    json_object_set(meta, META_SUBSCRIPTION, l->id);
+    json_t *p = mcp__listen_tagged(params, l->id);
     json_t *n = json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method", method, "params", p);
     if (n != NULL)
         mcp__gw_to_client(l->s, l->stream, n, 0);
@@ -76,7 +56,7 @@ void mcp__gwm_listen_end(gw *g, mlisten *l, int graceful)
     gw_sess *s = l->s;
     if (graceful) {
         json_t *result = json_pack("{s:s, s:{s:O}}", "resultType", "complete", "_meta",
-                                   META_SUBSCRIPTION, l->id);
+                                   MCP__META_SUBSCRIPTION, l->id);
         mcp__gwm_reply(
             s, l->stream,
             json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", l->id, "result", result));
@@ -118,9 +98,9 @@ void mcp__gwm_listen_open(gw_sess *s, gw_child *c, json_t *msg, uint64_t stream)
     static const struct {
         const char *key, *cap;
         unsigned kind;
-    } kinds[] = {{"toolsListChanged", "tools", L_TOOLS},
-                 {"promptsListChanged", "prompts", L_PROMPTS},
-                 {"resourcesListChanged", "resources", L_RESOURCES}};
+    } kinds[] = {{"toolsListChanged", "tools", MCP__LISTEN_TOOLS},
+                 {"promptsListChanged", "prompts", MCP__LISTEN_PROMPTS},
+                 {"resourcesListChanged", "resources", MCP__LISTEN_RESOURCES}};
     mlisten *l = calloc(1, sizeof(*l));
     json_t *ack = json_object();
     if (l == NULL || ack == NULL) {
@@ -199,7 +179,7 @@ void mcp__gwm_listen_open(gw_sess *s, gw_child *c, json_t *msg, uint64_t stream)
     m->nlistens++;
     s->nlistens++;
     json_t *params =
-        json_pack("{s:{s:O}, s:o}", "_meta", META_SUBSCRIPTION, id, "notifications", ack);
+        json_pack("{s:{s:O}, s:o}", "_meta", MCP__META_SUBSCRIPTION, id, "notifications", ack);
     json_t *n = json_pack("{s:s, s:s, s:o}", "jsonrpc", "2.0", "method",
                           "notifications/subscriptions/acknowledged", "params", params);
     if (n != NULL)

@@ -9,15 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/subscriptions.h"
 #include "server/server_int.h"
-
-#define META_SUBSCRIPTION "io.modelcontextprotocol/subscriptionId"
 
 /* Bounds on what one subscription may ask for. */
 #define MAX_LISTEN_URIS 1000
 #define MAX_LISTENS_PER_SESSION 64
-
-enum { L_TOOLS = 0x1, L_PROMPTS = 0x2, L_RESOURCES = 0x4 };
 
 struct mcp__listen {
     mcp__inreq *req;
@@ -25,20 +22,6 @@ struct mcp__listen {
     json_t *uris; /* object used as a set, or NULL */
     mcp__listen *next;
 };
-
-static json_t *tagged_params(const json_t *params, const json_t *id)
-{
-    json_t *p = json_is_object(params) ? json_deep_copy(params) : json_object();
-    if (p == NULL)
-        return NULL;
-    json_t *meta = json_object_get(p, "_meta");
-    if (!json_is_object(meta)) {
-        meta = json_object();
-        json_object_set_new(p, "_meta", meta);
-    }
-    json_object_set(meta, META_SUBSCRIPTION, (json_t *)id);
-    return p;
-}
 
 static void listen_free(mcp__listen *l)
 {
@@ -78,9 +61,9 @@ static int read_filter(mcp__session *s, mcp__inreq *req, mcp__listen *l, json_t 
     static const struct {
         const char *key;
         unsigned kind;
-    } flags[] = {{"toolsListChanged", L_TOOLS},
-                 {"promptsListChanged", L_PROMPTS},
-                 {"resourcesListChanged", L_RESOURCES}};
+    } flags[] = {{"toolsListChanged", MCP__LISTEN_TOOLS},
+                 {"promptsListChanged", MCP__LISTEN_PROMPTS},
+                 {"resourcesListChanged", MCP__LISTEN_RESOURCES}};
     uv_mutex_lock(&srv->lock);
     int has[3] = {srv->tools.len > 0, srv->prompts.len > 0,
                   srv->resources.len > 0 || srv->templates.len > 0};
@@ -161,7 +144,7 @@ void mcp__listen_open(mcp__session *s, mcp__inreq *req)
     s->nlistens++;
     /* The acknowledgment comes first, before any notification of the subscription. */
     json_t *params =
-        json_pack("{s:{s:O}, s:o}", "_meta", META_SUBSCRIPTION, req->id, "notifications", ack);
+        json_pack("{s:{s:O}, s:o}", "_meta", MCP__META_SUBSCRIPTION, req->id, "notifications", ack);
     mcp__rpc_notify(s->rpc, "notifications/subscriptions/acknowledged", params, req->stream);
 }
 
@@ -182,7 +165,7 @@ static void listen_complete(mcp__session *s, mcp__listen *l)
     mcp__inreq *req = l->req;
     unlink_listen(s, l);
     req->data = NULL;
-    json_t *result = json_pack("{s:{s:O}}", "_meta", META_SUBSCRIPTION, req->id);
+    json_t *result = json_pack("{s:{s:O}}", "_meta", MCP__META_SUBSCRIPTION, req->id);
     mcp__respond(s, req, result);
     listen_free(l);
 }
@@ -207,29 +190,12 @@ void mcp__listen_cancel_stream(mcp__session *s, uint64_t stream)
     }
 }
 
-/* Whether l asked for the notification method (about uri, for resource updates). */
-static int wants(const mcp__listen *l, const char *method, const json_t *params)
-{
-    if (strcmp(method, "notifications/tools/list_changed") == 0)
-        return (l->kinds & L_TOOLS) != 0;
-    if (strcmp(method, "notifications/prompts/list_changed") == 0)
-        return (l->kinds & L_PROMPTS) != 0;
-    if (strcmp(method, "notifications/resources/list_changed") == 0)
-        return (l->kinds & L_RESOURCES) != 0;
-    if (strcmp(method, "notifications/resources/updated") == 0) {
-        const char *uri = json_string_value(json_object_get(params, "uri"));
-        return uri != NULL && json_object_get(l->uris, uri) != NULL;
-    }
-    /* Nothing else goes to a subscription: the client never asked for it. */
-    return 0;
-}
-
 void mcp__listen_deliver(mcp__session *s, const char *method, const json_t *params)
 {
     for (mcp__listen *l = s->listens; l != NULL; l = l->next) {
-        if (!wants(l, method, params))
+        if (!mcp__listen_wants(l->kinds, l->uris, method, params))
             continue;
-        json_t *p = tagged_params(params, l->req->id);
+        json_t *p = mcp__listen_tagged(params, l->req->id);
         if (p != NULL)
             mcp__rpc_notify(s->rpc, method, p, l->req->stream);
     }
