@@ -1,0 +1,171 @@
+/*
+ * What nodes of one deployment share, so that any node serves any request of a
+ * session and resumes any stream (design.md, Past one machine). The transport
+ * (transport/shttp_*.c) sees only this header; the one implementation keeps it in
+ * Redis (store/redis/), and no other file knows of Redis.
+ *
+ * A cluster is one connection set to the shared server, made from a URL, and the
+ * node's identity in it:
+ *   - the node number, unique for the life of the deployment (a node that starts
+ *     again gets a new one), which the transport puts in the high bits of its stream
+ *     ids and of the ids of its requests to clients, so that any node knows which
+ *     node owns a stream or awaits an answer without asking;
+ *   - a heartbeat, so that other nodes learn within a bound that a node is gone;
+ *   - the session registry: one record per session (what any node needs to serve
+ *     it, written by the transport as an opaque text), expiring after its idle time;
+ *   - the event store (mcp__cluster_event_store), whose streams other nodes replay
+ *     and then follow live (mcp__cluster_follow);
+ *   - a message bus: to one node, or to every node.
+ *
+ * Every call is made on the loop thread the cluster is attached to, and every
+ * callback runs there. Nothing blocks, except the first connection, made by
+ * mcp__cluster_attach, which waits up to the connect timeout: a node does not serve
+ * before it has its number. After that, a lost connection is made again in the
+ * background with a backoff; meanwhile operations that need an answer fail with
+ * MCP_ECLOSED through their callbacks, writes are dropped (their callers see
+ * mcp__cluster_up() false), and the up callback says when it is back.
+ */
+#ifndef MCP_STORE_CLUSTER_H
+#define MCP_STORE_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <mcp/store.h>
+
+typedef struct mcp__cluster mcp__cluster;
+
+/* Messages on the bus name their kind with one byte (the transport's letters). */
+typedef struct mcp__cluster_msg {
+    char kind;
+    const char *session; /* "" when the message is about no session */
+    const char *data;    /* the payload, not NUL-terminated */
+    size_t len;
+    uint32_t from; /* the sending node's number */
+} mcp__cluster_msg;
+
+typedef struct mcp__cluster_cbs {
+    /* A bus message for this node (sent to it, or to every node, this one included
+     * only when it was sent by another: a node does not hear its own broadcasts).
+     * Borrowed for the call. */
+    void (*message)(void *user, const mcp__cluster_msg *msg);
+    /* The connection went down (up 0) or came back (up 1). May be NULL. */
+    void (*up)(void *user, int up);
+    void *user;
+} mcp__cluster_cbs;
+
+typedef struct mcp__cluster_opts {
+    const char *url; /* redis://[:password@]host[:port][/db]; required */
+    /* Prefix of every key and channel (default "mcp:"): deployments sharing one
+     * server keep apart by it. */
+    const char *prefix;
+    int connect_timeout_ms; /* 0: 2000 */
+    /* Heartbeat period (0: 1000 ms); a node is taken for gone when it missed
+     * heartbeats for three periods. */
+    int heartbeat_ms;
+    /* Event store bounds, as the memory store's (0: its defaults): per stream at most
+     * max_events events (the oldest go first), an event larger than max_event_bytes
+     * is not kept, each stream's events expire ttl_ms after its last append. */
+    size_t max_events;
+    size_t max_event_bytes;
+    int ttl_ms;
+} mcp__cluster_opts;
+
+/* A cluster, not yet connected (mcp__cluster_attach connects). opts is copied.
+ * MCP_EINVAL for a URL that does not parse (why, when not NULL, gets a sentence),
+ * MCP_ENOMEM. */
+int mcp__cluster_new(const mcp__cluster_opts *opts, const mcp__cluster_cbs *cbs, mcp__cluster **out,
+                     char *why, size_t why_len);
+/* Connects on loop (blocking up to the connect timeout for the first connection),
+ * takes a node number, starts the heartbeat and subscribes to the bus.
+ * MCP_ECONNECT when the server cannot be reached or refuses (auth, db). */
+int mcp__cluster_attach(mcp__cluster *c, struct uv_loop_s *loop);
+/* Closes every handle and connection on the loop; callbacks of what was under way
+ * run with MCP_ECLOSED before it returns or on the loop's next turns. The caller
+ * then runs the loop until its handles are closed. Attach may follow again. */
+void mcp__cluster_detach(mcp__cluster *c);
+/* Frees a detached (or never attached) cluster. NULL is allowed. */
+void mcp__cluster_free(mcp__cluster *c);
+
+/* This node's number (valid after attach): 1 and up, below 2^20. */
+uint32_t mcp__cluster_node(const mcp__cluster *c);
+/* True while connected. */
+int mcp__cluster_up(const mcp__cluster *c);
+
+/* ---- Session registry ---- */
+
+/* Writes the record of session id (text, len bytes) with a time to live. Fire and
+ * forget: MCP_OK when queued, MCP_ECLOSED when down. */
+int mcp__cluster_session_put(mcp__cluster *c, const char *id, const char *text, size_t len,
+                             int ttl_ms);
+/* Reads a record: done(arg, MCP_OK, text, len), (MCP_ENOENT, NULL, 0) when there is
+ * none, (MCP_ECLOSED, NULL, 0) when the server cannot be asked. done always runs,
+ * maybe before this returns; text is borrowed for the call. */
+typedef void (*mcp__cluster_get_fn)(void *arg, int status, const char *text, size_t len);
+void mcp__cluster_session_get(mcp__cluster *c, const char *id, mcp__cluster_get_fn done, void *arg);
+/* Extends a record's time to live (the session was used). Fire and forget. */
+void mcp__cluster_session_touch(mcp__cluster *c, const char *id, int ttl_ms);
+/* Deletes the record and every stored event of the session. Fire and forget;
+ * MCP_ECLOSED when down. */
+int mcp__cluster_session_delete(mcp__cluster *c, const char *id);
+
+/* ---- Bus ---- */
+
+/* Sends a message to node `to`, or to every other node when to is 0. Fire and
+ * forget: MCP_OK when queued, MCP_ECLOSED when down. */
+int mcp__cluster_send(mcp__cluster *c, uint32_t to, char kind, const char *session,
+                      const char *data, size_t len);
+/* done(arg, 1) when node `node` has a heartbeat, (arg, 0) when it has none for three
+ * periods, (arg, -1) when the server cannot be asked. Always runs, maybe at once. */
+typedef void (*mcp__cluster_alive_fn)(void *arg, int alive);
+void mcp__cluster_node_alive(mcp__cluster *c, uint32_t node, mcp__cluster_alive_fn done, void *arg);
+
+/* ---- Events ---- */
+
+/* The event store over the cluster's connection, for the transport (mcp_http_opts.store
+ * is then not used): its append writes the event and publishes it to followers in one
+ * pipelined write; replay answers later. Borrowed: it lives as long as the cluster, and
+ * its attach and detach are no-ops (the cluster's own do the work). */
+mcp_event_store *mcp__cluster_event_store(mcp__cluster *c);
+
+/* Describes a stream that may be followed (before its first event): the owner's
+ * text about it (the ids of the requests it answers, say). Fire and forget. */
+int mcp__cluster_stream_open(mcp__cluster *c, const char *session, uint64_t stream,
+                             const char *text, size_t len);
+/* The stream has its last event (seq, the last appended): followers end. */
+int mcp__cluster_stream_end(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq);
+
+/*
+ * Follows a stream another node writes: emits its events with seq > after_seq in
+ * order, those stored first and then the live ones as they are appended, none
+ * missed or doubled at the seam, and ends with done(arg, status, text, len):
+ *   MCP_OK       the owner ended the stream (mcp__cluster_stream_end) and every
+ *                event before the end was emitted;
+ *   MCP_ENOENT   after_seq is not an event the store holds for the stream (as replay);
+ *   MCP_ECLOSED  the owner node is gone (no heartbeat: owner is the node number the
+ *                caller read from the stream id), or the connection to the shared
+ *                server was lost; text is then the owner's mcp__cluster_stream_open
+ *                text (NULL when none), so the caller can answer for it.
+ * A follow without an end marker waits for as long as the owner lives. Returns a
+ * handle, or NULL (out of memory, or down: done is then not called).
+ * mcp__cluster_unfollow stops it without calling done; done may not unfollow.
+ */
+typedef struct mcp__cluster_follow mcp__cluster_follow;
+typedef void (*mcp__cluster_follow_done_fn)(void *arg, int status, const char *text, size_t len);
+mcp__cluster_follow *mcp__cluster_follow_start(mcp__cluster *c, const char *session,
+                                               uint64_t stream, uint32_t owner, uint64_t after_seq,
+                                               mcp_event_fn emit, mcp__cluster_follow_done_fn done,
+                                               void *arg);
+void mcp__cluster_unfollow(mcp__cluster_follow *f);
+
+/* ---- Figures (for bench and /metrics) ---- */
+
+typedef struct mcp__cluster_stats {
+    uint64_t commands;    /* sent to the server */
+    uint64_t round_trips; /* commands whose answer something waited for */
+    uint64_t reconnects;  /* connections made again after a loss */
+    uint64_t dropped;     /* writes dropped while down */
+} mcp__cluster_stats;
+void mcp__cluster_stats_get(const mcp__cluster *c, mcp__cluster_stats *out);
+
+#endif
