@@ -76,6 +76,12 @@ json_int_t mcp__rpc_take_id(mcp__rpc *rpc)
     return rpc->next_id++;
 }
 
+void mcp__rpc_set_id_base(mcp__rpc *rpc, json_int_t base)
+{
+    if (rpc->next_id < base)
+        rpc->next_id = base;
+}
+
 int mcp__rpc_closed(const mcp__rpc *rpc)
 {
     return rpc->closed;

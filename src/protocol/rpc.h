@@ -82,6 +82,9 @@ void mcp__rpc_forward_unmatched_cancel(mcp__rpc *rpc);
 /* An id of the engine's outgoing requests, never used by one: for something the owner
  * must name as a request of its own without sending one. */
 json_int_t mcp__rpc_take_id(mcp__rpc *rpc);
+/* The engine's next outgoing ids start at base (several engines answering one peer,
+ * as nodes of one deployment do, keep their ids apart so). */
+void mcp__rpc_set_id_base(mcp__rpc *rpc, json_int_t base);
 /*
  * Stops the engine: fails outgoing requests with MCP_ECLOSED, marks incoming
  * ones cancelled (their later answers are dropped) and sends nothing more.

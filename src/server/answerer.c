@@ -155,6 +155,21 @@ static void sa_shutdown(mcp__answerer *a, void (*done)(void *arg), void *arg)
         sa_empty(sa);
 }
 
+static json_t *sa_export_state(const mcp__asession *s)
+{
+    return mcp__session_export(CS(s));
+}
+
+static int sa_import_state(mcp__asession *s, const json_t *state)
+{
+    return S(s)->closed ? MCP_ESTATE : mcp__session_import(S(s), state);
+}
+
+static void sa_set_id_base(mcp__asession *s, json_int_t base)
+{
+    mcp__rpc_set_id_base(S(s)->rpc, base);
+}
+
 static const mcp__answerer_ops server_answerer_ops = {
     .open = sa_open,
     .feed = sa_feed,
@@ -174,6 +189,9 @@ static const mcp__answerer_ops server_answerer_ops = {
     .cancel_stream = sa_cancel_stream,
     .drain = sa_drain,
     .shutdown = sa_shutdown,
+    .export_state = sa_export_state,
+    .import_state = sa_import_state,
+    .set_id_base = sa_set_id_base,
 };
 
 mcp__answerer *mcp__server_answerer_new(struct mcp_server *srv, uv_loop_t *loop)

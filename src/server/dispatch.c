@@ -119,6 +119,9 @@ static void do_initialize(mcp__session *s, mcp__inreq *req)
     s->client_info = info ? json_incref(info) : json_object();
     s->initialized = 1;
     mcp__rpc_allow_batch(s->rpc, rev->batches);
+    /* Told before the answer goes out, so that a transport sharing the session with
+     * other nodes can hold the answer until they can find the session. */
+    mcp__session_changed(s);
     mcp__rpc_respond(req, result);
 }
 
@@ -391,6 +394,7 @@ static void do_subscribe(mcp__session *s, mcp__inreq *req, int subscribe)
         return;
     if (!subscribe) {
         json_object_del(s->subscriptions, uri);
+        mcp__session_changed(s);
         mcp__rpc_respond(req, json_object());
         return;
     }
@@ -411,6 +415,7 @@ static void do_subscribe(mcp__session *s, mcp__inreq *req, int subscribe)
         return;
     }
     json_object_set_new(s->subscriptions, uri, json_true());
+    mcp__session_changed(s);
     mcp__rpc_respond(req, json_object());
 }
 
@@ -496,6 +501,7 @@ static void do_set_level(mcp__session *s, mcp__inreq *req)
         return;
     }
     s->level = (mcp_log_level)level;
+    mcp__session_changed(s);
     mcp__rpc_respond(req, json_object());
 }
 

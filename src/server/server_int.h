@@ -189,6 +189,13 @@ void mcp__session_reject_oversized(mcp__session *s, size_t seen, uint64_t stream
  * (io->send is never called again) and drops the transport's reference. */
 void mcp__session_close(mcp__session *s);
 void mcp__session_unref(mcp__session *s);
+/* What another node needs to serve s (a new object), NULL before initialize. */
+json_t *mcp__session_export(const mcp__session *s);
+/* Takes another node's export (borrowed): s is then initialized as it was there.
+ * MCP_EINVAL (nothing changes) for state it cannot read, MCP_ENOMEM. */
+int mcp__session_import(mcp__session *s, const json_t *state);
+/* What mcp__session_export holds changed: the transport is told (io->changed). */
+void mcp__session_changed(mcp__session *s);
 /* Sends a notification not tied to a request (stream 0). */
 int mcp__session_notify(mcp__session *s, const char *method, json_t *params);
 /* Loop thread: `stream` can take messages again; its paused handlers go on. */

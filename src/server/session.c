@@ -127,6 +127,54 @@ void mcp__session_reject_oversized(mcp__session *s, size_t seen, uint64_t stream
         mcp__rpc_reject_oversized(s->rpc, seen, s->rt->srv->max_message, stream);
 }
 
+/* ---- Sharing a session between nodes ---- */
+
+json_t *mcp__session_export(const mcp__session *s)
+{
+    if (!s->initialized || s->stateless || s->rev == NULL)
+        return NULL;
+    return json_pack("{s:s, s:O, s:O, s:i, s:i, s:O?}", "rev", s->rev->version, "caps",
+                     s->client_caps, "info", s->client_info, "level", (int)s->level, "declared",
+                     (int)s->declared, "subs", s->subscriptions);
+}
+
+int mcp__session_import(mcp__session *s, const json_t *state)
+{
+    const char *version = NULL;
+    json_t *caps = NULL, *info = NULL, *subs = NULL;
+    int level = 0, declared = 0;
+    if (json_unpack((json_t *)state, "{s:s, s:o, s:o, s:i, s:i, s?o}", "rev", &version, "caps",
+                    &caps, "info", &info, "level", &level, "declared", &declared, "subs",
+                    &subs) != 0)
+        return MCP_EINVAL;
+    const mcp__revision *rev = mcp__revision_find_legacy(version);
+    if (rev == NULL || !json_is_object(caps) || !json_is_object(info) ||
+        (subs != NULL && !json_is_object(subs) && !json_is_null(subs)) ||
+        mcp_log_level_name((mcp_log_level)level) == NULL || declared < 0)
+        return MCP_EINVAL;
+    json_t *new_subs = json_is_object(subs) ? json_deep_copy(subs) : NULL;
+    if (json_is_object(subs) && new_subs == NULL)
+        return MCP_ENOMEM;
+    json_decref(s->client_caps);
+    json_decref(s->client_info);
+    json_decref(s->subscriptions);
+    s->client_caps = json_incref(caps);
+    s->client_info = json_incref(info);
+    s->subscriptions = new_subs;
+    s->rev = rev;
+    s->level = (mcp_log_level)level;
+    s->declared = (unsigned)declared & (MCP__CAP_TOOLS | MCP__CAP_RESOURCES | MCP__CAP_PROMPTS);
+    s->initialized = 1;
+    mcp__rpc_allow_batch(s->rpc, rev->batches);
+    return MCP_OK;
+}
+
+void mcp__session_changed(mcp__session *s)
+{
+    if (!s->closed && s->io != NULL && s->io->changed != NULL)
+        s->io->changed(s->io_user);
+}
+
 int mcp__session_notify(mcp__session *s, const char *method, json_t *params)
 {
     if (s->closed) {

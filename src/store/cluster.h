@@ -94,10 +94,12 @@ int mcp__cluster_up(const mcp__cluster *c);
 
 /* ---- Session registry ---- */
 
-/* Writes the record of session id (text, len bytes) with a time to live. Fire and
- * forget: MCP_OK when queued, MCP_ECLOSED when down. */
+/* Writes the record of session id (text, len bytes) with a time to live. MCP_OK when
+ * queued, MCP_ECLOSED when down. done (may be NULL) runs with MCP_OK once the server
+ * has it, or MCP_ECLOSED, on a later loop turn; only when MCP_OK was returned. */
+typedef void (*mcp__cluster_done_fn)(void *arg, int status);
 int mcp__cluster_session_put(mcp__cluster *c, const char *id, const char *text, size_t len,
-                             int ttl_ms);
+                             int ttl_ms, mcp__cluster_done_fn done, void *arg);
 /* Reads a record: done(arg, MCP_OK, text, len), (MCP_ENOENT, NULL, 0) when there is
  * none, (MCP_ECLOSED, NULL, 0) when the server cannot be asked. done always runs,
  * maybe before this returns; text is borrowed for the call. */
@@ -148,7 +150,8 @@ int mcp__cluster_stream_end(mcp__cluster *c, const char *session, uint64_t strea
  *                text (NULL when none), so the caller can answer for it.
  * A follow without an end marker waits for as long as the owner lives. Returns a
  * handle, or NULL (out of memory, or down: done is then not called).
- * mcp__cluster_unfollow stops it without calling done; done may not unfollow.
+ * mcp__cluster_unfollow stops it without calling done, also from inside emit (no more
+ * emit then); done may not unfollow (the follow is over once done runs).
  */
 typedef struct mcp__cluster_follow mcp__cluster_follow;
 typedef void (*mcp__cluster_follow_done_fn)(void *arg, int status, const char *text, size_t len);

@@ -54,6 +54,9 @@ typedef struct mcp__session_io {
      * as a DELETE would, after the current call has returned, and then calls the
      * answerer's close. May be NULL. */
     void (*end)(void *io);
+    /* What the session's state export holds changed (initialize was answered, the log
+     * level was set, a subscription was made or ended). May be NULL. */
+    void (*changed)(void *io);
 } mcp__session_io;
 
 /* More flags of mcp__session_io.send, beside MCP__SEND_RESPONSE (protocol/rpc.h): the
@@ -119,6 +122,16 @@ typedef struct mcp__answerer_ops {
      * runs has returned; then done(arg) runs on the loop, nothing of the answerer is
      * left on it, and a is freed. Sessions closed before are waited for. */
     void (*shutdown)(mcp__answerer *a, void (*done)(void *arg), void *arg);
+    /* Sharing a session between nodes of one deployment (design.md, Past one machine).
+     * NULL for an answerer whose sessions cannot be served elsewhere. */
+    /* What another node needs to serve the session: a new JSON object, NULL before
+     * initialize (or out of memory). */
+    json_t *(*export_state)(const mcp__asession *s);
+    /* Takes state (borrowed) from another node's export: the session is then served as
+     * initialized there. MCP_EINVAL for state it cannot read (nothing changes). */
+    int (*import_state)(mcp__asession *s, const json_t *state);
+    /* The ids of the session's requests to the client start at base. */
+    void (*set_id_base)(mcp__asession *s, json_int_t base);
 } mcp__answerer_ops;
 
 struct mcp__answerer {
