@@ -4,6 +4,9 @@
 option(MCP_SANITIZE "Build with AddressSanitizer (LeakSanitizer included) and UBSan" OFF)
 option(MCP_WERROR "Treat compiler warnings as errors" ON)
 option(MCP_BUILD_TESTS "Build the tests and register them with CTest" ON)
+option(MCP_TEST_CLUSTER
+       "Register the tests of three mcp-everything nodes sharing Redis (--redis) behind HAProxy"
+       OFF)
 
 if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
     set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING

@@ -100,6 +100,9 @@ if(_unit_c)
 endif()
 if(_integration_c)
     mcp_add_c_tests(integration ${MCP_TEST_TIMEOUT_INTEGRATION} ENV "MCP_BIN_DIR=${MCP_BIN_DIR}")
+    # The load balancer's configuration, shared by every cluster test whatever its language.
+    set_property(SOURCE "${_tests_dir}/integration/cluster_host.c" APPEND PROPERTY
+        COMPILE_DEFINITIONS "MCP_LB_CONFIG_TEMPLATE=\"${_tests_dir}/cluster/haproxy.cfg\"")
 endif()
 
 # ---- Interop tests (node) ------------------------------------------------

@@ -30,6 +30,15 @@
 #                          -- mcp-everything --stdio` (the flags then go to the gateway;
 #                          MCP_CONFORMANCE_GATEWAY_FLAGS adds the gateway's own, such as
 #                          --shared-child): the same checks must hold through it
+#   MCP_CONFORMANCE_CLUSTER  if set to a number N, the server is a cluster: a redis-server and N
+#                          nodes `mcp-everything --http 127.0.0.1:0 --redis redis://127.0.0.1:PORT
+#                          [flags]` behind HAProxy, which sends every request to the next node in
+#                          turn with no stickiness (tests/cluster/haproxy.cfg, started by
+#                          tests/interop/lib/cluster.mjs); the suite talks to HAProxy. The same
+#                          checks must hold, and every node must exit 0 on SIGTERM.
+#   MCP_CONFORMANCE_CLUSTER_NO_REDIS  if set to 1 with MCP_CONFORMANCE_CLUSTER, no Redis and no
+#                          --redis: independent nodes, to check the cluster's plumbing (with one
+#                          node everything must pass; with more, sessions cannot be shared)
 #   MCP_CONFORMANCE_KEEP   if set to 1, keep the results directory even when everything passed
 #
 # The harness needs Node 22 (its bundle imports fs.globSync), which comes from the npm package
@@ -69,6 +78,29 @@ fi
 # shellcheck source=harness.sh
 . "$here/harness.sh"
 find_harness
+
+# What to start: the server itself, or a cluster of it behind HAProxy (run by node, so that
+# starting and stopping Redis, the nodes and HAProxy is written once, in lib/cluster.mjs).
+server_cmd=("$server_bin" --http 127.0.0.1:0 "${server_flags[@]}" "${server_tail[@]}")
+start_s=10
+stop_s=10
+cluster=${MCP_CONFORMANCE_CLUSTER:-}
+if [ -n "$cluster" ]; then
+    [[ "$cluster" =~ ^[1-9][0-9]*$ ]] || die "MCP_CONFORMANCE_CLUSTER must be a number of nodes, not \"$cluster\""
+    [ "${MCP_CONFORMANCE_GATEWAY:-0}" = 1 ] && die "MCP_CONFORMANCE_CLUSTER and MCP_CONFORMANCE_GATEWAY do not go together"
+    command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || die "haproxy is missing: $fix"
+    server_name=mcp-cluster
+    cluster_args=(--nodes "$cluster")
+    if [ "${MCP_CONFORMANCE_CLUSTER_NO_REDIS:-0}" = 1 ]; then
+        cluster_args+=(--no-redis)
+    else
+        [ -x /usr/bin/redis-server ] || die "redis-server is missing: $fix"
+    fi
+    server_cmd=("$node22" "$interop/lib/cluster.mjs" "${cluster_args[@]}" -- "${server_flags[@]}")
+    # Redis, every node and HAProxy start, and stop, one after the other.
+    start_s=30
+    stop_s=30
+fi
 if [ -n "$expected" ]; then
     case "$expected" in
     /*) ;;
@@ -120,17 +152,17 @@ trap 'keep=1; exit 1' INT TERM
 # Its stderr goes through a FIFO so that the listening line can be awaited with a deadline,
 # then a background cat keeps draining it (into a log) so the server never blocks on a full pipe.
 mkfifo "$tmp/server.fifo" || die "mkfifo failed"
-"$server_bin" --http 127.0.0.1:0 "${server_flags[@]}" "${server_tail[@]}" 2>"$tmp/server.fifo" >"$tmp/server.stdout" </dev/null &
+"${server_cmd[@]}" 2>"$tmp/server.fifo" >"$tmp/server.stdout" </dev/null &
 server_pid=$!
 exec 3<"$tmp/server.fifo"
 
 port=
-deadline=$((SECONDS + 10))
+deadline=$((SECONDS + start_s))
 while [ -z "$port" ]; do
     left=$((deadline - SECONDS))
     if [ "$left" -le 0 ]; then
         keep=1
-        die "$server_name did not print its listening line within 10 s (stderr: $tmp/server.log)"
+        die "$server_name did not print its listening line within $start_s s (stderr: $tmp/server.log)"
     fi
     if ! IFS= read -r -t "$left" line <&3; then
         keep=1
@@ -146,8 +178,10 @@ drain_pid=$!
 exec 3<&-
 
 url="http://127.0.0.1:$port/mcp"
+server_desc="$server_name ${server_flags[*]:-with no flags}${server_tail[*]:+ ${server_tail[*]}}"
+[ -n "$cluster" ] && server_desc="haproxy in front of ${cluster_args[*]}: mcp-everything ${server_flags[*]:-with no flags}"
 echo "conformance: @modelcontextprotocol/conformance $conf_version, node $node_version, $what," \
-    "server $url ($server_name ${server_flags[*]:-with no flags}${server_tail[*]:+ ${server_tail[*]}})"
+    "server $url ($server_desc)"
 
 # ---- Run the suite ------------------------------------------------------------------------------
 
@@ -340,10 +374,10 @@ async function probe(scenario, { tool, arguments: args }) {
 })();
 EOF
 
-# Sends SIGKILL to pid $1 after 10 s unless it gets SIGTERM first.
+# Sends SIGKILL to pid $1 after $stop_s s unless it gets SIGTERM first.
 watchdog() {
     local target=$1 sleeper
-    sleep 10 &
+    sleep "$stop_s" &
     sleeper=$!
     trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
     wait "$sleeper"
@@ -373,11 +407,16 @@ else
     wait "$watchdog" 2>/dev/null
     server_pid=
     if [ "$server_rc" -ne 0 ]; then
-        fail "$server_name exited with status $server_rc after SIGTERM (137 = killed after 10 s)"
+        fail "$server_name exited with status $server_rc after SIGTERM (137 = killed after $stop_s s)"
     fi
 fi
 wait "$drain_pid" 2>/dev/null
 drain_pid=
+
+# The cluster's own account: how the requests were spread over the nodes.
+if [ -n "$cluster" ]; then
+    grep '^mcp-cluster: ' "$tmp/server.log" | grep -v 'listening on' || true
+fi
 
 if [ -s "$tmp/server.log" ] && [ "$status" -ne 0 ]; then
     echo "---- $server_name stderr (last 50 lines) ----" >&2

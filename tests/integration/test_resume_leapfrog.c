@@ -11,6 +11,15 @@
  * must survive, every resources/updated notification must arrive on it
  * exactly once, the reconnected GET must get nothing but comments, and no
  * stream may be closed by the server.
+ *
+ * With MCP_TEST_CLUSTER_NODES=N the same scenario runs through a load balancer
+ * (cluster_host.h): HAProxy in front of N nodes sharing a redis-server, each
+ * request sent to the next node in turn. Then, with N >= 3, the reconnected
+ * GET must land on another node than the POST whose stream it names, and the
+ * triggers on every node, so that each notification comes from wherever it
+ * was triggered to the node that holds the standalone GET. With
+ * MCP_TEST_CLUSTER_NO_REDIS=1 Redis is left out (independent nodes: with one
+ * node the scenario must pass, which checks the plumbing).
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -24,6 +33,7 @@
 
 #include <cmocka.h>
 
+#include "cluster_host.h"
 #include "http_expect.h"
 #include "resume_client.h"
 
@@ -32,10 +42,62 @@
 #define TRIGGER_EVERY_MS 300
 #define KEEPALIVE_MS 1000
 
+/* The nodes behind the balancer ($MCP_TEST_CLUSTER_NODES), 0 for one server on its own. */
+static int cluster_nodes(void)
+{
+    const char *v = getenv("MCP_TEST_CLUSTER_NODES");
+    int n = v ? atoi(v) : 0;
+    return n > 0 && n <= CH_MAX_NODES ? n : 0;
+}
+
+static ch_cluster cluster;
+/* How many triggers each node answered (the balancer's X-Mcp-Node). */
+static long long trigger_nodes[CH_MAX_NODES];
+
 static int setup_leapfrog(void **state)
 {
     static const char *const flags[] = {"--keepalive-ms", "1000", NULL};
-    return hx_setup(state, flags, 1);
+    int n = cluster_nodes();
+    if (n == 0)
+        return hx_setup(state, flags, 1);
+    const char *no_redis = getenv("MCP_TEST_CLUSTER_NO_REDIS");
+    hx_fixture *f = calloc(1, sizeof(*f));
+    if (f == NULL)
+        return -1;
+    if (ch_start(&cluster, n, no_redis && strcmp(no_redis, "1") == 0 ? CH_NO_REDIS : CH_REDIS,
+                 flags) != 0) {
+        free(f);
+        return -1;
+    }
+    f->port = ch_lb_port(&cluster);
+    if (hc_mcp_initialize(f->port, f->session, STEP_MS) != 0) {
+        fprintf(stderr, "could not initialize a session through the balancer\n");
+        ch_stop(&cluster);
+        free(f);
+        return -1;
+    }
+    printf("through HAProxy on port %d in front of %d node(s)%s%s\n", f->port, n,
+           ch_redis_url(&cluster)[0] ? " sharing " : "", ch_redis_url(&cluster));
+    *state = f;
+    return 0;
+}
+
+static int teardown_leapfrog(void **state)
+{
+    if (cluster_nodes() == 0)
+        return hx_teardown(state);
+    free(*state);
+    *state = NULL;
+    int rc = ch_stop(&cluster);
+    if (rc != 0)
+        hx_teardown_failures++;
+    return rc;
+}
+
+/* The node behind the balancer that answered on c, or -1 (none, or no balancer). */
+static int node_of(const rc_conn *c)
+{
+    return ch_node_index(rc_header_get(c, "x-mcp-node"));
 }
 
 /* What the test saw on one of the two GET streams. */
@@ -115,7 +177,50 @@ static void trigger(const hx_fixture *f, long long id)
         strstr(c.body, "\"updated\"") == NULL)
         fail_msg("trigger %lld: expected 200 and the tool's result, got %d %s", id, status,
                  c.body ? c.body : "");
+    int node = node_of(&c);
+    if (node >= 0)
+        trigger_nodes[node]++;
     rc_close(&c);
+}
+
+/*
+ * Through the balancer: which node served what, as the answers' X-Mcp-Node say and
+ * HAProxy's log agrees for the reconnected GET. With three nodes or more, that GET is on
+ * another node than the POST it names (only the standalone GET comes between them in the
+ * round robin: with two nodes it would come back to the POST's), and every node took
+ * triggers.
+ */
+static void check_nodes(int n, int post_node, int sg_node, int rg_node, const char *last_id)
+{
+    printf("subscribe POST on node%d, standalone GET on node%d, reconnected GET on node%d; "
+           "triggers per node:",
+           post_node, sg_node, rg_node);
+    for (int i = 0; i < n; i++)
+        printf(" %lld", trigger_nodes[i]);
+    printf("\n");
+    if (post_node < 0 || sg_node < 0 || rg_node < 0)
+        fail_msg("an answer through the balancer did not name its node");
+    ch_lb_request log[512];
+    int got = ch_lb_requests(&cluster, log, 512), found = 0;
+    for (int k = 0; k < got && k < 512; k++) {
+        if (strcmp(log[k].last_id, last_id) != 0)
+            continue;
+        found++;
+        if (log[k].node != rg_node || strcmp(log[k].method, "GET") != 0)
+            fail_msg("HAProxy logged the reconnected GET as %s on node%d; its answer named node%d",
+                     log[k].method, log[k].node, rg_node);
+    }
+    if (found != 1)
+        fail_msg("HAProxy logged %d requests with Last-Event-ID %s, expected 1", found, last_id);
+    if (n < 3)
+        return;
+    if (rg_node == post_node)
+        fail_msg("the reconnected GET went to node%d, the node of the POST it names: the "
+                 "scenario did not cross nodes",
+                 rg_node);
+    for (int i = 0; i < n; i++)
+        if (trigger_nodes[i] == 0)
+            fail_msg("node%d took no trigger: the notifications did not come from every node", i);
 }
 
 static void test_reconnected_get_of_a_finished_post_stream_does_not_leapfrog(void **state)
@@ -138,6 +243,7 @@ static void test_reconnected_get_of_a_finished_post_stream_does_not_leapfrog(voi
     rc_event ev;
     if (rc_next_event(&post, &ev, STEP_MS) != 0 || !post.done)
         fail_msg("resources/subscribe: the POST stream did not end after its result");
+    int post_node = node_of(&post);
     rc_close(&post);
 
     /* The standalone GET, then the EventSource of the POST coming back with its last id. */
@@ -152,6 +258,7 @@ static void test_reconnected_get_of_a_finished_post_stream_does_not_leapfrog(voi
         fail_msg("GET with the finished POST stream's last id %s: expected 200 (an idle stream), "
                  "got %d",
                  sub.last_id, status);
+    int sg_node = node_of(&sg), rg_node = node_of(&rg);
 
     long long t0 = rc_now_ms();
     long long triggers = 0;
@@ -177,6 +284,9 @@ static void test_reconnected_get_of_a_finished_post_stream_does_not_leapfrog(voi
     if (rs.keepalives < RUN_MS / KEEPALIVE_MS / 2)
         fail_msg("the reconnected GET got only %lld keep-alive comments in %d s", rs.keepalives,
                  RUN_MS / 1000);
+    int n = cluster_nodes();
+    if (n > 0)
+        check_nodes(n, post_node, sg_node, rg_node, sub.last_id);
     rc_close(&sg);
     rc_close(&rg);
     rc_call_free(&sub);
@@ -187,6 +297,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reconnected_get_of_a_finished_post_stream_does_not_leapfrog),
     };
-    int failed = cmocka_run_group_tests_name("resume_leapfrog", tests, setup_leapfrog, hx_teardown);
+    int failed =
+        cmocka_run_group_tests_name("resume_leapfrog", tests, setup_leapfrog, teardown_leapfrog);
     return failed + hx_teardown_failures ? 1 : 0;
 }

@@ -15,8 +15,16 @@
 //     nothing loops (no reconnect storm), also during a quiet period at the end;
 //   - every notification of a long tool arrives exactly once and in order across the closes.
 //
-// The file is self-contained on purpose (it does not share lib/ with the other HTTP tests): the
-// exchanges it cares about are only those of one client and one server.
+// With MCP_INTEROP_CLUSTER=N, the server is a cluster instead (lib/cluster.mjs): N nodes sharing
+// a redis-server (--redis) behind HAProxy, which sends every request to the next node in turn
+// with no stickiness. The same checks must hold through it, and more: each resuming GET lands on
+// another node than the stream it resumes (HAProxy's X-Mcp-Node answer header, recorded per
+// exchange, and its log line for that Last-Event-ID agree), so another node replays the events
+// and delivers the result. MCP_INTEROP_CLUSTER_NO_REDIS=1 leaves Redis out (independent nodes:
+// with one node everything must pass, which checks the plumbing).
+//
+// Apart from the cluster, the file is self-contained on purpose (it does not share lib/ with the
+// other HTTP tests): the exchanges it cares about are only those of one client and one server.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,6 +35,8 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
+import { startCluster, servedBy } from './lib/cluster.mjs';
 
 // Every wait below has its own deadline; this one bounds the whole file so that CTest never has
 // to kill us. It is unref'd so it does not keep a finished run alive.
@@ -46,6 +56,9 @@ const RECONNECTION_TEXT =
     'the client properly reconnected after stream closure.';
 
 const binDir = process.env.MCP_BIN_DIR;
+// The number of nodes behind the balancer, 0 for one server on its own.
+const CLUSTER = Number(process.env.MCP_INTEROP_CLUSTER ?? 0);
+const CLUSTER_REDIS = process.env.MCP_INTEROP_CLUSTER_NO_REDIS === '1' ? 'none' : 'shared';
 
 // Resolves like p, or rejects after ms.
 function deadline(p, ms, what) {
@@ -169,6 +182,7 @@ async function recordingFetch(input, init = {}) {
     exchanges.push(ex);
     const res = await fetch(input, init);
     ex.status = res.status;
+    ex.node = servedBy(res.headers); // the node behind the balancer, -1 without one
     ex.sse = (res.headers.get('content-type') ?? '').split(';')[0].trim() === 'text/event-stream';
     if (!res.body) {
         ex.tEnd = performance.now();
@@ -260,6 +274,7 @@ async function settle(standalone, ms = 5000) {
 }
 
 let server;
+let cluster;
 let client;
 let transport;
 let standalone; // the GET the SDK opens after initialize
@@ -267,7 +282,12 @@ const transportErrors = [];
 let logs = [];
 
 before(async () => {
-    server = await startEverything(['--retry-ms', String(RETRY_MS)]);
+    if (CLUSTER > 0) {
+        cluster = await startCluster({ nodes: CLUSTER, redis: CLUSTER_REDIS, nodeArgs: ['--retry-ms', String(RETRY_MS)], quiet: true });
+        server = { url: cluster.url };
+    } else {
+        server = await startEverything(['--retry-ms', String(RETRY_MS)]);
+    }
     // Explicit options equal to the SDK's defaults, so the test does not depend on them moving;
     // the server's retry value replaces the backoff delay anyway.
     transport = new StreamableHTTPClientTransport(new URL(server.url), {
@@ -299,7 +319,10 @@ before(async () => {
 
 after(async () => {
     await client?.close();
-    if (server) {
+    if (cluster) {
+        const problems = await cluster.stop();
+        assert.deepEqual(problems, [], 'every node exits 0 on SIGTERM');
+    } else if (server) {
         if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGTERM');
         const { code, signal } = await deadline(server.exited, 5000, 'mcp-everything to exit after SIGTERM');
         assert.equal(signal, null, 'mcp-everything was not killed by a signal');
@@ -322,6 +345,7 @@ async function callAndRecord(name, args) {
     const closes = serverCloses().filter((c) => !closesBefore.has(c));
     const resumes = checkResumes(closes);
     return { result, logs: [...logs], exchanges: exchanges.slice(before), closes, resumes };
+
 }
 
 const textOf = (result) => {
@@ -402,3 +426,27 @@ test('nothing loops: one resuming GET per server close, plus the standalone GET'
     assert.deepEqual(transportErrors.map(String), [], 'the transport reported no error');
     console.log(`# ${all.length} GETs for ${closes.length} server closes; the wire:\n#   ${exchanges.map(describe).join('\n#   ')}`);
 });
+
+if (CLUSTER > 0) {
+    test('through the balancer, each resuming GET lands on another node than the stream it resumes', async () => {
+        const closes = serverCloses();
+        const resumes = checkResumes(closes);
+        await cluster.waitRequests(exchanges.length);
+        const logged = cluster.requests();
+        const lines = [];
+        for (const [i, c] of closes.entries()) {
+            const g = resumes[i];
+            lines.push(`#${c.n} ${c.method} on node${c.node}, resumed by #${g.n} GET on node${g.node}`);
+            assert.ok(c.node >= 0 && c.node < CLUSTER, `#${c.n} names its node in X-Mcp-Node\n  ${wire()}`);
+            // HAProxy's own record of that GET (the only request with its Last-Event-ID).
+            const entries = logged.filter((r) => r.lastEventId === g.lastEventId);
+            assert.equal(entries.length, 1, `HAProxy logged one request with Last-Event-ID ${g.lastEventId}`);
+            assert.equal(entries[0].method, 'GET');
+            assert.equal(entries[0].node, g.node, `HAProxy sent #${g.n} to the node its answer names`);
+            if (CLUSTER > 1) assert.notEqual(g.node, c.node, `#${g.n} resumes #${c.n} on another node\n  ${lines.join('\n  ')}`);
+        }
+        const used = new Set(exchanges.map((ex) => ex.node));
+        assert.equal(used.size, CLUSTER, `the session's requests went to every node (${[...used]})`);
+        console.log(`# ${CLUSTER} node(s):\n#   ${lines.join('\n#   ')}`);
+    });
+}
