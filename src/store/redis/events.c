@@ -395,7 +395,9 @@ static int replay_entry(void *ctx, const mcp__rentry *e)
     replay *r = ctx;
     if (!e->end && e->len > 0)
         r->emit(r->arg, e->seq, e->data, e->len);
-    return 0;
+    /* The caller's emit may have detached the cluster (or a callback of its took
+     * it down): the replay then stops here. */
+    return r->c->state != MCP__RC_UP;
 }
 
 static void replay_finish(replay *r, int status)
@@ -416,10 +418,9 @@ static void on_replay_page(redisAsyncContext *ac, void *reply, void *priv)
     }
     int more;
     int rc = mcp__rpager_walk(&r->pager, reply, replay_entry, r, &more);
-    if (rc == MCP_EPROTO)
-        rc = MCP_ECLOSED; /* an answer not to be trusted: as if none came */
+    if (rc == MCP_EPROTO || r->c->state != MCP__RC_UP)
+        rc = MCP_ECLOSED; /* an answer not to be trusted, or no cluster to go on with */
     if (rc == MCP_OK && more) {
-        /* The caller's emit may have detached the cluster: this then fails. */
         rc = mcp__rpager_send(r->c, &r->pager, r->key, on_replay_page, r);
         if (rc == MCP_OK)
             return;
