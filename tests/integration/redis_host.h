@@ -17,6 +17,9 @@ typedef struct rh_server {
  * accept connections (a port taken meanwhile is tried again with another). Returns 0,
  * or -1 (nothing left running). */
 int rh_start(rh_server *r, int timeout_ms);
+/* Starts it again on the same port after rh_stop (a server that restarts, with
+ * nothing kept): 0 once it accepts connections, or -1. */
+int rh_restart(rh_server *r, int timeout_ms);
 /* SIGTERM, then waits up to timeout_ms for it to exit (SIGKILL past it). 0 when it
  * exited by itself. */
 int rh_stop(rh_server *r, int timeout_ms);
