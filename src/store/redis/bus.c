@@ -98,17 +98,11 @@ void mcp__rc_on_sub_reply(redisAsyncContext *ac, void *reply, void *priv)
 {
     mcp__cluster *c = priv;
     redisReply *r = reply;
-    if (r == NULL) {
-        mcp__rc_lost(c, ac);
-        return;
-    }
-    if (ac != c->sub.ac)
+    if (!mcp__rc_current(c, &c->sub, ac, r))
         return;
     if (r->type == REDIS_REPLY_ERROR) {
         /* AUTH or SELECT refused, or a command the server would not take. */
-        char q[160];
-        mcp__warn("redis %s:%d: %s", c->url.host, c->url.port, mcp__quotable(q, sizeof(q), r->str));
-        mcp__rc_fail(c);
+        mcp__rc_fail(c, r);
         return;
     }
     /* What remains of interest is ["message" | "subscribe", channel, ...]; the OK of

@@ -190,8 +190,20 @@ void mcp__rc_lost(mcp__cluster *c, const redisAsyncContext *ac)
         go_down(c);
 }
 
-void mcp__rc_fail(mcp__cluster *c)
+int mcp__rc_current(mcp__cluster *c, const mcp__rconn *k, const redisAsyncContext *ac,
+                    const redisReply *r)
 {
+    if (r == NULL)
+        mcp__rc_lost(c, ac);
+    return r != NULL && ac == k->ac;
+}
+
+void mcp__rc_fail(mcp__cluster *c, const redisReply *r)
+{
+    if (r != NULL && r->type == REDIS_REPLY_ERROR) {
+        char q[160];
+        mcp__warn("redis %s:%d: %s", c->url.host, c->url.port, mcp__quotable(q, sizeof(q), r->str));
+    }
     go_down(c);
 }
 
@@ -230,39 +242,21 @@ static void on_disconnect(const redisAsyncContext *ac, int status)
     mcp__rc_lost(k->c, ac);
 }
 
-/* Replies to AUTH and SELECT on the command connection. */
+/* Replies to the command connection's first commands: AUTH and SELECT say OK, and
+ * the PING sent after them PONG, which makes the connection ready. */
 static void on_setup_reply(redisAsyncContext *ac, void *reply, void *priv)
 {
     mcp__cluster *c = priv;
     redisReply *r = reply;
-    if (r == NULL) {
-        mcp__rc_lost(c, ac);
+    if (!mcp__rc_current(c, &c->cmd, ac, r))
         return;
+    int status = r->type == REDIS_REPLY_STATUS;
+    if (status && strcmp(r->str, "PONG") == 0) {
+        c->cmd.ready = 1;
+        check_ready(c);
+    } else if (!status || strcmp(r->str, "OK") != 0) {
+        mcp__rc_fail(c, r);
     }
-    if (ac == c->cmd.ac && r->type == REDIS_REPLY_ERROR) {
-        char q[160];
-        mcp__warn("redis %s:%d: %s", c->url.host, c->url.port, mcp__quotable(q, sizeof(q), r->str));
-        mcp__rc_fail(c);
-    }
-}
-
-/* The PING sent after them: the command connection answers. */
-static void on_cmd_ready(redisAsyncContext *ac, void *reply, void *priv)
-{
-    mcp__cluster *c = priv;
-    redisReply *r = reply;
-    if (r == NULL) {
-        mcp__rc_lost(c, ac);
-        return;
-    }
-    if (ac != c->cmd.ac)
-        return;
-    if (r->type != REDIS_REPLY_STATUS || strcmp(r->str, "PONG") != 0) {
-        mcp__rc_fail(c);
-        return;
-    }
-    c->cmd.ready = 1;
-    check_ready(c);
 }
 
 static int conn_open(mcp__cluster *c, mcp__rconn *k)
@@ -331,7 +325,7 @@ static int conns_open(mcp__cluster *c, int again)
             rc = heartbeat(c);
     }
     if (rc == MCP_OK)
-        rc = conn_send(c, &c->cmd, on_cmd_ready, c, "PING");
+        rc = conn_send(c, &c->cmd, on_setup_reply, c, "PING");
     if (rc == MCP_OK)
         rc = sub_send(c, 1, "SUBSCRIBE %s %s", c->chan_node, c->chan_all);
     return rc;
@@ -633,42 +627,50 @@ void mcp__cluster_stats_get(const mcp__cluster *c, mcp__cluster_stats *out)
     *out = c->stats;
 }
 
-/* ---- Node liveness ---- */
+/* ---- Commands a caller waits for ---- */
 
-typedef struct alive_req {
-    mcp__cluster *c;
-    mcp__cluster_alive_fn done;
-    void *arg;
-} alive_req;
+int mcp__rc_ask(mcp__cluster *c, redisCallbackFn *fn, const mcp__rreq *q, const char *verb,
+                const char *kind, const char *name)
+{
+    mcp__buf key = {0};
+    mcp__rreq *copy = malloc(sizeof(*copy));
+    int rc = copy != NULL ? mcp__rc_key(c, &key, kind, name) : MCP_ENOMEM;
+    if (rc == MCP_OK) {
+        *copy = *q;
+        rc = mcp__rc_cmd(c, fn, copy, "%s %s", verb, key.data);
+    }
+    if (rc != MCP_OK)
+        free(copy);
+    mcp__buf_free(&key);
+    return rc;
+}
+
+mcp__rreq mcp__rc_answer(redisAsyncContext *ac, void *reply, void *priv)
+{
+    mcp__rreq q = *(mcp__rreq *)priv;
+    free(priv);
+    if (reply == NULL)
+        mcp__rc_lost(q.c, ac);
+    return q;
+}
+
+/* ---- Node liveness ---- */
 
 static void on_alive(redisAsyncContext *ac, void *reply, void *priv)
 {
-    alive_req q = *(alive_req *)priv;
+    mcp__rreq q = mcp__rc_answer(ac, reply, priv);
     redisReply *r = reply;
-    free(priv);
     int alive = -1;
-    if (r == NULL)
-        mcp__rc_lost(q.c, ac);
-    else if (r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1))
+    if (r != NULL && r->type == REDIS_REPLY_INTEGER && (r->integer == 0 || r->integer == 1))
         alive = (int)r->integer;
-    q.done(q.arg, alive);
+    q.done.alive(q.arg, alive);
 }
 
 void mcp__cluster_node_alive(mcp__cluster *c, uint32_t node, mcp__cluster_alive_fn done, void *arg)
 {
-    alive_req *q = malloc(sizeof(*q));
-    if (q == NULL) {
+    mcp__rreq q = {.c = c, .done.alive = done, .arg = arg};
+    char n[24];
+    mcp__u64_str(node, n);
+    if (mcp__rc_ask(c, on_alive, &q, "EXISTS", "node:", n) != MCP_OK)
         done(arg, -1);
-        return;
-    }
-    q->c = c;
-    q->done = done;
-    q->arg = arg;
-    mcp__buf key = {0};
-    if (mcp__rc_key_node(c, &key, "node:", node) != MCP_OK ||
-        mcp__rc_cmd(c, on_alive, q, "EXISTS %s", key.data) != MCP_OK) {
-        free(q);
-        done(arg, -1);
-    }
-    mcp__buf_free(&key);
 }

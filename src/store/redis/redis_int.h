@@ -115,8 +115,30 @@ int mcp__rc_subscribe(mcp__cluster *c, const char *chan, int on);
 /* A reply callback got NULL: ac is being freed (lost, or closed by us). Takes the
  * cluster down when ac was one of its current connections. */
 void mcp__rc_lost(mcp__cluster *c, const redisAsyncContext *ac);
-/* The server answered a setup command with an error: down, and try again later. */
-void mcp__rc_fail(mcp__cluster *c);
+/* In a reply callback of connection k: 1 when r is a reply of k's current context;
+ * 0 for one of a context already dropped, or for NULL (the context is going, which
+ * mcp__rc_lost is told). */
+int mcp__rc_current(mcp__cluster *c, const mcp__rconn *k, const redisAsyncContext *ac,
+                    const redisReply *r);
+/* The server answered a connection's first commands with an error (r, logged when
+ * it is one) or something else unexpected: down, and try again later. */
+void mcp__rc_fail(mcp__cluster *c, const redisReply *r);
+
+/* A command whose answer a caller waits for with a callback of its own. */
+typedef struct mcp__rreq {
+    mcp__cluster *c;
+    union {
+        mcp__cluster_get_fn get;
+        mcp__cluster_alive_fn alive;
+    } done;
+    void *arg;
+} mcp__rreq;
+/* Queues "<verb> P<kind><name>" with fn as its reply callback and a copy of q as
+ * its data. MCP_OK, or why not (fn is then never called). */
+int mcp__rc_ask(mcp__cluster *c, redisCallbackFn *fn, const mcp__rreq *q, const char *verb,
+                const char *kind, const char *name);
+/* In fn: the request back (its copy freed), the cluster told when reply is NULL. */
+mcp__rreq mcp__rc_answer(redisAsyncContext *ac, void *reply, void *priv);
 /* The subscribing connection confirmed the bus: up if the other one is ready too. */
 void mcp__rc_sub_ready(mcp__cluster *c);
 

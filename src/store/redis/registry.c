@@ -53,50 +53,24 @@ int mcp__cluster_session_put(mcp__cluster *c, const char *id, const char *text, 
     return rc;
 }
 
-typedef struct get_req {
-    mcp__cluster *c;
-    mcp__cluster_get_fn done;
-    void *arg;
-} get_req;
-
 static void on_get(redisAsyncContext *ac, void *reply, void *priv)
 {
-    get_req q = *(get_req *)priv;
+    mcp__rreq q = mcp__rc_answer(ac, reply, priv);
     redisReply *r = reply;
-    free(priv);
-    if (r == NULL) {
-        mcp__rc_lost(q.c, ac);
-        q.done(q.arg, MCP_ECLOSED, NULL, 0);
-    } else if (r->type == REDIS_REPLY_STRING) {
-        q.done(q.arg, MCP_OK, r->str, r->len);
-    } else if (r->type == REDIS_REPLY_NIL) {
-        q.done(q.arg, MCP_ENOENT, NULL, 0);
-    } else {
-        /* An error (a key of another type, say): the record cannot be read. */
-        q.done(q.arg, MCP_ECLOSED, NULL, 0);
-    }
+    if (r != NULL && r->type == REDIS_REPLY_STRING)
+        q.done.get(q.arg, MCP_OK, r->str, r->len);
+    else if (r != NULL && r->type == REDIS_REPLY_NIL)
+        q.done.get(q.arg, MCP_ENOENT, NULL, 0);
+    else /* no answer, or an error (a key of another type, say): not to be read */
+        q.done.get(q.arg, MCP_ECLOSED, NULL, 0);
 }
 
 void mcp__cluster_session_get(mcp__cluster *c, const char *id, mcp__cluster_get_fn done, void *arg)
 {
-    if (c->state != MCP__RC_UP) {
-        done(arg, MCP_ECLOSED, NULL, 0);
-        return;
-    }
-    get_req *q = malloc(sizeof(*q));
-    mcp__buf key = {0};
-    int rc = q != NULL ? mcp__rc_key(c, &key, "s:", id) : MCP_ENOMEM;
-    if (rc == MCP_OK) {
-        q->c = c;
-        q->done = done;
-        q->arg = arg;
-        rc = mcp__rc_cmd(c, on_get, q, "GET %s", key.data);
-    }
-    mcp__buf_free(&key);
-    if (rc != MCP_OK) {
-        free(q);
+    mcp__rreq q = {.c = c, .done.get = done, .arg = arg};
+    int rc = mcp__rc_ask(c, on_get, &q, "GET", "s:", id);
+    if (rc != MCP_OK)
         done(arg, rc, NULL, 0);
-    }
 }
 
 void mcp__cluster_session_touch(mcp__cluster *c, const char *id, int ttl_ms)
