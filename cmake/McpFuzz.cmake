@@ -22,6 +22,11 @@ if(TARGET integration_failmalloc)
         "LINKER:--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup"
         "LINKER:--wrap=json_loadb,--wrap=json_loads")
 endif()
+# The same for the cluster store on Redis (tests/integration/test_redis_failmalloc.c).
+if(TARGET integration_redis_failmalloc)
+    target_link_options(integration_redis_failmalloc PRIVATE
+        "LINKER:--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup")
+endif()
 
 file(GLOB _fuzz_targets CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/fuzz/fuzz_*.c")
 list(FILTER _fuzz_targets EXCLUDE REGEX "/fuzz_server\\.c$")

@@ -30,8 +30,6 @@ file(GLOB _unit_c CONFIGURE_DEPENDS "${_tests_dir}/unit/*.c")
 file(GLOB _integration_c CONFIGURE_DEPENDS "${_tests_dir}/integration/*.c")
 if(_unit_c OR _integration_c)
     pkg_check_modules(LIBMCP_CMOCKA REQUIRED IMPORTED_TARGET cmocka)
-    # hiredis for the Redis tests (the store that will use it comes next).
-    pkg_check_modules(LIBMCP_HIREDIS REQUIRED IMPORTED_TARGET hiredis)
 endif()
 
 # mcp_add_c_tests(<kind> <timeout> [ENV <var=value>...])
@@ -58,8 +56,8 @@ function(mcp_add_c_tests kind timeout)
     endforeach()
 
     # What every executable of this kind builds and links with: the static
-    # library (internal symbols included), private headers, cmocka, and this
-    # kind's helpers.
+    # library (internal symbols included), private headers, cmocka, hiredis
+    # (the Redis tests drive it directly too), and this kind's helpers.
     set(deps mcp_${kind}_deps)
     add_library(${deps} INTERFACE)
     target_include_directories(${deps} INTERFACE "${PROJECT_SOURCE_DIR}/src" "${dir}")

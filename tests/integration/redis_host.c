@@ -103,3 +103,11 @@ int rh_stop(rh_server *r, int timeout_ms)
     harness_kill(&r->proc);
     return rc == 0 && WIFEXITED(status) ? 0 : -1;
 }
+
+int rh_restart(rh_server *r, int timeout_ms)
+{
+    int port = r->port;
+    if (port <= 0 || r->proc.pid != 0)
+        return -1;
+    return rh_start_on(r, port, timeout_ms);
+}

@@ -24,6 +24,9 @@ int rh_start(rh_server *r, int timeout_ms);
 /* The same on a given port: a server stopped and started again where it was, so that
  * its clients find it at the same address. No other port is tried. 0 or -1. */
 int rh_start_on(rh_server *r, int port, int timeout_ms);
+/* Starts it again on its port after rh_stop (a server that restarts, with nothing
+ * kept): 0 once it accepts connections, or -1. */
+int rh_restart(rh_server *r, int timeout_ms);
 /* SIGTERM, then waits up to timeout_ms for it to exit (SIGKILL past it). 0 when it
  * exited by itself. */
 int rh_stop(rh_server *r, int timeout_ms);
