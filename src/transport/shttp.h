@@ -327,6 +327,8 @@ void mcp__shttp_cluster_stop(shttp *t);
  * session other nodes made is looked up, then the request is served; or 503 while the
  * shared store is down), 0 to serve it as usual. */
 int mcp__shttp_cluster_route(shttp *t, mcp__http_req *req);
+/* 503 with a JSON-RPC error: the shared store cannot be reached. */
+void mcp__shttp_cluster_unavailable(shttp *t, mcp__http_req *req);
 /* A session was made here: its ids get this node's bits and its record is kept in the
  * cluster once initialized. */
 void mcp__shttp_cluster_session_new(hsess *hs);

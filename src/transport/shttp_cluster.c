@@ -35,6 +35,7 @@
 #define MSG_ANSWER 'R'     /* a client's answer to the receiving node's request */
 #define MSG_CANCEL 'C'     /* a client's notifications/cancelled */
 #define MSG_STANDALONE 'M' /* a message for the session's standalone stream */
+#define MSG_NOTICE 'N'     /* a server-wide notification raised on the sending node */
 
 /* Requests waiting for a session's record, at most (more get 503). */
 #define MAX_LOOKUPS 1024
@@ -209,7 +210,7 @@ static void lookup_req_closed(void *arg, mcp__http_req *req)
     l->req = NULL;
 }
 
-static void unavailable(shttp *t, mcp__http_req *req)
+void mcp__shttp_cluster_unavailable(shttp *t, mcp__http_req *req)
 {
     mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR,
                      "Service Unavailable: the shared session store cannot be reached");
@@ -251,7 +252,7 @@ static void lookup_done(void *arg, int status, const char *text, size_t len)
     mcp__http_req_on_close(req, NULL, NULL);
     const char *id = mcp__http_header(req, "mcp-session-id");
     if (status == MCP_ECLOSED) {
-        unavailable(t, req);
+        mcp__shttp_cluster_unavailable(t, req);
         return;
     }
     if (status == MCP_OK && mcp__map_get(&t->sessions, id) == NULL &&
@@ -268,25 +269,13 @@ static void lookup_done(void *arg, int status, const char *text, size_t len)
 int mcp__shttp_cluster_route(shttp *t, mcp__http_req *req)
 {
     const char *id = mcp__http_header(req, "mcp-session-id");
-    if (id == NULL) {
-        /* A new session: nodes must be able to find it, so not while the store is down.
-         * Modern and stateless requests need no store. */
-        if (!mcp__cluster_up(t->cluster) && mcp__http_req_method(req) == MCP__HTTP_POST &&
-            !t->stateless && mcp__http_header(req, "mcp-protocol-version") == NULL) {
-            size_t blen;
-            const char *body = mcp__http_req_body(req, &blen);
-            if (body != NULL && blen > 0 && strstr(body, "\"initialize\"") != NULL) {
-                unavailable(t, req);
-                return 1;
-            }
-        }
-        return 0;
-    }
+    if (id == NULL)
+        return 0; /* a new session (see post), or a request of revision 2026-07-28 */
     hsess *hs = mcp__map_get(&t->sessions, id);
     if (hs != NULL || strlen(id) != 32 || t->stateless)
         return 0; /* known here, or not an id this transport makes: 404 as usual */
     if (!mcp__cluster_up(t->cluster) || t->lookups >= MAX_LOOKUPS) {
-        unavailable(t, req);
+        mcp__shttp_cluster_unavailable(t, req);
         return 1;
     }
     lookup *l = calloc(1, sizeof(*l));
@@ -362,9 +351,39 @@ static void feed_text(hsess *hs, const char *text, size_t len)
     json_decref(v);
 }
 
+/* A server-wide notification raised here goes to every node (revision 2026-07-28's
+ * subscriptions/listen there, and the sessions whose standalone stream is there). */
+static void fanout(void *user, const char *method, const json_t *params, const char *uri, int level)
+{
+    shttp *t = user;
+    json_t *v = json_pack("{s:s, s:O?, s:s?, s:i}", "m", method, "p", params, "u", uri, "l", level);
+    char *text = v != NULL ? json_dumps(v, JSON_COMPACT) : NULL;
+    json_decref(v);
+    if (text != NULL)
+        mcp__cluster_send(t->cluster, 0, MSG_NOTICE, "", text, strlen(text));
+    free(text);
+}
+
+static void notice(shttp *t, const mcp__cluster_msg *m)
+{
+    json_t *v = mcp__json_parse(m->data, m->len, MCP__JSON_ANY, NULL);
+    const char *method = NULL, *uri = NULL;
+    json_t *params = NULL;
+    int level = -1;
+    if (t->ans != NULL && t->ans->ops->deliver != NULL &&
+        json_unpack(v, "{s:s, s?o, s?s, s:i}", "m", &method, "p", &params, "u", &uri, "l",
+                    &level) == 0)
+        t->ans->ops->deliver(t->ans, method, params, uri, level);
+    json_decref(v);
+}
+
 static void on_message(void *user, const mcp__cluster_msg *m)
 {
     shttp *t = user;
+    if (m->kind == MSG_NOTICE) {
+        notice(t, m);
+        return;
+    }
     hsess *hs = mcp__map_get(&t->sessions, m->session);
     if (hs == NULL || hs->closing || !hs->shared)
         return; /* not a session this node has: nothing to do here */
@@ -524,7 +543,7 @@ int mcp__shttp_cluster_resume(shttp *t, hsess *hs, mcp__http_req *req, uint64_t 
     if (owner == 0 || owner == t->node || !hs->shared)
         return 0;
     if (!mcp__cluster_up(t->cluster)) {
-        unavailable(t, req);
+        mcp__shttp_cluster_unavailable(t, req);
         return 1;
     }
     t->stats.resumes++;
@@ -537,7 +556,7 @@ int mcp__shttp_cluster_resume(shttp *t, hsess *hs, mcp__http_req *req, uint64_t 
     st->follow = mcp__cluster_follow_start(t->cluster, hs->id, stream, owner, seq, follow_emit,
                                            follow_done, st);
     if (st->follow == NULL) {
-        unavailable(t, req);
+        mcp__shttp_cluster_unavailable(t, req);
         st->req = NULL;
         mcp__hstream_free(st);
     }
@@ -571,6 +590,8 @@ int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix)
     t->cluster_attached = 1;
     t->node = mcp__cluster_node(t->cluster);
     t->store = mcp__cluster_event_store(t->cluster);
+    if (t->ans->ops->set_fanout != NULL)
+        t->ans->ops->set_fanout(t->ans, fanout, t);
     mcp__info("node %u of the deployment sharing %s", (unsigned)t->node, url);
     return MCP_OK;
 }
@@ -579,6 +600,8 @@ void mcp__shttp_cluster_stop(shttp *t)
 {
     if (t->cluster_attached) {
         t->cluster_attached = 0;
+        if (t->ans != NULL && t->ans->ops->set_fanout != NULL)
+            t->ans->ops->set_fanout(t->ans, NULL, NULL);
         mcp__cluster_detach(t->cluster);
     }
 }

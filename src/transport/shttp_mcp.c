@@ -372,6 +372,11 @@ static void post(shttp *t, mcp__http_req *req)
             HS_ANS(hs)->assume_initialized(hs->sess, mcp__revision_find_legacy(hv));
         }
     } else if (has_init && mcp__http_header(req, "mcp-session-id") == NULL) {
+        if (t->cluster != NULL && !mcp__cluster_up(t->cluster)) {
+            /* Other nodes could not find the session: none is made until they can. */
+            mcp__shttp_cluster_unavailable(t, req);
+            goto out;
+        }
         if (t->sessions.len >= (size_t)t->max_sessions && !mcp__shttp_evict_idle_session(t)) {
             mcp__shttp_error_id(t, req, 503, id, MCP_RPC_SERVER_ERROR,
                                 "Service Unavailable: too many open sessions, all of them busy");

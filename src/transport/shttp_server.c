@@ -509,6 +509,14 @@ static void io_end(void *io)
     mcp__hsess_close_later(io);
 }
 
+static int io_here(void *io)
+{
+    hsess *hs = io;
+    if (!hs->shared || standalone(hs) != NULL || hs->standalone_node == hs->t->node)
+        return MCP__HERE_OWNER;
+    return hs->standalone_node == 0 ? MCP__HERE_NONE : MCP__HERE_ELSEWHERE;
+}
+
 static void io_changed(void *io)
 {
     hsess *hs = io;
@@ -519,6 +527,7 @@ static void io_changed(void *io)
 static const mcp__session_io shttp_io = {.send = io_send,
                                          .end = io_end,
                                          .changed = io_changed,
+                                         .here = io_here,
                                          .idle = io_idle,
                                          .close_stream = io_close_stream,
                                          .close_standalone = io_close_standalone,
