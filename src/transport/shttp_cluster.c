@@ -255,15 +255,21 @@ static void lookup_done(void *arg, int status, const char *text, size_t len)
         mcp__shttp_cluster_unavailable(t, req);
         return;
     }
-    if (status == MCP_OK && mcp__map_get(&t->sessions, id) == NULL &&
-        restore(t, id, text, len) == NULL) {
-        mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR,
-                         "Internal error: the session could not be restored");
-        return;
+    if (status == MCP_OK && mcp__map_get(&t->sessions, id) == NULL) {
+        /* A copy takes a place in the table like any session. */
+        if (t->sessions.len >= (size_t)t->max_sessions && !mcp__shttp_evict_idle_session(t)) {
+            mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR,
+                             "Service Unavailable: too many open sessions, all of them busy");
+            return;
+        }
+        if (restore(t, id, text, len) == NULL) {
+            mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR,
+                             "Internal error: the session could not be restored");
+            return;
+        }
     }
     /* Found (or not: served as an unknown session, 404) now that the table knows. */
-    if (t->phase != EP_DONE)
-        mcp__shttp_mcp_request_local(t, req);
+    mcp__shttp_mcp_request_local(t, req);
 }
 
 int mcp__shttp_cluster_route(shttp *t, mcp__http_req *req)
