@@ -119,6 +119,7 @@ struct hsess {
     char source[48]; /* the address that opened it, \"\" when unknown */
     /* Shared with other nodes (shttp_cluster.c): */
     int shared;               /* its record lives in the cluster */
+    int legacy_shared;        /* a legacy session whose record names this node */
     int local_close;          /* closing only here: the session lives on elsewhere */
     int puts;                 /* record writes not yet acknowledged */
     hheld *held, **held_tail; /* messages waiting for them */
@@ -358,12 +359,20 @@ void mcp__shttp_cluster_stream_end(hstream *st);
 /* The stream id of another node: resumed by following it (1), or 0 for this node's. */
 int mcp__shttp_cluster_resume(shttp *t, hsess *hs, mcp__http_req *req, uint64_t stream,
                               uint64_t seq);
+/* A legacy session opened here: its record names this node, and its endpoint event
+ * goes out once written (1), or 0 to send it now (not shared). */
+int mcp__shttp_cluster_legacy_new(hsess *hs);
+/* A legacy POST for a session this node does not have: sent to the node that has it
+ * (202), or 404. The body is checked here first. */
+void mcp__shttp_cluster_legacy_post(shttp *t, mcp__http_req *req, const char *id);
 /* The owner of a stream id (0 without a cluster). */
 uint32_t mcp__stream_node(uint64_t stream);
 
 /* ---- shttp_legacy.c ---- */
 
 void mcp__shttp_legacy_sse(shttp *t, mcp__http_req *req);
+/* Sends the legacy session's endpoint event (closes it when that fails). */
+void mcp__shttp_legacy_endpoint(hsess *hs);
 void mcp__shttp_legacy_post(shttp *t, mcp__http_req *req);
 
 #endif

@@ -36,6 +36,7 @@
 #define MSG_CANCEL 'C'     /* a client's notifications/cancelled */
 #define MSG_STANDALONE 'M' /* a message for the session's standalone stream */
 #define MSG_NOTICE 'N'     /* a server-wide notification raised on the sending node */
+#define MSG_LEGACY 'L'     /* a legacy session's POST body */
 
 /* Requests waiting for a session's record, at most (more get 503). */
 #define MAX_LOOKUPS 1024
@@ -106,9 +107,13 @@ static void release_held(hsess *hs);
 static void put_done(void *arg, int status)
 {
     hsess *hs = arg;
+    if (--hs->puts == 0 && hs->closing) {
+        free(hs); /* closed meanwhile: see mcp__hsess_close */
+        return;
+    }
     if (status != MCP_OK)
         mcp__warn("session %s: its record was not written (%s)", hs->id, mcp_strerror(status));
-    if (--hs->puts == 0)
+    if (hs->puts == 0)
         release_held(hs);
 }
 
@@ -298,6 +303,152 @@ int mcp__shttp_cluster_route(shttp *t, mcp__http_req *req)
     return 1;
 }
 
+/* ---- Legacy HTTP+SSE sessions (2024-11-05) ---- */
+
+/*
+ * A legacy session lives with its event stream on the node that has it; its record
+ * only names that node, so that a POST arriving elsewhere is sent there. Seed 003:
+ * the record goes with the stream, and a POST after that gets 404 on every node.
+ */
+
+static void legacy_put_done(void *arg, int status)
+{
+    hsess *hs = arg;
+    if (--hs->puts == 0 && hs->closing) {
+        free(hs);
+        return;
+    }
+    hstream *st = hs->streams;
+    if (status != MCP_OK) {
+        if (st != NULL && st->req != NULL) {
+            mcp__shttp_cluster_unavailable(hs->t, st->req);
+            st->req = NULL;
+        }
+        mcp__hsess_close(hs);
+        return;
+    }
+    mcp__shttp_legacy_endpoint(hs);
+}
+
+int mcp__shttp_cluster_legacy_new(hsess *hs)
+{
+    shttp *t = hs->t;
+    char rec[64];
+    int n = snprintf(rec, sizeof(rec), "{\"legacy\":%u}", (unsigned)t->node);
+    int rc = mcp__cluster_session_put(t->cluster, hs->id, rec, (size_t)n,
+                                      t->idle_ms + t->idle_ms / 8, legacy_put_done, hs);
+    hstream *st = hs->streams;
+    if (rc != MCP_OK) {
+        if (st != NULL && st->req != NULL) {
+            mcp__shttp_cluster_unavailable(t, st->req);
+            st->req = NULL;
+        }
+        mcp__hsess_close(hs);
+        return 1;
+    }
+    hs->legacy_shared = 1;
+    hs->puts++;
+    hs->touched_ms = mcp__now_ms();
+    return 1;
+}
+
+typedef struct legacy_post {
+    shttp *t;
+    mcp__http_req *req; /* NULL once its client is gone */
+    char id[33];
+    uint32_t node;
+} legacy_post;
+
+static void legacy_req_closed(void *arg, mcp__http_req *req)
+{
+    legacy_post *lp = arg;
+    mcp__http_req_release(req);
+    lp->req = NULL;
+}
+
+/* Ends a legacy POST: forwarded (202), or refused. */
+static void legacy_post_end(legacy_post *lp, int alive)
+{
+    shttp *t = lp->t;
+    mcp__http_req *req = lp->req;
+    uint32_t node = lp->node;
+    char id[33];
+    memcpy(id, lp->id, sizeof(id));
+    t->lookups--;
+    free(lp);
+    if (req == NULL)
+        return;
+    mcp__http_req_on_close(req, NULL, NULL);
+    if (alive < 0) {
+        mcp__shttp_cluster_unavailable(t, req);
+        return;
+    }
+    if (alive == 0) {
+        mcp__shttp_error(t, req, 404, MCP_RPC_REQUEST_TIMEOUT, "Session not found");
+        return;
+    }
+    size_t n_requests;
+    int has_init;
+    json_t *v = mcp__shttp_parse_body(t, req, &n_requests, &has_init);
+    if (v == NULL)
+        return;
+    json_decref(v);
+    size_t len;
+    const char *body = mcp__http_req_body(req, &len);
+    if (mcp__cluster_send(t->cluster, node, MSG_LEGACY, id, body, len) != MCP_OK) {
+        mcp__shttp_cluster_unavailable(t, req);
+        return;
+    }
+    const char *hdrs[12] = {"Content-Type", "text/plain"};
+    size_t n = mcp__shttp_cors(t, req, hdrs, 2);
+    hdrs[n] = NULL;
+    mcp__http_respond(req, 202, hdrs, "Accepted", 8);
+}
+
+static void legacy_alive(void *arg, int alive)
+{
+    legacy_post_end(arg, alive);
+}
+
+static void legacy_got(void *arg, int status, const char *text, size_t len)
+{
+    legacy_post *lp = arg;
+    if (status != MCP_OK || lp->req == NULL) {
+        legacy_post_end(lp, status == MCP_ECLOSED ? -1 : 0);
+        return;
+    }
+    json_t *rec = mcp__json_parse(text, len, MCP__JSON_ANY, NULL);
+    json_int_t node = json_integer_value(json_object_get(rec, "legacy"));
+    json_decref(rec);
+    if (node <= 0 || (uint32_t)node == lp->t->node) {
+        legacy_post_end(lp, 0); /* not a legacy session, or this node's, gone */
+        return;
+    }
+    lp->node = (uint32_t)node;
+    /* A node that died leaves its records behind until they expire: its sessions are
+     * gone with it. */
+    mcp__cluster_node_alive(lp->t->cluster, lp->node, legacy_alive, lp);
+}
+
+void mcp__shttp_cluster_legacy_post(shttp *t, mcp__http_req *req, const char *id)
+{
+    if (!mcp__cluster_up(t->cluster) || t->lookups >= MAX_LOOKUPS) {
+        mcp__shttp_cluster_unavailable(t, req);
+        return;
+    }
+    legacy_post *lp = calloc(1, sizeof(*lp));
+    if (lp == NULL) {
+        mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        return;
+    }
+    lp->t = t;
+    lp->req = req;
+    snprintf(lp->id, sizeof(lp->id), "%s", id);
+    t->lookups++;
+    mcp__http_req_on_close(req, legacy_req_closed, lp);
+    mcp__cluster_session_get(t->cluster, lp->id, legacy_got, lp);
+}
+
 /* ---- Messages between nodes ---- */
 
 /* Sends a message to the node whose request it answers. */
@@ -391,6 +542,17 @@ static void on_message(void *user, const mcp__cluster_msg *m)
         return;
     }
     hsess *hs = mcp__map_get(&t->sessions, m->session);
+    if (m->kind == MSG_LEGACY) {
+        if (hs != NULL && hs->legacy && !hs->closing) {
+            mcp__hsess_touch(hs);
+            mcp__shttp_cluster_touch(hs);
+            json_t *v = mcp__json_parse(m->data, m->len, MCP__JSON_ANY, NULL);
+            if (v != NULL)
+                HS_ANS(hs)->feed_value(hs->sess, v, hs->streams ? hs->streams->id : 0);
+            json_decref(v);
+        }
+        return;
+    }
     if (hs == NULL || hs->closing || !hs->shared)
         return; /* not a session this node has: nothing to do here */
     switch (m->kind) {

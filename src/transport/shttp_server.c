@@ -640,7 +640,7 @@ void mcp__hsess_close(hsess *hs)
         st->req = NULL;
         mcp__hstream_free(st);
     }
-    if (hs->shared && !hs->local_close)
+    if ((hs->shared || hs->legacy_shared) && !hs->local_close)
         mcp__shttp_cluster_session_end(hs); /* its events too, on every node */
     else if (t->store != NULL && !hs->stateless && !hs->legacy && !hs->shared)
         mcp_event_store_drop_session(t->store, hs->id);
@@ -661,7 +661,9 @@ void mcp__hsess_close(hsess *hs)
             break;
         }
     }
-    free(hs);
+    /* A write of its shared record still holds it: freed when that is answered. */
+    if (hs->puts == 0)
+        free(hs);
 }
 
 static void run_deferred(uv_idle_t *h)
