@@ -319,9 +319,11 @@ json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, 
 #define MCP__NODE_SHIFT 40
 #define MCP__ID_NODE_SHIFT 32
 
-/* Connects to the cluster at url (keys under prefix, NULL: the default); its event
- * store becomes the endpoint's. MCP_EINVAL, MCP_ENOMEM, MCP_ECONNECT. */
-int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix);
+/* Connects to the cluster at url (keys under prefix, NULL: the default; events within
+ * the memory store's bounds); its event store becomes the endpoint's. MCP_EINVAL,
+ * MCP_ENOMEM, MCP_ECONNECT. */
+int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix,
+                             const mcp_memory_store_opts *bounds);
 /* Detaches and frees the cluster (the endpoint has stopped). */
 void mcp__shttp_cluster_stop(shttp *t);
 /* Called first for every request on the MCP path: 1 when the cluster took it (a

@@ -733,11 +733,16 @@ int mcp__shttp_cluster_resume(shttp *t, hsess *hs, mcp__http_req *req, uint64_t 
 
 /* ---- Start and stop ---- */
 
-int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix)
+int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix,
+                             const mcp_memory_store_opts *bounds)
 {
     mcp__cluster_opts o = {0};
     o.url = url;
     o.prefix = prefix;
+    /* The memory store's bounds, kept per stream in Redis (see cluster.h). */
+    o.max_events = bounds->max_events;
+    o.max_event_bytes = bounds->max_bytes;
+    o.ttl_ms = bounds->ttl_ms;
     mcp__cluster_cbs cbs = {0};
     cbs.message = on_message;
     cbs.up = on_up;

@@ -423,7 +423,7 @@ int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_o
     if (rc != MCP_OK)
         goto fail;
     if (o.redis_url != NULL && !o.stateless &&
-        (rc = mcp__shttp_cluster_start(t, o.redis_url, o.redis_prefix)) != MCP_OK)
+        (rc = mcp__shttp_cluster_start(t, o.redis_url, o.redis_prefix, &o.memory_store)) != MCP_OK)
         goto fail;
     if (o.disable_resumability)
         t->store = NULL; /* sessions are still shared; their streams are not resumable */
