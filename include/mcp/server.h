@@ -767,7 +767,9 @@ typedef struct mcp_http_opts {
      * same Redis share their sessions, streams and events (revisions 2024-11-05 to
      * 2025-11-25), so that behind a load balancer any node serves any request of a
      * session and resumes any stream, replaying from Redis and then following the
-     * node that runs the request; store and memory_store are then not used. The
+     * node that runs the request. store is then not used, and memory_store's bounds
+     * apply to the events kept in Redis (max_events and ttl_ms per stream, an event
+     * larger than max_bytes is not kept). The
      * first connection is made here (an endpoint that cannot reach Redis does not
      * start: MCP_ECONNECT); later losses are recovered in the background, and
      * meanwhile what needs Redis gets 503.
