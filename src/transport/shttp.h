@@ -356,6 +356,9 @@ int mcp__shttp_cluster_standalone(hsess *hs, const char *text, size_t len);
 void mcp__shttp_cluster_standalone_here(hsess *hs, uint64_t stream);
 /* A stream got its first stored event: its description goes to the shared store. */
 void mcp__shttp_cluster_stream_describe(hstream *st);
+/* SEP-1699 on a stream whose client is away from this node: a marker to resume after,
+ * and the nodes that follow it for the client close their streams there. */
+void mcp__shttp_cluster_stream_pause(hstream *st, int retry_ms);
 /* A described stream sent its last event. */
 void mcp__shttp_cluster_stream_end(hstream *st);
 /* The stream id of another node: resumed by following it (1), or 0 for this node's. */

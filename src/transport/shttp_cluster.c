@@ -612,6 +612,16 @@ void mcp__shttp_cluster_stream_describe(hstream *st)
     free(text);
 }
 
+void mcp__shttp_cluster_stream_pause(hstream *st, int retry_ms)
+{
+    hsess *hs = st->hs;
+    shttp *t = hs->t;
+    uint64_t seq = ++hs->next_seq;
+    if (mcp_event_store_append(t->store, hs->id, st->id, seq, "", 0) == MCP_OK)
+        mcp__cluster_stream_pause(t->cluster, hs->id, st->id, seq,
+                                  retry_ms >= 0 ? retry_ms : t->retry_ms);
+}
+
 void mcp__shttp_cluster_stream_end(hstream *st)
 {
     hsess *hs = st->hs;
@@ -700,6 +710,32 @@ static void follow_done(void *arg, int status, const char *text, size_t len)
     }
     if (status == MCP_ECLOSED)
         answer_for_owner(st, text, len);
+    if (status == MCP__CLUSTER_PAUSED) {
+        /* The owner closed the stream for polling (SEP-1699): so does this node, with the
+         * marker's id to resume after and the retry the owner asked for. */
+        unsigned long long seq = 0;
+        int retry = -1;
+        char buf[64];
+        snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) ? len : sizeof(buf) - 1),
+                 text != NULL ? text : "");
+        if (sscanf(buf, "%llu %d", &seq, &retry) == 2 && seq > 0) {
+            char eid[64];
+            mcp__event_id(hs, st->id, (uint64_t)seq, eid);
+            mcp__buf b = {0};
+            if (mcp__sse_event(&b, NULL, eid, retry >= 0 ? retry : t->retry_ms, NULL, 0) == MCP_OK)
+                mcp__hstream_write(st, b.data, b.len);
+            mcp__buf_free(&b);
+        }
+    } else if (status == MCP_OK && !st->begun) {
+        /* Nothing was left to send: the client had the final answer. The GET stays open
+         * with nothing to carry, kept alive, as a resume here does (seed 001: ending it
+         * would have the client's EventSource come back at once, for ever). */
+        st->kind = HS_IDLE;
+        mcp__hstream_write(st, NULL, 0);
+        if (st->req == NULL)
+            mcp__hstream_free(st);
+        return;
+    }
     mcp__hstream_end(st);
     mcp__hstream_free(st);
 }

@@ -349,8 +349,12 @@ static int io_close_stream(void *io, uint64_t stream, int retry_ms)
         st->kind = HS_POST_SSE; /* a JSON-mode request that polls is answered as SSE */
     if (!mcp__hsess_primes(hs) || st == NULL || st->kind != HS_POST_SSE)
         return MCP_ENOTSUP;
-    if (st->req == NULL)
-        return MCP_OK; /* already disconnected: the client resumes when it can */
+    if (st->req == NULL) {
+        /* Disconnected here; a node following the stream for the client closes it. */
+        if (hs->t->cluster != NULL && st->described)
+            mcp__shttp_cluster_stream_pause(st, retry_ms);
+        return MCP_OK; /* the client resumes when it can */
+    }
     mcp__hstream_prime(st, retry_ms);
     mcp__http_stream_end(st->req);
     st->req = NULL;
