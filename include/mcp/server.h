@@ -762,6 +762,20 @@ typedef struct mcp_http_opts {
     const mcp_http_route *routes; /* extra routes, ended by one with path NULL */
     int drain_ms; /* mcp_serve_http: how long SIGTERM and SIGINT let requests in flight
                      finish; 0: 10000; < 0: no deadline. A second signal stops at once */
+    /*
+     * Scale-out: "redis://[:password@]host[:port][/db]" (NULL: none). Nodes given the
+     * same Redis share their sessions, streams and events (revisions 2024-11-05 to
+     * 2025-11-25), so that behind a load balancer any node serves any request of a
+     * session and resumes any stream, replaying from Redis and then following the
+     * node that runs the request. store is then not used, and memory_store's bounds
+     * apply to the events kept in Redis (max_events and ttl_ms per stream, an event
+     * larger than max_bytes is not kept). The
+     * first connection is made here (an endpoint that cannot reach Redis does not
+     * start: MCP_ECONNECT); later losses are recovered in the background, and
+     * meanwhile what needs Redis gets 503.
+     */
+    const char *redis_url;
+    const char *redis_prefix; /* keys and channels begin with it; NULL: "mcp:" */
 } mcp_http_opts;
 
 typedef struct mcp_http_endpoint mcp_http_endpoint;

@@ -29,7 +29,9 @@ enum {
     F_NO_RESUME,
     F_STORE_EVENTS,
     F_STORE_BYTES,
-    F_STORE_TTL
+    F_STORE_TTL,
+    F_REDIS,
+    F_REDIS_PREFIX
 };
 
 static const struct option flags[HTTP_FLAGS_COUNT] = {
@@ -54,6 +56,8 @@ static const struct option flags[HTTP_FLAGS_COUNT] = {
     {"store-max-events", required_argument, NULL, F_STORE_EVENTS},
     {"store-max-bytes", required_argument, NULL, F_STORE_BYTES},
     {"store-ttl-ms", required_argument, NULL, F_STORE_TTL},
+    {"redis", required_argument, NULL, F_REDIS},
+    {"redis-prefix", required_argument, NULL, F_REDIS_PREFIX},
 };
 
 void http_flags_add(struct option *out)
@@ -108,6 +112,20 @@ int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
         return 0;
     case F_NO_RESUME:
         h->disable_resumability = 1;
+        return 0;
+    case F_REDIS:
+        if (strncmp(arg, "redis://", 8) != 0) {
+            usage("--redis needs a URL redis://[:password@]host[:port][/db], not '%s'", arg);
+            return 2;
+        }
+        h->redis_url = arg;
+        return 0;
+    case F_REDIS_PREFIX:
+        if (arg[0] == '\0' || strlen(arg) > 64) {
+            usage("--redis-prefix needs 1 to 64 characters");
+            return 2;
+        }
+        h->redis_prefix = arg;
         return 0;
     case F_ORIGIN:
     case F_HOST:
@@ -274,7 +292,14 @@ void http_flags_help(FILE *out)
           "      --no-resumability no event ids, no event store, no priming events\n"
           "      --store-max-events N  events kept per session (default 10000)\n"
           "      --store-max-bytes N   bytes kept per session (default 16777216)\n"
-          "      --store-ttl-ms N  how long an event is kept (default 300000)\n",
+          "      --store-ttl-ms N  how long an event is kept (default 300000)\n"
+          "\n"
+          "Scale-out (several nodes behind a load balancer, no sticky sessions):\n"
+          "      --redis URL       share sessions, streams and events with every node\n"
+          "                        given the same redis://[:password@]host[:port][/db]:\n"
+          "                        any node serves any request and resumes any stream\n"
+          "      --redis-prefix P  keys and channels begin with P (default mcp:), so\n"
+          "                        deployments can share one Redis\n",
           out);
 }
 

@@ -23,11 +23,12 @@ enum transport { TRANSPORT_HTTP, TRANSPORT_STDIO };
 struct options {
     enum transport transport;
     int transport_given;
-    const char *listen; /* HOST:PORT for --http */
-    int page_size;      /* 0: the library's default */
-    unsigned eras;      /* MCP_ERA_*; 0: both */
-    int workers;        /* 0: the library's default */
-    http_flags flags;   /* the HTTP flags; lists point into argv */
+    const char *listen;         /* HOST:PORT for --http */
+    int page_size;              /* 0: the library's default */
+    unsigned eras;              /* MCP_ERA_*; 0: both */
+    int workers;                /* 0: the library's default */
+    const char *state_key_file; /* the requestState key, shared by the nodes */
+    http_flags flags;           /* the HTTP flags; lists point into argv */
 };
 
 static void print_help(FILE *out)
@@ -58,6 +59,9 @@ static void print_help(FILE *out)
             "                        (2024-11-05 to 2025-11-25, opened by initialize, with\n"
             "                        sessions) or modern (2026-07-28: stateless requests\n"
             "                        that name their revision in _meta)\n"
+            "      --state-key-file FILE  the key that seals 2026-07-28 requestState: 32\n"
+            "                        bytes, or 64 hex digits; nodes behind one load\n"
+            "                        balancer share it (default: one drawn at start)\n"
             "  -h, --help            print this help and exit\n"
             "      --version         print the version and exit\n"
             "\n"
@@ -101,8 +105,16 @@ static void usage_error(const char *fmt, ...)
 /* Returns 0 and fills opt, -1 to exit with success (help, version), or EXIT_USAGE. */
 static int parse_args(int argc, char **argv, struct options *opt)
 {
-    enum { OPT_STDIO = 256, OPT_HTTP, OPT_PAGE_SIZE, OPT_WORKERS, OPT_VERSION, OPT_PROTOCOL };
-    struct option longopts[8 + HTTP_FLAGS_COUNT] = {
+    enum {
+        OPT_STDIO = 256,
+        OPT_HTTP,
+        OPT_PAGE_SIZE,
+        OPT_WORKERS,
+        OPT_VERSION,
+        OPT_PROTOCOL,
+        OPT_STATE_KEY
+    };
+    struct option longopts[9 + HTTP_FLAGS_COUNT] = {
         {"stdio", no_argument, NULL, OPT_STDIO},
         {"http", required_argument, NULL, OPT_HTTP},
         {"page-size", required_argument, NULL, OPT_PAGE_SIZE},
@@ -110,9 +122,10 @@ static int parse_args(int argc, char **argv, struct options *opt)
         {"protocol", required_argument, NULL, OPT_PROTOCOL},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
+        {"state-key-file", required_argument, NULL, OPT_STATE_KEY},
     };
-    http_flags_add(longopts + 7);
-    longopts[7 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
+    http_flags_add(longopts + 8);
+    longopts[8 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
 
     *opt = (struct options){.transport = TRANSPORT_HTTP, .listen = DEFAULT_LISTEN};
     int c, li = -1;
@@ -162,6 +175,9 @@ static int parse_args(int argc, char **argv, struct options *opt)
                 return EXIT_USAGE;
             }
             break;
+        case OPT_STATE_KEY:
+            opt->state_key_file = optarg;
+            break;
         case OPT_WORKERS:
             if (http_flags_parse_int(optarg, 1, 256, &opt->workers) != 0) {
                 usage_error("--workers needs an integer from 1 to 256, not '%s'", optarg);
@@ -197,6 +213,39 @@ static void on_listen(const char *url, void *user)
     fflush(stderr);
 }
 
+/* Reads the requestState key: 32 bytes, or 64 hex digits and maybe a newline. */
+static int set_state_key(mcp_server *srv, const char *path)
+{
+    unsigned char raw[80], key[32];
+    FILE *f = fopen(path, "rb");
+    size_t n = f != NULL ? fread(raw, 1, sizeof(raw), f) : 0;
+    if (f != NULL)
+        fclose(f);
+    while (n > 32 && (raw[n - 1] == '\n' || raw[n - 1] == '\r'))
+        n--;
+    int ok = n == 32;
+    if (ok)
+        memcpy(key, raw, 32);
+    else if (n == 64) {
+        ok = 1;
+        for (int i = 0; i < 32 && ok; i++) {
+            unsigned v;
+            char hex[3] = {(char)raw[2 * i], (char)raw[2 * i + 1], 0};
+            ok = strspn(hex, "0123456789abcdefABCDEF") == 2 && sscanf(hex, "%x", &v) == 1;
+            key[i] = (unsigned char)v;
+        }
+    }
+    memset(raw, 0, sizeof(raw));
+    if (!ok || mcp_server_set_state_key(srv, key, sizeof(key), 0) != MCP_OK) {
+        fprintf(stderr, "%s: --state-key-file: '%s' must hold 32 bytes or 64 hex digits\n",
+                EVERYTHING_NAME, path);
+        memset(key, 0, sizeof(key));
+        return -1;
+    }
+    memset(key, 0, sizeof(key));
+    return 0;
+}
+
 /* Applies the numeric settings; returns 0, or EXIT_USAGE after printing why. */
 static int apply_settings(mcp_server *srv, const struct options *opt)
 {
@@ -209,6 +258,8 @@ static int apply_settings(mcp_server *srv, const struct options *opt)
         fprintf(stderr, "%s: --workers: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
         return EXIT_USAGE;
     }
+    if (opt->state_key_file != NULL && set_state_key(srv, opt->state_key_file) != 0)
+        return EXIT_USAGE;
     if (opt->eras != 0 && (rc = mcp_server_set_eras(srv, opt->eras)) != MCP_OK) {
         fprintf(stderr, "%s: --protocol: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
         return EXIT_USAGE;

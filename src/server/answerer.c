@@ -170,6 +170,22 @@ static void sa_set_id_base(mcp__asession *s, json_int_t base)
     mcp__rpc_set_id_base(S(s)->rpc, base);
 }
 
+static void sa_set_fanout(mcp__answerer *a,
+                          void (*fn)(void *user, const char *method, const json_t *params,
+                                     const char *uri, int level),
+                          void *user)
+{
+    server_answerer *sa = (server_answerer *)a;
+    sa->rt->fanout = fn;
+    sa->rt->fanout_user = user;
+}
+
+static void sa_deliver(mcp__answerer *a, const char *method, const json_t *params, const char *uri,
+                       int level)
+{
+    mcp__broadcast_remote(((server_answerer *)a)->rt, method, params, uri, level);
+}
+
 static const mcp__answerer_ops server_answerer_ops = {
     .open = sa_open,
     .feed = sa_feed,
@@ -192,6 +208,8 @@ static const mcp__answerer_ops server_answerer_ops = {
     .export_state = sa_export_state,
     .import_state = sa_import_state,
     .set_id_base = sa_set_id_base,
+    .set_fanout = sa_set_fanout,
+    .deliver = sa_deliver,
 };
 
 mcp__answerer *mcp__server_answerer_new(struct mcp_server *srv, uv_loop_t *loop)

@@ -599,30 +599,50 @@ typedef struct broadcast_mail {
     int level;
 } broadcast_mail;
 
+/* Delivers a server-wide notification to rt's sessions; remote: another node raised it. */
+static void deliver(mcp__srt *rt, const char *method, const json_t *params, const char *filter_uri,
+                    int level, int remote)
+{
+    for (mcp__session *s = rt->sessions; s != NULL; s = s->next) {
+        if (s->closed)
+            continue;
+        if (s->listens != NULL && level < 0) /* logs are never a subscription's */
+            mcp__listen_deliver(s, method, params);
+        if (!s->initialized)
+            continue;
+        /* A session shared with other nodes gets it once: from the node of its standalone
+         * stream, or, with none, from the node it was raised on. */
+        int here = s->io != NULL && s->io->here != NULL ? s->io->here(s->io_user) : MCP__HERE_OWNER;
+        if (here == MCP__HERE_ELSEWHERE || (remote && here != MCP__HERE_OWNER))
+            continue;
+        if (filter_uri != NULL && json_object_get(s->subscriptions, filter_uri) == NULL)
+            continue;
+        if (level >= 0 && level < (int)s->level)
+            continue;
+        /* The spec: list_changed only where initialize declared listChanged. */
+        if ((strcmp(method, "notifications/tools/list_changed") == 0 &&
+             !(s->declared & MCP__CAP_TOOLS)) ||
+            (strcmp(method, "notifications/resources/list_changed") == 0 &&
+             !(s->declared & MCP__CAP_RESOURCES)) ||
+            (strcmp(method, "notifications/prompts/list_changed") == 0 &&
+             !(s->declared & MCP__CAP_PROMPTS)))
+            continue;
+        mcp__session_notify(s, method, json_incref((json_t *)params));
+    }
+}
+
+void mcp__broadcast_remote(mcp__srt *rt, const char *method, const json_t *params,
+                           const char *filter_uri, int level)
+{
+    deliver(rt, method, params, filter_uri, level, 1);
+}
+
 static void broadcast_run(mcp__mail *m)
 {
     broadcast_mail *b = (broadcast_mail *)m;
-    for (mcp__session *s = b->rt->sessions; s != NULL; s = s->next) {
-        if (s->closed)
-            continue;
-        if (s->listens != NULL && b->level < 0) /* logs are never a subscription's */
-            mcp__listen_deliver(s, b->method, b->params);
-        if (!s->initialized)
-            continue;
-        if (b->filter_uri != NULL && json_object_get(s->subscriptions, b->filter_uri) == NULL)
-            continue;
-        if (b->level >= 0 && b->level < (int)s->level)
-            continue;
-        /* The spec: list_changed only where initialize declared listChanged. */
-        if ((strcmp(b->method, "notifications/tools/list_changed") == 0 &&
-             !(s->declared & MCP__CAP_TOOLS)) ||
-            (strcmp(b->method, "notifications/resources/list_changed") == 0 &&
-             !(s->declared & MCP__CAP_RESOURCES)) ||
-            (strcmp(b->method, "notifications/prompts/list_changed") == 0 &&
-             !(s->declared & MCP__CAP_PROMPTS)))
-            continue;
-        mcp__session_notify(s, b->method, json_incref(b->params));
-    }
+    if (b->rt->fanout != NULL)
+        b->rt->fanout(b->rt->fanout_user, b->method, b->params, b->filter_uri, b->level);
+    deliver(b->rt, b->method, b->params, b->filter_uri, b->level, 0);
     free(b->method);
     free(b->filter_uri);
     json_decref(b->params);

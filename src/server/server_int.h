@@ -113,6 +113,11 @@ struct mcp__srt {
     /* Called on the loop when the last session is freed (may be NULL). */
     void (*empty_cb)(void *arg);
     void *empty_arg;
+    /* Server-wide notifications raised here go to other nodes too (may be NULL): see
+     * mcp__answerer_ops.set_fanout. */
+    void (*fanout)(void *user, const char *method, const json_t *params, const char *uri,
+                   int level);
+    void *fanout_user;
     /* Called once mcp__srt_close has closed everything, just before rt is freed. */
     void (*closed_cb)(void *arg);
     void *closed_arg;
@@ -359,6 +364,11 @@ mcp__prompt *mcp__find_prompt(mcp_server *srv, const char *name);
 /* Sends a notification to every initialized session on every runtime (any thread).
  * params stolen. filter_uri: only sessions subscribed to it (NULL: all). level >= 0:
  * only sessions whose logging level lets it through. */
+/* Delivers a server-wide notification another node raised to rt's sessions (loop
+ * thread): their subscriptions/listen requests, and the sessions whose standalone
+ * stream is here. */
+void mcp__broadcast_remote(mcp__srt *rt, const char *method, const json_t *params,
+                           const char *filter_uri, int level);
 int mcp__broadcast(mcp_server *srv, const char *method, json_t *params, const char *filter_uri,
                    int level);
 

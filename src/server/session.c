@@ -155,17 +155,21 @@ int mcp__session_import(mcp__session *s, const json_t *state)
     json_t *new_subs = json_is_object(subs) ? json_deep_copy(subs) : NULL;
     if (json_is_object(subs) && new_subs == NULL)
         return MCP_ENOMEM;
-    json_decref(s->client_caps);
-    json_decref(s->client_info);
+    /* What initialize settled never changes after it, and requests in flight borrow it:
+     * an initialized session keeps its own. */
+    if (!s->initialized) {
+        json_decref(s->client_caps);
+        json_decref(s->client_info);
+        s->client_caps = json_incref(caps);
+        s->client_info = json_incref(info);
+        s->rev = rev;
+    }
     json_decref(s->subscriptions);
-    s->client_caps = json_incref(caps);
-    s->client_info = json_incref(info);
     s->subscriptions = new_subs;
-    s->rev = rev;
     s->level = (mcp_log_level)level;
     s->declared = (unsigned)declared & (MCP__CAP_TOOLS | MCP__CAP_RESOURCES | MCP__CAP_PROMPTS);
     s->initialized = 1;
-    mcp__rpc_allow_batch(s->rpc, rev->batches);
+    mcp__rpc_allow_batch(s->rpc, s->rev->batches);
     return MCP_OK;
 }
 

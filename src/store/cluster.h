@@ -136,6 +136,12 @@ int mcp__cluster_stream_open(mcp__cluster *c, const char *session, uint64_t stre
                              const char *text, size_t len);
 /* The stream has its last event (seq, the last appended): followers end. */
 int mcp__cluster_stream_end(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq);
+/* SEP-1699 on a followed stream: the owner closed it at seq (an event it appended, a
+ * priming marker) asking clients to come back after retry_ms. Followers live at that
+ * moment end with MCP__CLUSTER_PAUSED once every event up to seq is emitted; the
+ * stream itself goes on (nothing is stored for it but the marker). */
+int mcp__cluster_stream_pause(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq,
+                              int retry_ms);
 
 /*
  * Follows a stream another node writes: emits its events with seq > after_seq in
@@ -148,12 +154,15 @@ int mcp__cluster_stream_end(mcp__cluster *c, const char *session, uint64_t strea
  *                caller read from the stream id), or the connection to the shared
  *                server was lost; text is then the owner's mcp__cluster_stream_open
  *                text (NULL when none), so the caller can answer for it.
+ *   MCP__CLUSTER_PAUSED  the owner paused the stream (mcp__cluster_stream_pause)
+ *                while this follow was live: text is "<seq> <retry_ms>".
  * A follow without an end marker waits for as long as the owner lives. Returns a
  * handle, or NULL (out of memory, or down: done is then not called).
  * mcp__cluster_unfollow stops it without calling done, also from inside emit (no more
  * emit then); done may not unfollow (the follow is over once done runs).
  */
 typedef struct mcp__cluster_follow mcp__cluster_follow;
+#define MCP__CLUSTER_PAUSED 1
 typedef void (*mcp__cluster_follow_done_fn)(void *arg, int status, const char *text, size_t len);
 mcp__cluster_follow *mcp__cluster_follow_start(mcp__cluster *c, const char *session,
                                                uint64_t stream, uint32_t owner, uint64_t after_seq,

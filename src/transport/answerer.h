@@ -57,7 +57,15 @@ typedef struct mcp__session_io {
     /* What the session's state export holds changed (initialize was answered, the log
      * level was set, a subscription was made or ended). May be NULL. */
     void (*changed)(void *io);
+    /* Where server-wide notifications for this session are delivered, when it is shared
+     * with other nodes: MCP__HERE_OWNER (its standalone stream is here), MCP__HERE_NONE
+     * (it has none anywhere), MCP__HERE_ELSEWHERE. May be NULL (here). */
+    int (*here)(void *io);
 } mcp__session_io;
+
+#define MCP__HERE_ELSEWHERE 0
+#define MCP__HERE_NONE 1
+#define MCP__HERE_OWNER 2
 
 /* More flags of mcp__session_io.send, beside MCP__SEND_RESPONSE (protocol/rpc.h): the
  * answer of a 2026-07-28 request that its HTTP response must carry with status 400
@@ -132,6 +140,14 @@ typedef struct mcp__answerer_ops {
     int (*import_state)(mcp__asession *s, const json_t *state);
     /* The ids of the session's requests to the client start at base. */
     void (*set_id_base)(mcp__asession *s, json_int_t base);
+    /* Server-wide notifications raised here (list changes, resource updates, logs) are
+     * also given to fn, to send to other nodes; deliver takes theirs. */
+    void (*set_fanout)(mcp__answerer *a,
+                       void (*fn)(void *user, const char *method, const json_t *params,
+                                  const char *uri, int level),
+                       void *user);
+    void (*deliver)(mcp__answerer *a, const char *method, const json_t *params, const char *uri,
+                    int level);
 } mcp__answerer_ops;
 
 struct mcp__answerer {

@@ -26,6 +26,7 @@
 #include <mcp/server.h>
 
 #include "http/http.h"
+#include "store/cluster.h"
 #include "transport/answerer.h"
 
 typedef struct mcp_http_endpoint shttp;
@@ -44,7 +45,9 @@ typedef struct hresume hresume;
  * everything: it stays open, kept alive, carrying nothing, so that clients whose
  * EventSource reconnects after every end are not pushed into a loop (seed 001).
  */
-enum hstream_kind { HS_POST_SSE, HS_POST_JSON, HS_GET, HS_IDLE, HS_LEGACY };
+/* HS_REMOTE is a resume of a stream another node writes (--redis): its events come
+ * from the shared store, replayed and then followed live (shttp_cluster.c). */
+enum hstream_kind { HS_POST_SSE, HS_POST_JSON, HS_GET, HS_IDLE, HS_LEGACY, HS_REMOTE };
 
 struct hstream {
     hsess *hs;
@@ -70,8 +73,22 @@ struct hstream {
     uint64_t away_since;      /* the sweep that first found its client away, or 0 */
     uint64_t stall_mark;      /* bytes the client had taken at the last sweep */
     uint64_t stall_since;     /* since when it has taken nothing while bytes waited */
+    /* Shared with other nodes (shttp_cluster.c): */
+    json_t *request_ids;         /* a POST stream's request ids, for its followers */
+    int described;               /* its description went to the shared store */
+    mcp__cluster_follow *follow; /* HS_REMOTE: the follow under way */
     hstream *prev, *next;
 };
+
+/* A message held until the session's shared record is written (shttp_cluster.c). */
+typedef struct hheld {
+    struct hheld *next;
+    uint64_t stream;
+    unsigned flags;
+    size_t len;
+    int has_text;
+    char text[];
+} hheld;
 
 struct hsess {
     shttp *t;
@@ -99,7 +116,16 @@ struct hsess {
         uint64_t stream, seq;
     } gaps[MCP__MAX_GAPS];
     int ngaps, gaps_overflowed;
-    char source[48];      /* the address that opened it, \"\" when unknown */
+    char source[48]; /* the address that opened it, \"\" when unknown */
+    /* Shared with other nodes (shttp_cluster.c): */
+    int shared;               /* its record lives in the cluster */
+    int legacy_shared;        /* a legacy session whose record names this node */
+    int local_close;          /* closing only here: the session lives on elsewhere */
+    int puts;                 /* record writes not yet acknowledged */
+    hheld *held, **held_tail; /* messages waiting for them */
+    uint64_t touched_ms;      /* when its record's time to live was last extended */
+    uint32_t standalone_node; /* where its standalone stream is (0: here, or none) */
+    uint64_t standalone_stream;
     hsess *prev, *next;   /* every session, for the timers */
     hsess *deferred_next; /* in the list of sessions to close once the stack unwinds */
 };
@@ -165,6 +191,12 @@ struct mcp_http_endpoint {
     mcp_endpoint_done_fn done;
     void *done_user;
     mcp_http_stats stats;
+    /* Sessions shared with other nodes (--redis; shttp_cluster.c). */
+    mcp__cluster *cluster;
+    uint32_t node;           /* this node's number, in the high bits of its stream ids */
+    uint64_t stream_counter; /* stream ids of this node, unique across its sessions */
+    int cluster_attached;
+    int lookups; /* requests waiting for a session's record */
 };
 
 /* ---- shttp_router.c ---- */
@@ -199,6 +231,9 @@ void mcp__shttp_sweep(uv_timer_t *h);
 /* Creates a session (stateful ones get an id and a place in the table). NULL when
  * out of memory. */
 hsess *mcp__hsess_new(shttp *t, int stateless, int legacy);
+/* A session another node made, with its id and event tag (--redis). NULL when out of
+ * memory. */
+hsess *mcp__hsess_restore(shttp *t, const char *id, const char *tag);
 /* Ends the session: its streams end, its handlers are cancelled, its id is forgotten. */
 void mcp__hsess_close(hsess *hs);
 /* The session limit is reached: the least recently used idle session (no open
@@ -219,6 +254,11 @@ void mcp__hsess_set_source(hsess *hs, mcp__http_req *req);
 /* Closes hs once the current callback stack has unwound. */
 void mcp__hsess_close_later(hsess *hs);
 hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req);
+/* The id of a new stream of hs of that kind. */
+uint64_t mcp__hstream_new_id(hsess *hs, enum hstream_kind kind);
+/* Sends a message of hs's session on a stream, as its session io does, but never held
+ * for the session's record (see mcp__shttp_cluster_hold). */
+int mcp__hsess_send(hsess *hs, uint64_t stream, const char *text, size_t len, unsigned flags);
 /* A stream with a given id (a resumed one). */
 hstream *mcp__hstream_attach(hsess *hs, uint64_t id, enum hstream_kind kind, mcp__http_req *req);
 /* True when the session's streams may start with priming events and be closed for
@@ -245,6 +285,8 @@ void mcp__hstream_maybe_ready(hstream *st);
 hresume *mcp__shttp_resume_next(const hresume *r);
 /* Replays under way into the session's GET streams (they count as open GETs). */
 int mcp__shttp_resumes_running(const hsess *hs);
+/* Parses "<tag>-<stream>-<seq>"; the tag must be hs's. 0, or -1. */
+int mcp__parse_event_id(const hsess *hs, const char *id, uint64_t *stream, uint64_t *seq);
 /* Resumes the stream Last-Event-ID names on req (GET). */
 void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last_event_id);
 /* The session is closing: replays under way are abandoned. */
@@ -255,6 +297,8 @@ void mcp__shttp_resumes_cancel(hsess *hs);
 /* on_close of a stream's request. */
 void mcp__shttp_stream_closed(void *arg, mcp__http_req *req);
 void mcp__shttp_mcp_request(shttp *t, mcp__http_req *req);
+/* The same, past the cluster's look-up (the session is known here, or unknown). */
+void mcp__shttp_mcp_request_local(shttp *t, mcp__http_req *req);
 /* The id of the one request a POST body holds (a string or an integer), when it can be
  * read: a new reference, or NULL (no body, not JSON, a batch, a notification, a
  * response, an id of another type). */
@@ -269,9 +313,71 @@ void mcp__hstream_json_to_sse(hstream *st);
  * req (400) and returns NULL. *n_requests and *has_init describe it. */
 json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, int *has_init);
 
+/* ---- shttp_cluster.c: sessions shared with other nodes (--redis) ---- */
+
+/* The node bits of stream ids and of the ids of requests to clients. */
+#define MCP__NODE_SHIFT 40
+#define MCP__ID_NODE_SHIFT 32
+
+/* Connects to the cluster at url (keys under prefix, NULL: the default; events within
+ * the memory store's bounds); its event store becomes the endpoint's. MCP_EINVAL,
+ * MCP_ENOMEM, MCP_ECONNECT. */
+int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix,
+                             const mcp_memory_store_opts *bounds);
+/* Detaches and frees the cluster (the endpoint has stopped). */
+void mcp__shttp_cluster_stop(shttp *t);
+/* Called first for every request on the MCP path: 1 when the cluster took it (a
+ * session other nodes made is looked up, then the request is served; or 503 while the
+ * shared store is down), 0 to serve it as usual. */
+int mcp__shttp_cluster_route(shttp *t, mcp__http_req *req);
+/* 503 with a JSON-RPC error: the shared store cannot be reached. */
+void mcp__shttp_cluster_unavailable(shttp *t, mcp__http_req *req);
+/* A session was made here: its ids get this node's bits and its record is kept in the
+ * cluster once initialized. */
+void mcp__shttp_cluster_session_new(hsess *hs);
+/* The session's state changed (io.changed): its record is written and other nodes told. */
+void mcp__shttp_cluster_changed(hsess *hs);
+/* True when a message must wait for the session's record (it is copied and sent later). */
+int mcp__shttp_cluster_hold(hsess *hs, uint64_t stream, const char *text, size_t len,
+                            unsigned flags);
+/* A request for the session came: its record's time to live is extended now and then. */
+void mcp__shttp_cluster_touch(hsess *hs);
+/* The session is ending for good (DELETE, or its answerer ended it): every node forgets it. */
+void mcp__shttp_cluster_session_end(hsess *hs);
+/* The session's memory goes (held messages). */
+void mcp__shttp_cluster_session_free(hsess *hs);
+/* A POST body's responses to another node's requests, and its cancellations, are sent
+ * to the node that awaits them (they are still fed here too). */
+void mcp__shttp_cluster_forward(hsess *hs, const json_t *v);
+/* A message not tied to a request while no standalone stream is open here: 1 when it
+ * went to the node that has the session's standalone stream. */
+int mcp__shttp_cluster_standalone(hsess *hs, const char *text, size_t len);
+/* A standalone stream opened here: other nodes send the session's messages here. */
+void mcp__shttp_cluster_standalone_here(hsess *hs, uint64_t stream);
+/* A stream got its first stored event: its description goes to the shared store. */
+void mcp__shttp_cluster_stream_describe(hstream *st);
+/* SEP-1699 on a stream whose client is away from this node: a marker to resume after,
+ * and the nodes that follow it for the client close their streams there. */
+void mcp__shttp_cluster_stream_pause(hstream *st, int retry_ms);
+/* A described stream sent its last event. */
+void mcp__shttp_cluster_stream_end(hstream *st);
+/* The stream id of another node: resumed by following it (1), or 0 for this node's. */
+int mcp__shttp_cluster_resume(shttp *t, hsess *hs, mcp__http_req *req, uint64_t stream,
+                              uint64_t seq);
+/* A legacy session opened here: its record names this node, and its endpoint event
+ * goes out once written (1), or 0 to send it now (not shared). */
+int mcp__shttp_cluster_legacy_new(hsess *hs);
+/* A legacy POST for a session this node does not have: sent to the node that has it
+ * (202), or 404. The body is checked here first. */
+void mcp__shttp_cluster_legacy_post(shttp *t, mcp__http_req *req, const char *id);
+/* The owner of a stream id (0 without a cluster). */
+uint32_t mcp__stream_node(uint64_t stream);
+
 /* ---- shttp_legacy.c ---- */
 
 void mcp__shttp_legacy_sse(shttp *t, mcp__http_req *req);
+/* Sends the legacy session's endpoint event (closes it when that fails). */
+void mcp__shttp_legacy_endpoint(hsess *hs);
 void mcp__shttp_legacy_post(shttp *t, mcp__http_req *req);
 
 #endif

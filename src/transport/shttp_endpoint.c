@@ -118,6 +118,7 @@ static uint64_t within_store(const mcp_http_opts *o, uint64_t dflt, uint64_t sto
 static void endpoint_free(shttp *t)
 {
     mcp_event_store_free(t->own_store);
+    mcp__cluster_free(t->cluster);
     mcp__map_free(&t->sessions);
     mcp__map_free(&t->session_sources);
     free(t->path);
@@ -207,12 +208,16 @@ static void begin_closing(shttp *t)
     close_handle(t, &t->sweep_timer);
     close_handle(t, &t->deferred_idle);
     t->deferred = NULL; /* closed below with every other session */
+    /* A node that stops ends its copies only: other nodes serve the sessions on. */
+    for (hsess *hs = t->all; hs != NULL; hs = hs->next)
+        hs->local_close = hs->shared;
     while (t->all != NULL)
         mcp__hsess_close(t->all);
     if (t->store_attached) {
         t->store_attached = 0;
         mcp_event_store_detach(t->store, t->loop);
     }
+    mcp__shttp_cluster_stop(t);
     t->ans->ops->shutdown(t->ans, on_ans_closed, t);
     /* The streams just ended are sent within what is left of the deadline. */
     uint64_t now = uv_now(t->loop);
@@ -366,7 +371,7 @@ static int configure(shttp *t, const mcp_http_opts *opts)
         within_store(&o, DEFAULT_MAX_UNCONFIRMED_BYTES, o.memory_store.max_bytes, 4);
     t->max_get_streams = o.max_get_streams > 0 ? o.max_get_streams : DEFAULT_MAX_GET_STREAMS;
     t->retry_ms = o.retry_ms > 0 ? o.retry_ms : DEFAULT_RETRY_MS;
-    if (!o.disable_resumability && !o.stateless) {
+    if (!o.disable_resumability && !o.stateless && o.redis_url == NULL) {
         t->store = o.store;
         if (t->store == NULL)
             t->store = t->own_store = mcp_memory_store_new(&o.memory_store);
@@ -417,6 +422,11 @@ int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_o
     int rc = configure(t, opts);
     if (rc != MCP_OK)
         goto fail;
+    if (o.redis_url != NULL && !o.stateless &&
+        (rc = mcp__shttp_cluster_start(t, o.redis_url, o.redis_prefix, &o.memory_store)) != MCP_OK)
+        goto fail;
+    if (o.disable_resumability)
+        t->store = NULL; /* sessions are still shared; their streams are not resumable */
     if (t->store != NULL) {
         if (mcp_event_store_attach(t->store, loop) != MCP_OK) {
             mcp__error("the event store cannot attach to the loop");
@@ -467,6 +477,7 @@ int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_o
 fail:
     if (t->store_attached)
         mcp_event_store_detach(t->store, loop);
+    mcp__shttp_cluster_stop(t);
     ans->ops->shutdown(ans, NULL, NULL);
     endpoint_free(t);
     return rc;

@@ -46,6 +46,17 @@ void mcp__shttp_legacy_sse(shttp *t, mcp__http_req *req)
         return;
     }
     mcp__http_req_on_close(req, on_legacy_closed, st);
+    /* Shared with other nodes: the endpoint event goes out once they can find it. */
+    if (t->cluster != NULL && mcp__shttp_cluster_legacy_new(hs))
+        return;
+    mcp__shttp_legacy_endpoint(hs);
+}
+
+void mcp__shttp_legacy_endpoint(hsess *hs)
+{
+    hstream *st = hs->streams;
+    if (st == NULL || st->req == NULL)
+        return;
     char endpoint[96];
     snprintf(endpoint, sizeof(endpoint), "/messages?sessionId=%s", hs->id);
     mcp__buf b = {0};
@@ -80,13 +91,18 @@ void mcp__shttp_legacy_post(shttp *t, mcp__http_req *req)
         return;
     }
     hsess *hs = mcp__map_get(&t->sessions, id);
-    if (hs == NULL || !hs->legacy || hs->closing) {
-        mcp__shttp_error(t, req, 404, MCP_RPC_REQUEST_TIMEOUT, "Session not found");
-        return;
-    }
     if (!mcp__media_type_is(mcp__http_header(req, "content-type"), "application/json")) {
         mcp__shttp_error(t, req, 415, MCP_RPC_SERVER_ERROR,
                          "Unsupported Media Type: Content-Type must be application/json");
+        return;
+    }
+    /* Another node's session: its messages are sent there. */
+    if (hs == NULL && t->cluster != NULL && strlen(id) == 32) {
+        mcp__shttp_cluster_legacy_post(t, req, id);
+        return;
+    }
+    if (hs == NULL || !hs->legacy || hs->closing) {
+        mcp__shttp_error(t, req, 404, MCP_RPC_REQUEST_TIMEOUT, "Session not found");
         return;
     }
     size_t n_requests;
@@ -101,6 +117,8 @@ void mcp__shttp_legacy_post(shttp *t, mcp__http_req *req)
         return;
     }
     mcp__hsess_touch(hs);
+    if (hs->legacy_shared)
+        mcp__shttp_cluster_touch(hs);
     const char *hdrs[12] = {"Content-Type", "text/plain"};
     size_t n = mcp__shttp_cors(t, req, hdrs, 2);
     hdrs[n] = NULL;

@@ -142,6 +142,8 @@ static hsess *find_session(shttp *t, mcp__http_req *req, const json_t *rpc_id)
         return NULL;
     }
     mcp__hsess_touch(hs);
+    if (hs->shared)
+        mcp__shttp_cluster_touch(hs);
     return hs;
 }
 
@@ -156,7 +158,7 @@ void mcp__shttp_stream_closed(void *arg, mcp__http_req *req)
      * standalone one's later messages are stored under its id for its resume. */
     if (st->kind == HS_GET)
         st->hs->last_standalone = st->id;
-    if (st->kind == HS_GET || st->kind == HS_IDLE)
+    if (st->kind == HS_GET || st->kind == HS_IDLE || st->kind == HS_REMOTE)
         mcp__hstream_free(st);
     else
         mcp__hstream_maybe_ready(st); /* a handler waiting for it now only stores */
@@ -312,6 +314,19 @@ static void post_modern(shttp *t, mcp__http_req *req, json_t *v, const mcp__meta
     HS_ANS(hs)->feed_value(hs->sess, v, st->id);
 }
 
+/* The ids of the requests of a POST body (a new array). */
+static json_t *request_ids(const json_t *v)
+{
+    json_t *ids = json_array();
+    size_t n = json_is_array(v) ? json_array_size(v) : 1;
+    for (size_t i = 0; i < n && ids != NULL; i++) {
+        const json_t *id = request_id(json_is_array(v) ? json_array_get(v, i) : v);
+        if (id != NULL && json_object_get(json_is_array(v) ? json_array_get(v, i) : v, "method"))
+            json_array_append(ids, (json_t *)id);
+    }
+    return ids;
+}
+
 static void post(shttp *t, mcp__http_req *req)
 {
     const char *accept = mcp__http_header(req, "accept");
@@ -357,6 +372,11 @@ static void post(shttp *t, mcp__http_req *req)
             HS_ANS(hs)->assume_initialized(hs->sess, mcp__revision_find_legacy(hv));
         }
     } else if (has_init && mcp__http_header(req, "mcp-session-id") == NULL) {
+        if (t->cluster != NULL && !mcp__cluster_up(t->cluster)) {
+            /* Other nodes could not find the session: none is made until they can. */
+            mcp__shttp_cluster_unavailable(t, req);
+            goto out;
+        }
         if (t->sessions.len >= (size_t)t->max_sessions && !mcp__shttp_evict_idle_session(t)) {
             mcp__shttp_error_id(t, req, 503, id, MCP_RPC_SERVER_ERROR,
                                 "Service Unavailable: too many open sessions, all of them busy");
@@ -384,6 +404,8 @@ static void post(shttp *t, mcp__http_req *req)
             mcp__hsess_close(hs);
         goto out;
     }
+    if (hs->shared)
+        mcp__shttp_cluster_forward(hs, v); /* answers another node awaits, cancellations */
     if (n_requests == 0) {
         /* Only notifications and responses: 202 and no body (spec). */
         HS_ANS(hs)->feed_value(hs->sess, v, MCP__STREAM_STANDALONE);
@@ -405,6 +427,8 @@ static void post(shttp *t, mcp__http_req *req)
     }
     /* One POST body gets one answer: a response, or one array for a batch. */
     st->pending = 1;
+    if (hs->shared && !has_init)
+        st->request_ids = request_ids(v); /* for a node that follows it, should this one die */
     /* initialize is answered at once and never resumed: keeping its answer would
      * only cost every session memory. */
     st->unstored = has_init;
@@ -469,7 +493,8 @@ static void get(shttp *t, mcp__http_req *req)
         return;
     int open_gets = 0;
     for (hstream *p = hs->streams; p != NULL; p = p->next)
-        open_gets += (p->kind == HS_GET || p->kind == HS_IDLE) && p->req != NULL;
+        open_gets +=
+            (p->kind == HS_GET || p->kind == HS_IDLE || p->kind == HS_REMOTE) && p->req != NULL;
     open_gets += mcp__shttp_resumes_running(hs);
     if (open_gets >= t->max_get_streams) {
         mcp__shttp_error(t, req, 429, MCP_RPC_SERVER_ERROR,
@@ -493,6 +518,8 @@ static void get(shttp *t, mcp__http_req *req)
         return;
     }
     hs->last_standalone = st->id;
+    if (hs->shared)
+        mcp__shttp_cluster_standalone_here(hs, st->id);
     mcp__http_req_on_close(req, mcp__shttp_stream_closed, st);
     /* Headers go out at once, so the client knows its stream is open. */
     if (mcp__hsess_primes(hs))
@@ -518,6 +545,13 @@ static void delete (shttp *t, mcp__http_req *req)
 }
 
 void mcp__shttp_mcp_request(shttp *t, mcp__http_req *req)
+{
+    if (t->cluster != NULL && mcp__shttp_cluster_route(t, req))
+        return;
+    mcp__shttp_mcp_request_local(t, req);
+}
+
+void mcp__shttp_mcp_request_local(shttp *t, mcp__http_req *req)
 {
     switch (mcp__http_req_method(req)) {
     case MCP__HTTP_POST:

@@ -231,7 +231,7 @@ static void resume_next(hresume *r)
 }
 
 /* Parses "<tag>-<stream>-<seq>"; the tag must be this session's. */
-static int parse_event_id(const hsess *hs, const char *id, uint64_t *stream, uint64_t *seq)
+int mcp__parse_event_id(const hsess *hs, const char *id, uint64_t *stream, uint64_t *seq)
 {
     size_t tag_len = strlen(hs->tag);
     if (strncmp(id, hs->tag, tag_len) != 0 || id[tag_len] != '-')
@@ -254,8 +254,16 @@ static int parse_event_id(const hsess *hs, const char *id, uint64_t *stream, uin
 void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last_event_id)
 {
     uint64_t id, seq;
-    if (parse_event_id(hs, last_event_id, &id, &seq) != 0 || id < 2 || id / 2 > hs->next_stream ||
-        seq == 0 || seq > hs->next_seq) {
+    int parsed = mcp__parse_event_id(hs, last_event_id, &id, &seq) == 0 && seq > 0;
+    if (parsed && t->cluster != NULL && mcp__shttp_cluster_resume(t, hs, req, id, seq))
+        return;
+    /* With a cluster, this node's stream ids count across sessions, and a session made
+     * again here (after its copy expired) counts its events anew: the shared store
+     * knows what it holds. */
+    uint64_t local = id & ((UINT64_C(1) << MCP__NODE_SHIFT) - 1);
+    if (!parsed || id < 2 ||
+        (t->cluster == NULL && (local / 2 > hs->next_stream || seq > hs->next_seq)) ||
+        (t->cluster != NULL && local / 2 > t->stream_counter)) {
         /* Never an empty 200 stream: clients would reconnect to it forever. */
         mcp__shttp_error(t, req, 400, MCP_RPC_SERVER_ERROR,
                          "Bad Request: Last-Event-ID is not an event of this session");

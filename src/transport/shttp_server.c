@@ -32,12 +32,24 @@ hstream *mcp__hstream_attach(hsess *hs, uint64_t id, enum hstream_kind kind, mcp
     return st;
 }
 
-hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req)
+uint64_t mcp__hstream_new_id(hsess *hs, enum hstream_kind kind)
 {
     /* Odd ids are GET (standalone) streams, even ones POST streams: a resume then
      * knows what kind of stream it continues even after the stream is gone. */
-    uint64_t id = ++hs->next_stream * 2 + (kind == HS_GET ? 1 : 0);
-    return mcp__hstream_attach(hs, id, kind, req);
+    uint64_t n = ++hs->next_stream;
+    shttp *t = hs->t;
+    if (t->cluster != NULL && hs->shared) {
+        /* Unique across this node's sessions (a session's copy here may be made again),
+         * with the node's number above them: any node knows whose stream it is. */
+        n = ++t->stream_counter;
+        n = ((uint64_t)t->node << (MCP__NODE_SHIFT - 1)) | n;
+    }
+    return n * 2 + (kind == HS_GET ? 1 : 0);
+}
+
+hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req)
+{
+    return mcp__hstream_attach(hs, mcp__hstream_new_id(hs, kind), kind, req);
 }
 
 void mcp__hstream_free(hstream *st)
@@ -50,6 +62,9 @@ void mcp__hstream_free(hstream *st)
     }
     if (st->req != NULL)
         mcp__http_req_release(st->req);
+    if (st->follow != NULL)
+        mcp__cluster_unfollow(st->follow);
+    json_decref(st->request_ids);
     if (st->prev != NULL)
         st->prev->next = st->next;
     else
@@ -148,6 +163,8 @@ static int emit(hsess *hs, uint64_t id, hstream *st, const char *text, size_t le
     const char *eid_p = NULL;
     if (t->store != NULL && !hs->legacy && !hs->stateless && !(st != NULL && st->unstored)) {
         uint64_t seq = ++hs->next_seq;
+        if (st != NULL && t->cluster != NULL && !st->described)
+            mcp__shttp_cluster_stream_describe(st);
         if (mcp_event_store_append(t->store, hs->id, id, seq, text, len) != MCP_OK) {
             mcp__warn("session %s: an event could not be stored", hs->id);
             mcp__hsess_note_gap(hs, id, seq);
@@ -193,6 +210,8 @@ int mcp__hstream_prime(hstream *st, int retry_ms)
     hsess *hs = st->hs;
     shttp *t = hs->t;
     uint64_t seq = ++hs->next_seq;
+    if (t->cluster != NULL && !st->described)
+        mcp__shttp_cluster_stream_describe(st);
     /* An empty event in the store: a valid place to resume after, never replayed. */
     mcp_event_store_append(t->store, hs->id, st->id, seq, "", 0);
     char eid[64];
@@ -238,6 +257,8 @@ static int emit_standalone(hsess *hs, const char *text, size_t len)
         hs->last_standalone = g->id;
         return emit(hs, g->id, g, text, len);
     }
+    if (hs->t->cluster != NULL && mcp__shttp_cluster_standalone(hs, text, len))
+        return MCP_OK;
     if (hs->t->store != NULL && hs->last_standalone != 0)
         return emit(hs, hs->last_standalone, NULL, text, len);
     mcp__debug("session %s: a message had no open stream and was dropped", hs->id);
@@ -277,6 +298,14 @@ static void finish_json(hstream *st, const char *text, size_t len, unsigned flag
 static int io_send(void *io, uint64_t stream, const char *text, size_t len, unsigned flags)
 {
     hsess *hs = io;
+    /* Other nodes cannot find what this answer tells the client yet. */
+    if ((hs->held != NULL || hs->puts > 0) && mcp__shttp_cluster_hold(hs, stream, text, len, flags))
+        return MCP_OK;
+    return mcp__hsess_send(hs, stream, text, len, flags);
+}
+
+int mcp__hsess_send(hsess *hs, uint64_t stream, const char *text, size_t len, unsigned flags)
+{
     if (text != NULL) {
         hs->t->stats.messages_out++;
         hs->t->stats.bytes_out += len;
@@ -299,6 +328,8 @@ static int io_send(void *io, uint64_t stream, const char *text, size_t len, unsi
         if (text != NULL)
             mcp__hstream_event(st, text, len);
         if ((flags & MCP__SEND_RESPONSE) && --st->pending <= 0) {
+            if (st->described)
+                mcp__shttp_cluster_stream_end(st);
             mcp__hstream_end(st);
             mcp__hstream_free(st);
         }
@@ -318,8 +349,12 @@ static int io_close_stream(void *io, uint64_t stream, int retry_ms)
         st->kind = HS_POST_SSE; /* a JSON-mode request that polls is answered as SSE */
     if (!mcp__hsess_primes(hs) || st == NULL || st->kind != HS_POST_SSE)
         return MCP_ENOTSUP;
-    if (st->req == NULL)
-        return MCP_OK; /* already disconnected: the client resumes when it can */
+    if (st->req == NULL) {
+        /* Disconnected here; a node following the stream for the client closes it. */
+        if (hs->t->cluster != NULL && st->described)
+            mcp__shttp_cluster_stream_pause(st, retry_ms);
+        return MCP_OK; /* the client resumes when it can */
+    }
     mcp__hstream_prime(st, retry_ms);
     mcp__http_stream_end(st->req);
     st->req = NULL;
@@ -478,8 +513,25 @@ static void io_end(void *io)
     mcp__hsess_close_later(io);
 }
 
+static int io_here(void *io)
+{
+    hsess *hs = io;
+    if (!hs->shared || standalone(hs) != NULL || hs->standalone_node == hs->t->node)
+        return MCP__HERE_OWNER;
+    return hs->standalone_node == 0 ? MCP__HERE_NONE : MCP__HERE_ELSEWHERE;
+}
+
+static void io_changed(void *io)
+{
+    hsess *hs = io;
+    if (hs->shared)
+        mcp__shttp_cluster_changed(hs);
+}
+
 static const mcp__session_io shttp_io = {.send = io_send,
                                          .end = io_end,
+                                         .changed = io_changed,
+                                         .here = io_here,
                                          .idle = io_idle,
                                          .close_stream = io_close_stream,
                                          .close_standalone = io_close_standalone,
@@ -515,7 +567,7 @@ void mcp__hsess_touch(hsess *hs)
     hs->last_use = ++hs->t->uses;
 }
 
-hsess *mcp__hsess_new(shttp *t, int stateless, int legacy)
+static hsess *hsess_make(shttp *t, int stateless, int legacy, const char *id, const char *tag)
 {
     hsess *hs = calloc(1, sizeof(*hs));
     if (hs == NULL)
@@ -524,7 +576,10 @@ hsess *mcp__hsess_new(shttp *t, int stateless, int legacy)
     hs->stateless = stateless;
     hs->legacy = legacy;
     mcp__hsess_touch(hs);
-    if (!stateless) {
+    if (id != NULL) {
+        snprintf(hs->id, sizeof(hs->id), "%s", id);
+        snprintf(hs->tag, sizeof(hs->tag), "%s", tag);
+    } else if (!stateless) {
         /* The spec: globally unique and cryptographically secure, visible ASCII. */
         unsigned char raw[16];
         if (mcp__random_bytes(raw, sizeof(raw)) != MCP_OK) {
@@ -551,7 +606,19 @@ hsess *mcp__hsess_new(shttp *t, int stateless, int legacy)
     if (hs->next != NULL)
         hs->next->prev = hs;
     t->all = hs;
+    if (t->cluster != NULL && !stateless && !legacy)
+        mcp__shttp_cluster_session_new(hs);
     return hs;
+}
+
+hsess *mcp__hsess_new(shttp *t, int stateless, int legacy)
+{
+    return hsess_make(t, stateless, legacy, NULL, NULL);
+}
+
+hsess *mcp__hsess_restore(shttp *t, const char *id, const char *tag)
+{
+    return hsess_make(t, 0, 0, id, tag);
 }
 
 static void session_source_forget(hsess *hs);
@@ -577,8 +644,11 @@ void mcp__hsess_close(hsess *hs)
         st->req = NULL;
         mcp__hstream_free(st);
     }
-    if (t->store != NULL && !hs->stateless && !hs->legacy)
+    if ((hs->shared || hs->legacy_shared) && !hs->local_close)
+        mcp__shttp_cluster_session_end(hs); /* its events too, on every node */
+    else if (t->store != NULL && !hs->stateless && !hs->legacy && !hs->shared)
         mcp_event_store_drop_session(t->store, hs->id);
+    mcp__shttp_cluster_session_free(hs);
     /* Its handlers are cancelled; the protocol session lives on, detached, until the
      * last of them returns. */
     HS_ANS(hs)->close(hs->sess);
@@ -595,7 +665,9 @@ void mcp__hsess_close(hsess *hs)
             break;
         }
     }
-    free(hs);
+    /* A write of its shared record still holds it: freed when that is answered. */
+    if (hs->puts == 0)
+        free(hs);
 }
 
 static void run_deferred(uv_idle_t *h)
@@ -710,6 +782,7 @@ int mcp__shttp_evict_idle_session(shttp *t)
         return 0;
     mcp__info("session %s closed to make room (%s, opened from %s)", victim->id,
               victim->used ? "idle" : "never used", victim->source[0] ? victim->source : "?");
+    victim->local_close = 1; /* shared: other nodes still serve it, and so can this one */
     mcp__hsess_close(victim);
     return 1;
 }
@@ -724,7 +797,7 @@ int mcp__shttp_get_streams_full(shttp *t)
     for (hsess *hs = t->all; hs != NULL; hs = hs->next) {
         for (hstream *st = hs->streams; st != NULL; st = st->next)
             n += (st->kind == HS_GET || st->kind == HS_IDLE || st->kind == HS_LEGACY ||
-                  st->long_lived) &&
+                  st->kind == HS_REMOTE || st->long_lived) &&
                  st->req != NULL;
         for (hresume *r = hs->resumes; r != NULL; r = mcp__shttp_resume_next(r))
             n++;
@@ -822,7 +895,9 @@ void mcp__shttp_sweep(uv_timer_t *h)
         }
         /* Used during this sweep (a cut stream touches it): later than now. */
         if (hs->last_active_ms <= now && now - hs->last_active_ms >= (uint64_t)t->idle_ms) {
-            mcp__info("session %s expired after %d ms idle", hs->id, t->idle_ms);
+            mcp__info("session %s expired after %d ms idle%s", hs->id, t->idle_ms,
+                      hs->shared ? " here (its record expires by itself)" : "");
+            hs->local_close = 1;
             mcp__hsess_close(hs);
         }
     }

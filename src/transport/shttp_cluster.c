@@ -1,0 +1,816 @@
+/*
+ * Sessions shared with other nodes of one deployment (--redis; design.md, Past one
+ * machine), behind a load balancer that sends each request anywhere.
+ *
+ * A session lives wherever it is used: each node that serves one of its requests
+ * keeps a copy (an hsess like any other, marked shared), made from the session's
+ * record in the cluster the first time the node sees its id. The record holds what
+ * the server core exports (revision, client capabilities and info, log level,
+ * subscriptions), the event tag, and where the standalone stream is; a node that
+ * changes it writes it and tells the others, which take it into their copies.
+ *
+ * Streams stay where they were made. A stream id carries its node's number in its
+ * high bits, so a resume of another node's stream is recognised from the
+ * Last-Event-ID alone: it is served here by following the stream in the shared
+ * store (replayed, then live, until its owner ends it), and if its owner dies the
+ * client gets an error for each request the stream was to answer. Requests to the
+ * client carry the node's number in their ids too, so an answer that arrives
+ * elsewhere is sent to the node that awaits it; a cancellation goes to every node.
+ *
+ * A copy that expires here, or makes room, is forgotten here only; DELETE (or the
+ * answerer ending a session) ends it on every node, and the record's time to live
+ * (the idle expiry) ends a session no node uses.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol/json.h"
+#include "protocol/rpc.h"
+#include "transport/http_util.h"
+#include "transport/shttp.h"
+
+/* Bus messages between nodes. */
+#define MSG_RECORD 'S'     /* a session's record changed: the record */
+#define MSG_ENDED 'D'      /* a session ended */
+#define MSG_ANSWER 'R'     /* a client's answer to the receiving node's request */
+#define MSG_CANCEL 'C'     /* a client's notifications/cancelled */
+#define MSG_STANDALONE 'M' /* a message for the session's standalone stream */
+#define MSG_NOTICE 'N'     /* a server-wide notification raised on the sending node */
+#define MSG_LEGACY 'L'     /* a legacy session's POST body */
+
+/* Requests waiting for a session's record, at most (more get 503). */
+#define MAX_LOOKUPS 1024
+/* Bytes of messages one session may hold while its record is written. */
+#define MAX_HELD_BYTES (8u << 20)
+
+uint32_t mcp__stream_node(uint64_t stream)
+{
+    return (uint32_t)(stream >> MCP__NODE_SHIFT);
+}
+
+/* ---- The session's record ---- */
+
+static json_t *record_of(hsess *hs)
+{
+    json_t *state = HS_ANS(hs)->export_state(hs->sess);
+    if (state == NULL)
+        return NULL;
+    return json_pack("{s:s, s:o, s:[I,I]}", "tag", hs->tag, "state", state, "standalone",
+                     (json_int_t)hs->standalone_node, (json_int_t)hs->standalone_stream);
+}
+
+/* Takes a record into the session's copy. */
+static int record_apply(hsess *hs, const json_t *rec)
+{
+    json_int_t node = 0, stream = 0;
+    const json_t *state = json_object_get(rec, "state");
+    if (json_unpack((json_t *)rec, "{s:[I,I]}", "standalone", &node, &stream) != 0 ||
+        state == NULL || node < 0 || stream < 0)
+        return MCP_EINVAL;
+    int rc = HS_ANS(hs)->import_state(hs->sess, state);
+    if (rc != MCP_OK)
+        return rc;
+    /* This node's own standalone stream is known here better than by the record. */
+    if ((uint32_t)node != hs->t->node) {
+        hs->standalone_node = (uint32_t)node;
+        hs->standalone_stream = (uint64_t)stream;
+    }
+    return MCP_OK;
+}
+
+static void put_done(void *arg, int status);
+
+/* Writes the record (and tells the other nodes once it is written). */
+static void record_put(hsess *hs)
+{
+    shttp *t = hs->t;
+    json_t *rec = record_of(hs);
+    char *text = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
+    json_decref(rec);
+    if (text == NULL)
+        return;
+    /* What the client is told next waits until any node can find what it implies. */
+    int rc = mcp__cluster_session_put(t->cluster, hs->id, text, strlen(text),
+                                      t->idle_ms + t->idle_ms / 8, put_done, hs);
+    if (rc == MCP_OK) {
+        hs->puts++;
+        mcp__cluster_send(t->cluster, 0, MSG_RECORD, hs->id, text, strlen(text));
+    } else {
+        mcp__warn("session %s: its record could not be written (%s)", hs->id, mcp_strerror(rc));
+    }
+    free(text);
+    hs->touched_ms = mcp__now_ms();
+}
+
+static void release_held(hsess *hs);
+
+static void put_done(void *arg, int status)
+{
+    hsess *hs = arg;
+    if (--hs->puts == 0 && hs->closing) {
+        free(hs); /* closed meanwhile: see mcp__hsess_close */
+        return;
+    }
+    if (status != MCP_OK)
+        mcp__warn("session %s: its record was not written (%s)", hs->id, mcp_strerror(status));
+    if (hs->puts == 0)
+        release_held(hs);
+}
+
+void mcp__shttp_cluster_session_new(hsess *hs)
+{
+    shttp *t = hs->t;
+    if (HS_ANS(hs)->export_state == NULL)
+        return; /* its sessions cannot be served elsewhere (a gateway's children) */
+    hs->shared = 1;
+    hs->held_tail = &hs->held;
+    if (HS_ANS(hs)->set_id_base != NULL)
+        HS_ANS(hs)->set_id_base(hs->sess, (json_int_t)t->node << MCP__ID_NODE_SHIFT);
+}
+
+void mcp__shttp_cluster_changed(hsess *hs)
+{
+    if (!hs->closing)
+        record_put(hs);
+}
+
+void mcp__shttp_cluster_touch(hsess *hs)
+{
+    shttp *t = hs->t;
+    uint64_t now = mcp__now_ms();
+    if (now - hs->touched_ms < (uint64_t)t->idle_ms / 8)
+        return;
+    hs->touched_ms = now;
+    mcp__cluster_session_touch(t->cluster, hs->id, t->idle_ms + t->idle_ms / 8);
+}
+
+void mcp__shttp_cluster_session_end(hsess *hs)
+{
+    shttp *t = hs->t;
+    mcp__cluster_session_delete(t->cluster, hs->id);
+    mcp__cluster_send(t->cluster, 0, MSG_ENDED, hs->id, "", 0);
+}
+
+/* ---- Messages held while the record is written ---- */
+
+int mcp__shttp_cluster_hold(hsess *hs, uint64_t stream, const char *text, size_t len,
+                            unsigned flags)
+{
+    if (hs->held == NULL && hs->puts == 0)
+        return 0;
+    size_t held = 0;
+    for (hheld *h = hs->held; h != NULL; h = h->next)
+        held += h->len;
+    hheld *h = held + len <= MAX_HELD_BYTES ? malloc(sizeof(*h) + len + 1) : NULL;
+    if (h == NULL)
+        return 0; /* sent at once: out of order at worst, never lost */
+    h->next = NULL;
+    h->stream = stream;
+    h->flags = flags;
+    h->len = len;
+    h->has_text = text != NULL;
+    if (text != NULL)
+        memcpy(h->text, text, len);
+    h->text[len] = '\0';
+    *hs->held_tail = h;
+    hs->held_tail = &h->next;
+    return 1;
+}
+
+static void release_held(hsess *hs)
+{
+    /* Sent in order; a send may close the session, which frees what is left. */
+    while (hs->held != NULL && hs->puts == 0 && !hs->closing) {
+        hheld *h = hs->held;
+        hs->held = h->next;
+        if (hs->held == NULL)
+            hs->held_tail = &hs->held;
+        mcp__hsess_send(hs, h->stream, h->has_text ? h->text : NULL, h->len, h->flags);
+        free(h);
+    }
+}
+
+void mcp__shttp_cluster_session_free(hsess *hs)
+{
+    while (hs->held != NULL) {
+        hheld *h = hs->held;
+        hs->held = h->next;
+        free(h);
+    }
+    hs->held_tail = &hs->held;
+}
+
+/* ---- Looking a session up ---- */
+
+typedef struct lookup {
+    shttp *t;
+    mcp__http_req *req; /* NULL once its client is gone */
+    char id[33];
+} lookup;
+
+static void lookup_req_closed(void *arg, mcp__http_req *req)
+{
+    lookup *l = arg;
+    mcp__http_req_release(req);
+    l->req = NULL;
+}
+
+void mcp__shttp_cluster_unavailable(shttp *t, mcp__http_req *req)
+{
+    mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR,
+                     "Service Unavailable: the shared session store cannot be reached");
+}
+
+/* A copy of the session the record describes; NULL (and why) when it cannot be made. */
+static hsess *restore(shttp *t, const char *id, const char *text, size_t len)
+{
+    json_t *rec = mcp__json_parse(text, len, MCP__JSON_ANY, NULL);
+    const char *tag = json_string_value(json_object_get(rec, "tag"));
+    hsess *hs = NULL;
+    if (tag == NULL || strlen(tag) != 16) {
+        mcp__warn("session %s: its shared record cannot be read", id);
+        goto out;
+    }
+    hs = mcp__hsess_restore(t, id, tag);
+    if (hs != NULL && record_apply(hs, rec) != MCP_OK) {
+        mcp__warn("session %s: its shared record cannot be read", id);
+        hs->local_close = 1;
+        mcp__hsess_close(hs);
+        hs = NULL;
+    }
+    if (hs != NULL)
+        hs->used = 1;
+out:
+    json_decref(rec);
+    return hs;
+}
+
+static void lookup_done(void *arg, int status, const char *text, size_t len)
+{
+    lookup *l = arg;
+    shttp *t = l->t;
+    mcp__http_req *req = l->req;
+    t->lookups--;
+    free(l);
+    if (req == NULL)
+        return;
+    mcp__http_req_on_close(req, NULL, NULL);
+    const char *id = mcp__http_header(req, "mcp-session-id");
+    if (status == MCP_ECLOSED) {
+        mcp__shttp_cluster_unavailable(t, req);
+        return;
+    }
+    if (status == MCP_OK && mcp__map_get(&t->sessions, id) == NULL) {
+        /* A copy takes a place in the table like any session. */
+        if (t->sessions.len >= (size_t)t->max_sessions && !mcp__shttp_evict_idle_session(t)) {
+            mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR,
+                             "Service Unavailable: too many open sessions, all of them busy");
+            return;
+        }
+        if (restore(t, id, text, len) == NULL) {
+            mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR,
+                             "Internal error: the session could not be restored");
+            return;
+        }
+    }
+    /* Found (or not: served as an unknown session, 404) now that the table knows. */
+    mcp__shttp_mcp_request_local(t, req);
+}
+
+int mcp__shttp_cluster_route(shttp *t, mcp__http_req *req)
+{
+    const char *id = mcp__http_header(req, "mcp-session-id");
+    if (id == NULL)
+        return 0; /* a new session (see post), or a request of revision 2026-07-28 */
+    hsess *hs = mcp__map_get(&t->sessions, id);
+    if (hs != NULL || strlen(id) != 32 || t->stateless)
+        return 0; /* known here, or not an id this transport makes: 404 as usual */
+    if (!mcp__cluster_up(t->cluster) || t->lookups >= MAX_LOOKUPS) {
+        mcp__shttp_cluster_unavailable(t, req);
+        return 1;
+    }
+    lookup *l = calloc(1, sizeof(*l));
+    if (l == NULL) {
+        mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        return 1;
+    }
+    l->t = t;
+    l->req = req;
+    snprintf(l->id, sizeof(l->id), "%s", id);
+    t->lookups++;
+    mcp__http_req_on_close(req, lookup_req_closed, l);
+    mcp__cluster_session_get(t->cluster, l->id, lookup_done, l);
+    return 1;
+}
+
+/* ---- Legacy HTTP+SSE sessions (2024-11-05) ---- */
+
+/*
+ * A legacy session lives with its event stream on the node that has it; its record
+ * only names that node, so that a POST arriving elsewhere is sent there. Seed 003:
+ * the record goes with the stream, and a POST after that gets 404 on every node.
+ */
+
+static void legacy_put_done(void *arg, int status)
+{
+    hsess *hs = arg;
+    if (--hs->puts == 0 && hs->closing) {
+        free(hs);
+        return;
+    }
+    hstream *st = hs->streams;
+    if (status != MCP_OK) {
+        if (st != NULL && st->req != NULL) {
+            mcp__shttp_cluster_unavailable(hs->t, st->req);
+            st->req = NULL;
+        }
+        mcp__hsess_close(hs);
+        return;
+    }
+    mcp__shttp_legacy_endpoint(hs);
+}
+
+int mcp__shttp_cluster_legacy_new(hsess *hs)
+{
+    shttp *t = hs->t;
+    char rec[64];
+    int n = snprintf(rec, sizeof(rec), "{\"legacy\":%u}", (unsigned)t->node);
+    int rc = mcp__cluster_session_put(t->cluster, hs->id, rec, (size_t)n,
+                                      t->idle_ms + t->idle_ms / 8, legacy_put_done, hs);
+    hstream *st = hs->streams;
+    if (rc != MCP_OK) {
+        if (st != NULL && st->req != NULL) {
+            mcp__shttp_cluster_unavailable(t, st->req);
+            st->req = NULL;
+        }
+        mcp__hsess_close(hs);
+        return 1;
+    }
+    hs->legacy_shared = 1;
+    hs->puts++;
+    hs->touched_ms = mcp__now_ms();
+    return 1;
+}
+
+typedef struct legacy_post {
+    shttp *t;
+    mcp__http_req *req; /* NULL once its client is gone */
+    char id[33];
+    uint32_t node;
+} legacy_post;
+
+static void legacy_req_closed(void *arg, mcp__http_req *req)
+{
+    legacy_post *lp = arg;
+    mcp__http_req_release(req);
+    lp->req = NULL;
+}
+
+/* Ends a legacy POST: forwarded (202), or refused. */
+static void legacy_post_end(legacy_post *lp, int alive)
+{
+    shttp *t = lp->t;
+    mcp__http_req *req = lp->req;
+    uint32_t node = lp->node;
+    char id[33];
+    memcpy(id, lp->id, sizeof(id));
+    t->lookups--;
+    free(lp);
+    if (req == NULL)
+        return;
+    mcp__http_req_on_close(req, NULL, NULL);
+    if (alive < 0) {
+        mcp__shttp_cluster_unavailable(t, req);
+        return;
+    }
+    if (alive == 0) {
+        mcp__shttp_error(t, req, 404, MCP_RPC_REQUEST_TIMEOUT, "Session not found");
+        return;
+    }
+    size_t n_requests;
+    int has_init;
+    json_t *v = mcp__shttp_parse_body(t, req, &n_requests, &has_init);
+    if (v == NULL)
+        return;
+    json_decref(v);
+    size_t len;
+    const char *body = mcp__http_req_body(req, &len);
+    if (mcp__cluster_send(t->cluster, node, MSG_LEGACY, id, body, len) != MCP_OK) {
+        mcp__shttp_cluster_unavailable(t, req);
+        return;
+    }
+    const char *hdrs[12] = {"Content-Type", "text/plain"};
+    size_t n = mcp__shttp_cors(t, req, hdrs, 2);
+    hdrs[n] = NULL;
+    mcp__http_respond(req, 202, hdrs, "Accepted", 8);
+}
+
+static void legacy_alive(void *arg, int alive)
+{
+    legacy_post_end(arg, alive);
+}
+
+static void legacy_got(void *arg, int status, const char *text, size_t len)
+{
+    legacy_post *lp = arg;
+    if (status != MCP_OK || lp->req == NULL) {
+        legacy_post_end(lp, status == MCP_ECLOSED ? -1 : 0);
+        return;
+    }
+    json_t *rec = mcp__json_parse(text, len, MCP__JSON_ANY, NULL);
+    json_int_t node = json_integer_value(json_object_get(rec, "legacy"));
+    json_decref(rec);
+    if (node <= 0 || (uint32_t)node == lp->t->node) {
+        legacy_post_end(lp, 0); /* not a legacy session, or this node's, gone */
+        return;
+    }
+    lp->node = (uint32_t)node;
+    /* A node that died leaves its records behind until they expire: its sessions are
+     * gone with it. */
+    mcp__cluster_node_alive(lp->t->cluster, lp->node, legacy_alive, lp);
+}
+
+void mcp__shttp_cluster_legacy_post(shttp *t, mcp__http_req *req, const char *id)
+{
+    if (!mcp__cluster_up(t->cluster) || t->lookups >= MAX_LOOKUPS) {
+        mcp__shttp_cluster_unavailable(t, req);
+        return;
+    }
+    legacy_post *lp = calloc(1, sizeof(*lp));
+    if (lp == NULL) {
+        mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        return;
+    }
+    lp->t = t;
+    lp->req = req;
+    snprintf(lp->id, sizeof(lp->id), "%s", id);
+    t->lookups++;
+    mcp__http_req_on_close(req, legacy_req_closed, lp);
+    mcp__cluster_session_get(t->cluster, lp->id, legacy_got, lp);
+}
+
+/* ---- Messages between nodes ---- */
+
+/* Sends a message to the node whose request it answers. */
+static void forward_one(hsess *hs, const json_t *msg)
+{
+    shttp *t = hs->t;
+    const json_t *id = json_object_get(msg, "id");
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    if (method == NULL && json_is_integer(id)) {
+        json_int_t v = json_integer_value(id);
+        uint32_t node = v > 0 ? (uint32_t)((uint64_t)v >> MCP__ID_NODE_SHIFT) : 0;
+        if (node == 0 || node == t->node)
+            return;
+        char *text = json_dumps(msg, JSON_COMPACT);
+        if (text != NULL)
+            mcp__cluster_send(t->cluster, node, MSG_ANSWER, hs->id, text, strlen(text));
+        free(text);
+    } else if (method != NULL && strcmp(method, "notifications/cancelled") == 0) {
+        char *text = json_dumps(msg, JSON_COMPACT);
+        if (text != NULL)
+            mcp__cluster_send(t->cluster, 0, MSG_CANCEL, hs->id, text, strlen(text));
+        free(text);
+    }
+}
+
+void mcp__shttp_cluster_forward(hsess *hs, const json_t *v)
+{
+    if (!json_is_array(v)) {
+        forward_one(hs, v);
+        return;
+    }
+    for (size_t i = 0; i < json_array_size(v); i++)
+        forward_one(hs, json_array_get(v, i));
+}
+
+int mcp__shttp_cluster_standalone(hsess *hs, const char *text, size_t len)
+{
+    shttp *t = hs->t;
+    if (hs->standalone_node == 0 || hs->standalone_node == t->node)
+        return 0;
+    return mcp__cluster_send(t->cluster, hs->standalone_node, MSG_STANDALONE, hs->id, text, len) ==
+           MCP_OK;
+}
+
+void mcp__shttp_cluster_standalone_here(hsess *hs, uint64_t stream)
+{
+    hs->standalone_node = hs->t->node;
+    hs->standalone_stream = stream;
+    record_put(hs);
+}
+
+static void feed_text(hsess *hs, const char *text, size_t len)
+{
+    json_t *v = mcp__json_parse(text, len, MCP__JSON_ANY, NULL);
+    if (v != NULL)
+        HS_ANS(hs)->feed_value(hs->sess, v, MCP__STREAM_STANDALONE);
+    json_decref(v);
+}
+
+/* A server-wide notification raised here goes to every node (revision 2026-07-28's
+ * subscriptions/listen there, and the sessions whose standalone stream is there). */
+static void fanout(void *user, const char *method, const json_t *params, const char *uri, int level)
+{
+    shttp *t = user;
+    json_t *v = json_pack("{s:s, s:O?, s:s?, s:i}", "m", method, "p", params, "u", uri, "l", level);
+    char *text = v != NULL ? json_dumps(v, JSON_COMPACT) : NULL;
+    json_decref(v);
+    if (text != NULL)
+        mcp__cluster_send(t->cluster, 0, MSG_NOTICE, "", text, strlen(text));
+    free(text);
+}
+
+static void notice(shttp *t, const mcp__cluster_msg *m)
+{
+    json_t *v = mcp__json_parse(m->data, m->len, MCP__JSON_ANY, NULL);
+    const char *method = NULL, *uri = NULL;
+    json_t *params = NULL;
+    int level = -1;
+    if (t->ans != NULL && t->ans->ops->deliver != NULL &&
+        json_unpack(v, "{s:s, s?o, s?s, s:i}", "m", &method, "p", &params, "u", &uri, "l",
+                    &level) == 0)
+        t->ans->ops->deliver(t->ans, method, params, uri, level);
+    json_decref(v);
+}
+
+static void on_message(void *user, const mcp__cluster_msg *m)
+{
+    shttp *t = user;
+    if (m->kind == MSG_NOTICE) {
+        notice(t, m);
+        return;
+    }
+    hsess *hs = mcp__map_get(&t->sessions, m->session);
+    if (m->kind == MSG_LEGACY) {
+        if (hs != NULL && hs->legacy && !hs->closing) {
+            mcp__hsess_touch(hs);
+            mcp__shttp_cluster_touch(hs);
+            json_t *v = mcp__json_parse(m->data, m->len, MCP__JSON_ANY, NULL);
+            if (v != NULL)
+                HS_ANS(hs)->feed_value(hs->sess, v, hs->streams ? hs->streams->id : 0);
+            json_decref(v);
+        }
+        return;
+    }
+    if (hs == NULL || hs->closing || !hs->shared)
+        return; /* not a session this node has: nothing to do here */
+    switch (m->kind) {
+    case MSG_RECORD: {
+        json_t *rec = mcp__json_parse(m->data, m->len, MCP__JSON_ANY, NULL);
+        if (rec == NULL || record_apply(hs, rec) != MCP_OK)
+            mcp__warn("session %s: a record from node %u cannot be read", hs->id,
+                      (unsigned)m->from);
+        json_decref(rec);
+        break;
+    }
+    case MSG_ENDED:
+        /* Ended on another node, which deleted what the cluster had of it. */
+        hs->local_close = 1;
+        mcp__hsess_close(hs);
+        break;
+    case MSG_ANSWER:
+    case MSG_CANCEL:
+        feed_text(hs, m->data, m->len);
+        break;
+    case MSG_STANDALONE:
+        /* Sent here because the record names this node's standalone stream; if it has
+         * moved meanwhile, the record that says so is on its way to the sender. */
+        if (m->len > 0) {
+            uint32_t node = hs->standalone_node;
+            hs->standalone_node = 0; /* sent from here, not back */
+            mcp__hsess_send(hs, MCP__STREAM_STANDALONE, m->data, m->len, 0);
+            hs->standalone_node = node;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void on_up(void *user, int up)
+{
+    (void)user;
+    if (up)
+        mcp__info("the shared session store is reachable again");
+    else
+        mcp__warn("the shared session store cannot be reached; sessions of other nodes get 503 "
+                  "until it is back");
+}
+
+/* ---- Streams other nodes follow ---- */
+
+void mcp__shttp_cluster_stream_describe(hstream *st)
+{
+    hsess *hs = st->hs;
+    st->described = 1;
+    if (st->kind != HS_POST_SSE && st->kind != HS_POST_JSON)
+        return; /* a standalone stream answers no request */
+    char *text = st->request_ids != NULL ? json_dumps(st->request_ids, JSON_COMPACT) : NULL;
+    mcp__cluster_stream_open(hs->t->cluster, hs->id, st->id, text ? text : "[]",
+                             text ? strlen(text) : 2);
+    free(text);
+}
+
+void mcp__shttp_cluster_stream_pause(hstream *st, int retry_ms)
+{
+    hsess *hs = st->hs;
+    shttp *t = hs->t;
+    uint64_t seq = ++hs->next_seq;
+    if (mcp_event_store_append(t->store, hs->id, st->id, seq, "", 0) == MCP_OK)
+        mcp__cluster_stream_pause(t->cluster, hs->id, st->id, seq,
+                                  retry_ms >= 0 ? retry_ms : t->retry_ms);
+}
+
+void mcp__shttp_cluster_stream_end(hstream *st)
+{
+    hsess *hs = st->hs;
+    mcp__cluster_stream_end(hs->t->cluster, hs->id, st->id, hs->next_seq);
+}
+
+static void follow_emit(void *arg, uint64_t seq, const char *data, size_t len)
+{
+    hstream *st = arg;
+    hsess *hs = st->hs;
+    if (st->req == NULL)
+        return;
+    hs->t->stats.replayed_events++;
+    char eid[64];
+    mcp__event_id(hs, st->id, seq, eid);
+    mcp__buf b = {0};
+    int rc = mcp__sse_event(&b, "message", eid, -1, data, len);
+    if (rc == MCP_OK)
+        rc = mcp__hstream_write(st, b.data, b.len);
+    mcp__buf_free(&b);
+    if (rc != MCP_OK || st->req == NULL) {
+        /* Cut (slow, or out of memory): the client resumes from what it has. */
+        if (st->req != NULL)
+            mcp__http_req_abort(st->req);
+        st->req = NULL;
+        mcp__hstream_free(st);
+    }
+}
+
+/* Each request the dead owner was to answer gets an error, so no client waits on. */
+static void answer_for_owner(hstream *st, const char *text, size_t len)
+{
+    json_t *ids = text != NULL ? mcp__json_parse(text, len, MCP__JSON_ANY, NULL) : NULL;
+    size_t i;
+    json_t *id;
+    json_array_foreach(ids, i, id)
+    {
+        if (!mcp__id_valid(id))
+            continue;
+        json_t *msg = mcp__error_message(
+            id, MCP_RPC_INTERNAL_ERROR,
+            "Internal error: the server node running this request is gone", NULL);
+        char *s = msg != NULL ? json_dumps(msg, JSON_COMPACT) : NULL;
+        json_decref(msg);
+        mcp__buf b = {0};
+        if (s != NULL && mcp__sse_event(&b, "message", NULL, -1, s, strlen(s)) == MCP_OK)
+            mcp__hstream_write(st, b.data, b.len);
+        mcp__buf_free(&b);
+        free(s);
+        if (st->req == NULL)
+            break;
+    }
+    json_decref(ids);
+}
+
+static void follow_done(void *arg, int status, const char *text, size_t len)
+{
+    hstream *st = arg;
+    hsess *hs = st->hs;
+    shttp *t = hs->t;
+    st->follow = NULL;
+    if (st->req == NULL) {
+        mcp__hstream_free(st);
+        return;
+    }
+    if (status == MCP_ENOENT && !st->begun) {
+        mcp__shttp_error(t, st->req, 400, MCP_RPC_SERVER_ERROR,
+                         "Bad Request: Last-Event-ID is unknown or expired");
+        st->req = NULL;
+        mcp__hstream_free(st);
+        return;
+    }
+    if (status == MCP_ECLOSED && st->id % 2 == 1) {
+        /* The standalone stream of a node that is gone (or out of reach): this one
+         * carries the session's messages from now on, under a stream of its own. */
+        mcp__hstream_write(st, NULL, 0);
+        if (st->req == NULL) {
+            mcp__hstream_free(st);
+            return;
+        }
+        st->id = mcp__hstream_new_id(hs, HS_GET);
+        st->kind = HS_GET;
+        hs->last_standalone = st->id;
+        mcp__shttp_cluster_standalone_here(hs, st->id);
+        return;
+    }
+    if (status == MCP_ECLOSED)
+        answer_for_owner(st, text, len);
+    if (status == MCP__CLUSTER_PAUSED) {
+        /* The owner closed the stream for polling (SEP-1699): so does this node, with the
+         * marker's id to resume after and the retry the owner asked for. */
+        unsigned long long seq = 0;
+        int retry = -1;
+        char buf[64];
+        snprintf(buf, sizeof(buf), "%.*s", (int)(len < sizeof(buf) ? len : sizeof(buf) - 1),
+                 text != NULL ? text : "");
+        if (sscanf(buf, "%llu %d", &seq, &retry) == 2 && seq > 0) {
+            char eid[64];
+            mcp__event_id(hs, st->id, (uint64_t)seq, eid);
+            mcp__buf b = {0};
+            if (mcp__sse_event(&b, NULL, eid, retry >= 0 ? retry : t->retry_ms, NULL, 0) == MCP_OK)
+                mcp__hstream_write(st, b.data, b.len);
+            mcp__buf_free(&b);
+        }
+    } else if (status == MCP_OK && !st->begun) {
+        /* Nothing was left to send: the client had the final answer. The GET stays open
+         * with nothing to carry, kept alive, as a resume here does (seed 001: ending it
+         * would have the client's EventSource come back at once, for ever). */
+        st->kind = HS_IDLE;
+        mcp__hstream_write(st, NULL, 0);
+        if (st->req == NULL)
+            mcp__hstream_free(st);
+        return;
+    }
+    mcp__hstream_end(st);
+    mcp__hstream_free(st);
+}
+
+int mcp__shttp_cluster_resume(shttp *t, hsess *hs, mcp__http_req *req, uint64_t stream,
+                              uint64_t seq)
+{
+    uint32_t owner = mcp__stream_node(stream);
+    if (owner == 0 || owner == t->node || !hs->shared)
+        return 0;
+    if (!mcp__cluster_up(t->cluster)) {
+        mcp__shttp_cluster_unavailable(t, req);
+        return 1;
+    }
+    t->stats.resumes++;
+    hstream *st = mcp__hstream_attach(hs, stream, HS_REMOTE, req);
+    if (st == NULL) {
+        mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        return 1;
+    }
+    mcp__http_req_on_close(req, mcp__shttp_stream_closed, st);
+    st->follow = mcp__cluster_follow_start(t->cluster, hs->id, stream, owner, seq, follow_emit,
+                                           follow_done, st);
+    if (st->follow == NULL) {
+        mcp__shttp_cluster_unavailable(t, req);
+        st->req = NULL;
+        mcp__hstream_free(st);
+    }
+    return 1;
+}
+
+/* ---- Start and stop ---- */
+
+int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix,
+                             const mcp_memory_store_opts *bounds)
+{
+    mcp__cluster_opts o = {0};
+    o.url = url;
+    o.prefix = prefix;
+    /* The memory store's bounds, kept per stream in Redis (see cluster.h). */
+    o.max_events = bounds->max_events;
+    o.max_event_bytes = bounds->max_bytes;
+    o.ttl_ms = bounds->ttl_ms;
+    mcp__cluster_cbs cbs = {0};
+    cbs.message = on_message;
+    cbs.up = on_up;
+    cbs.user = t;
+    char why[256] = "";
+    int rc = mcp__cluster_new(&o, &cbs, &t->cluster, why, sizeof(why));
+    if (rc != MCP_OK) {
+        mcp__error("the shared session store: %s", why[0] ? why : mcp_strerror(rc));
+        return rc;
+    }
+    rc = mcp__cluster_attach(t->cluster, t->loop);
+    if (rc != MCP_OK) {
+        mcp__error("the shared session store cannot be reached at %s: %s", url, mcp_strerror(rc));
+        mcp__cluster_free(t->cluster);
+        t->cluster = NULL;
+        return rc;
+    }
+    t->cluster_attached = 1;
+    t->node = mcp__cluster_node(t->cluster);
+    t->store = mcp__cluster_event_store(t->cluster);
+    if (t->ans->ops->set_fanout != NULL)
+        t->ans->ops->set_fanout(t->ans, fanout, t);
+    mcp__info("node %u of the deployment sharing %s", (unsigned)t->node, url);
+    return MCP_OK;
+}
+
+void mcp__shttp_cluster_stop(shttp *t)
+{
+    if (t->cluster_attached) {
+        t->cluster_attached = 0;
+        if (t->ans != NULL && t->ans->ops->set_fanout != NULL)
+            t->ans->ops->set_fanout(t->ans, NULL, NULL);
+        mcp__cluster_detach(t->cluster);
+    }
+}
