@@ -439,7 +439,7 @@ static void test_url_password_user_and_db_reach_the_server(void **state)
     snprintf(url, sizeof url, "redis://:sec%%20ret@127.0.0.1:%d/3", f->srv.port);
     assert_int_equal(mcp__cluster_new(&o, NULL, &c, NULL, 0), MCP_OK);
     assert_int_equal(mcp__cluster_attach(c, &f->loop), MCP_OK);
-    assert_int_equal(mcp__cluster_session_put(c, "s1", "in db 3", 7, 60000), MCP_OK);
+    assert_int_equal(mcp__cluster_session_put(c, "s1", "in db 3", 7, 60000, NULL, NULL), MCP_OK);
     get_res g;
     assert_int_equal(get_now(f, c, "s1", &g), MCP_OK);
     assert_string_equal(g.text, "in db 3");
@@ -453,7 +453,7 @@ static void test_url_password_user_and_db_reach_the_server(void **state)
     snprintf(url, sizeof url, "redis://alice:alicepw@127.0.0.1:%d", f->srv.port);
     assert_int_equal(mcp__cluster_new(&o, NULL, &c, NULL, 0), MCP_OK);
     assert_int_equal(mcp__cluster_attach(c, &f->loop), MCP_OK);
-    assert_int_equal(mcp__cluster_session_put(c, "s2", "alice", 5, 60000), MCP_OK);
+    assert_int_equal(mcp__cluster_session_put(c, "s2", "alice", 5, 60000, NULL, NULL), MCP_OK);
     assert_int_equal(get_now(f, c, "s2", &g), MCP_OK);
     assert_string_equal(g.text, "alice");
     cluster_gone(f, c);
@@ -500,25 +500,25 @@ static void test_registry_put_get_touch_delete_and_expiry(void **state)
     mcp__cluster *b = cluster(f, "r:", 0, NULL);
     get_res g;
     assert_int_equal(get_now(f, b, "sess-1", &g), MCP_ENOENT);
-    assert_int_equal(mcp__cluster_session_put(a, "sess-1", "v\0one", 5, 60000), MCP_OK);
+    assert_int_equal(mcp__cluster_session_put(a, "sess-1", "v\0one", 5, 60000, NULL, NULL), MCP_OK);
     settle(f, a); /* writes are not waited for: b reads after a's are done */
     assert_int_equal(get_now(f, b, "sess-1", &g), MCP_OK);
     assert_int_equal(g.len, 5);
     assert_string_equal(g.text, "v");
-    assert_int_equal(mcp__cluster_session_put(a, "sess-1", "two", 3, 60000), MCP_OK);
+    assert_int_equal(mcp__cluster_session_put(a, "sess-1", "two", 3, 60000, NULL, NULL), MCP_OK);
     assert_int_equal(get_now(f, a, "sess-1", &g), MCP_OK);
     assert_string_equal(g.text, "two");
-    assert_int_equal(mcp__cluster_session_put(a, "sess-1", "x", 1, 0), MCP_EINVAL);
+    assert_int_equal(mcp__cluster_session_put(a, "sess-1", "x", 1, 0, NULL, NULL), MCP_EINVAL);
 
     /* touch extends the time to live. */
     redisContext *r = raw(f);
-    assert_int_equal(mcp__cluster_session_put(a, "sess-2", "short", 5, 5000), MCP_OK);
+    assert_int_equal(mcp__cluster_session_put(a, "sess-2", "short", 5, 5000, NULL, NULL), MCP_OK);
     mcp__cluster_session_touch(a, "sess-2", 600000);
     assert_int_equal(get_now(f, a, "sess-2", &g), MCP_OK);
     assert_true(raw_int(r, "PTTL r:s:sess-2") > 500000);
 
     /* A record whose time to live ends is gone: asked until it is, with a deadline. */
-    assert_int_equal(mcp__cluster_session_put(a, "sess-3", "brief", 5, 50), MCP_OK);
+    assert_int_equal(mcp__cluster_session_put(a, "sess-3", "brief", 5, 50, NULL, NULL), MCP_OK);
     settle(f, a);
     long long deadline = harness_now_ms() + WAIT_MS;
     while (get_now(f, b, "sess-3", &g) == MCP_OK && harness_now_ms() < deadline)
@@ -1155,7 +1155,7 @@ static void test_redis_restart_reports_closed_then_reconnects(void **state)
     mcp__cluster *a = cluster(f, "rs:", 100, &w);
     mcp__cluster *b = cluster(f, "rs:", 100, NULL);
     mcp_event_store *store = mcp__cluster_event_store(a);
-    assert_int_equal(mcp__cluster_session_put(a, "s", "before", 6, 60000), MCP_OK);
+    assert_int_equal(mcp__cluster_session_put(a, "s", "before", 6, 60000, NULL, NULL), MCP_OK);
     get_res g;
     assert_int_equal(get_now(f, a, "s", &g), MCP_OK);
     append_range(a, "s", 1, 1, 3);
@@ -1177,7 +1177,7 @@ static void test_redis_restart_reports_closed_then_reconnects(void **state)
     /* While down: every operation says MCP_ECLOSED, at once. */
     mcp__cluster_stats s0, s1;
     mcp__cluster_stats_get(a, &s0);
-    assert_int_equal(mcp__cluster_session_put(a, "s", "during", 6, 60000), MCP_ECLOSED);
+    assert_int_equal(mcp__cluster_session_put(a, "s", "during", 6, 60000, NULL, NULL), MCP_ECLOSED);
     mcp__cluster_session_touch(a, "s", 60000);
     assert_int_equal(mcp__cluster_session_delete(a, "s"), MCP_ECLOSED);
     memset(&g, 0, sizeof g);
@@ -1212,7 +1212,7 @@ static void test_redis_restart_reports_closed_then_reconnects(void **state)
 
     /* The server kept nothing; everything works again. */
     assert_int_equal(get_now(f, a, "s", &g), MCP_ENOENT);
-    assert_int_equal(mcp__cluster_session_put(a, "s", "after", 5, 60000), MCP_OK);
+    assert_int_equal(mcp__cluster_session_put(a, "s", "after", 5, 60000, NULL, NULL), MCP_OK);
     assert_int_equal(get_now(f, a, "s", &g), MCP_OK);
     assert_string_equal(g.text, "after");
     append_range(a, "s", 1, 10, 12);

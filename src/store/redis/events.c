@@ -90,7 +90,7 @@ static int live_build(mcp__buf *b, char kind, uint64_t seq, const char *data, si
     mcp__buf_reset(b);
     if (mcp__buf_append(b, &kind, 1) != MCP_OK || mcp__buf_append_u64(b, seq) != MCP_OK)
         return MCP_ENOMEM;
-    if (kind == 'd' &&
+    if ((kind == 'd' || kind == 'p') &&
         (mcp__buf_append(b, ":", 1) != MCP_OK || mcp__buf_append(b, data, len) != MCP_OK))
         return MCP_ENOMEM;
     return MCP_OK;
@@ -98,12 +98,13 @@ static int live_build(mcp__buf *b, char kind, uint64_t seq, const char *data, si
 
 int mcp__rc_live_parse(const char *msg, size_t len, mcp__rentry *e)
 {
-    if (len < 2 || (msg[0] != 'd' && msg[0] != 'e'))
+    if (len < 2 || (msg[0] != 'd' && msg[0] != 'e' && msg[0] != 'p'))
         return -1;
     size_t n = parse_u64(msg + 1, len - 1, &e->seq);
     if (n == 0)
         return -1;
     e->end = msg[0] == 'e';
+    e->pause = msg[0] == 'p';
     e->data = NULL;
     e->len = 0;
     if (e->end)
@@ -278,6 +279,22 @@ int mcp__cluster_stream_end(mcp__cluster *c, const char *session, uint64_t strea
     if (rc == MCP_OK)
         rc = publish(c);
     return rc;
+}
+
+int mcp__cluster_stream_pause(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq,
+                              int retry_ms)
+{
+    if (c->state != MCP__RC_UP) {
+        c->stats.dropped++;
+        return MCP_ECLOSED;
+    }
+    /* Live only: a follower that starts later replays past the marker and goes on. */
+    char retry[24];
+    size_t n = mcp__u64_str(retry_ms > 0 ? (uint64_t)retry_ms : 0, retry);
+    if (mcp__rc_key_stream(c, &c->kbuf, "e:", session, stream) != MCP_OK ||
+        live_build(&c->pbuf, 'p', seq, retry, n) != MCP_OK)
+        return MCP_ENOMEM;
+    return publish(c);
 }
 
 /* ---- Reading in pages ---- */

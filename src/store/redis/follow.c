@@ -60,6 +60,8 @@ struct mcp__cluster_follow {
     uint64_t last; /* the last seq emitted (after_seq at first) */
     int owner_gone, owner_asked;
     char *open_text;
+    char pause_text[48]; /* "<seq> <retry_ms>" of a pause */
+    size_t pause_len;
     size_t open_len;
     mcp__buf live; /* records: kind byte, seq, length, data */
     mcp__rpager pager;
@@ -129,7 +131,10 @@ static void finish(follow *f, int status)
     f->state = F_FINISHED;
     leave(f);
     int closed = status == MCP_ECLOSED;
-    f->done(f->arg, status, closed ? f->open_text : NULL, closed ? f->open_len : 0);
+    if (status == MCP__CLUSTER_PAUSED)
+        f->done(f->arg, status, f->pause_text, f->pause_len);
+    else
+        f->done(f->arg, status, closed ? f->open_text : NULL, closed ? f->open_len : 0);
     unref(f); /* the caller's */
 }
 
@@ -180,6 +185,17 @@ static int deliver(follow *f, const mcp__rentry *e)
         finish(f, MCP_OK);
         return 1;
     }
+    if (e->pause) {
+        /* Every event up to the marker is out (the marker came before on the channel):
+         * the client is told to come back. An older pause is not this client's. */
+        if (e->seq < f->last)
+            return 0;
+        int n = snprintf(f->pause_text, sizeof(f->pause_text), "%llu %.*s",
+                         (unsigned long long)e->seq, (int)(e->len < 12 ? e->len : 12), e->data);
+        f->pause_len = n > 0 ? (size_t)n : 0;
+        finish(f, MCP__CLUSTER_PAUSED);
+        return 1;
+    }
     if (e->seq <= f->last)
         return 0;
     f->last = e->seq;
@@ -201,6 +217,7 @@ static void replay_done(follow *f)
         mcp__rentry e = {0};
         const char *p = f->live.data + off;
         e.end = p[0] == 'e';
+        e.pause = p[0] == 'p';
         memcpy(&e.seq, p + 1, sizeof(e.seq));
         memcpy(&e.len, p + 1 + sizeof(e.seq), sizeof(e.len));
         e.data = p + 1 + sizeof(e.seq) + sizeof(e.len);
@@ -341,7 +358,7 @@ void mcp__rc_follow_subscribed(mcp__cluster *c, const char *chan)
 static void keep_live(follow *f, const mcp__rentry *e)
 {
     size_t len = e->len;
-    char kind = e->end ? 'e' : 'd';
+    char kind = e->end ? 'e' : e->pause ? 'p' : 'd';
     if (f->live.len + len > LIVE_MAX ||
         mcp__buf_reserve(&f->live, 1 + sizeof(e->seq) + sizeof(len) + len) != MCP_OK) {
         mcp__warn("redis: a follower fell too far behind its stream; it ends");

@@ -130,6 +130,7 @@ typedef struct mcp__rreq {
     union {
         mcp__cluster_get_fn get;
         mcp__cluster_alive_fn alive;
+        mcp__cluster_done_fn put;
     } done;
     void *arg;
 } mcp__rreq;
@@ -173,7 +174,8 @@ typedef struct mcp__rpager {
 
 typedef struct mcp__rentry {
     uint64_t seq;
-    int end; /* the end marker (data empty) */
+    int end;   /* the end marker (data empty) */
+    int pause; /* live only: the owner paused the stream here (data: the retry) */
     const char *data;
     size_t len;
 } mcp__rentry;

@@ -35,8 +35,15 @@ int mcp__rc_delete_session(mcp__cluster *c, const char *session, int with_record
     return rc;
 }
 
+static void on_put(redisAsyncContext *ac, void *reply, void *priv)
+{
+    mcp__rreq q = mcp__rc_answer(ac, reply, priv);
+    redisReply *r = reply;
+    q.done.put(q.arg, r != NULL && r->type == REDIS_REPLY_STATUS ? MCP_OK : MCP_ECLOSED);
+}
+
 int mcp__cluster_session_put(mcp__cluster *c, const char *id, const char *text, size_t len,
-                             int ttl_ms)
+                             int ttl_ms, mcp__cluster_done_fn done, void *arg)
 {
     if (ttl_ms <= 0)
         return MCP_EINVAL;
@@ -44,12 +51,21 @@ int mcp__cluster_session_put(mcp__cluster *c, const char *id, const char *text, 
         c->stats.dropped++;
         return MCP_ECLOSED;
     }
+    /* With done, the answer is waited for (the transport holds what the client is told
+     * next until other nodes can find the record). */
+    mcp__rreq *q = NULL;
+    if (done != NULL && (q = malloc(sizeof(*q))) == NULL)
+        return MCP_ENOMEM;
+    if (q != NULL)
+        *q = (mcp__rreq){.c = c, .done.put = done, .arg = arg};
     char px[24];
     mcp__u64_str((uint64_t)ttl_ms, px);
     int rc = mcp__rc_key(c, &c->kbuf, "s:", id);
     if (rc == MCP_OK)
-        rc = mcp__rc_cmd(c, NULL, NULL, "SET %s %b PX %s", c->kbuf.data, text != NULL ? text : "",
-                         len, px);
+        rc = mcp__rc_cmd(c, q != NULL ? on_put : NULL, q, "SET %s %b PX %s", c->kbuf.data,
+                         text != NULL ? text : "", len, px);
+    if (rc != MCP_OK)
+        free(q);
     return rc;
 }
 
