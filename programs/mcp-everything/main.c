@@ -229,7 +229,7 @@ static int set_state_key(mcp_server *srv, const char *path)
     else if (n == 64) {
         ok = 1;
         for (int i = 0; i < 32 && ok; i++) {
-            unsigned v;
+            unsigned v = 0;
             char hex[3] = {(char)raw[2 * i], (char)raw[2 * i + 1], 0};
             ok = strspn(hex, "0123456789abcdefABCDEF") == 2 && sscanf(hex, "%x", &v) == 1;
             key[i] = (unsigned char)v;
