@@ -67,9 +67,11 @@ target_compile_options(mcp_fuzz_lib PUBLIC ${MCP_FUZZ_FLAGS} -fsanitize=fuzzer-n
 target_include_directories(mcp_fuzz_lib
     PUBLIC "${PROJECT_SOURCE_DIR}/include" "${PROJECT_SOURCE_DIR}/src"
     PRIVATE "${MCP_LLHTTP_INCLUDE_DIR}")
+# Its dependencies are the library's: hiredis too, since the transport reaches
+# store/redis/ (the cluster store) as soon as a target links the transport.
 target_link_libraries(mcp_fuzz_lib PUBLIC
     PkgConfig::LIBMCP_JANSSON PkgConfig::LIBMCP_UV PkgConfig::LIBMCP_CURL PkgConfig::LIBMCP_CRYPTO
-    Threads::Threads m)
+    PkgConfig::LIBMCP_HIREDIS Threads::Threads m)
 
 # What several targets share: the fuzz server and the stepped HTTP harness.
 # Every target links with --wrap=uv_run (see fuzz/http_harness.h); the wrapper
