@@ -6,7 +6,7 @@ option(MCP_WERROR "Treat compiler warnings as errors" ON)
 option(MCP_BUILD_TESTS "Build the tests and register them with CTest" ON)
 option(MCP_TEST_CLUSTER
        "Register the tests of three mcp-everything nodes sharing Redis (--redis) behind HAProxy"
-       OFF)
+       ON)
 
 if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
     set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING
