@@ -202,17 +202,51 @@ void mcp__shttp_cluster_session_free(hsess *hs)
 
 /* ---- Looking a session up ---- */
 
-typedef struct lookup {
+/* A request waiting for a session's record (and maybe more) before it is served. */
+typedef struct parked {
     shttp *t;
     mcp__http_req *req; /* NULL once its client is gone */
     char id[33];
-} lookup;
+    uint32_t node;
+} parked;
 
-static void lookup_req_closed(void *arg, mcp__http_req *req)
+static void parked_req_closed(void *arg, mcp__http_req *req)
 {
-    lookup *l = arg;
+    parked *p = arg;
     mcp__http_req_release(req);
-    l->req = NULL;
+    p->req = NULL;
+}
+
+/* Parks req while the record of session id is read; got(p, ...) runs then. Answers
+ * req itself (503, 500) when it cannot. */
+static void park(shttp *t, mcp__http_req *req, const char *id, mcp__cluster_get_fn got)
+{
+    if (!mcp__cluster_up(t->cluster) || t->lookups >= MAX_LOOKUPS) {
+        mcp__shttp_cluster_unavailable(t, req);
+        return;
+    }
+    parked *p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        return;
+    }
+    p->t = t;
+    p->req = req;
+    snprintf(p->id, sizeof(p->id), "%s", id);
+    t->lookups++;
+    mcp__http_req_on_close(req, parked_req_closed, p);
+    mcp__cluster_session_get(t->cluster, p->id, got, p);
+}
+
+/* The request back (NULL when its client left), and p freed. */
+static mcp__http_req *unpark(parked *p)
+{
+    mcp__http_req *req = p->req;
+    p->t->lookups--;
+    free(p);
+    if (req != NULL)
+        mcp__http_req_on_close(req, NULL, NULL);
+    return req;
 }
 
 void mcp__shttp_cluster_unavailable(shttp *t, mcp__http_req *req)
@@ -247,14 +281,10 @@ out:
 
 static void lookup_done(void *arg, int status, const char *text, size_t len)
 {
-    lookup *l = arg;
-    shttp *t = l->t;
-    mcp__http_req *req = l->req;
-    t->lookups--;
-    free(l);
+    shttp *t = ((parked *)arg)->t;
+    mcp__http_req *req = unpark(arg);
     if (req == NULL)
         return;
-    mcp__http_req_on_close(req, NULL, NULL);
     const char *id = mcp__http_header(req, "mcp-session-id");
     if (status == MCP_ECLOSED) {
         mcp__shttp_cluster_unavailable(t, req);
@@ -285,21 +315,7 @@ int mcp__shttp_cluster_route(shttp *t, mcp__http_req *req)
     hsess *hs = mcp__map_get(&t->sessions, id);
     if (hs != NULL || strlen(id) != 32 || t->stateless)
         return 0; /* known here, or not an id this transport makes: 404 as usual */
-    if (!mcp__cluster_up(t->cluster) || t->lookups >= MAX_LOOKUPS) {
-        mcp__shttp_cluster_unavailable(t, req);
-        return 1;
-    }
-    lookup *l = calloc(1, sizeof(*l));
-    if (l == NULL) {
-        mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
-        return 1;
-    }
-    l->t = t;
-    l->req = req;
-    snprintf(l->id, sizeof(l->id), "%s", id);
-    t->lookups++;
-    mcp__http_req_on_close(req, lookup_req_closed, l);
-    mcp__cluster_session_get(t->cluster, l->id, lookup_done, l);
+    park(t, req, id, lookup_done);
     return 1;
 }
 
@@ -352,33 +368,16 @@ int mcp__shttp_cluster_legacy_new(hsess *hs)
     return 1;
 }
 
-typedef struct legacy_post {
-    shttp *t;
-    mcp__http_req *req; /* NULL once its client is gone */
-    char id[33];
-    uint32_t node;
-} legacy_post;
-
-static void legacy_req_closed(void *arg, mcp__http_req *req)
-{
-    legacy_post *lp = arg;
-    mcp__http_req_release(req);
-    lp->req = NULL;
-}
-
 /* Ends a legacy POST: forwarded (202), or refused. */
-static void legacy_post_end(legacy_post *lp, int alive)
+static void legacy_post_end(parked *p, int alive)
 {
-    shttp *t = lp->t;
-    mcp__http_req *req = lp->req;
-    uint32_t node = lp->node;
+    shttp *t = p->t;
+    uint32_t node = p->node;
     char id[33];
-    memcpy(id, lp->id, sizeof(id));
-    t->lookups--;
-    free(lp);
+    memcpy(id, p->id, sizeof(id));
+    mcp__http_req *req = unpark(p);
     if (req == NULL)
         return;
-    mcp__http_req_on_close(req, NULL, NULL);
     if (alive < 0) {
         mcp__shttp_cluster_unavailable(t, req);
         return;
@@ -412,7 +411,7 @@ static void legacy_alive(void *arg, int alive)
 
 static void legacy_got(void *arg, int status, const char *text, size_t len)
 {
-    legacy_post *lp = arg;
+    parked *lp = arg;
     if (status != MCP_OK || lp->req == NULL) {
         legacy_post_end(lp, status == MCP_ECLOSED ? -1 : 0);
         return;
@@ -432,21 +431,7 @@ static void legacy_got(void *arg, int status, const char *text, size_t len)
 
 void mcp__shttp_cluster_legacy_post(shttp *t, mcp__http_req *req, const char *id)
 {
-    if (!mcp__cluster_up(t->cluster) || t->lookups >= MAX_LOOKUPS) {
-        mcp__shttp_cluster_unavailable(t, req);
-        return;
-    }
-    legacy_post *lp = calloc(1, sizeof(*lp));
-    if (lp == NULL) {
-        mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
-        return;
-    }
-    lp->t = t;
-    lp->req = req;
-    snprintf(lp->id, sizeof(lp->id), "%s", id);
-    t->lookups++;
-    mcp__http_req_on_close(req, legacy_req_closed, lp);
-    mcp__cluster_session_get(t->cluster, lp->id, legacy_got, lp);
+    park(t, req, id, legacy_got);
 }
 
 /* ---- Messages between nodes ---- */
