@@ -279,6 +279,15 @@ out:
     return hs;
 }
 
+/* True for the record of a legacy HTTP+SSE session (see mcp__shttp_cluster_legacy_new). */
+static int is_legacy_record(const char *text, size_t len)
+{
+    json_t *rec = mcp__json_parse(text, len, MCP__JSON_ANY, NULL);
+    int legacy = json_object_get(rec, "legacy") != NULL;
+    json_decref(rec);
+    return legacy;
+}
+
 static void lookup_done(void *arg, int status, const char *text, size_t len)
 {
     shttp *t = ((parked *)arg)->t;
@@ -297,7 +306,9 @@ static void lookup_done(void *arg, int status, const char *text, size_t len)
                              "Service Unavailable: too many open sessions, all of them busy");
             return;
         }
-        if (restore(t, id, text, len) == NULL) {
+        if (is_legacy_record(text, len)) {
+            /* A legacy session's id: not a session of this endpoint (404 below). */
+        } else if (restore(t, id, text, len) == NULL) {
             mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR,
                              "Internal error: the session could not be restored");
             return;
@@ -452,7 +463,15 @@ static void forward_one(hsess *hs, const json_t *msg)
             mcp__cluster_send(t->cluster, node, MSG_ANSWER, hs->id, text, strlen(text));
         free(text);
     } else if (method != NULL && strcmp(method, "notifications/cancelled") == 0) {
-        char *text = json_dumps(msg, JSON_COMPACT);
+        /* Only what the owner needs: the request's id (a client's reason may be megabytes,
+         * and every node would get them). */
+        json_t *rid = json_object_get(json_object_get(msg, "params"), "requestId");
+        if (!mcp__id_valid(rid))
+            return;
+        json_t *small = json_pack("{s:s, s:s, s:{s:O}}", "jsonrpc", "2.0", "method",
+                                  "notifications/cancelled", "params", "requestId", rid);
+        char *text = small != NULL ? json_dumps(small, JSON_COMPACT) : NULL;
+        json_decref(small);
         if (text != NULL)
             mcp__cluster_send(t->cluster, 0, MSG_CANCEL, hs->id, text, strlen(text));
         free(text);
@@ -509,13 +528,13 @@ static void fanout(void *user, const char *method, const json_t *params, const c
 static void notice(shttp *t, const mcp__cluster_msg *m)
 {
     json_t *v = mcp__json_parse(m->data, m->len, MCP__JSON_ANY, NULL);
-    const char *method = NULL, *uri = NULL;
-    json_t *params = NULL;
-    int level = -1;
-    if (t->ans != NULL && t->ans->ops->deliver != NULL &&
-        json_unpack(v, "{s:s, s?o, s?s, s:i}", "m", &method, "p", &params, "u", &uri, "l",
-                    &level) == 0)
-        t->ans->ops->deliver(t->ans, method, params, uri, level);
+    const char *method = json_string_value(json_object_get(v, "m"));
+    json_t *params = json_object_get(v, "p"), *level = json_object_get(v, "l");
+    const char *uri = json_string_value(json_object_get(v, "u"));
+    /* "p" and "u" are null when the notification has none (fanout's "?" keys). */
+    if (t->ans != NULL && t->ans->ops->deliver != NULL && method != NULL && json_is_integer(level))
+        t->ans->ops->deliver(t->ans, method, json_is_null(params) ? NULL : params, uri,
+                             (int)json_integer_value(level));
     json_decref(v);
 }
 

@@ -142,7 +142,9 @@ static void resume_finish(hresume *r, int status)
         } else if (r->old_req != NULL) {
             mcp__http_req_release(r->old_req);
         }
-        if (r->req != NULL)
+        if (r->req != NULL && status == MCP_ECLOSED && t->cluster != NULL)
+            mcp__shttp_cluster_unavailable(t, r->req); /* the shared store is out of reach */
+        else if (r->req != NULL)
             mcp__shttp_error(t, r->req, 400, MCP_RPC_SERVER_ERROR,
                              "Bad Request: Last-Event-ID is unknown or expired");
         if (st->req == NULL && (r->created || st->finished || st->kind == HS_GET))

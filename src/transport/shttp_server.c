@@ -891,6 +891,9 @@ void mcp__shttp_sweep(uv_timer_t *h)
         cut_stalled_streams(hs, now);
         if (hs->stateless || session_busy(hs)) {
             hs->last_active_ms = hs->stateless ? hs->last_active_ms : now;
+            /* Kept alive here (an open stream, a request running): in the cluster too. */
+            if (hs->shared || hs->legacy_shared)
+                mcp__shttp_cluster_touch(hs);
             continue;
         }
         /* Used during this sweep (a cut stream touches it): later than now. */

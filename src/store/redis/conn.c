@@ -581,6 +581,11 @@ static void flush_writes(redisAsyncContext *ac)
             break;
 }
 
+void mcp__rc_flush(mcp__cluster *c)
+{
+    flush_writes(c->cmd.ac);
+}
+
 void mcp__cluster_detach(mcp__cluster *c)
 {
     if (c == NULL || c->loop == NULL)

@@ -240,6 +240,10 @@ static int rc_append(void *self, const char *session, uint64_t stream, uint64_t 
     }
     if (rc == MCP_OK)
         rc = publish(c);
+    /* Written now, not at the loop's next turn: the event goes to its client right after
+     * this, and a client that resumes on another node at once must find it stored. */
+    if (rc == MCP_OK)
+        mcp__rc_flush(c);
     return rc;
 }
 

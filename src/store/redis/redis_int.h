@@ -138,6 +138,8 @@ typedef struct mcp__rreq {
  * its data. MCP_OK, or why not (fn is then never called). */
 int mcp__rc_ask(mcp__cluster *c, redisCallbackFn *fn, const mcp__rreq *q, const char *verb,
                 const char *kind, const char *name);
+/* Writes what the command connection has queued now, as far as the socket takes it. */
+void mcp__rc_flush(mcp__cluster *c);
 /* In fn: the request back (its copy freed), the cluster told when reply is NULL. */
 mcp__rreq mcp__rc_answer(redisAsyncContext *ac, void *reply, void *priv);
 /* The subscribing connection confirmed the bus: up if the other one is ready too. */
