@@ -237,22 +237,6 @@ static int proc_wait(ch_proc *p, int (*done)(const char *, void *), void *arg, l
 
 /* ---- Ports and pids ---- */
 
-/* A port the kernel had free on 127.0.0.1 a moment ago, or -1. */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t n = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &n) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
 size_t ch_pids(const ch_cluster *c, pid_t *out, size_t max)
 {
     size_t n = 0;
@@ -620,7 +604,7 @@ int ch_start(ch_cluster *c, int n_nodes, ch_redis redis, const char *const node_
     /* The port may be taken between choosing it and HAProxy binding it: then another. */
     int started = -1;
     for (int attempt = 0; attempt < 5 && started != 0; attempt++) {
-        int port = free_port();
+        int port = harness_free_port();
         if (port > 0)
             started = lb_start(c, port);
     }

@@ -4,7 +4,10 @@
 #define _GNU_SOURCE
 #include "harness.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -421,4 +424,20 @@ uint64_t harness_rand(uint64_t *state)
     *state ^= *state << 25;
     *state ^= *state >> 27;
     return *state * 2685821657736338717ULL;
+}
+
+/* A port the kernel had free on 127.0.0.1 a moment ago, or -1. */
+int harness_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t n = sizeof a;
+    int port = -1;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &n) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
 }

@@ -37,6 +37,8 @@ int harness_left_ms(long long deadline);
  * "./bin". Returns 0, or -1 when it does not fit.
  */
 int harness_bin_path(const char *name, char *out, size_t size);
+/* A port the kernel had free on 127.0.0.1 a moment ago, or -1. */
+int harness_free_port(void);
 
 /*
  * Writes body into a new executable file named after path, a mkstemp() template

@@ -14,22 +14,6 @@
 
 #include "redis_host.h"
 
-/* A port the kernel had free on 127.0.0.1 a moment ago, or -1. */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t n = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &n) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
 /* The parent-death wrapper, when this system has it. */
 #define SETPRIV "/usr/bin/setpriv"
 
@@ -78,7 +62,7 @@ int rh_start(rh_server *r, int timeout_ms)
     long long deadline = harness_now_ms() + timeout_ms;
     memset(r, 0, sizeof(*r));
     for (int attempt = 0; attempt < 5 && harness_left_ms(deadline) > 0; attempt++) {
-        int port = free_port();
+        int port = harness_free_port();
         if (port < 0)
             return -1;
         if (start_on(r, port, deadline) == 0)
