@@ -386,6 +386,24 @@ static void do_resources_read(mcp__session *s, mcp__inreq *req)
     start(s, req, invoke_resource, (void *)fn, user, flags, vars, NULL, uri, NULL);
 }
 
+/* A session's subscriptions, at most: each costs memory here, and a session shared
+ * between nodes carries them in its record. */
+#define MAX_SUBSCRIPTIONS 1024
+#define MAX_SUBSCRIBED_BYTES (64u << 10) /* of URIs, in all */
+
+static size_t subscribed_bytes(const json_t *subs)
+{
+    size_t n = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)subs, key, v)
+    {
+        (void)v;
+        n += strlen(key);
+    }
+    return n;
+}
+
 static void do_subscribe(mcp__session *s, mcp__inreq *req, int subscribe)
 {
     mcp_server *srv = s->rt->srv;
@@ -412,6 +430,17 @@ static void do_subscribe(mcp__session *s, mcp__inreq *req, int subscribe)
     }
     if (s->subscriptions == NULL && (s->subscriptions = json_object()) == NULL) {
         mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return;
+    }
+    if (json_object_get(s->subscriptions, uri) == NULL &&
+        (json_object_size(s->subscriptions) >= MAX_SUBSCRIPTIONS ||
+         subscribed_bytes(s->subscriptions) + strlen(uri) > MAX_SUBSCRIBED_BYTES)) {
+        char msg[160];
+        snprintf(msg, sizeof(msg),
+                 "Invalid params: a session may subscribe to at most %d resources, whose URIs "
+                 "total at most %u bytes",
+                 MAX_SUBSCRIPTIONS, MAX_SUBSCRIBED_BYTES);
+        mcp__rpc_respond_error(req, MCP_RPC_INVALID_PARAMS, msg, NULL);
         return;
     }
     json_object_set_new(s->subscriptions, uri, json_true());

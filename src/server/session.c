@@ -143,12 +143,16 @@ int mcp__session_import(mcp__session *s, const json_t *state)
     const char *version = NULL;
     json_t *caps = NULL, *info = NULL, *subs = NULL;
     int level = 0, declared = 0;
-    if (json_unpack((json_t *)state, "{s:s, s:o, s:o, s:i, s:i, s?o}", "rev", &version, "caps",
+    /* caps and info may be left out of a change to an initialized session's state (they
+     * never change after initialize). */
+    if (json_unpack((json_t *)state, "{s:s, s?o, s?o, s:i, s:i, s?o}", "rev", &version, "caps",
                     &caps, "info", &info, "level", &level, "declared", &declared, "subs",
                     &subs) != 0)
         return MCP_EINVAL;
     const mcp__revision *rev = mcp__revision_find_legacy(version);
-    if (rev == NULL || !json_is_object(caps) || !json_is_object(info) ||
+    if (rev == NULL || (caps != NULL && !json_is_object(caps)) ||
+        (info != NULL && !json_is_object(info)) ||
+        (!s->initialized && (caps == NULL || info == NULL)) ||
         (subs != NULL && !json_is_object(subs) && !json_is_null(subs)) ||
         mcp_log_level_name((mcp_log_level)level) == NULL || declared < 0)
         return MCP_EINVAL;

@@ -136,7 +136,9 @@ typedef struct mcp__answerer_ops {
      * initialize (or out of memory). */
     json_t *(*export_state)(const mcp__asession *s);
     /* Takes state (borrowed) from another node's export: the session is then served as
-     * initialized there. MCP_EINVAL for state it cannot read (nothing changes). */
+     * initialized there. A change to a session already initialized may leave out
+     * "caps" and "info" (what initialize settled, which never changes after).
+     * MCP_EINVAL for state it cannot read (nothing changes). */
     int (*import_state)(mcp__asession *s, const json_t *state);
     /* The ids of the session's requests to the client start at base. */
     void (*set_id_base)(mcp__asession *s, json_int_t base);

@@ -86,19 +86,30 @@ static void record_put(hsess *hs)
     shttp *t = hs->t;
     json_t *rec = record_of(hs);
     char *text = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
-    json_decref(rec);
-    if (text == NULL)
+    if (text == NULL) {
+        json_decref(rec);
         return;
+    }
     /* What the client is told next waits until any node can find what it implies. */
     int rc = mcp__cluster_session_put(t->cluster, hs->id, text, strlen(text),
                                       t->idle_ms + t->idle_ms / 8, put_done, hs);
+    free(text);
     if (rc == MCP_OK) {
         hs->puts++;
-        mcp__cluster_send(t->cluster, 0, MSG_RECORD, hs->id, text, strlen(text));
+        /* Other nodes' copies are initialized, and keep what initialize settled: the
+         * change they are sent leaves out the client's capabilities and info, which
+         * may be large (nodes would get them at every setLevel or subscribe). */
+        json_t *state = json_object_get(rec, "state");
+        json_object_del(state, "caps");
+        json_object_del(state, "info");
+        text = json_dumps(rec, JSON_COMPACT);
+        if (text != NULL)
+            mcp__cluster_send(t->cluster, 0, MSG_RECORD, hs->id, text, strlen(text));
+        free(text);
     } else {
         mcp__warn("session %s: its record could not be written (%s)", hs->id, mcp_strerror(rc));
     }
-    free(text);
+    json_decref(rec);
     hs->touched_ms = mcp__now_ms();
 }
 

@@ -283,6 +283,76 @@ static void test_concurrent_posts_on_one_session_get_their_own_answers(void **st
     }
 }
 
+/* ---- Subscriptions are bounded ---- */
+
+/* resources/subscribe of uri; the JSON-RPC error code, or 0 for a result. */
+static int subscribe(const hx_fixture *f, const char *session, const char *uri)
+{
+    size_t len = strlen(uri) + 128;
+    char *body = malloc(len);
+    assert_non_null(body);
+    snprintf(body, len,
+             "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"resources/subscribe\",\"params\":{"
+             "\"uri\":\"%s\"}}",
+             uri);
+    hc_response r;
+    hx_post(f->port, session, NULL, body, &r, "resources/subscribe");
+    free(body);
+    hx_expect_status(&r, 200, "resources/subscribe");
+    json_t *msgs = hx_messages(&r, "resources/subscribe");
+    json_t *res = hx_find_response(msgs, 5, "resources/subscribe");
+    int code = 0;
+    if (json_object_get(res, "result") == NULL)
+        code = (int)json_integer_value(json_object_get(json_object_get(res, "error"), "code"));
+    assert_true(code != 0 || json_object_get(res, "result") != NULL);
+    json_decref(msgs);
+    hc_response_free(&r);
+    return code;
+}
+
+static void test_subscriptions_are_bounded_in_number_and_bytes(void **state)
+{
+    hx_fixture *f = *state;
+    char uri[64], sess[33];
+    /* 1,024 resources at most (in a session of its own: others subscribe too). */
+    hx_new_session(f->port, sess);
+    for (int i = 0; i < 1024; i++) {
+        snprintf(uri, sizeof(uri), "test://template/%d/data", i);
+        if (subscribe(f, sess, uri) != 0)
+            fail_msg("subscription %d of 1024 was refused", i + 1);
+    }
+    assert_int_equal(subscribe(f, sess, "test://template/1024/data"), -32602);
+    /* One held already is no new one; one given up makes room. */
+    assert_int_equal(subscribe(f, sess, "test://template/7/data"), 0);
+    char body[256];
+    snprintf(body, sizeof(body),
+             "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"resources/unsubscribe\",\"params\":{"
+             "\"uri\":\"test://template/7/data\"}}");
+    hc_response r;
+    hx_post(f->port, sess, NULL, body, &r, "resources/unsubscribe");
+    hx_expect_status(&r, 200, "resources/unsubscribe");
+    hc_response_free(&r);
+    assert_int_equal(subscribe(f, sess, "test://template/1024/data"), 0);
+    assert_int_equal(subscribe(f, sess, "test://template/1025/data"), -32602);
+
+    /* 64 KiB of URIs at most, in another session. */
+    char other[33];
+    hx_new_session(f->port, other);
+    size_t n = 30000;
+    char *big = malloc(n + 64);
+    assert_non_null(big);
+    for (int i = 0; i < 3; i++) {
+        int k = snprintf(big, n + 64, "test://template/%d", i);
+        memset(big + k, 'x', n);
+        strcpy(big + k + n, "/data");
+        int code = subscribe(f, other, big);
+        if (code != (i < 2 ? 0 : -32602))
+            fail_msg("subscription %d of 30,000-byte URIs: code %d", i + 1, code);
+    }
+    free(big);
+    assert_int_equal(subscribe(f, other, "test://template/1/data"), 0);
+}
+
 /* ---- The standalone GET stream ---- */
 
 static void test_get_stream_receives_resource_updated_after_subscribe(void **state)
@@ -552,6 +622,7 @@ int main(void)
         cmocka_unit_test(test_sampling_request_rides_the_call_stream_and_answer_completes_it),
         cmocka_unit_test(test_concurrent_posts_on_one_session_get_their_own_answers),
         cmocka_unit_test(test_get_stream_receives_resource_updated_after_subscribe),
+        cmocka_unit_test(test_subscriptions_are_bounded_in_number_and_bytes),
         cmocka_unit_test(test_client_dropping_mid_stream_leaves_server_healthy),
         cmocka_unit_test(test_pipelined_requests_are_answered_in_order),
         cmocka_unit_test(test_chunked_request_body_is_accepted),
