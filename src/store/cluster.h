@@ -6,8 +6,9 @@
  *
  * A cluster is one connection set to the shared server, made from a URL, and the
  * node's identity in it:
- *   - the node number, unique for the life of the deployment (a node that starts
- *     again gets a new one), which the transport puts in the high bits of its stream
+ *   - the node number, held by no other live node and drawn at random below 2^20
+ *     (a node that starts again gets a new one; a number comes back about once in a
+ *     million starts), which the transport puts in the high bits of its stream
  *     ids and of the ids of its requests to clients, so that any node knows which
  *     node owns a stream or awaits an answer without asking;
  *   - a heartbeat, so that other nodes learn within a bound that a node is gone;
@@ -94,22 +95,29 @@ int mcp__cluster_up(const mcp__cluster *c);
 
 /* ---- Session registry ---- */
 
-/* Writes the record of session id (text, len bytes) with a time to live. MCP_OK when
- * queued, MCP_ECLOSED when down. done (may be NULL) runs with MCP_OK once the server
- * has it, or MCP_ECLOSED, on a later loop turn; only when MCP_OK was returned. */
+/* Writes the record of session id (text, len bytes) with a time to live, unless the
+ * session was ended (mcp__cluster_session_delete). MCP_OK when queued, MCP_ECLOSED
+ * when down. done (may be NULL) runs on a later loop turn, only when MCP_OK was
+ * returned, with MCP_OK once the server has it, MCP_ECANCELED when the session was
+ * ended, MCP_EEXIST when MCP__CLUSTER_PUT_MISSING found a record, or MCP_ECLOSED. */
 typedef void (*mcp__cluster_done_fn)(void *arg, int status);
+#define MCP__CLUSTER_PUT_MISSING 1u /* only where there is no record (after a loss) */
 int mcp__cluster_session_put(mcp__cluster *c, const char *id, const char *text, size_t len,
-                             int ttl_ms, mcp__cluster_done_fn done, void *arg);
+                             int ttl_ms, unsigned flags, mcp__cluster_done_fn done, void *arg);
 /* Reads a record: done(arg, MCP_OK, text, len), (MCP_ENOENT, NULL, 0) when there is
  * none, (MCP_ECLOSED, NULL, 0) when the server cannot be asked. done always runs,
  * maybe before this returns; text is borrowed for the call. */
 typedef void (*mcp__cluster_get_fn)(void *arg, int status, const char *text, size_t len);
 void mcp__cluster_session_get(mcp__cluster *c, const char *id, mcp__cluster_get_fn done, void *arg);
-/* Extends a record's time to live (the session was used). Fire and forget. */
-void mcp__cluster_session_touch(mcp__cluster *c, const char *id, int ttl_ms);
-/* Deletes the record and every stored event of the session. Fire and forget;
- * MCP_ECLOSED when down. */
-int mcp__cluster_session_delete(mcp__cluster *c, const char *id);
+/* Extends a record's time to live (the session was used). done (may be NULL), as
+ * put's: MCP_OK, MCP_ECANCELED (the session was ended), MCP_ENOENT (no record: it
+ * expired, or the server lost it), MCP_ECLOSED. */
+int mcp__cluster_session_touch(mcp__cluster *c, const char *id, int ttl_ms,
+                               mcp__cluster_done_fn done, void *arg);
+/* Deletes the record and every stored event of the session, and marks it ended for
+ * ttl_ms (a later put is refused: a node that missed the news cannot bring it back).
+ * Fire and forget; MCP_ECLOSED when down. */
+int mcp__cluster_session_delete(mcp__cluster *c, const char *id, int ttl_ms);
 
 /* ---- Bus ---- */
 
@@ -117,9 +125,15 @@ int mcp__cluster_session_delete(mcp__cluster *c, const char *id);
  * forget: MCP_OK when queued, MCP_ECLOSED when down. */
 int mcp__cluster_send(mcp__cluster *c, uint32_t to, char kind, const char *session,
                       const char *data, size_t len);
+/* As mcp__cluster_send, then heard(arg, n) once the server has passed it on: n is
+ * how many connections it reached (on the channel to every node, this node's own
+ * among them), -1 when that is not known (the connection was lost). Only when MCP_OK
+ * was returned. */
+typedef void (*mcp__cluster_alive_fn)(void *arg, int alive);
+int mcp__cluster_send_counted(mcp__cluster *c, uint32_t to, char kind, const char *session,
+                              const char *data, size_t len, mcp__cluster_alive_fn heard, void *arg);
 /* done(arg, 1) when node `node` has a heartbeat, (arg, 0) when it has none for three
  * periods, (arg, -1) when the server cannot be asked. Always runs, maybe at once. */
-typedef void (*mcp__cluster_alive_fn)(void *arg, int alive);
 void mcp__cluster_node_alive(mcp__cluster *c, uint32_t node, mcp__cluster_alive_fn done, void *arg);
 
 /* ---- Events ---- */
@@ -151,12 +165,17 @@ int mcp__cluster_stream_pause(mcp__cluster *c, const char *session, uint64_t str
  *                event before the end was emitted;
  *   MCP_ENOENT   after_seq is not an event the store holds for the stream (as replay);
  *   MCP_ECLOSED  the owner node is gone (no heartbeat: owner is the node number the
- *                caller read from the stream id), or the connection to the shared
- *                server was lost; text is then the owner's mcp__cluster_stream_open
- *                text (NULL when none), so the caller can answer for it.
+ *                caller read from the stream id); text is then the owner's
+ *                mcp__cluster_stream_open text (NULL when none), so the caller can
+ *                answer for it.
+ *   MCP_ECONNECT this node lost its connection to the shared server (or got an
+ *                answer not to be trusted, or fell too far behind the live events):
+ *                what the owner does is not known, and the stream itself goes on.
  *   MCP__CLUSTER_PAUSED  the owner paused the stream (mcp__cluster_stream_pause)
  *                while this follow was live: text is "<seq> <retry_ms>".
- * A follow without an end marker waits for as long as the owner lives. Returns a
+ * Before any event, once the stream is known to hold after_seq, emit runs once with
+ * (arg, after_seq, NULL, 0). A follow without an end marker waits for as long as the
+ * owner lives. Returns a
  * handle, or NULL (out of memory, or down: done is then not called).
  * mcp__cluster_unfollow stops it without calling done, also from inside emit (no more
  * emit then); done may not unfollow (the follow is over once done runs).

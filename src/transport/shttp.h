@@ -77,6 +77,11 @@ struct hstream {
     json_t *request_ids;         /* a POST stream's request ids, for its followers */
     int described;               /* its description went to the shared store */
     mcp__cluster_follow *follow; /* HS_REMOTE: the follow under way */
+    /* HS_REMOTE: the last event written to the client, and what went since the owner
+     * was last told the client had everything (mcp__shttp_cluster's confirmations). */
+    uint64_t followed_seq;
+    size_t followed_events, followed_bytes;
+    int confirming; /* waiting for the client to catch up, to tell the owner */
     hstream *prev, *next;
 };
 
@@ -122,6 +127,7 @@ struct hsess {
     int legacy_shared;        /* a legacy session whose record names this node */
     int local_close;          /* closing only here: the session lives on elsewhere */
     int puts;                 /* record writes not yet acknowledged */
+    int unwritten;            /* a change to its record could not be written (down) */
     hheld *held, **held_tail; /* messages waiting for them */
     uint64_t touched_ms;      /* when its record's time to live was last extended */
     uint32_t standalone_node; /* where its standalone stream is (0: here, or none) */
@@ -196,7 +202,8 @@ struct mcp_http_endpoint {
     uint32_t node;           /* this node's number, in the high bits of its stream ids */
     uint64_t stream_counter; /* stream ids of this node, unique across its sessions */
     int cluster_attached;
-    int lookups; /* requests waiting for a session's record */
+    int lookups;             /* requests waiting for a session's record */
+    struct hdelete *deletes; /* DELETEs waiting for the other nodes to have heard */
 };
 
 /* ---- shttp_router.c ---- */
@@ -278,6 +285,9 @@ void mcp__hstream_end(hstream *st);
 /* st's connection or its client changed (gone, resumed): handlers paused on it go
  * on if it can take messages now. */
 void mcp__hstream_maybe_ready(hstream *st);
+/* The client of stream `stream`, away from this node, has every event up to seq
+ * (it reads the stream through another node, which says so): as a confirmation. */
+void mcp__hstream_confirmed_elsewhere(hsess *hs, uint64_t stream, uint64_t seq);
 
 /* ---- shttp_resume.c ---- */
 
@@ -344,6 +354,10 @@ int mcp__shttp_cluster_hold(hsess *hs, uint64_t stream, const char *text, size_t
 void mcp__shttp_cluster_touch(hsess *hs);
 /* The session is ending for good (DELETE, or its answerer ended it): every node forgets it. */
 void mcp__shttp_cluster_session_end(hsess *hs);
+/* DELETE of a shared session: ends it here and everywhere, and answers req once every
+ * other node has heard (or after a second): the client's next request, wherever it
+ * lands, finds the session gone. 503 while the shared store is out of reach. */
+void mcp__shttp_cluster_delete(shttp *t, hsess *hs, mcp__http_req *req);
 /* The session's memory goes (held messages). */
 void mcp__shttp_cluster_session_free(hsess *hs);
 /* A POST body's responses to another node's requests, and its cancellations, are sent

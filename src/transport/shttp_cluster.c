@@ -30,13 +30,15 @@
 #include "transport/shttp.h"
 
 /* Bus messages between nodes. */
-#define MSG_RECORD 'S'     /* a session's record changed: the record */
-#define MSG_ENDED 'D'      /* a session ended */
-#define MSG_ANSWER 'R'     /* a client's answer to the receiving node's request */
-#define MSG_CANCEL 'C'     /* a client's notifications/cancelled */
-#define MSG_STANDALONE 'M' /* a message for the session's standalone stream */
-#define MSG_NOTICE 'N'     /* a server-wide notification raised on the sending node */
-#define MSG_LEGACY 'L'     /* a legacy session's POST body */
+#define MSG_RECORD 'S'      /* a session's record changed: the record */
+#define MSG_ENDED 'D'       /* a session ended */
+#define MSG_ANSWER 'R'      /* a client's answer to the receiving node's request */
+#define MSG_CANCEL 'C'      /* a client's notifications/cancelled */
+#define MSG_STANDALONE 'M'  /* a message for the session's standalone stream */
+#define MSG_NOTICE 'N'      /* a server-wide notification raised on the sending node */
+#define MSG_LEGACY 'L'      /* a legacy session's POST body */
+#define MSG_ENDED_HEARD 'E' /* a node took in the sender's MSG_ENDED */
+#define MSG_CAUGHT_UP 'K'   /* "<stream> <seq>": its client, reading here, has every event to seq */
 
 /* Requests waiting for a session's record, at most (more get 503). */
 #define MAX_LOOKUPS 1024
@@ -80,6 +82,21 @@ static int record_apply(hsess *hs, const json_t *rec)
 
 static void put_done(void *arg, int status);
 
+/* A record lives as long as its session would idle, and a little longer. */
+static int record_ttl(const shttp *t)
+{
+    return t->idle_ms + t->idle_ms / 8;
+}
+
+/* The session ended on another node (DELETE there): this copy ends too. */
+static void ended_elsewhere(hsess *hs)
+{
+    if (hs->closing)
+        return;
+    hs->local_close = 1;
+    mcp__hsess_close(hs);
+}
+
 /* Writes the record (and tells the other nodes once it is written). */
 static void record_put(hsess *hs)
 {
@@ -91,9 +108,10 @@ static void record_put(hsess *hs)
         return;
     }
     /* What the client is told next waits until any node can find what it implies. */
-    int rc = mcp__cluster_session_put(t->cluster, hs->id, text, strlen(text),
-                                      t->idle_ms + t->idle_ms / 8, put_done, hs);
+    int rc = mcp__cluster_session_put(t->cluster, hs->id, text, strlen(text), record_ttl(t), 0,
+                                      put_done, hs);
     free(text);
+    hs->unwritten = rc != MCP_OK;
     if (rc == MCP_OK) {
         hs->puts++;
         /* Other nodes' copies are initialized, and keep what initialize settled: the
@@ -107,7 +125,9 @@ static void record_put(hsess *hs)
             mcp__cluster_send(t->cluster, 0, MSG_RECORD, hs->id, text, strlen(text));
         free(text);
     } else {
-        mcp__warn("session %s: its record could not be written (%s)", hs->id, mcp_strerror(rc));
+        mcp__warn("session %s: its record could not be written (%s); it will be once the "
+                  "shared store is back",
+                  hs->id, mcp_strerror(rc));
     }
     json_decref(rec);
     hs->touched_ms = mcp__now_ms();
@@ -120,6 +140,11 @@ static void put_done(void *arg, int status)
     hsess *hs = arg;
     if (--hs->puts == 0 && hs->closing) {
         free(hs); /* closed meanwhile: see mcp__hsess_close */
+        return;
+    }
+    if (status == MCP_ECANCELED) {
+        /* Ended on another node, and this one missed the news. */
+        ended_elsewhere(hs);
         return;
     }
     if (status != MCP_OK)
@@ -145,6 +170,63 @@ void mcp__shttp_cluster_changed(hsess *hs)
         record_put(hs);
 }
 
+/* ---- Records that went missing ---- */
+
+/* A question about a session's record, answered later: the session is looked up
+ * again by id then (it may be gone). */
+typedef struct record_check {
+    shttp *t;
+    char id[33];
+} record_check;
+
+static void record_restore(hsess *hs);
+
+static void record_checked(void *arg, int status)
+{
+    record_check *k = arg;
+    hsess *hs = mcp__map_get(&k->t->sessions, k->id);
+    free(k);
+    if (hs == NULL || hs->closing)
+        return;
+    if (status == MCP_ECANCELED)
+        ended_elsewhere(hs);
+    else if (status == MCP_ENOENT)
+        record_restore(hs); /* it expired, or Redis lost it */
+}
+
+static record_check *record_check_new(hsess *hs)
+{
+    record_check *k = malloc(sizeof(*k));
+    if (k != NULL) {
+        k->t = hs->t;
+        memcpy(k->id, hs->id, sizeof(k->id));
+    }
+    return k;
+}
+
+/* Writes the session's record where there is none (Redis restarted without its
+ * data, or it expired while the session was in use here), unless it was ended. */
+static void record_restore(hsess *hs)
+{
+    shttp *t = hs->t;
+    char *text = NULL;
+    if (hs->legacy_shared) {
+        char rec[64];
+        snprintf(rec, sizeof(rec), "{\"legacy\":%u}", (unsigned)t->node);
+        text = mcp__strdup(rec);
+    } else if (hs->shared) {
+        json_t *rec = record_of(hs);
+        text = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
+        json_decref(rec);
+    }
+    record_check *k = text != NULL ? record_check_new(hs) : NULL;
+    if (k != NULL &&
+        mcp__cluster_session_put(t->cluster, hs->id, text, strlen(text), record_ttl(t),
+                                 MCP__CLUSTER_PUT_MISSING, record_checked, k) != MCP_OK)
+        free(k);
+    free(text);
+}
+
 void mcp__shttp_cluster_touch(hsess *hs)
 {
     shttp *t = hs->t;
@@ -152,14 +234,136 @@ void mcp__shttp_cluster_touch(hsess *hs)
     if (now - hs->touched_ms < (uint64_t)t->idle_ms / 8)
         return;
     hs->touched_ms = now;
-    mcp__cluster_session_touch(t->cluster, hs->id, t->idle_ms + t->idle_ms / 8);
+    /* The answer says whether the record is still there, and the session still on. */
+    record_check *k = record_check_new(hs);
+    if (k != NULL &&
+        mcp__cluster_session_touch(t->cluster, hs->id, record_ttl(t), record_checked, k) != MCP_OK)
+        free(k);
 }
 
 void mcp__shttp_cluster_session_end(hsess *hs)
 {
     shttp *t = hs->t;
-    mcp__cluster_session_delete(t->cluster, hs->id);
+    mcp__cluster_session_delete(t->cluster, hs->id, record_ttl(t));
     mcp__cluster_send(t->cluster, 0, MSG_ENDED, hs->id, "", 0);
+}
+
+/* ---- DELETE ---- */
+
+/* How long a DELETE waits for the other nodes to say they heard, at most. */
+#define DELETE_WAIT_MS 1000
+
+typedef struct hdelete {
+    shttp *t;
+    struct hdelete *next;
+    mcp__http_req *req; /* NULL once its client left */
+    char id[33];
+    int expected; /* nodes that got the news; -1 until the server says */
+    int heard;
+    uv_timer_t *timer;
+} hdelete;
+
+static void delete_req_closed(void *arg, mcp__http_req *req)
+{
+    hdelete *d = arg;
+    mcp__http_req_release(req);
+    d->req = NULL;
+}
+
+static void free_timer(uv_handle_t *h)
+{
+    free(h);
+}
+
+/* Answers the DELETE (if its client is still there) and forgets it. */
+static void delete_finish(hdelete *d)
+{
+    shttp *t = d->t;
+    for (hdelete **p = &t->deletes; *p != NULL; p = &(*p)->next) {
+        if (*p == d) {
+            *p = d->next;
+            break;
+        }
+    }
+    if (d->req != NULL) {
+        mcp__http_req_on_close(d->req, NULL, NULL);
+        const char *hdrs[12];
+        size_t n = mcp__shttp_cors(t, d->req, hdrs, 0);
+        hdrs[n] = NULL;
+        mcp__http_respond(d->req, 200, hdrs, NULL, 0);
+    }
+    uv_close((uv_handle_t *)d->timer, free_timer);
+    free(d);
+}
+
+static void delete_check(hdelete *d)
+{
+    if (d->expected >= 0 && d->heard >= d->expected)
+        delete_finish(d);
+}
+
+static void delete_timeout(uv_timer_t *h)
+{
+    delete_finish(h->data);
+}
+
+static void delete_published(void *arg, int receivers)
+{
+    hdelete *d = arg;
+    if (receivers < 0) {
+        delete_finish(d);
+        return;
+    }
+    /* This node's own subscription is among them, and does not answer. */
+    d->expected = receivers > 0 ? receivers - 1 : 0;
+    delete_check(d);
+}
+
+static void delete_heard(shttp *t, const char *id)
+{
+    for (hdelete *d = t->deletes; d != NULL; d = d->next) {
+        if (strcmp(d->id, id) == 0) {
+            d->heard++;
+            delete_check(d);
+            return;
+        }
+    }
+}
+
+void mcp__shttp_cluster_delete(shttp *t, hsess *hs, mcp__http_req *req)
+{
+    if (!mcp__cluster_up(t->cluster)) {
+        /* Ended here only, the others would serve it on: the client asks again. */
+        mcp__shttp_cluster_unavailable(t, req);
+        return;
+    }
+    hdelete *d = calloc(1, sizeof(*d));
+    uv_timer_t *timer = d != NULL ? malloc(sizeof(*timer)) : NULL;
+    if (timer == NULL) {
+        free(d);
+        mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+        return;
+    }
+    d->t = t;
+    d->req = req;
+    d->expected = -1;
+    memcpy(d->id, hs->id, sizeof(d->id));
+    uv_timer_init(t->loop, timer);
+    timer->data = d;
+    d->timer = timer;
+    d->next = t->deletes;
+    t->deletes = d;
+    mcp__http_req_on_close(req, delete_req_closed, d);
+    /* Ended here, then in the cluster: its record and events go, and its mark stays. */
+    hs->local_close = 1;
+    mcp__hsess_close(hs);
+    mcp__cluster_session_delete(t->cluster, d->id, record_ttl(t));
+    if (mcp__cluster_send_counted(t->cluster, 0, MSG_ENDED, d->id, "", 0, delete_published, d) !=
+        MCP_OK) {
+        delete_finish(d);
+        return;
+    }
+    uv_timer_start(timer, delete_timeout, DELETE_WAIT_MS, 0);
 }
 
 /* ---- Messages held while the record is written ---- */
@@ -373,8 +577,8 @@ int mcp__shttp_cluster_legacy_new(hsess *hs)
     shttp *t = hs->t;
     char rec[64];
     int n = snprintf(rec, sizeof(rec), "{\"legacy\":%u}", (unsigned)t->node);
-    int rc = mcp__cluster_session_put(t->cluster, hs->id, rec, (size_t)n,
-                                      t->idle_ms + t->idle_ms / 8, legacy_put_done, hs);
+    int rc = mcp__cluster_session_put(t->cluster, hs->id, rec, (size_t)n, record_ttl(t), 0,
+                                      legacy_put_done, hs);
     hstream *st = hs->streams;
     if (rc != MCP_OK) {
         if (st != NULL && st->req != NULL) {
@@ -568,6 +772,20 @@ static void on_message(void *user, const mcp__cluster_msg *m)
         }
         return;
     }
+    if (m->kind == MSG_ENDED) {
+        /* Ended on another node, which deleted what the cluster had of it, and waits to
+         * hear that this node took it in. */
+        if (hs != NULL && !hs->closing && hs->shared) {
+            hs->local_close = 1;
+            mcp__hsess_close(hs);
+        }
+        mcp__cluster_send(t->cluster, m->from, MSG_ENDED_HEARD, m->session, "", 0);
+        return;
+    }
+    if (m->kind == MSG_ENDED_HEARD) {
+        delete_heard(t, m->session);
+        return;
+    }
     if (hs == NULL || hs->closing || !hs->shared)
         return; /* not a session this node has: nothing to do here */
     switch (m->kind) {
@@ -579,11 +797,17 @@ static void on_message(void *user, const mcp__cluster_msg *m)
         json_decref(rec);
         break;
     }
-    case MSG_ENDED:
-        /* Ended on another node, which deleted what the cluster had of it. */
-        hs->local_close = 1;
-        mcp__hsess_close(hs);
+    case MSG_CAUGHT_UP: {
+        unsigned long long stream = 0, seq = 0;
+        char buf[48];
+        if (m->len < sizeof(buf)) {
+            memcpy(buf, m->data, m->len);
+            buf[m->len] = '\0';
+            if (sscanf(buf, "%llu %llu", &stream, &seq) == 2)
+                mcp__hstream_confirmed_elsewhere(hs, stream, seq);
+        }
         break;
+    }
     case MSG_ANSWER:
     case MSG_CANCEL:
         feed_text(hs, m->data, m->len);
@@ -605,10 +829,26 @@ static void on_message(void *user, const mcp__cluster_msg *m)
 
 static void on_up(void *user, int up)
 {
-    (void)user;
-    if (up)
+    shttp *t = user;
+    if (up) {
         mcp__info("the shared session store is reachable again");
-    else
+        /* If it lost its data (a restart without persistence), the records of the
+         * sessions this node holds are written again: other nodes find them, and the
+         * sessions go on everywhere. Those it kept are left as they are, but for the
+         * changes made here while it was away. */
+        size_t pos = 0;
+        const char *id;
+        void *v;
+        while (mcp__map_next(&t->sessions, &pos, &id, &v)) {
+            hsess *hs = v;
+            if (hs->closing || !(hs->shared || hs->legacy_shared) || hs->puts > 0)
+                continue;
+            if (hs->unwritten)
+                record_put(hs); /* changed while the store was away (a setLevel, say) */
+            else
+                record_restore(hs);
+        }
+    } else
         mcp__warn("the shared session store cannot be reached; sessions of other nodes get 503 "
                   "until it is back");
 }
@@ -643,12 +883,52 @@ void mcp__shttp_cluster_stream_end(hstream *st)
     mcp__cluster_stream_end(hs->t->cluster, hs->id, st->id, hs->next_seq);
 }
 
+/* The client has every event written to it so far: the owner hears it, as it would
+ * from its own client's TCP, so that its handlers do not pause for a client that
+ * reads here (or stop, taking it for away). */
+static void follow_drained(void *arg, mcp__http_req *req)
+{
+    (void)req;
+    hstream *st = arg;
+    shttp *t = st->hs->t;
+    st->confirming = 0;
+    char text[48];
+    int n = snprintf(text, sizeof(text), "%llu %llu", (unsigned long long)st->id,
+                     (unsigned long long)st->followed_seq);
+    if (mcp__cluster_send(t->cluster, mcp__stream_node(st->id), MSG_CAUGHT_UP, st->hs->id, text,
+                          (size_t)n) == MCP_OK)
+        st->followed_events = st->followed_bytes = 0;
+}
+
+/* Confirms to the owner when a quarter of what it lets go unconfirmed went out
+ * (nodes of one deployment run with the same limits). */
+static void follow_count(hstream *st, uint64_t seq, size_t len)
+{
+    shttp *t = st->hs->t;
+    st->followed_seq = seq;
+    st->followed_events++;
+    st->followed_bytes += len;
+    if (st->confirming || st->req == NULL ||
+        (st->followed_events < t->max_unconfirmed / 4 + 1 &&
+         st->followed_bytes < t->max_unconfirmed_bytes / 4 + 1))
+        return;
+    st->confirming = 1;
+    mcp__http_req_on_drain(st->req, 0, follow_drained, st);
+}
+
 static void follow_emit(void *arg, uint64_t seq, const char *data, size_t len)
 {
     hstream *st = arg;
     hsess *hs = st->hs;
     if (st->req == NULL)
         return;
+    if (data == NULL) {
+        /* The stream is there to follow: the response begins now, not with its first
+         * event, which may be minutes away. */
+        if (mcp__hstream_write(st, NULL, 0) != MCP_OK && st->req == NULL)
+            mcp__hstream_free(st);
+        return;
+    }
     hs->t->stats.replayed_events++;
     char eid[64];
     mcp__event_id(hs, st->id, seq, eid);
@@ -657,6 +937,8 @@ static void follow_emit(void *arg, uint64_t seq, const char *data, size_t len)
     if (rc == MCP_OK)
         rc = mcp__hstream_write(st, b.data, b.len);
     mcp__buf_free(&b);
+    if (rc == MCP_OK && st->req != NULL)
+        follow_count(st, seq, len);
     if (rc != MCP_OK || st->req == NULL) {
         /* Cut (slow, or out of memory): the client resumes from what it has. */
         if (st->req != NULL)
@@ -705,6 +987,14 @@ static void follow_done(void *arg, int status, const char *text, size_t len)
     if (status == MCP_ENOENT && !st->begun) {
         mcp__shttp_error(t, st->req, 400, MCP_RPC_SERVER_ERROR,
                          "Bad Request: Last-Event-ID is unknown or expired");
+        st->req = NULL;
+        mcp__hstream_free(st);
+        return;
+    }
+    if (status == MCP_ECONNECT) {
+        /* This node lost the shared store (the owner may well live on): the client is
+         * cut, and resumes from what it has, here once the store is back or elsewhere. */
+        mcp__http_req_abort(st->req);
         st->req = NULL;
         mcp__hstream_free(st);
         return;
@@ -826,6 +1116,8 @@ void mcp__shttp_cluster_stop(shttp *t)
         t->cluster_attached = 0;
         if (t->ans != NULL && t->ans->ops->set_fanout != NULL)
             t->ans->ops->set_fanout(t->ans, NULL, NULL);
-        mcp__cluster_detach(t->cluster);
+        mcp__cluster_detach(t->cluster); /* DELETEs whose news was on its way end here */
     }
+    while (t->deletes != NULL)
+        delete_finish(t->deletes);
 }

@@ -537,6 +537,10 @@ static void delete (shttp *t, mcp__http_req *req)
     hsess *hs = find_session(t, req, NULL);
     if (hs == NULL || check_version_header(t, req, NULL) != 0)
         return;
+    if (hs->shared) {
+        mcp__shttp_cluster_delete(t, hs, req);
+        return;
+    }
     mcp__hsess_close(hs);
     const char *hdrs[12];
     size_t n = mcp__shttp_cors(t, req, hdrs, 0);

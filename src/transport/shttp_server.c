@@ -52,6 +52,14 @@ hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req)
     return mcp__hstream_attach(hs, mcp__hstream_new_id(hs, kind), kind, req);
 }
 
+/* A follower's wait to confirm (shttp_cluster.c) ends with its response. */
+static void stop_confirming(hstream *st)
+{
+    if (st->confirming && st->req != NULL)
+        mcp__http_req_on_drain(st->req, 0, NULL, NULL);
+    st->confirming = 0;
+}
+
 void mcp__hstream_free(hstream *st)
 {
     hsess *hs = st->hs;
@@ -60,6 +68,7 @@ void mcp__hstream_free(hstream *st)
         st->finished = 1;
         return;
     }
+    stop_confirming(st);
     if (st->req != NULL)
         mcp__http_req_release(st->req);
     if (st->follow != NULL)
@@ -229,6 +238,7 @@ void mcp__hstream_end(hstream *st)
 {
     if (st->req == NULL)
         return;
+    stop_confirming(st);
     if (begin(st) == MCP_OK)
         mcp__http_stream_end(st->req);
     else
@@ -417,6 +427,27 @@ static void confirm(hstream *st)
     if (st->unconfirmed > 0)
         st->hs->window_moved = 1;
     st->unconfirmed = st->unconfirmed_bytes = 0;
+}
+
+void mcp__hstream_confirmed_elsewhere(hsess *hs, uint64_t stream, uint64_t seq)
+{
+    hstream *st = find_stream(hs, stream);
+    if (st == NULL || st->req != NULL || st->resuming != NULL)
+        return;         /* not a stream of this node's, or its client is here now */
+    st->away_since = 0; /* its client is not away: it reads elsewhere */
+    if (st->unconfirmed == 0 || seq < st->unconfirmed_seq)
+        return;
+    /* The events after seq are not all this stream's (the session numbers them all):
+     * counting them all errs on the safe side. */
+    uint64_t left = hs->next_seq > seq ? hs->next_seq - seq : 0;
+    if (left < st->unconfirmed) {
+        st->unconfirmed_bytes = left == 0 ? 0 : st->unconfirmed_bytes / st->unconfirmed * left;
+        st->unconfirmed = (size_t)left;
+    }
+    st->unconfirmed_seq = seq + 1;
+    st->unconfirmed_at = hs->stored_bytes - st->unconfirmed_bytes;
+    hs->window_moved = 1;
+    mcp__hstream_maybe_ready(st);
 }
 
 /*

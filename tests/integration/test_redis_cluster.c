@@ -216,6 +216,8 @@ typedef struct rec {
     size_t *len;
     size_t n, cap;
     int emitted; /* n, for run_until */
+    int starts;  /* a follow's start signals (emit with NULL data) */
+    uint64_t start_seq;
     int done;
     int status;
     char *text; /* the follow's done text, NULL when none */
@@ -239,6 +241,14 @@ static void rec_free(rec *r)
 static void rec_emit(void *arg, uint64_t seq, const char *data, size_t len)
 {
     rec *r = arg;
+    if (data == NULL) {
+        /* A follow's start: once, before any event. */
+        assert_int_equal(len, 0);
+        assert_int_equal(r->n, 0);
+        r->starts++;
+        r->start_seq = seq;
+        return;
+    }
     if (r->n == r->cap) {
         r->cap = r->cap ? r->cap * 2 : 64;
         r->seq = realloc(r->seq, r->cap * sizeof(*r->seq));
@@ -439,7 +449,7 @@ static void test_url_password_user_and_db_reach_the_server(void **state)
     snprintf(url, sizeof url, "redis://:sec%%20ret@127.0.0.1:%d/3", f->srv.port);
     assert_int_equal(mcp__cluster_new(&o, NULL, &c, NULL, 0), MCP_OK);
     assert_int_equal(mcp__cluster_attach(c, &f->loop), MCP_OK);
-    assert_int_equal(mcp__cluster_session_put(c, "s1", "in db 3", 7, 60000, NULL, NULL), MCP_OK);
+    assert_int_equal(mcp__cluster_session_put(c, "s1", "in db 3", 7, 60000, 0, NULL, NULL), MCP_OK);
     get_res g;
     assert_int_equal(get_now(f, c, "s1", &g), MCP_OK);
     assert_string_equal(g.text, "in db 3");
@@ -453,7 +463,7 @@ static void test_url_password_user_and_db_reach_the_server(void **state)
     snprintf(url, sizeof url, "redis://alice:alicepw@127.0.0.1:%d", f->srv.port);
     assert_int_equal(mcp__cluster_new(&o, NULL, &c, NULL, 0), MCP_OK);
     assert_int_equal(mcp__cluster_attach(c, &f->loop), MCP_OK);
-    assert_int_equal(mcp__cluster_session_put(c, "s2", "alice", 5, 60000, NULL, NULL), MCP_OK);
+    assert_int_equal(mcp__cluster_session_put(c, "s2", "alice", 5, 60000, 0, NULL, NULL), MCP_OK);
     assert_int_equal(get_now(f, c, "s2", &g), MCP_OK);
     assert_string_equal(g.text, "alice");
     cluster_gone(f, c);
@@ -493,6 +503,17 @@ static void test_node_numbers_are_unique_and_alive(void **state)
 
 /* ---- Registry ---- */
 
+typedef struct status_res {
+    int done, status;
+} status_res;
+
+static void on_status(void *arg, int status)
+{
+    status_res *r = arg;
+    r->done++;
+    r->status = status;
+}
+
 static void test_registry_put_get_touch_delete_and_expiry(void **state)
 {
     fx *f = *state;
@@ -500,25 +521,27 @@ static void test_registry_put_get_touch_delete_and_expiry(void **state)
     mcp__cluster *b = cluster(f, "r:", 0, NULL);
     get_res g;
     assert_int_equal(get_now(f, b, "sess-1", &g), MCP_ENOENT);
-    assert_int_equal(mcp__cluster_session_put(a, "sess-1", "v\0one", 5, 60000, NULL, NULL), MCP_OK);
+    assert_int_equal(mcp__cluster_session_put(a, "sess-1", "v\0one", 5, 60000, 0, NULL, NULL),
+                     MCP_OK);
     settle(f, a); /* writes are not waited for: b reads after a's are done */
     assert_int_equal(get_now(f, b, "sess-1", &g), MCP_OK);
     assert_int_equal(g.len, 5);
     assert_string_equal(g.text, "v");
-    assert_int_equal(mcp__cluster_session_put(a, "sess-1", "two", 3, 60000, NULL, NULL), MCP_OK);
+    assert_int_equal(mcp__cluster_session_put(a, "sess-1", "two", 3, 60000, 0, NULL, NULL), MCP_OK);
     assert_int_equal(get_now(f, a, "sess-1", &g), MCP_OK);
     assert_string_equal(g.text, "two");
-    assert_int_equal(mcp__cluster_session_put(a, "sess-1", "x", 1, 0, NULL, NULL), MCP_EINVAL);
+    assert_int_equal(mcp__cluster_session_put(a, "sess-1", "x", 1, 0, 0, NULL, NULL), MCP_EINVAL);
 
     /* touch extends the time to live. */
     redisContext *r = raw(f);
-    assert_int_equal(mcp__cluster_session_put(a, "sess-2", "short", 5, 5000, NULL, NULL), MCP_OK);
-    mcp__cluster_session_touch(a, "sess-2", 600000);
+    assert_int_equal(mcp__cluster_session_put(a, "sess-2", "short", 5, 5000, 0, NULL, NULL),
+                     MCP_OK);
+    mcp__cluster_session_touch(a, "sess-2", 600000, NULL, NULL);
     assert_int_equal(get_now(f, a, "sess-2", &g), MCP_OK);
     assert_true(raw_int(r, "PTTL r:s:sess-2") > 500000);
 
     /* A record whose time to live ends is gone: asked until it is, with a deadline. */
-    assert_int_equal(mcp__cluster_session_put(a, "sess-3", "brief", 5, 50, NULL, NULL), MCP_OK);
+    assert_int_equal(mcp__cluster_session_put(a, "sess-3", "brief", 5, 50, 0, NULL, NULL), MCP_OK);
     settle(f, a);
     long long deadline = harness_now_ms() + WAIT_MS;
     while (get_now(f, b, "sess-3", &g) == MCP_OK && harness_now_ms() < deadline)
@@ -534,13 +557,52 @@ static void test_registry_put_get_touch_delete_and_expiry(void **state)
     assert_int_equal(replay_now(f, store, "sess-1", 4, 1, &rp), MCP_OK);
     rec_free(&rp);
     assert_int_equal(raw_int(r, "EXISTS r:e:sess-1:4 r:e:sess-1:6 r:o:sess-1:4 r:k:sess-1"), 4);
-    assert_int_equal(mcp__cluster_session_delete(a, "sess-1"), MCP_OK);
+    assert_int_equal(mcp__cluster_session_delete(a, "sess-1", 60000), MCP_OK);
     settle(f, a);
     assert_int_equal(get_now(f, b, "sess-1", &g), MCP_ENOENT);
     assert_int_equal(replay_now(f, store, "sess-1", 4, 1, &rp), MCP_ENOENT);
     rec_free(&rp);
     assert_int_equal(raw_int(r, "EXISTS r:e:sess-1:4 r:e:sess-1:6 r:o:sess-1:4 r:k:sess-1"), 0);
     assert_int_equal(get_now(f, b, "sess-2", &g), MCP_OK);
+
+    /* An ended session's record cannot be written again, by any node, as long as it
+     * would have lived; a touch says it ended. */
+    assert_true(raw_int(r, "PTTL r:x:sess-1") > 50000);
+    status_res st = {0};
+    assert_int_equal(mcp__cluster_session_put(b, "sess-1", "back", 4, 60000, 0, on_status, &st),
+                     MCP_OK);
+    assert_true(run_until(f, &st.done, 1, WAIT_MS));
+    assert_int_equal(st.status, MCP_ECANCELED);
+    assert_int_equal(get_now(f, b, "sess-1", &g), MCP_ENOENT);
+    st = (status_res){0};
+    assert_int_equal(mcp__cluster_session_touch(b, "sess-1", 60000, on_status, &st), MCP_OK);
+    assert_true(run_until(f, &st.done, 1, WAIT_MS));
+    assert_int_equal(st.status, MCP_ECANCELED);
+    /* A touch of a live record extends it; of a missing one (expired, or lost with the
+     * server's data) says so. */
+    st = (status_res){0};
+    assert_int_equal(mcp__cluster_session_touch(b, "sess-2", 600000, on_status, &st), MCP_OK);
+    assert_true(run_until(f, &st.done, 1, WAIT_MS));
+    assert_int_equal(st.status, MCP_OK);
+    st = (status_res){0};
+    assert_int_equal(mcp__cluster_session_touch(b, "sess-9", 60000, on_status, &st), MCP_OK);
+    assert_true(run_until(f, &st.done, 1, WAIT_MS));
+    assert_int_equal(st.status, MCP_ENOENT);
+    /* Written only where there is none: the first of two such writes wins. */
+    st = (status_res){0};
+    assert_int_equal(mcp__cluster_session_put(a, "sess-9", "first", 5, 60000,
+                                              MCP__CLUSTER_PUT_MISSING, on_status, &st),
+                     MCP_OK);
+    assert_true(run_until(f, &st.done, 1, WAIT_MS));
+    assert_int_equal(st.status, MCP_OK);
+    st = (status_res){0};
+    assert_int_equal(mcp__cluster_session_put(b, "sess-9", "second", 6, 60000,
+                                              MCP__CLUSTER_PUT_MISSING, on_status, &st),
+                     MCP_OK);
+    assert_true(run_until(f, &st.done, 1, WAIT_MS));
+    assert_int_equal(st.status, MCP_EEXIST);
+    assert_int_equal(get_now(f, b, "sess-9", &g), MCP_OK);
+    assert_string_equal(g.text, "first");
 
     /* The store's drop_session takes the events and leaves the record. */
     assert_int_equal(mcp_event_store_append(store, "sess-2", 2, 1, "e1", 2), MCP_OK);
@@ -776,6 +838,8 @@ static void test_follow_emits_every_event_once_across_the_seam(void **state)
     assert_true(s.later_fired);
     assert_int_equal(r.status, MCP_OK);
     assert_null(r.text);
+    assert_int_equal(r.starts, 1);
+    assert_int_equal(r.start_seq, 1);
     /* Every event after 1 but the markers, once, in order. */
     size_t i = 0;
     char want[32];
@@ -813,6 +877,7 @@ static void test_follow_emits_every_event_once_across_the_seam(void **state)
         assert_true(run_until(f, &r.done, 1, WAIT_MS));
         assert_int_equal(r.status, MCP_ENOENT);
         assert_int_equal(r.n, 0);
+        assert_int_equal(r.starts, 0);
         rec_free(&r);
     }
     cluster_gone(f, a);
@@ -882,7 +947,8 @@ static void test_follow_shares_channels_and_unfollows(void **state)
     assert_int_equal(r4.n, 1);
     assert_int_equal(r4.done, 0);
 
-    /* Detach ends a follower with MCP_ECLOSED before it returns. */
+    /* Detach ends a follower with MCP_ECONNECT (not the owner's end: the stream may go
+     * on) before it returns. */
     rec r5 = {0};
     append_range(a, "ss", 6, 1, 1);
     settle(f, a);
@@ -895,7 +961,7 @@ static void test_follow_shares_channels_and_unfollows(void **state)
     mcp__cluster_session_get(b, "whatever", on_get, &g);
     cluster_gone(f, b);
     assert_int_equal(r5.done, 1);
-    assert_int_equal(r5.status, MCP_ECLOSED);
+    assert_int_equal(r5.status, MCP_ECONNECT);
     assert_int_equal(g.done, 1);
     assert_int_equal(g.status, MCP_ECLOSED);
     rec_free(&r0);
@@ -1032,7 +1098,7 @@ static void test_unexpected_replies_and_messages_are_refused(void **state)
                                                         rec_emit, rec_follow_done, &rp);
     assert_non_null(fl);
     assert_true(run_until(f, &rp.done, 1, WAIT_MS));
-    assert_int_equal(rp.status, MCP_ECLOSED);
+    assert_int_equal(rp.status, MCP_ECONNECT); /* an answer not to be trusted */
     rec_free(&rp);
 
     /* Entries of a kind it does not know are passed over. */
@@ -1112,7 +1178,7 @@ static void test_detach_from_inside_callbacks(void **state)
                                                         rec_emit, rec_follow_done, &r);
     assert_non_null(fl);
     assert_true(run_until(f, &r.done, 1, WAIT_MS));
-    assert_int_equal(r.status, MCP_ECLOSED);
+    assert_int_equal(r.status, MCP_ECONNECT);
     assert_int_equal(r.seq[r.n - 1], 10);
     run_for(f, 20);
     assert_int_equal(r.done, 1);
@@ -1155,7 +1221,7 @@ static void test_redis_restart_reports_closed_then_reconnects(void **state)
     mcp__cluster *a = cluster(f, "rs:", 100, &w);
     mcp__cluster *b = cluster(f, "rs:", 100, NULL);
     mcp_event_store *store = mcp__cluster_event_store(a);
-    assert_int_equal(mcp__cluster_session_put(a, "s", "before", 6, 60000, NULL, NULL), MCP_OK);
+    assert_int_equal(mcp__cluster_session_put(a, "s", "before", 6, 60000, 0, NULL, NULL), MCP_OK);
     get_res g;
     assert_int_equal(get_now(f, a, "s", &g), MCP_OK);
     append_range(a, "s", 1, 1, 3);
@@ -1169,17 +1235,19 @@ static void test_redis_restart_reports_closed_then_reconnects(void **state)
     assert_int_equal(rh_stop(&f->srv, START_MS), 0);
     assert_true(run_until(f, &w.downs, 1, WAIT_MS));
     assert_false(mcp__cluster_up(a));
-    /* The follower ends: its connection went. */
+    /* The follower ends: its connection went (the owner's stream may go on). */
     assert_true(run_until(f, &fr.done, 1, WAIT_MS));
-    assert_int_equal(fr.status, MCP_ECLOSED);
+    assert_int_equal(fr.status, MCP_ECONNECT);
+    assert_null(fr.text);
     rec_free(&fr);
 
     /* While down: every operation says MCP_ECLOSED, at once. */
     mcp__cluster_stats s0, s1;
     mcp__cluster_stats_get(a, &s0);
-    assert_int_equal(mcp__cluster_session_put(a, "s", "during", 6, 60000, NULL, NULL), MCP_ECLOSED);
-    mcp__cluster_session_touch(a, "s", 60000);
-    assert_int_equal(mcp__cluster_session_delete(a, "s"), MCP_ECLOSED);
+    assert_int_equal(mcp__cluster_session_put(a, "s", "during", 6, 60000, 0, NULL, NULL),
+                     MCP_ECLOSED);
+    mcp__cluster_session_touch(a, "s", 60000, NULL, NULL);
+    assert_int_equal(mcp__cluster_session_delete(a, "s", 60000), MCP_ECLOSED);
     memset(&g, 0, sizeof g);
     mcp__cluster_session_get(a, "s", on_get, &g);
     assert_int_equal(g.done, 1);
@@ -1212,7 +1280,7 @@ static void test_redis_restart_reports_closed_then_reconnects(void **state)
 
     /* The server kept nothing; everything works again. */
     assert_int_equal(get_now(f, a, "s", &g), MCP_ENOENT);
-    assert_int_equal(mcp__cluster_session_put(a, "s", "after", 5, 60000, NULL, NULL), MCP_OK);
+    assert_int_equal(mcp__cluster_session_put(a, "s", "after", 5, 60000, 0, NULL, NULL), MCP_OK);
     assert_int_equal(get_now(f, a, "s", &g), MCP_OK);
     assert_string_equal(g.text, "after");
     append_range(a, "s", 1, 10, 12);

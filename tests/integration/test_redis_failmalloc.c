@@ -192,7 +192,7 @@ static void scenario(const char *url, long id, sc *s)
         mcp__cluster_attach(b, &s->loop) != MCP_OK)
         goto out;
     mcp_event_store *sa = mcp__cluster_event_store(a), *sb = mcp__cluster_event_store(b);
-    mcp__cluster_session_put(a, "s", "record", 6, 60000, NULL, NULL);
+    mcp__cluster_session_put(a, "s", "record", 6, 60000, 0, NULL, NULL);
     mcp__cluster_stream_open(a, "s", 1, "open", 4);
     for (uint64_t seq = 1; seq <= 5; seq++)
         mcp_event_store_append(sa, "s", 1, seq, seq == 3 ? "" : "data", seq == 3 ? 0 : 4);
@@ -227,8 +227,8 @@ static void scenario(const char *url, long id, sc *s)
         s->asked_replay++;
     run_until(s, follow_over, RUN_MS);
     mcp_event_store_drop_session(sa, "gone");
-    mcp__cluster_session_delete(a, "s");
-    mcp__cluster_session_touch(a, "s", 1000);
+    mcp__cluster_session_delete(a, "s", 60000);
+    mcp__cluster_session_touch(a, "s", 1000, NULL, NULL);
     s->asked_alive++;
     mcp__cluster_node_alive(a, mcp__cluster_node(a), on_alive, s);
     run_until(s, follow_over, RUN_MS);

@@ -21,12 +21,28 @@
 
 #include "redis_int.h"
 
-int mcp__cluster_send(mcp__cluster *c, uint32_t to, char kind, const char *session,
-                      const char *data, size_t len)
+static void on_published(redisAsyncContext *ac, void *reply, void *priv)
+{
+    mcp__rreq q = mcp__rc_answer(ac, reply, priv);
+    redisReply *r = reply;
+    q.done.alive(q.arg, r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer >= 0 &&
+                                r->integer <= INT32_MAX
+                            ? (int)r->integer
+                            : -1);
+}
+
+static int send_msg(mcp__cluster *c, uint32_t to, char kind, const char *session, const char *data,
+                    size_t len, mcp__cluster_alive_fn heard, void *arg)
 {
     if (c->state != MCP__RC_UP) {
         c->stats.dropped++;
         return MCP_ECLOSED;
+    }
+    mcp__rreq *q = NULL;
+    if (heard != NULL) {
+        if ((q = malloc(sizeof(*q))) == NULL)
+            return MCP_ENOMEM;
+        *q = (mcp__rreq){.c = c, .done.alive = heard, .arg = arg};
     }
     if (session == NULL)
         session = "";
@@ -39,10 +55,25 @@ int mcp__cluster_send(mcp__cluster *c, uint32_t to, char kind, const char *sessi
         mcp__buf_append(&m, ":", 1) == MCP_OK && mcp__buf_append_u64(&m, slen) == MCP_OK &&
         mcp__buf_append(&m, ":", 1) == MCP_OK && mcp__buf_append(&m, session, slen) == MCP_OK &&
         mcp__buf_append(&m, data, len) == MCP_OK)
-        rc = mcp__rc_cmd(c, NULL, NULL, "PUBLISH %s %b", chan.data, m.data, m.len);
+        rc = mcp__rc_cmd(c, q != NULL ? on_published : NULL, q, "PUBLISH %s %b", chan.data, m.data,
+                         m.len);
     mcp__buf_free(&chan);
     mcp__buf_free(&m);
+    if (rc != MCP_OK)
+        free(q);
     return rc;
+}
+
+int mcp__cluster_send(mcp__cluster *c, uint32_t to, char kind, const char *session,
+                      const char *data, size_t len)
+{
+    return send_msg(c, to, kind, session, data, len, NULL, NULL);
+}
+
+int mcp__cluster_send_counted(mcp__cluster *c, uint32_t to, char kind, const char *session,
+                              const char *data, size_t len, mcp__cluster_alive_fn heard, void *arg)
+{
+    return send_msg(c, to, kind, session, data, len, heard, arg);
 }
 
 /* Reads "<digits>:" at *p (before end) into *v. */
@@ -100,6 +131,7 @@ void mcp__rc_on_sub_reply(redisAsyncContext *ac, void *reply, void *priv)
     redisReply *r = reply;
     if (!mcp__rc_current(c, &c->sub, ac, r))
         return;
+    c->sub_ping_sent = 0; /* it answers (see on_tick's message to itself) */
     if (r->type == REDIS_REPLY_ERROR) {
         /* AUTH or SELECT refused, or a command the server would not take. */
         mcp__rc_fail(c, r);

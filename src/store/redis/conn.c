@@ -35,16 +35,8 @@
 #define DEFAULT_TTL_MS (5 * 60 * 1000)
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_MAX_MS 2000
-/* How many numbers attach tries when the counter gives one a live node holds. */
+/* How many random numbers attach tries when live nodes hold them. */
 #define NODE_TRIES 16
-
-/* A node that comes back after the server lost its data (a restart without
- * persistence) raises the counter to its own number, so that nodes attaching later
- * do not get it again. */
-static const char raise_counter_lua[] =
-    "local v = tonumber(redis.call('GET', KEYS[1]) or '0') or 0 "
-    "if v < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end "
-    "return 0";
 
 static void on_tick(uv_timer_t *t);
 static void on_retry(uv_timer_t *t);
@@ -154,7 +146,7 @@ static void drop_conns(mcp__cluster *c)
         if (ac != NULL)
             redisAsyncFree(ac);
     }
-    mcp__rc_follow_end_all(c, MCP_ECLOSED);
+    mcp__rc_follow_end_all(c, MCP_ECONNECT);
     mcp__rc_registered_forget(c, NULL);
 }
 
@@ -162,6 +154,7 @@ static void go_down(mcp__cluster *c)
 {
     if (c->state != MCP__RC_UP && c->state != MCP__RC_CONNECTING)
         return;
+    c->hb_sent = c->sub_ping_sent = 0;
     int was_up = c->state == MCP__RC_UP;
     c->state = MCP__RC_DOWN;
     /* The retry is scheduled before any callback of the caller runs, so that a
@@ -214,6 +207,7 @@ static void check_ready(mcp__cluster *c)
     c->state = MCP__RC_UP;
     c->backoff_ms = BACKOFF_FIRST_MS;
     c->stats.reconnects++;
+    c->up_since = uv_now(c->loop);
     mcp__info("redis %s:%d: connected again (node %u)", c->url.host, c->url.port,
               (unsigned)c->node);
     if (c->cbs.up != NULL)
@@ -292,38 +286,46 @@ static int conn_open(mcp__cluster *c, mcp__rconn *k)
         mcp__u64_str((uint64_t)c->url.db, db);
         rc = conn_send(c, k, fn, c, "SELECT %s", db);
     }
+    /* Named after the node, so that an operator's CLIENT LIST tells whose it is. */
+    char name[40] = "mcp-node-";
+    mcp__u64_str(c->node, name + strlen(name));
+    if (rc == MCP_OK)
+        rc = conn_send(c, k, fn, c, "CLIENT SETNAME %s", name);
     return rc;
 }
 
-/* This node's heartbeat: its key lives three periods, and is written every period. */
+static void on_heartbeat(redisAsyncContext *ac, void *reply, void *priv)
+{
+    mcp__cluster *c = priv;
+    if (mcp__rc_current(c, &c->cmd, ac, reply))
+        c->hb_sent = 0;
+}
+
+/* This node's heartbeat: its key lives three periods, and is written every period.
+ * Its answer is awaited (one at a time): it shows that the server still answers. */
 static int heartbeat(mcp__cluster *c)
 {
     char px[24];
     mcp__u64_str(3 * (uint64_t)c->heartbeat_ms, px);
     if (mcp__rc_key_node(c, &c->kbuf, "node:", c->node) != MCP_OK)
         return MCP_ENOMEM;
-    return conn_send(c, &c->cmd, NULL, NULL, "SET %s 1 PX %s", c->kbuf.data, px);
+    int rc = conn_send(c, &c->cmd, on_heartbeat, c, "SET %s 1 PX %s", c->kbuf.data, px);
+    if (rc == MCP_OK && c->hb_sent == 0)
+        c->hb_sent = uv_now(c->loop);
+    return rc;
 }
 
 /* Opens both connections and queues what makes them ready: on the command
- * connection a PING after AUTH and SELECT (and, when they are made again, the node
- * counter's floor and the heartbeat), on the other the bus's SUBSCRIBE. */
+ * connection a PING after AUTH, SELECT and the name (and, when they are made again,
+ * the heartbeat), on the other the bus's SUBSCRIBE. */
 static int conns_open(mcp__cluster *c, int again)
 {
     c->bus_acks = 0;
     int rc = conn_open(c, &c->cmd);
     if (rc == MCP_OK)
         rc = conn_open(c, &c->sub);
-    if (rc == MCP_OK && again) {
-        char node[24];
-        mcp__u64_str(c->node, node);
-        rc = mcp__rc_key(c, &c->kbuf, "node", "");
-        if (rc == MCP_OK)
-            rc = conn_send(c, &c->cmd, NULL, NULL, "EVAL %s 1 %s %s", raise_counter_lua,
-                           c->kbuf.data, node);
-        if (rc == MCP_OK)
-            rc = heartbeat(c);
-    }
+    if (rc == MCP_OK && again)
+        rc = heartbeat(c);
     if (rc == MCP_OK)
         rc = conn_send(c, &c->cmd, on_setup_reply, c, "PING");
     if (rc == MCP_OK)
@@ -341,12 +343,34 @@ static void on_retry(uv_timer_t *t)
         go_down(c);
 }
 
+/* A server that answers neither connection for this many heartbeat periods is taken
+ * for lost, whatever TCP says (a server stopped, swapping, or cut off without a
+ * reset): what waits on it fails, and the connections are made again. */
+#define WATCHDOG_PERIODS 5
+
 static void on_tick(uv_timer_t *t)
 {
     mcp__cluster *c = t->data;
     if (c->state != MCP__RC_UP)
         return;
-    heartbeat(c);
+    uint64_t now = uv_now(c->loop), limit = WATCHDOG_PERIODS * (uint64_t)c->heartbeat_ms;
+    uint64_t oldest = c->hb_sent != 0 && (c->sub_ping_sent == 0 || c->hb_sent < c->sub_ping_sent)
+                          ? c->hb_sent
+                          : c->sub_ping_sent;
+    if (oldest != 0 && now - oldest > limit) {
+        mcp__warn("redis %s:%d: no answer for %llu ms", c->url.host, c->url.port,
+                  (unsigned long long)(now - oldest));
+        go_down(c);
+        return;
+    }
+    if (c->hb_sent == 0)
+        heartbeat(c);
+    /* The subscribing connection cannot be asked for a reply of its own (hiredis drops
+     * a PONG there): this node sends itself a message that means nothing, which the
+     * bus passes over, and any message heard there answers it. */
+    if (c->sub_ping_sent == 0 &&
+        conn_send(c, &c->cmd, NULL, NULL, "PUBLISH %s ~", c->chan_node) == MCP_OK)
+        c->sub_ping_sent = now;
     mcp__rc_follow_tick(c);
 }
 
@@ -369,9 +393,10 @@ static int sync_ok(mcp__cluster *c, redisContext *rc, redisReply *r, const char 
     return ok;
 }
 
-/* Takes a node number: INCR on the counter, and the number's heartbeat key set only
- * if no live node holds it (the counter wraps below 2^20, and a server that lost
- * its data starts it again). */
+/* Takes a node number: a random one whose heartbeat key no live node holds (set
+ * only if absent). Not a counter: a server that lost its data (a restart without
+ * persistence) would start it again, and give a new node the number of a node that
+ * has not reconnected yet; among 2^20 numbers, that is unlikely. */
 static int take_node(mcp__cluster *c, redisContext *rc, uint32_t *node)
 {
     mcp__buf key = {0};
@@ -379,23 +404,17 @@ static int take_node(mcp__cluster *c, redisContext *rc, uint32_t *node)
     mcp__u64_str(3 * (uint64_t)c->heartbeat_ms, px);
     int status = MCP_ECONNECT;
     for (int i = 0; i < NODE_TRIES; i++) {
-        if (mcp__rc_key(c, &key, "node", "") != MCP_OK) {
-            status = MCP_ENOMEM;
+        uint32_t n;
+        if (mcp__random_bytes(&n, sizeof(n)) != MCP_OK) {
+            status = MCP_EIO;
             break;
         }
-        redisReply *r = redisCommand(rc, "INCR %s", key.data);
-        if (r == NULL || r->type != REDIS_REPLY_INTEGER || r->integer < 1) {
-            sync_ok(c, rc, r, "INCR of the node counter", NULL);
-            break;
-        }
-        uint32_t n =
-            (uint32_t)(((unsigned long long)r->integer - 1) % (MCP__RC_NODE_LIMIT - 1) + 1);
-        freeReplyObject(r);
+        n = n % (MCP__RC_NODE_LIMIT - 1) + 1;
         if (mcp__rc_key_node(c, &key, "node:", n) != MCP_OK) {
             status = MCP_ENOMEM;
             break;
         }
-        r = redisCommand(rc, "SET %s 1 PX %s NX", key.data, px);
+        redisReply *r = redisCommand(rc, "SET %s 1 PX %s NX", key.data, px);
         if (r != NULL && r->type == REDIS_REPLY_NIL) {
             freeReplyObject(r);
             continue; /* a live node has it */
@@ -593,6 +612,7 @@ void mcp__cluster_detach(mcp__cluster *c)
     flush_writes(c->cmd.ac);
     c->state = MCP__RC_DETACHED;
     c->loop = NULL;
+    c->hb_sent = c->sub_ping_sent = 0;
     uv_close((uv_handle_t *)c->tick, free_handle);
     uv_close((uv_handle_t *)c->retry, free_handle);
     c->tick = c->retry = NULL;

@@ -480,7 +480,7 @@ static int rc_replay(void *self, const char *session, uint64_t stream, uint64_t 
 
 static void rc_drop_session(void *self, const char *session)
 {
-    mcp__rc_delete_session(self, session, 0);
+    mcp__rc_delete_session(self, session, 0); /* its events only */
 }
 
 /* No attach, detach or destroy: the cluster's own attach and detach do that work,

@@ -59,6 +59,7 @@ struct mcp__cluster_follow {
     uint32_t owner;
     uint64_t last; /* the last seq emitted (after_seq at first) */
     int owner_gone, owner_asked;
+    int started; /* the caller was told (started()) */
     char *open_text;
     char pause_text[48]; /* "<seq> <retry_ms>" of a pause */
     size_t pause_len;
@@ -177,6 +178,18 @@ static void each_follower(mcp__cluster *c, mcp__rchan *ch, void (*fn)(follow *f,
     chan_maybe_free(c, ch);
 }
 
+/* The stream holds after_seq (the first page said so): the caller hears it once,
+ * before any event, so that its client's response may begin. Nonzero while f goes
+ * on (its caller may have unfollowed it). */
+static int started(follow *f)
+{
+    if (!f->started) {
+        f->started = 1;
+        f->emit(f->arg, f->last, NULL, 0);
+    }
+    return f->state == F_REPLAYING;
+}
+
 /* Emits an event that is new to f, or ends f at the end marker. Nonzero once f is
  * finished (the caller's emit may have unfollowed it). */
 static int deliver(follow *f, const mcp__rentry *e)
@@ -198,6 +211,8 @@ static int deliver(follow *f, const mcp__rentry *e)
     }
     if (e->seq <= f->last)
         return 0;
+    if (!f->started && !started(f))
+        return 1;
     f->last = e->seq;
     if (e->len > 0)
         f->emit(f->arg, e->seq, e->data, e->len);
@@ -249,13 +264,15 @@ static void on_page(redisAsyncContext *ac, void *reply, void *priv)
         if (f->state != F_REPLAYING)
             ; /* ended by the walk */
         else if (rc != MCP_OK)
-            finish(f, rc == MCP_ENOENT ? MCP_ENOENT : MCP_ECLOSED);
-        else if (!more)
+            finish(f, rc == MCP_ENOENT ? MCP_ENOENT : MCP_ECONNECT);
+        else if (started(f) && !more)
             replay_done(f);
+        else if (f->state != F_REPLAYING)
+            ; /* ended by its caller, told it started */
         else if (mcp__rpager_send(f->c, &f->pager, f->key, on_page, f) == MCP_OK)
             f->refs++;
         else
-            finish(f, MCP_ECLOSED);
+            finish(f, MCP_ECONNECT);
     }
     unref(f);
 }
@@ -277,7 +294,7 @@ static void on_open_text(redisAsyncContext *ac, void *reply, void *priv)
                 f->open_text[r->len] = '\0';
             }
         } else if (r->type != REDIS_REPLY_NIL) {
-            finish(f, MCP_ECLOSED);
+            finish(f, MCP_ECONNECT);
         }
     }
     unref(f);
@@ -292,7 +309,12 @@ static void on_owner(redisAsyncContext *ac, void *reply, void *priv)
         mcp__rc_lost(f->c, ac);
     } else if (f->state != F_FINISHED) {
         if (r->type != REDIS_REPLY_INTEGER) {
-            finish(f, MCP_ECLOSED);
+            finish(f, MCP_ECONNECT);
+        } else if (r->integer == 0 &&
+                   uv_now(f->c->loop) - f->c->up_since < 3 * (uint64_t)f->c->heartbeat_ms) {
+            /* No heartbeat, but this node has just connected again: the server may have
+             * lost its data (a restart), and the owner not have written its heartbeat
+             * again yet. Asked again at the next tick. */
         } else if (r->integer == 0) {
             /* Gone: what it stored is still emitted first (replay_done ends it). */
             f->owner_gone = 1;
@@ -343,7 +365,7 @@ static void on_subscribed(follow *f, void *ctx)
     (void)ctx;
     if (f->state == F_SUBSCRIBING && f->ch != NULL && f->ch->subs_acked >= f->need_ack &&
         start_replay(f) != MCP_OK)
-        finish(f, MCP_ECLOSED);
+        finish(f, MCP_ECONNECT);
 }
 
 void mcp__rc_follow_subscribed(mcp__cluster *c, const char *chan)
@@ -362,7 +384,7 @@ static void keep_live(follow *f, const mcp__rentry *e)
     if (f->live.len + len > LIVE_MAX ||
         mcp__buf_reserve(&f->live, 1 + sizeof(e->seq) + sizeof(len) + len) != MCP_OK) {
         mcp__warn("redis: a follower fell too far behind its stream; it ends");
-        finish(f, MCP_ECLOSED);
+        finish(f, MCP_ECONNECT);
         return;
     }
     mcp__buf_append(&f->live, &kind, 1);

@@ -13,9 +13,11 @@
  *
  * Keys and channels, each under the cluster's prefix P ("mcp:" by default):
  *
- *   P node                  the node counter: each attach INCRs it for a number
- *   P node:<n>              node n's heartbeat, kept for three periods
+ *   P node:<n>              node n's heartbeat, kept for three periods (attach
+ *                           takes a random n no live node holds)
  *   P s:<session>           the session's record (the transport's text)
+ *   P x:<session>           the mark of an ended session, as long as its record
+ *                           would have lived: the record cannot be written again
  *   P k:<session>           the set of the session's event and open keys, so that
  *                           deleting the session finds them without a SCAN
  *   P e:<session>:<stream>  the stream's events (a Redis stream: event seq is entry
@@ -30,8 +32,9 @@
  *
  * Two connections: one for commands, one in pub/sub mode (a subscribed Redis
  * connection takes no other command). The cluster is up when both are; losing
- * either takes both down, ends every follower with MCP_ECLOSED, and a timer makes
- * them again.
+ * either takes both down, ends every follower with MCP_ECONNECT, and a timer makes
+ * them again. A server that answers neither for five heartbeat periods is taken
+ * for lost too (conn.c, on_tick).
  */
 #ifndef MCP_STORE_REDIS_INT_H
 #define MCP_STORE_REDIS_INT_H
@@ -73,7 +76,12 @@ struct mcp__cluster {
 
     /* While attached. */
     uv_loop_t *loop;
-    uv_timer_t *tick;  /* heartbeat, and followers' checks of their owners */
+    uv_timer_t *tick; /* heartbeat, and followers' checks of their owners */
+    /* Loop times of the heartbeat awaited on the command connection and of the
+     * message to itself awaited on the subscribing one (0: none): a server that stays silent past
+     * the watchdog is taken for lost (see on_tick). */
+    uint64_t hb_sent, sub_ping_sent;
+    uint64_t up_since; /* loop time the connections were last made ready */
     uv_timer_t *retry; /* the next connection attempt */
     int state;
     int backoff_ms;
@@ -154,9 +162,10 @@ int mcp__rc_key_node(const mcp__cluster *c, mcp__buf *b, const char *kind, uint6
 
 /* ---- registry.c ---- */
 
-/* Deletes the session's event and open keys (those listed in its set), the set,
- * and when with_record its record. Fire and forget. */
-int mcp__rc_delete_session(mcp__cluster *c, const char *session, int with_record);
+/* Deletes the session's event and open keys (those listed in its set) and the set;
+ * with ended_ms > 0 also its record, leaving the mark of an ended session for that
+ * long. Fire and forget. */
+int mcp__rc_delete_session(mcp__cluster *c, const char *session, int ended_ms);
 
 /* ---- events.c ---- */
 

@@ -1,6 +1,9 @@
 /*
  * The session registry on Redis: one string key per session (P s:<id>) holding the
- * transport's text, with a time to live that every use extends.
+ * transport's text, with a time to live that every use extends. A session ended
+ * (DELETE on any node) leaves a mark (P x:<id>) as long as its record would have
+ * lived: a node that missed the news then cannot write the record again, and learns
+ * from the refusal (or from a touch) that the session is over.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -8,42 +11,75 @@
 #include "redis_int.h"
 
 /* Deletes every key the session's set lists, then the set and the keys given
- * (KEYS[1] is the set; KEYS[2], when given, the record). One command, not waited
- * for; UNLINK frees the memory of large streams off Redis's main thread. The
- * members are unlinked a few hundred at a time, within Lua's stack. */
+ * (KEYS[1] is the set; KEYS[2], when given, the record, and KEYS[3] the mark of an
+ * ended session, set to live ARGV[1] ms). One command, not waited for; UNLINK frees
+ * the memory of large streams off Redis's main thread. The members are unlinked a
+ * few hundred at a time, within Lua's stack. */
 static const char delete_lua[] =
     "local m = redis.call('SMEMBERS', KEYS[1]) "
     "for i = 1, #m, 256 do redis.call('UNLINK', unpack(m, i, math.min(i + 255, #m))) end "
-    "return redis.call('UNLINK', unpack(KEYS))";
+    "redis.call('UNLINK', KEYS[1], KEYS[2] or KEYS[1]) "
+    "if KEYS[3] then redis.call('SET', KEYS[3], '1', 'PX', ARGV[1]) end "
+    "return 0";
 
-int mcp__rc_delete_session(mcp__cluster *c, const char *session, int with_record)
+int mcp__rc_delete_session(mcp__cluster *c, const char *session, int ended_ms)
 {
     if (c->state != MCP__RC_UP) {
         c->stats.dropped++;
         return MCP_ECLOSED;
     }
     mcp__rc_registered_forget(c, session);
-    mcp__buf set = {0}, rec = {0};
+    mcp__buf set = {0}, rec = {0}, mark = {0};
     int rc = MCP_ENOMEM;
+    char px[24];
+    mcp__u64_str(ended_ms > 0 ? (uint64_t)ended_ms : 0, px);
     if (mcp__rc_key(c, &set, "k:", session) == MCP_OK &&
-        mcp__rc_key(c, &rec, "s:", session) == MCP_OK)
-        rc = with_record
-                 ? mcp__rc_cmd(c, NULL, NULL, "EVAL %s 2 %s %s", delete_lua, set.data, rec.data)
-                 : mcp__rc_cmd(c, NULL, NULL, "EVAL %s 1 %s", delete_lua, set.data);
+        mcp__rc_key(c, &rec, "s:", session) == MCP_OK &&
+        mcp__rc_key(c, &mark, "x:", session) == MCP_OK)
+        rc = ended_ms > 0 ? mcp__rc_cmd(c, NULL, NULL, "EVAL %s 3 %s %s %s %s", delete_lua,
+                                        set.data, rec.data, mark.data, px)
+                          : mcp__rc_cmd(c, NULL, NULL, "EVAL %s 1 %s", delete_lua, set.data);
     mcp__buf_free(&set);
     mcp__buf_free(&rec);
+    mcp__buf_free(&mark);
     return rc;
 }
 
-static void on_put(redisAsyncContext *ac, void *reply, void *priv)
+/* Writes the record (KEYS[1]) unless the session was ended (its mark, KEYS[2]): 1
+ * written, 0 ended, -1 there already (ARGV[3] "NX": only a missing record is
+ * written). */
+static const char put_lua[] =
+    "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end "
+    "if ARGV[3] == 'NX' then "
+    "  if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') then return 1 end "
+    "  return -1 "
+    "end "
+    "redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) "
+    "return 1";
+
+/* Extends the record's life (ARGV[2] ms): 1 done, 0 no record and the session ended,
+ * -2 no record (it expired, or the server lost it). */
+static const char touch_lua[] = "if redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 1 then return 1 end "
+                                "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end "
+                                "return -2";
+
+static void on_record(redisAsyncContext *ac, void *reply, void *priv)
 {
     mcp__rreq q = mcp__rc_answer(ac, reply, priv);
     redisReply *r = reply;
-    q.done.put(q.arg, r != NULL && r->type == REDIS_REPLY_STATUS ? MCP_OK : MCP_ECLOSED);
+    int status = MCP_ECLOSED;
+    if (r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer >= -2 && r->integer <= 1) {
+        static const int of[] = {MCP_ENOENT, MCP_EEXIST, MCP_ECANCELED, MCP_OK};
+        status = of[r->integer + 2];
+    }
+    q.done.put(q.arg, status);
 }
 
-int mcp__cluster_session_put(mcp__cluster *c, const char *id, const char *text, size_t len,
-                             int ttl_ms, mcp__cluster_done_fn done, void *arg)
+/* Runs one of the record's scripts on the record and the ended mark, with ARGV text,
+ * ttl_ms and mode; done (may be NULL) gets on_record's status. */
+static int record_eval(mcp__cluster *c, const char *script, const char *id, const char *text,
+                       size_t len, int ttl_ms, const char *mode, mcp__cluster_done_fn done,
+                       void *arg)
 {
     if (ttl_ms <= 0)
         return MCP_EINVAL;
@@ -51,8 +87,6 @@ int mcp__cluster_session_put(mcp__cluster *c, const char *id, const char *text, 
         c->stats.dropped++;
         return MCP_ECLOSED;
     }
-    /* With done, the answer is waited for (the transport holds what the client is told
-     * next until other nodes can find the record). */
     mcp__rreq *q = NULL;
     if (done != NULL && (q = malloc(sizeof(*q))) == NULL)
         return MCP_ENOMEM;
@@ -60,13 +94,26 @@ int mcp__cluster_session_put(mcp__cluster *c, const char *id, const char *text, 
         *q = (mcp__rreq){.c = c, .done.put = done, .arg = arg};
     char px[24];
     mcp__u64_str((uint64_t)ttl_ms, px);
+    mcp__buf mark = {0};
     int rc = mcp__rc_key(c, &c->kbuf, "s:", id);
     if (rc == MCP_OK)
-        rc = mcp__rc_cmd(c, q != NULL ? on_put : NULL, q, "SET %s %b PX %s", c->kbuf.data,
-                         text != NULL ? text : "", len, px);
+        rc = mcp__rc_key(c, &mark, "x:", id);
+    if (rc == MCP_OK)
+        rc = mcp__rc_cmd(c, q != NULL ? on_record : NULL, q, "EVAL %s 2 %s %s %b %s %s", script,
+                         c->kbuf.data, mark.data, text != NULL ? text : "", len, px, mode);
+    mcp__buf_free(&mark);
     if (rc != MCP_OK)
         free(q);
     return rc;
+}
+
+int mcp__cluster_session_put(mcp__cluster *c, const char *id, const char *text, size_t len,
+                             int ttl_ms, unsigned flags, mcp__cluster_done_fn done, void *arg)
+{
+    /* With done, the answer is waited for (the transport holds what the client is told
+     * next until other nodes can find the record). */
+    return record_eval(c, put_lua, id, text, len, ttl_ms,
+                       flags & MCP__CLUSTER_PUT_MISSING ? "NX" : "-", done, arg);
 }
 
 static void on_get(redisAsyncContext *ac, void *reply, void *priv)
@@ -89,21 +136,13 @@ void mcp__cluster_session_get(mcp__cluster *c, const char *id, mcp__cluster_get_
         done(arg, rc, NULL, 0);
 }
 
-void mcp__cluster_session_touch(mcp__cluster *c, const char *id, int ttl_ms)
+int mcp__cluster_session_touch(mcp__cluster *c, const char *id, int ttl_ms,
+                               mcp__cluster_done_fn done, void *arg)
 {
-    if (ttl_ms <= 0)
-        return;
-    if (c->state != MCP__RC_UP) {
-        c->stats.dropped++;
-        return;
-    }
-    char px[24];
-    mcp__u64_str((uint64_t)ttl_ms, px);
-    if (mcp__rc_key(c, &c->kbuf, "s:", id) == MCP_OK)
-        mcp__rc_cmd(c, NULL, NULL, "PEXPIRE %s %s", c->kbuf.data, px);
+    return record_eval(c, touch_lua, id, "", 0, ttl_ms, "-", done, arg);
 }
 
-int mcp__cluster_session_delete(mcp__cluster *c, const char *id)
+int mcp__cluster_session_delete(mcp__cluster *c, const char *id, int ttl_ms)
 {
-    return mcp__rc_delete_session(c, id, 1);
+    return mcp__rc_delete_session(c, id, ttl_ms > 0 ? ttl_ms : 1);
 }

@@ -1,0 +1,351 @@
+/*
+ * Sessions and streams shared by three mcp-everything nodes through a real
+ * redis-server (--redis), each node asked directly, so that each test chooses
+ * where every request lands:
+ *   - a stream read through another node (a follow) holds its handler back no
+ *     more than a stream read where it runs: the follower tells the owner what
+ *     its client has;
+ *   - a resume on another node answers at once, not with its first event;
+ *   - a follower that loses Redis cuts its client, who resumes the rest, rather
+ *     than telling it that the node running its request is gone;
+ *   - a DELETE on one node ends the session on every node before it is answered;
+ *   - sessions outlive a Redis restart that lost every key: the nodes that hold
+ *     them write their records again;
+ *   - a Redis that stops answering (SIGSTOP: the connection stays up) is given
+ *     up by the nodes' watchdog, and requests that need it get 503, not a hang.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include <cmocka.h>
+#include <hiredis/hiredis.h>
+
+#include "cluster_host.h"
+#include "harness.h"
+#include "http_expect.h"
+#include "resume_client.h"
+
+/* The deadline of one request or one event. */
+#define STEP_MS 5000
+/* Of a call of thousands of events, read to its end. */
+#define CALL_MS 30000
+
+static int teardown_failures;
+
+static int setup(void **state)
+{
+    ch_cluster *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return -1;
+    if (ch_start(c, 3, CH_REDIS, NULL) != 0) {
+        free(c);
+        return -1;
+    }
+    *state = c;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    ch_cluster *c = *state;
+    if (c == NULL)
+        return 0;
+    if (ch_stop(c) != 0)
+        teardown_failures++;
+    free(c);
+    *state = NULL;
+    return 0;
+}
+
+/* POSTs a tools/call on port and reads its priming event: its id into last_id, then
+ * the connection is closed (the client is cut right after the priming event). */
+static void call_and_cut(int port, const char *session, long long id, const char *tool,
+                         const char *args, char last_id[160])
+{
+    char *body = rc_call_body(id, tool, args, NULL);
+    rc_conn c;
+    int status = rc_post(&c, port, session, body, 0, STEP_MS);
+    free(body);
+    if (status != 200)
+        fail_msg("tools/call %s: HTTP %d", tool, status);
+    rc_event ev;
+    if (rc_next_event(&c, &ev, STEP_MS) != 1 || !rc_event_is_priming(&ev))
+        fail_msg("tools/call %s: no priming event first", tool);
+    snprintf(last_id, 160, "%s", ev.id);
+    rc_event_free(&ev);
+    rc_close(&c);
+}
+
+/* The node number in an event id (the stream's high bits: see shttp.h). */
+static long long node_number(const char *event_id)
+{
+    long long stream = rc_id_stream(event_id);
+    return stream < 0 ? -1 : (long long)((unsigned long long)stream >> 40);
+}
+
+static void test_a_stream_read_through_another_node_is_not_held_back(void **state)
+{
+    ch_cluster *c = *state;
+    char session[33], last_id[160];
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
+    /* More than twice what a handler may send unconfirmed (2,500 events): with no word
+     * from the follower, node0's handler would stop there until its client came back
+     * to node0, and be cancelled after the away limit. */
+    const int n = 6000;
+    char args[64];
+    snprintf(args, sizeof(args), "{\"count\":%d}", n);
+    call_and_cut(ch_node_port(c, 0), session, 7, "notify", args, last_id);
+
+    rc_conn g;
+    assert_int_equal(rc_get(&g, ch_node_port(c, 1), session, last_id, STEP_MS), 200);
+    rc_call call;
+    rc_call_init(&call, 7, n);
+    int rc = rc_call_read(&g, &call, 0, CALL_MS);
+    if (rc != 1)
+        fail_msg("the call read through node1 %s after %lld of %d notifications (%s)",
+                 rc == -1 ? "timed out" : "ended", call.next - 1, n, call.err);
+    char want[32];
+    snprintf(want, sizeof(want), "sent %d", n);
+    assert_string_equal(rc_result_text(call.result), want);
+    rc_call_free(&call);
+    rc_close(&g);
+
+    char *out = ch_node_output(c, 0);
+    assert_non_null(out);
+    if (strstr(out, "were cancelled") != NULL)
+        fail_msg("node0 cancelled a handler whose client read through node1:\n%s", out);
+    free(out);
+}
+
+static void test_a_resume_on_another_node_answers_before_the_first_event(void **state)
+{
+    ch_cluster *c = *state;
+    char session[33], last_id[160];
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
+    /* Nothing to send for 8 s: the resume's status line must not wait for it. */
+    call_and_cut(ch_node_port(c, 0), session, 8, "slow_echo",
+                 "{\"text\":\"late\",\"delay_ms\":8000}", last_id);
+    rc_conn g;
+    int status = rc_get(&g, ch_node_port(c, 2), session, last_id, 4000);
+    if (status != 200)
+        fail_msg("the resume on node2 had no response head within 4 s (%d); the answer comes "
+                 "after 8 s",
+                 status);
+    assert_string_equal(rc_header_get(&g, "content-type"), "text/event-stream");
+    rc_call call;
+    rc_call_init(&call, 8, 0);
+    assert_int_equal(rc_call_read(&g, &call, 0, CALL_MS), 1);
+    assert_string_equal(rc_result_text(call.result), "late");
+    rc_call_free(&call);
+    rc_close(&g);
+}
+
+/* Kills every connection Redis has from node number `node` (they are named after it). */
+static int kill_connections_of(ch_cluster *c, long long node)
+{
+    struct timeval tv = {.tv_sec = 5};
+    redisContext *r = redisConnectWithTimeout("127.0.0.1", c->redis_port, tv);
+    assert_non_null(r);
+    assert_int_equal(r->err, 0);
+    redisReply *list = redisCommand(r, "CLIENT LIST");
+    assert_non_null(list);
+    assert_int_equal(list->type, REDIS_REPLY_STRING);
+    char name[48];
+    snprintf(name, sizeof(name), " name=mcp-node-%lld ", node);
+    int killed = 0;
+    for (char *line = list->str; line != NULL && *line != '\0';) {
+        char *end = strchr(line, '\n');
+        if (end != NULL)
+            *end = '\0';
+        const char *id = strstr(line, "id=");
+        if (strstr(line, name) != NULL && id != NULL) {
+            redisReply *k = redisCommand(r, "CLIENT KILL ID %lld", atoll(id + 3));
+            if (k != NULL && k->type == REDIS_REPLY_INTEGER)
+                killed += (int)k->integer;
+            freeReplyObject(k);
+        }
+        line = end != NULL ? end + 1 : NULL;
+    }
+    freeReplyObject(list);
+    redisFree(r);
+    return killed;
+}
+
+static void test_a_follower_that_loses_redis_cuts_its_client_who_resumes_the_rest(void **state)
+{
+    ch_cluster *c = *state;
+    char session[33], last_id[160], probe_id[160];
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
+    /* node1's number, from the id of a stream it makes. */
+    call_and_cut(ch_node_port(c, 1), session, 9, "notify", "{\"count\":0}", probe_id);
+    long long node1 = node_number(probe_id);
+    assert_true(node1 > 0);
+
+    const int n = 100;
+    call_and_cut(ch_node_port(c, 0), session, 10, "notify", "{\"count\":100,\"delay_ms\":40}",
+                 last_id);
+    rc_conn g;
+    assert_int_equal(rc_get(&g, ch_node_port(c, 1), session, last_id, STEP_MS), 200);
+    rc_call call;
+    rc_call_init(&call, 10, n);
+    assert_int_equal(rc_call_read(&g, &call, 10, STEP_MS), 2);
+    /* node1 loses Redis while node0, which runs the call, keeps it. */
+    /* (Its second connection may be gone by the time it is asked for: the node drops
+     * both as soon as it sees one go.) */
+    int killed = kill_connections_of(c, node1);
+    if (killed < 1)
+        fail_msg("node1 has no connection to Redis to kill");
+    int rc = rc_call_read(&g, &call, 0, STEP_MS);
+    if (rc != 0 || g.done)
+        fail_msg("node1, cut off from Redis, %s (%s)",
+                 rc == 1    ? "answered for the call that node0 still runs"
+                 : g.done   ? "ended the stream cleanly without the answer"
+                 : rc == -1 ? "kept the stream open without events"
+                            : "failed the stream",
+                 call.err);
+    rc_close(&g);
+    long long had = call.next - 1;
+    /* The client resumes from what it has (on node2, node1 may still be reconnecting)
+     * and gets the rest, each once, in order, then the answer. */
+    assert_int_equal(rc_get(&g, ch_node_port(c, 2), session, call.last_id, STEP_MS), 200);
+    rc = rc_call_read(&g, &call, 0, CALL_MS);
+    if (rc != 1)
+        fail_msg("the resume on node2 %s after %lld of %d notifications (%s)",
+                 rc == -1 ? "timed out" : "ended", call.next - 1, n, call.err);
+    printf("node1 lost Redis after %lld notifications had come through it; node2 gave the "
+           "other %lld and the answer\n",
+           had, (long long)n - had);
+    rc_call_free(&call);
+    rc_close(&g);
+    char *out = ch_node_output(c, 1);
+    assert_non_null(out);
+    assert_non_null(strstr(out, "connection lost"));
+    free(out);
+}
+
+/* POST ping on port for session: the HTTP status. */
+static int ping(int port, const char *session, int timeout_ms)
+{
+    hc_response r;
+    int rc = hc_mcp_post(port, session, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+                         &r, timeout_ms);
+    int status = rc == 0 ? r.status : -1;
+    hc_response_free(&r);
+    return status;
+}
+
+static int delete_session(int port, const char *session)
+{
+    return hc_mcp_delete(port, session, STEP_MS);
+}
+
+static void test_a_delete_on_one_node_ends_the_session_on_every_node_at_once(void **state)
+{
+    ch_cluster *c = *state;
+    /* The next request goes out as soon as DELETE is answered, to nodes that hold a
+     * copy of the session: it must find the session gone, every time. */
+    for (int k = 0; k < 20; k++) {
+        char session[33];
+        assert_int_equal(hc_mcp_initialize(ch_node_port(c, k % 3), session, STEP_MS), 0);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(ping(ch_node_port(c, i), session, STEP_MS), 200);
+        assert_int_equal(delete_session(ch_node_port(c, k % 3), session), 200);
+        for (int i = 1; i < 3; i++) {
+            int status = ping(ch_node_port(c, (k + i) % 3), session, STEP_MS);
+            if (status != 404)
+                fail_msg("round %d: node%d answered %d for a session node%d had just deleted", k,
+                         (k + i) % 3, status, k % 3);
+        }
+    }
+}
+
+/* Waits until every node serves a new session again (after a Redis restart). */
+static void wait_all_serve(ch_cluster *c)
+{
+    for (int i = 0; i < 3; i++) {
+        long long deadline = harness_now_ms() + 15000;
+        char s[33];
+        while (hc_mcp_initialize(ch_node_port(c, i), s, STEP_MS) != 0) {
+            if (harness_now_ms() > deadline)
+                fail_msg("node%d made no session for 15 s", i);
+            rc_wait_retry(100);
+        }
+    }
+}
+
+static void test_sessions_outlive_a_redis_restart_that_lost_everything(void **state)
+{
+    ch_cluster *c = *state;
+    wait_all_serve(c);
+    char held[33], alone[33];
+    /* One session known to two nodes, one known to node0 only. */
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), held, STEP_MS), 0);
+    assert_int_equal(ping(ch_node_port(c, 1), held, STEP_MS), 200);
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), alone, STEP_MS), 0);
+    assert_int_equal(ch_stop_redis(c), 0);
+    assert_int_equal(ch_start_redis(c), 0); /* empty: nothing was persisted */
+    wait_all_serve(c);
+    /* The nodes that hold them wrote their records again: node2, which never saw
+     * either, finds both. */
+    assert_int_equal(ping(ch_node_port(c, 2), held, STEP_MS), 200);
+    assert_int_equal(ping(ch_node_port(c, 2), alone, STEP_MS), 200);
+    assert_int_equal(ping(ch_node_port(c, 1), alone, STEP_MS), 200);
+    /* And a DELETE still ends them everywhere. */
+    assert_int_equal(delete_session(ch_node_port(c, 2), alone), 200);
+    assert_int_equal(ping(ch_node_port(c, 0), alone, STEP_MS), 404);
+}
+
+static void test_a_silent_redis_is_given_up_and_found_again(void **state)
+{
+    ch_cluster *c = *state;
+    char session[33];
+    /* (A node may be connecting again after the test before.) */
+    long long deadline = harness_now_ms() + 15000;
+    while (hc_mcp_initialize(ch_node_port(c, 1), session, STEP_MS) != 0) {
+        if (harness_now_ms() > deadline)
+            fail_msg("node1 made no session for 15 s");
+        rc_wait_retry(100);
+    }
+    pid_t redis = c->redis.proc.pid;
+    assert_true(redis > 0);
+    /* Stopped, not gone: its connections stay up and say nothing. */
+    assert_int_equal(kill(redis, SIGSTOP), 0);
+    long long t0 = harness_now_ms();
+    /* node0 has never seen the session: it must ask Redis, which does not answer. The
+     * nodes give it up after 5 heartbeats (5 s). */
+    int status = ping(ch_node_port(c, 0), session, 15000);
+    long long took = harness_now_ms() - t0;
+    kill(redis, SIGCONT);
+    if (status != 503)
+        fail_msg("a request that needs the silent Redis got %d after %lld ms, not 503", status,
+                 took);
+    printf("silent Redis: 503 after %lld ms\n", took);
+    /* Back: node0 connects again and finds the session. */
+    deadline = harness_now_ms() + 15000;
+    while ((status = ping(ch_node_port(c, 0), session, STEP_MS)) != 200 &&
+           harness_now_ms() < deadline)
+        rc_wait_retry(100);
+    assert_int_equal(status, 200);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_a_stream_read_through_another_node_is_not_held_back),
+        cmocka_unit_test(test_a_resume_on_another_node_answers_before_the_first_event),
+        cmocka_unit_test(test_a_follower_that_loses_redis_cuts_its_client_who_resumes_the_rest),
+        cmocka_unit_test(test_a_delete_on_one_node_ends_the_session_on_every_node_at_once),
+        cmocka_unit_test(test_sessions_outlive_a_redis_restart_that_lost_everything),
+        cmocka_unit_test(test_a_silent_redis_is_given_up_and_found_again),
+    };
+    int failed = cmocka_run_group_tests_name("cluster_sessions", tests, setup, teardown);
+    return failed + teardown_failures ? 1 : 0;
+}
