@@ -150,6 +150,11 @@ int mcp__cluster_stream_open(mcp__cluster *c, const char *session, uint64_t stre
                              const char *text, size_t len);
 /* The stream has its last event (seq, the last appended): followers end. */
 int mcp__cluster_stream_end(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq);
+/* Drops what is stored of a stream (its events and open text): the session keeps too
+ * many. Fire and forget. */
+int mcp__cluster_stream_drop(mcp__cluster *c, const char *session, uint64_t stream);
+/* The event store's bounds, defaults applied (see mcp__cluster_opts). */
+void mcp__cluster_store_bounds(const mcp__cluster *c, size_t *max_events, size_t *max_event_bytes);
 /* SEP-1699 on a followed stream: the owner closed it at seq (an event it appended, a
  * priming marker) asking clients to come back after retry_ms. Followers live at that
  * moment end with MCP__CLUSTER_PAUSED once every event up to seq is emitted; the

@@ -82,6 +82,9 @@ struct hstream {
     uint64_t followed_seq;
     size_t followed_events, followed_bytes;
     int confirming; /* waiting for the client to catch up, to tell the owner */
+    /* What the shared store holds of it (see mcp__shttp_cluster_stream_end). */
+    size_t kept_events;
+    uint64_t kept_bytes;
     hstream *prev, *next;
 };
 
@@ -123,11 +126,16 @@ struct hsess {
     int ngaps, gaps_overflowed;
     char source[48]; /* the address that opened it, \"\" when unknown */
     /* Shared with other nodes (shttp_cluster.c): */
-    int shared;               /* its record lives in the cluster */
-    int legacy_shared;        /* a legacy session whose record names this node */
-    int local_close;          /* closing only here: the session lives on elsewhere */
-    int puts;                 /* record writes not yet acknowledged */
-    int unwritten;            /* a change to its record could not be written (down) */
+    int shared;        /* its record lives in the cluster */
+    int legacy_shared; /* a legacy session whose record names this node */
+    int local_close;   /* closing only here: the session lives on elsewhere */
+    int puts;          /* record writes not yet acknowledged */
+    int unwritten;     /* a change to its record could not be written (down) */
+    /* Its finished streams this node stored in the cluster, oldest first, and what
+     * they hold in all: the session's bound (shttp_cluster.c, kept_trim). */
+    struct hkept *kept, **kept_tail;
+    size_t kept_n, kept_events;
+    uint64_t kept_bytes;
     hheld *held, **held_tail; /* messages waiting for them */
     uint64_t touched_ms;      /* when its record's time to live was last extended */
     uint32_t standalone_node; /* where its standalone stream is (0: here, or none) */

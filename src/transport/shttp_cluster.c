@@ -40,6 +40,14 @@
 #define MSG_ENDED_HEARD 'E' /* a node took in the sender's MSG_ENDED */
 #define MSG_CAUGHT_UP 'K'   /* "<stream> <seq>": its client, reading here, has every event to seq */
 
+/* A finished stream of a session, stored in the cluster (see kept_trim). */
+typedef struct hkept {
+    struct hkept *next;
+    uint64_t stream;
+    size_t events;
+    uint64_t bytes;
+} hkept;
+
 /* Requests waiting for a session's record, at most (more get 503). */
 #define MAX_LOOKUPS 1024
 /* Bytes of messages one session may hold while its record is written. */
@@ -407,6 +415,14 @@ static void release_held(hsess *hs)
 
 void mcp__shttp_cluster_session_free(hsess *hs)
 {
+    while (hs->kept != NULL) {
+        hkept *k = hs->kept;
+        hs->kept = k->next;
+        free(k);
+    }
+    hs->kept_tail = &hs->kept;
+    hs->kept_n = hs->kept_events = 0;
+    hs->kept_bytes = 0;
     while (hs->held != NULL) {
         hheld *h = hs->held;
         hs->held = h->next;
@@ -877,10 +893,55 @@ void mcp__shttp_cluster_stream_pause(hstream *st, int retry_ms)
                                   retry_ms >= 0 ? retry_ms : t->retry_ms);
 }
 
+/*
+ * A session's bound in the shared store, as the memory store's per session: each
+ * stream is bounded there (MAXLEN, TTL), and a session may make many. The finished
+ * streams this node wrote are remembered, oldest first; past max_events events or
+ * max_event_bytes bytes in all, or MAX_KEPT of them, the oldest go. (Per node: a
+ * session whose requests land on n nodes keeps up to n times that.)
+ */
+#define MAX_KEPT 128
+
+static void kept_trim(hsess *hs)
+{
+    shttp *t = hs->t;
+    size_t max_events, max_bytes;
+    mcp__cluster_store_bounds(t->cluster, &max_events, &max_bytes);
+    while (hs->kept != NULL && (hs->kept_n > MAX_KEPT || hs->kept_events > max_events ||
+                                hs->kept_bytes > (uint64_t)max_bytes)) {
+        hkept *k = hs->kept;
+        hs->kept = k->next;
+        if (hs->kept == NULL)
+            hs->kept_tail = &hs->kept;
+        hs->kept_n--;
+        hs->kept_events -= k->events;
+        hs->kept_bytes -= k->bytes;
+        mcp__cluster_stream_drop(t->cluster, hs->id, k->stream);
+        free(k);
+    }
+}
+
 void mcp__shttp_cluster_stream_end(hstream *st)
 {
     hsess *hs = st->hs;
     mcp__cluster_stream_end(hs->t->cluster, hs->id, st->id, hs->next_seq);
+    if (st->kept_events == 0)
+        return;
+    hkept *k = malloc(sizeof(*k));
+    if (k == NULL)
+        return; /* not counted: the stream's own bounds still hold */
+    k->next = NULL;
+    k->stream = st->id;
+    k->events = st->kept_events;
+    k->bytes = st->kept_bytes;
+    if (hs->kept_tail == NULL)
+        hs->kept_tail = &hs->kept;
+    *hs->kept_tail = k;
+    hs->kept_tail = &k->next;
+    hs->kept_n++;
+    hs->kept_events += k->events;
+    hs->kept_bytes += k->bytes;
+    kept_trim(hs);
 }
 
 /* The client has every event written to it so far: the owner hears it, as it would

@@ -8,6 +8,7 @@
  *   - a resume on another node answers at once, not with its first event;
  *   - a follower that loses Redis cuts its client, who resumes the rest, rather
  *     than telling it that the node running its request is gone;
+ *   - a session keeps a bounded number of finished streams in Redis;
  *   - a DELETE on one node ends the session on every node before it is answered;
  *   - sessions outlive a Redis restart that lost every key: the nodes that hold
  *     them write their records again;
@@ -231,6 +232,54 @@ static void test_a_follower_that_loses_redis_cuts_its_client_who_resumes_the_res
     free(out);
 }
 
+/* How many keys Redis has that match pattern. */
+static long long redis_keys(ch_cluster *c, const char *pattern)
+{
+    struct timeval tv = {.tv_sec = 5};
+    redisContext *r = redisConnectWithTimeout("127.0.0.1", c->redis_port, tv);
+    assert_non_null(r);
+    assert_int_equal(r->err, 0);
+    redisReply *k = redisCommand(r, "KEYS %s", pattern);
+    assert_non_null(k);
+    assert_int_equal(k->type, REDIS_REPLY_ARRAY);
+    long long n = (long long)k->elements;
+    freeReplyObject(k);
+    redisFree(r);
+    return n;
+}
+
+static void test_a_session_keeps_a_bounded_number_of_streams_in_redis(void **state)
+{
+    ch_cluster *c = *state;
+    char session[33], first[160], last[160], pattern[64];
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
+    /* 300 calls, each a stream of its own (its priming event, a notification, its
+     * answer): a node keeps the newest 128 finished streams of a session. */
+    for (int i = 0; i < 300; i++) {
+        char *body = rc_call_body(100 + i, "notify", "{\"count\":1}", NULL);
+        rc_conn p;
+        assert_int_equal(rc_post(&p, ch_node_port(c, 0), session, body, 0, STEP_MS), 200);
+        free(body);
+        rc_call call;
+        rc_call_init(&call, 100 + i, 1);
+        assert_int_equal(rc_call_read(&p, &call, 0, STEP_MS), 1);
+        snprintf(i == 0 ? first : last, 160, "%s", call.last_id);
+        rc_call_free(&call);
+        rc_close(&p);
+    }
+    snprintf(pattern, sizeof(pattern), "mcp:e:%s:*", session);
+    long long kept = redis_keys(c, pattern);
+    printf("300 finished streams of one session: %lld kept in Redis\n", kept);
+    assert_true(kept >= 100 && kept <= 128);
+    /* The newest is resumed (it is over: the GET stays open and idle); the oldest is
+     * gone. */
+    rc_conn g;
+    assert_int_equal(rc_get(&g, ch_node_port(c, 1), session, last, STEP_MS), 200);
+    rc_close(&g);
+    assert_int_equal(rc_get(&g, ch_node_port(c, 1), session, first, STEP_MS), 400);
+    rc_close(&g);
+}
+
 /* POST ping on port for session: the HTTP status. */
 static int ping(int port, const char *session, int timeout_ms)
 {
@@ -342,6 +391,7 @@ int main(void)
         cmocka_unit_test(test_a_stream_read_through_another_node_is_not_held_back),
         cmocka_unit_test(test_a_resume_on_another_node_answers_before_the_first_event),
         cmocka_unit_test(test_a_follower_that_loses_redis_cuts_its_client_who_resumes_the_rest),
+        cmocka_unit_test(test_a_session_keeps_a_bounded_number_of_streams_in_redis),
         cmocka_unit_test(test_a_delete_on_one_node_ends_the_session_on_every_node_at_once),
         cmocka_unit_test(test_sessions_outlive_a_redis_restart_that_lost_everything),
         cmocka_unit_test(test_a_silent_redis_is_given_up_and_found_again),

@@ -267,6 +267,33 @@ int mcp__cluster_stream_open(mcp__cluster *c, const char *session, uint64_t stre
     return rc;
 }
 
+int mcp__cluster_stream_drop(mcp__cluster *c, const char *session, uint64_t stream)
+{
+    if (c->state != MCP__RC_UP) {
+        c->stats.dropped++;
+        return MCP_ECLOSED;
+    }
+    mcp__buf set = {0}, okey = {0};
+    int rc = MCP_ENOMEM;
+    if (mcp__rc_key_stream(c, &c->kbuf, "e:", session, stream) == MCP_OK &&
+        mcp__rc_key_stream(c, &okey, "o:", session, stream) == MCP_OK &&
+        mcp__rc_key(c, &set, "k:", session) == MCP_OK) {
+        free(mcp__map_remove(&c->registered, c->kbuf.data));
+        rc = mcp__rc_cmd(c, NULL, NULL, "UNLINK %s %s", c->kbuf.data, okey.data);
+        if (rc == MCP_OK)
+            rc = mcp__rc_cmd(c, NULL, NULL, "SREM %s %s %s", set.data, c->kbuf.data, okey.data);
+    }
+    mcp__buf_free(&set);
+    mcp__buf_free(&okey);
+    return rc;
+}
+
+void mcp__cluster_store_bounds(const mcp__cluster *c, size_t *max_events, size_t *max_event_bytes)
+{
+    *max_events = c->max_events;
+    *max_event_bytes = c->max_event_bytes;
+}
+
 int mcp__cluster_stream_end(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq)
 {
     if (c->state != MCP__RC_UP) {
