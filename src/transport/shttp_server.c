@@ -550,9 +550,14 @@ static void io_end(void *io)
 static int io_here(void *io)
 {
     hsess *hs = io;
-    if (!hs->shared || standalone(hs) != NULL || hs->standalone_node == hs->t->node)
+    /* A shared session's messages go to the standalone stream its record names, and
+     * to no other: a GET still open here after the client opened a newer one on
+     * another node does not get them too. */
+    if (!hs->shared || hs->standalone_node == hs->t->node)
         return MCP__HERE_OWNER;
-    return hs->standalone_node == 0 ? MCP__HERE_NONE : MCP__HERE_ELSEWHERE;
+    if (hs->standalone_node == 0)
+        return standalone(hs) != NULL ? MCP__HERE_OWNER : MCP__HERE_NONE;
+    return MCP__HERE_ELSEWHERE;
 }
 
 static void io_changed(void *io)

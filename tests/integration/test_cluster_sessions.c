@@ -8,6 +8,8 @@
  *   - a resume on another node answers at once, not with its first event;
  *   - a follower that loses Redis cuts its client, who resumes the rest, rather
  *     than telling it that the node running its request is gone;
+ *   - a session with GET streams open on two nodes gets a server-wide notification
+ *     once, on the newer;
  *   - a session keeps a bounded number of finished streams in Redis;
  *   - a DELETE on one node ends the session on every node before it is answered;
  *   - sessions outlive a Redis restart that lost every key: the nodes that hold
@@ -291,6 +293,49 @@ static int ping(int port, const char *session, int timeout_ms)
     return status;
 }
 
+static void test_a_notification_reaches_one_get_stream_of_a_session_on_two_nodes(void **state)
+{
+    ch_cluster *c = *state;
+    char session[33];
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
+    hc_response r;
+    assert_int_equal(hc_mcp_post(ch_node_port(c, 0), session, NULL,
+                                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/"
+                                 "subscribe\",\"params\":{\"uri\":\"test://watched-resource\"}}",
+                                 &r, STEP_MS),
+                     0);
+    assert_int_equal(r.status, 200);
+    hc_response_free(&r);
+    /* A GET on node0, then a newer one on node1, both left open (seed 001): the newer
+     * one carries the session's messages, and only it. */
+    rc_conn g[2];
+    rc_event ev;
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(rc_get(&g[i], ch_node_port(c, i), session, NULL, STEP_MS), 200);
+        assert_int_equal(rc_next_event(&g[i], &ev, STEP_MS), 1);
+        assert_true(rc_event_is_priming(&ev));
+        rc_event_free(&ev);
+    }
+    /* Raised on node1, whose record naming its GET went out before: node0 has it when
+     * the notification comes (one publisher's messages arrive in order). */
+    char *body =
+        rc_call_body(3, "trigger_resource_update", "{\"uri\":\"test://watched-resource\"}", NULL);
+    assert_int_equal(hc_mcp_post(ch_node_port(c, 1), session, NULL, body, &r, STEP_MS), 0);
+    free(body);
+    assert_int_equal(r.status, 200);
+    hc_response_free(&r);
+    assert_int_equal(rc_next_event(&g[1], &ev, STEP_MS), 1);
+    assert_non_null(ev.data);
+    assert_non_null(strstr(ev.data, "notifications/resources/updated"));
+    rc_event_free(&ev);
+    /* node0's GET gets nothing: it would have by now (same bus message, same moment). */
+    int rc = rc_next_event(&g[0], &ev, 1000);
+    if (rc == 1)
+        fail_msg("the older GET, on node0, got a copy too: %s", ev.data ? ev.data : "(no data)");
+    rc_close(&g[0]);
+    rc_close(&g[1]);
+}
+
 static int delete_session(int port, const char *session)
 {
     return hc_mcp_delete(port, session, STEP_MS);
@@ -391,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_a_stream_read_through_another_node_is_not_held_back),
         cmocka_unit_test(test_a_resume_on_another_node_answers_before_the_first_event),
         cmocka_unit_test(test_a_follower_that_loses_redis_cuts_its_client_who_resumes_the_rest),
+        cmocka_unit_test(test_a_notification_reaches_one_get_stream_of_a_session_on_two_nodes),
         cmocka_unit_test(test_a_session_keeps_a_bounded_number_of_streams_in_redis),
         cmocka_unit_test(test_a_delete_on_one_node_ends_the_session_on_every_node_at_once),
         cmocka_unit_test(test_sessions_outlive_a_redis_restart_that_lost_everything),
