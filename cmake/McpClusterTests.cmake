@@ -26,9 +26,11 @@ endif()
 math(EXPR _cluster_interop_timeout "${MCP_TEST_TIMEOUT_INTEROP} * ${_mcp_timeout_scale}")
 math(EXPR _cluster_integration_timeout "${MCP_TEST_TIMEOUT_INTEGRATION} * ${_mcp_timeout_scale}")
 
-if(TEST integration_cluster_lb)
-    set_property(TEST integration_cluster_lb APPEND PROPERTY LABELS cluster)
-endif()
+foreach(_t integration_cluster_lb integration_cluster_sessions)
+    if(TEST ${_t})
+        set_property(TEST ${_t} APPEND PROPERTY LABELS cluster)
+    endif()
+endforeach()
 
 # ---- Plumbing: one node, no Redis ------------------------------------------------------------
 
@@ -99,4 +101,17 @@ add_test(NAME integration_resume_leapfrog_cluster COMMAND integration_resume_lea
 set_tests_properties(integration_resume_leapfrog_cluster PROPERTIES
     ENVIRONMENT "MCP_BIN_DIR=${_cluster_bin};MCP_TEST_CLUSTER_NODES=3"
     TIMEOUT ${_cluster_integration_timeout}
+    LABELS "integration;cluster")
+
+# Chaos through the balancer (tests/integration/test_cluster_chaos.c), each of its three tests
+# on a cluster of its own: 200 calls of 50 notifications cut and resumed on random nodes, each
+# event exactly once and in order; a node killed mid-run; Redis stopped and started again
+# mid-run. Alone on the machine: its bounds (a killed node's calls get their error within
+# 10 s, full service within 15 s of Redis's return) are about the cluster, not about the
+# tests running beside it.
+add_test(NAME integration_cluster_chaos COMMAND integration_cluster_chaos)
+set_tests_properties(integration_cluster_chaos PROPERTIES
+    ENVIRONMENT "MCP_BIN_DIR=${_cluster_bin}"
+    TIMEOUT 180
+    RUN_SERIAL TRUE
     LABELS "integration;cluster")

@@ -421,6 +421,30 @@ char *ch_node_output(ch_cluster *c, int i)
     return proc_output(&c->nodes[i].proc);
 }
 
+struct needle_count {
+    const char *needle;
+    int count;
+};
+
+/* How many times the text holds the needle, once that is at least the count; else 0. */
+static int holds_needle(const char *text, void *arg)
+{
+    const struct needle_count *w = arg;
+    int n = 0;
+    for (const char *p = strstr(text, w->needle); p != NULL; p = strstr(p + 1, w->needle))
+        n++;
+    return n >= w->count ? n : 0;
+}
+
+int ch_node_wait_output(ch_cluster *c, int i, const char *needle, int count, int timeout_ms)
+{
+    if (i < 0 || i >= c->n || needle == NULL || *needle == '\0')
+        return -1;
+    struct needle_count w = {needle, count > 0 ? count : 1};
+    int n = proc_wait(&c->nodes[i].proc, holds_needle, &w, harness_now_ms() + timeout_ms);
+    return n > 0 ? n : -1;
+}
+
 /* ---- Redis ---- */
 
 int ch_stop_redis(ch_cluster *c)

@@ -118,6 +118,12 @@ int ch_restart_node(ch_cluster *c, int i);
 int ch_node_alive(ch_cluster *c, int i);
 /* A malloc'd copy of what node i wrote to stderr since it was last started. */
 char *ch_node_output(ch_cluster *c, int i);
+/*
+ * Waits up to timeout_ms for node i's output (since it was last started) to
+ * hold needle at least count times. Returns how many times it does, or -1
+ * when fewer by the deadline (or when its output ended first).
+ */
+int ch_node_wait_output(ch_cluster *c, int i, const char *needle, int count, int timeout_ms);
 
 /* Stops Redis (SIGTERM). 0 when it exited by itself. */
 int ch_stop_redis(ch_cluster *c);
