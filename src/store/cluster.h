@@ -148,6 +148,10 @@ mcp_event_store *mcp__cluster_event_store(mcp__cluster *c);
  * text about it (the ids of the requests it answers, say). Fire and forget. */
 int mcp__cluster_stream_open(mcp__cluster *c, const char *session, uint64_t stream,
                              const char *text, size_t len);
+/* The owner could not store event seq of the stream (the server was out of reach):
+ * a follow that would have emitted it ends with MCP_ENOENT instead of skipping it.
+ * Written once the server is back, before any later event. */
+int mcp__cluster_stream_gap(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq);
 /* The stream has its last event (seq, the last appended): followers end. */
 int mcp__cluster_stream_end(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq);
 /* Drops what is stored of a stream (its events and open text): the session keeps too
@@ -168,7 +172,8 @@ int mcp__cluster_stream_pause(mcp__cluster *c, const char *session, uint64_t str
  * missed or doubled at the seam, and ends with done(arg, status, text, len):
  *   MCP_OK       the owner ended the stream (mcp__cluster_stream_end) and every
  *                event before the end was emitted;
- *   MCP_ENOENT   after_seq is not an event the store holds for the stream (as replay);
+ *   MCP_ENOENT   after_seq is not an event the store holds for the stream (as replay),
+ *                or an event after it was lost (mcp__cluster_stream_gap);
  *   MCP_ECLOSED  the owner node is gone (no heartbeat: owner is the node number the
  *                caller read from the stream id); text is then the owner's
  *                mcp__cluster_stream_open text (NULL when none), so the caller can

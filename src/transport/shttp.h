@@ -124,6 +124,7 @@ struct hsess {
         uint64_t stream, seq;
     } gaps[MCP__MAX_GAPS];
     int ngaps, gaps_overflowed;
+    int gaps_shared; /* of gaps, those marked in the cluster (shttp_cluster.c) */
     char source[48]; /* the address that opened it, \"\" when unknown */
     /* Shared with other nodes (shttp_cluster.c): */
     int shared;        /* its record lives in the cluster */
@@ -362,6 +363,9 @@ int mcp__shttp_cluster_hold(hsess *hs, uint64_t stream, const char *text, size_t
 void mcp__shttp_cluster_touch(hsess *hs);
 /* The session is ending for good (DELETE, or its answerer ended it): every node forgets it. */
 void mcp__shttp_cluster_session_end(hsess *hs);
+/* A followed stream (HS_REMOTE) that went quiet: the owner hears what its client has
+ * read of the last few events too. */
+void mcp__shttp_cluster_confirm_rest(hstream *st);
 /* DELETE of a shared session: ends it here and everywhere, and answers req once every
  * other node has heard (or after a second): the client's next request, wherever it
  * lands, finds the session gone. 503 while the shared store is out of reach. */

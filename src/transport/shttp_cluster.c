@@ -155,8 +155,12 @@ static void put_done(void *arg, int status)
         ended_elsewhere(hs);
         return;
     }
+    /* Redis answers in order: the last answer tells whether the latest state is there. */
+    hs->unwritten = status != MCP_OK;
     if (status != MCP_OK)
-        mcp__warn("session %s: its record was not written (%s)", hs->id, mcp_strerror(status));
+        mcp__warn("session %s: its record was not written (%s); it will be once the shared "
+                  "store is back",
+                  hs->id, mcp_strerror(status));
     if (hs->puts == 0)
         release_held(hs);
 }
@@ -258,7 +262,8 @@ void mcp__shttp_cluster_session_end(hsess *hs)
 
 /* ---- DELETE ---- */
 
-/* How long a DELETE waits for the other nodes to say they heard, at most. */
+/* How long a DELETE waits for the other nodes to say they heard, at most, once the
+ * server has said how many got the news. */
 #define DELETE_WAIT_MS 1000
 
 typedef struct hdelete {
@@ -283,8 +288,10 @@ static void free_timer(uv_handle_t *h)
     free(h);
 }
 
-/* Answers the DELETE (if its client is still there) and forgets it. */
-static void delete_finish(hdelete *d)
+/* Answers the DELETE (if its client is still there) with status and forgets it. Only
+ * once the server said how many nodes got the news (or the connection went): the
+ * PUBLISH's callback holds d until then. */
+static void delete_finish(hdelete *d, int status)
 {
     shttp *t = d->t;
     for (hdelete **p = &t->deletes; *p != NULL; p = &(*p)->next) {
@@ -293,12 +300,17 @@ static void delete_finish(hdelete *d)
             break;
         }
     }
-    if (d->req != NULL) {
+    if (d->req != NULL && status == 200) {
         mcp__http_req_on_close(d->req, NULL, NULL);
         const char *hdrs[12];
         size_t n = mcp__shttp_cors(t, d->req, hdrs, 0);
         hdrs[n] = NULL;
         mcp__http_respond(d->req, 200, hdrs, NULL, 0);
+    } else if (d->req != NULL) {
+        /* Whether the other nodes heard is not known: the client asks again (here the
+         * session is gone already; elsewhere its record, if still there, is found). */
+        mcp__http_req_on_close(d->req, NULL, NULL);
+        mcp__shttp_cluster_unavailable(t, d->req);
     }
     uv_close((uv_handle_t *)d->timer, free_timer);
     free(d);
@@ -307,24 +319,30 @@ static void delete_finish(hdelete *d)
 static void delete_check(hdelete *d)
 {
     if (d->expected >= 0 && d->heard >= d->expected)
-        delete_finish(d);
+        delete_finish(d, 200);
 }
 
+/* Some node that got the news did not say it took it in: it has it in its socket, and
+ * a node that slow is not waited for longer. */
 static void delete_timeout(uv_timer_t *h)
 {
-    delete_finish(h->data);
+    delete_finish(h->data, 200);
 }
 
 static void delete_published(void *arg, int receivers)
 {
     hdelete *d = arg;
     if (receivers < 0) {
-        delete_finish(d);
+        delete_finish(d, 503);
         return;
     }
     /* This node's own subscription is among them, and does not answer. */
     d->expected = receivers > 0 ? receivers - 1 : 0;
-    delete_check(d);
+    if (d->heard >= d->expected) {
+        delete_finish(d, 200);
+        return;
+    }
+    uv_timer_start(d->timer, delete_timeout, DELETE_WAIT_MS, 0);
 }
 
 static void delete_heard(shttp *t, const char *id)
@@ -366,12 +384,11 @@ void mcp__shttp_cluster_delete(shttp *t, hsess *hs, mcp__http_req *req)
     hs->local_close = 1;
     mcp__hsess_close(hs);
     mcp__cluster_session_delete(t->cluster, d->id, record_ttl(t));
+    /* Its reply comes, or the connection goes (its watchdog included): either way
+     * delete_published runs, and only then may d go. */
     if (mcp__cluster_send_counted(t->cluster, 0, MSG_ENDED, d->id, "", 0, delete_published, d) !=
-        MCP_OK) {
-        delete_finish(d);
-        return;
-    }
-    uv_timer_start(timer, delete_timeout, DELETE_WAIT_MS, 0);
+        MCP_OK)
+        delete_finish(d, 503);
 }
 
 /* ---- Messages held while the record is written ---- */
@@ -863,6 +880,10 @@ static void on_up(void *user, int up)
                 record_put(hs); /* changed while the store was away (a setLevel, say) */
             else
                 record_restore(hs);
+            /* Events lost while it was away, marked before any later one is stored. */
+            for (; hs->gaps_shared < hs->ngaps; hs->gaps_shared++)
+                mcp__cluster_stream_gap(t->cluster, hs->id, hs->gaps[hs->gaps_shared].stream,
+                                        hs->gaps[hs->gaps_shared].seq);
         }
     } else
         mcp__warn("the shared session store cannot be reached; sessions of other nodes get 503 "
@@ -961,8 +982,17 @@ static void follow_drained(void *arg, mcp__http_req *req)
         st->followed_events = st->followed_bytes = 0;
 }
 
+void mcp__shttp_cluster_confirm_rest(hstream *st)
+{
+    if (st->req != NULL && !st->confirming && st->followed_events > 0) {
+        st->confirming = 1;
+        mcp__http_req_on_drain(st->req, 0, follow_drained, st);
+    }
+}
+
 /* Confirms to the owner when a quarter of what it lets go unconfirmed went out
- * (nodes of one deployment run with the same limits). */
+ * (nodes of one deployment run with the same limits); the rest, once the stream has
+ * gone quiet (mcp__shttp_cluster_confirm_rest, from the keep-alive timer). */
 static void follow_count(hstream *st, uint64_t seq, size_t len)
 {
     shttp *t = st->hs->t;
@@ -1052,9 +1082,12 @@ static void follow_done(void *arg, int status, const char *text, size_t len)
         mcp__hstream_free(st);
         return;
     }
-    if (status == MCP_ECONNECT) {
-        /* This node lost the shared store (the owner may well live on): the client is
-         * cut, and resumes from what it has, here once the store is back or elsewhere. */
+    if (status == MCP_ECONNECT || status == MCP_ENOENT) {
+        /* ECONNECT: this node lost the shared store (the owner may well live on); the
+         * client is cut, and resumes from what it has, here once the store is back or
+         * elsewhere. ENOENT once begun: an event its owner could not store comes next;
+         * the client, cut, resumes from the last it has, and is refused there, as it
+         * would be on the owner. */
         mcp__http_req_abort(st->req);
         st->req = NULL;
         mcp__hstream_free(st);
@@ -1180,5 +1213,5 @@ void mcp__shttp_cluster_stop(shttp *t)
         mcp__cluster_detach(t->cluster); /* DELETEs whose news was on its way end here */
     }
     while (t->deletes != NULL)
-        delete_finish(t->deletes);
+        delete_finish(t->deletes, 200); /* heard, some acknowledgements missing */
 }

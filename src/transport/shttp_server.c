@@ -492,6 +492,8 @@ static int stream_congested(hstream *st)
 {
     hsess *hs = st->hs;
     shttp *t = hs->t;
+    if (st->kind == HS_REMOTE)
+        return 0; /* no handler here writes to it (and its drain callback is its own) */
     if (st->resuming != NULL || st->req == NULL) {
         if (t->store == NULL || (st->resuming == NULL && st->kind != HS_POST_SSE))
             return 0; /* nothing is kept for it: pausing would save nothing */
@@ -743,6 +745,8 @@ void mcp__shttp_keepalive(uv_timer_t *h)
             if (st->req != NULL && st->begun &&
                 now - st->last_write_ms + 50 >= (uint64_t)t->keepalive_ms)
                 mcp__hstream_write(st, ": keepalive\n\n", 13);
+            if (st->kind == HS_REMOTE && st->req != NULL)
+                mcp__shttp_cluster_confirm_rest(st);
         }
     }
 }

@@ -8,6 +8,8 @@
  *   - a resume on another node answers at once, not with its first event;
  *   - a follower that loses Redis cuts its client, who resumes the rest, rather
  *     than telling it that the node running its request is gone;
+ *   - a resume elsewhere stops at an event its owner could not store (Redis was out
+ *     of its reach), as a resume on the owner is refused past it;
  *   - a session with GET streams open on two nodes gets a server-wide notification
  *     once, on the newer;
  *   - a session keeps a bounded number of finished streams in Redis;
@@ -15,7 +17,9 @@
  *   - sessions outlive a Redis restart that lost every key: the nodes that hold
  *     them write their records again;
  *   - a Redis that stops answering (SIGSTOP: the connection stays up) is given
- *     up by the nodes' watchdog, and requests that need it get 503, not a hang.
+ *     up by the nodes' watchdog, and requests that need it get 503, not a hang;
+ *   - a DELETE while Redis stalls is answered once Redis says who heard, or, past
+ *     the watchdog, 503: never 200 for an end the other nodes may not know of.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -234,6 +238,51 @@ static void test_a_follower_that_loses_redis_cuts_its_client_who_resumes_the_res
     free(out);
 }
 
+static void wait_all_serve(ch_cluster *c);
+
+static void test_a_resume_elsewhere_stops_at_an_event_its_owner_could_not_store(void **state)
+{
+    ch_cluster *c = *state;
+    char session[33], last_id[160], probe_id[160];
+    wait_all_serve(c); /* (node1 may be connecting again after the test before) */
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
+    call_and_cut(ch_node_port(c, 0), session, 19, "notify", "{\"count\":0}", probe_id);
+    long long node0 = node_number(probe_id);
+    assert_true(node0 > 0);
+
+    const int n = 80;
+    call_and_cut(ch_node_port(c, 0), session, 20, "notify", "{\"count\":80,\"delay_ms\":25}",
+                 last_id);
+    rc_conn g;
+    assert_int_equal(rc_get(&g, ch_node_port(c, 1), session, last_id, STEP_MS), 200);
+    rc_call call;
+    rc_call_init(&call, 20, n);
+    assert_int_equal(rc_call_read(&g, &call, 10, STEP_MS), 2);
+    /* node0, which runs the call, loses Redis for a moment: the events of that moment
+     * are not stored. node1, following, must not pass over them. */
+    if (kill_connections_of(c, node0) < 1)
+        fail_msg("node0 has no connection to Redis to kill");
+    int rc = rc_call_read(&g, &call, 0, CALL_MS);
+    if (rc != 0 || g.done || call.err[0] != '\0')
+        fail_msg("the resume on node1 %s after %lld notifications (%s)",
+                 rc == 1    ? "got the answer, past events that were never stored"
+                 : g.done   ? "ended cleanly without the answer"
+                 : rc == -1 ? "timed out"
+                            : "went wrong",
+                 call.next - 1, call.err);
+    rc_close(&g);
+    /* Resumed from the last event it has, before the lost ones: refused, on another
+     * node as on the owner. */
+    assert_int_equal(rc_get(&g, ch_node_port(c, 2), session, call.last_id, STEP_MS), 400);
+    rc_close(&g);
+    assert_int_equal(rc_get(&g, ch_node_port(c, 0), session, call.last_id, STEP_MS), 400);
+    rc_close(&g);
+    printf("node0 lost Redis mid-call: the resume on node1 stopped after notification %lld; "
+           "resumed from there, 400 on node2 and node0\n",
+           call.next - 1);
+    rc_call_free(&call);
+}
+
 /* How many keys Redis has that match pattern. */
 static long long redis_keys(ch_cluster *c, const char *pattern)
 {
@@ -430,17 +479,77 @@ static void test_a_silent_redis_is_given_up_and_found_again(void **state)
     assert_int_equal(status, 200);
 }
 
+/* Sends DELETE for session to port on c, without waiting for its answer. */
+static void delete_send(hc_conn *conn, int port, const char *session)
+{
+    char hdrs[128];
+    snprintf(hdrs, sizeof(hdrs), "Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\n",
+             session);
+    assert_int_equal(hc_connect(conn, port, STEP_MS), 0);
+    assert_int_equal(hc_send_request(conn, port, "DELETE", "/mcp", hdrs, NULL, STEP_MS), 0);
+}
+
+static void test_a_delete_while_redis_stalls_waits_for_it_or_says_503(void **state)
+{
+    ch_cluster *c = *state;
+    pid_t redis = c->redis.proc.pid;
+    wait_all_serve(c);
+    char session[33];
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(ping(ch_node_port(c, i), session, STEP_MS), 200);
+    /* Redis stalls for 2 s (longer than a DELETE waits for the other nodes' word, shorter
+     * than the watchdog): the DELETE is answered once Redis says who heard, and the
+     * session is gone everywhere. */
+    hc_conn conn;
+    hc_response r;
+    assert_int_equal(kill(redis, SIGSTOP), 0);
+    delete_send(&conn, ch_node_port(c, 0), session);
+    rc_wait_retry(2000); /* the stall itself */
+    assert_int_equal(kill(redis, SIGCONT), 0);
+    assert_int_equal(hc_read_response(&conn, &r, 15000), 0);
+    hc_close(&conn);
+    assert_int_equal(r.status, 200);
+    hc_response_free(&r);
+    for (int i = 1; i < 3; i++)
+        assert_int_equal(ping(ch_node_port(c, i), session, STEP_MS), 404);
+
+    /* Past the watchdog: whether the others heard is not known, so 503. Asked again on
+     * another node once Redis is back, the session is gone everywhere. */
+    wait_all_serve(c);
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(ping(ch_node_port(c, i), session, STEP_MS), 200);
+    assert_int_equal(kill(redis, SIGSTOP), 0);
+    delete_send(&conn, ch_node_port(c, 0), session);
+    int got = hc_read_response(&conn, &r, 15000);
+    kill(redis, SIGCONT);
+    assert_int_equal(got, 0);
+    hc_close(&conn);
+    assert_int_equal(r.status, 503);
+    hc_response_free(&r);
+    wait_all_serve(c);
+    /* (404 when the first one landed after all: Redis read it before the node gave up.) */
+    int again = delete_session(ch_node_port(c, 1), session);
+    if (again != 200 && again != 404)
+        fail_msg("the DELETE asked again got %d", again);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(ping(ch_node_port(c, i), session, STEP_MS), 404);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_stream_read_through_another_node_is_not_held_back),
         cmocka_unit_test(test_a_resume_on_another_node_answers_before_the_first_event),
         cmocka_unit_test(test_a_follower_that_loses_redis_cuts_its_client_who_resumes_the_rest),
+        cmocka_unit_test(test_a_resume_elsewhere_stops_at_an_event_its_owner_could_not_store),
         cmocka_unit_test(test_a_notification_reaches_one_get_stream_of_a_session_on_two_nodes),
         cmocka_unit_test(test_a_session_keeps_a_bounded_number_of_streams_in_redis),
         cmocka_unit_test(test_a_delete_on_one_node_ends_the_session_on_every_node_at_once),
         cmocka_unit_test(test_sessions_outlive_a_redis_restart_that_lost_everything),
         cmocka_unit_test(test_a_silent_redis_is_given_up_and_found_again),
+        cmocka_unit_test(test_a_delete_while_redis_stalls_waits_for_it_or_says_503),
     };
     int failed = cmocka_run_group_tests_name("cluster_sessions", tests, setup, teardown);
     return failed + teardown_failures ? 1 : 0;

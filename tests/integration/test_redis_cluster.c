@@ -973,6 +973,61 @@ static void test_follow_shares_channels_and_unfollows(void **state)
     cluster_gone(f, a);
 }
 
+static void test_follow_refuses_to_go_past_a_lost_event(void **state)
+{
+    fx *f = *state;
+    mcp__cluster *a = cluster(f, "gp:", 0, NULL);
+    mcp__cluster *b = cluster(f, "gp:", 0, NULL);
+    uint32_t owner = mcp__cluster_node(a);
+    /* Events 1..3, event 4 lost (the owner could not store it), then 5 and 6. */
+    append_range(a, "g", 2, 1, 3);
+    assert_int_equal(mcp__cluster_stream_gap(a, "g", 2, 4), MCP_OK);
+    append_range(a, "g", 2, 5, 6);
+    settle(f, a);
+    /* From before the gap: what comes before it, then MCP_ENOENT. */
+    rec r = {0};
+    assert_non_null(mcp__cluster_follow_start(b, "g", 2, owner, 1, rec_emit, rec_follow_done, &r));
+    assert_true(run_until(f, &r.done, 1, WAIT_MS));
+    assert_int_equal(r.status, MCP_ENOENT);
+    assert_int_equal(r.starts, 1);
+    assert_int_equal(r.n, 2);
+    assert_int_equal(r.seq[1], 3);
+    rec_free(&r);
+    /* Right before it: refused at once, nothing begun. */
+    assert_non_null(mcp__cluster_follow_start(b, "g", 2, owner, 3, rec_emit, rec_follow_done, &r));
+    assert_true(run_until(f, &r.done, 1, WAIT_MS));
+    assert_int_equal(r.status, MCP_ENOENT);
+    assert_int_equal(r.starts, 0);
+    rec_free(&r);
+    /* From after it: followed as usual, to the end. */
+    assert_non_null(mcp__cluster_follow_start(b, "g", 2, owner, 5, rec_emit, rec_follow_done, &r));
+    assert_true(run_until(f, &r.emitted, 1, WAIT_MS));
+    assert_int_equal(mcp__cluster_stream_end(a, "g", 2, 6), MCP_OK);
+    assert_true(run_until(f, &r.done, 1, WAIT_MS));
+    assert_int_equal(r.status, MCP_OK);
+    assert_int_equal(r.n, 1);
+    assert_int_equal(r.seq[0], 6);
+    rec_free(&r);
+    /* A live follower hears of a gap as it is marked. */
+    append_range(a, "g", 3, 1, 2);
+    settle(f, a);
+    assert_non_null(mcp__cluster_follow_start(b, "g", 3, owner, 1, rec_emit, rec_follow_done, &r));
+    assert_true(run_until(f, &r.emitted, 1, WAIT_MS));
+    assert_int_equal(mcp__cluster_stream_gap(a, "g", 3, 3), MCP_OK);
+    assert_true(run_until(f, &r.done, 1, WAIT_MS));
+    assert_int_equal(r.status, MCP_ENOENT);
+    assert_int_equal(r.n, 1);
+    rec_free(&r);
+    /* The store's own replay (the owner's resume, which keeps its own list of gaps)
+     * passes the marker over. */
+    rec rp = {0};
+    assert_int_equal(replay_now(f, mcp__cluster_event_store(b), "g", 2, 1, &rp), MCP_OK);
+    assert_int_equal(rp.n, 4); /* 2, 3, 5, 6 */
+    rec_free(&rp);
+    cluster_gone(f, a);
+    cluster_gone(f, b);
+}
+
 static void test_follow_ends_when_the_owner_is_gone(void **state)
 {
     fx *f = *state;
@@ -1320,6 +1375,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_follow_emits_every_event_once_across_the_seam,
                                         fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_follow_shares_channels_and_unfollows, fx_setup,
+                                        fx_teardown),
+        cmocka_unit_test_setup_teardown(test_follow_refuses_to_go_past_a_lost_event, fx_setup,
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(test_follow_ends_when_the_owner_is_gone, fx_setup,
                                         fx_teardown),

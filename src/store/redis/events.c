@@ -98,16 +98,17 @@ static int live_build(mcp__buf *b, char kind, uint64_t seq, const char *data, si
 
 int mcp__rc_live_parse(const char *msg, size_t len, mcp__rentry *e)
 {
-    if (len < 2 || (msg[0] != 'd' && msg[0] != 'e' && msg[0] != 'p'))
+    if (len < 2 || (msg[0] != 'd' && msg[0] != 'e' && msg[0] != 'p' && msg[0] != 'g'))
         return -1;
     size_t n = parse_u64(msg + 1, len - 1, &e->seq);
     if (n == 0)
         return -1;
     e->end = msg[0] == 'e';
     e->pause = msg[0] == 'p';
+    e->gap = msg[0] == 'g';
     e->data = NULL;
     e->len = 0;
-    if (e->end)
+    if (e->end || e->gap)
         return 1 + n == len ? 0 : -1;
     if (1 + n == len || msg[1 + n] != ':')
         return -1;
@@ -294,22 +295,34 @@ void mcp__cluster_store_bounds(const mcp__cluster *c, size_t *max_events, size_t
     *max_event_bytes = c->max_event_bytes;
 }
 
-int mcp__cluster_stream_end(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq)
+/* A marker entry <seq>-<sub> with field kind (no data), stored and published. */
+static int marker(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq, int sub,
+                  char kind)
 {
     if (c->state != MCP__RC_UP) {
         c->stats.dropped++;
         return MCP_ECLOSED;
     }
-    char id[48];
-    make_id(id, seq, 1);
+    char id[48], field[2] = {kind, '\0'};
+    make_id(id, seq, sub);
     if (mcp__rc_key_stream(c, &c->kbuf, "e:", session, stream) != MCP_OK ||
-        live_build(&c->pbuf, 'e', seq, NULL, 0) != MCP_OK)
+        live_build(&c->pbuf, kind, seq, NULL, 0) != MCP_OK)
         return MCP_ENOMEM;
     register_keys(c, session, stream, c->kbuf.data);
-    int rc = xadd(c, id, "e", "1", 1);
+    int rc = xadd(c, id, field, "1", 1);
     if (rc == MCP_OK)
         rc = publish(c);
     return rc;
+}
+
+int mcp__cluster_stream_end(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq)
+{
+    return marker(c, session, stream, seq, 1, 'e');
+}
+
+int mcp__cluster_stream_gap(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq)
+{
+    return marker(c, session, stream, seq, 2, 'g');
 }
 
 int mcp__cluster_stream_pause(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq,
@@ -416,6 +429,8 @@ int mcp__rpager_walk(mcp__rpager *p, const redisReply *page, mcp__rentry_fn fn, 
             ent.len = fields->element[1]->len;
         } else if (sq == 1 && f == 'e') {
             ent.end = 1;
+        } else if (sq == 2 && f == 'g') {
+            ent.gap = 1;
         } else {
             continue;
         }

@@ -194,6 +194,13 @@ static int started(follow *f)
  * finished (the caller's emit may have unfollowed it). */
 static int deliver(follow *f, const mcp__rentry *e)
 {
+    if (e->gap) {
+        /* An event the owner could not store: the follow must not go on past it. */
+        if (e->seq <= f->last)
+            return 0;
+        finish(f, MCP_ENOENT);
+        return 1;
+    }
     if (e->end) {
         finish(f, MCP_OK);
         return 1;
@@ -233,6 +240,7 @@ static void replay_done(follow *f)
         const char *p = f->live.data + off;
         e.end = p[0] == 'e';
         e.pause = p[0] == 'p';
+        e.gap = p[0] == 'g';
         memcpy(&e.seq, p + 1, sizeof(e.seq));
         memcpy(&e.len, p + 1 + sizeof(e.seq), sizeof(e.len));
         e.data = p + 1 + sizeof(e.seq) + sizeof(e.len);
@@ -380,7 +388,7 @@ void mcp__rc_follow_subscribed(mcp__cluster *c, const char *chan)
 static void keep_live(follow *f, const mcp__rentry *e)
 {
     size_t len = e->len;
-    char kind = e->end ? 'e' : e->pause ? 'p' : 'd';
+    char kind = e->end ? 'e' : e->pause ? 'p' : e->gap ? 'g' : 'd';
     if (f->live.len + len > LIVE_MAX ||
         mcp__buf_reserve(&f->live, 1 + sizeof(e->seq) + sizeof(len) + len) != MCP_OK) {
         mcp__warn("redis: a follower fell too far behind its stream; it ends");

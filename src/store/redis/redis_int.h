@@ -22,13 +22,11 @@
  *                           deleting the session finds them without a SCAN
  *   P e:<session>:<stream>  the stream's events (a Redis stream: event seq is entry
  *                           <seq>-0 with field d, the end after seq is <seq>-1 with
- *                           field e); also the name of the channel its appends and
- *                           its end are published on (channels are not keys)
- *   P o:<session>:<stream>  the stream's open text (a key of its own: MAXLEN
- *                           trimming drops a stream's oldest entries, and the open
- *                           text must outlive them)
- *   P n:<node>              the bus channel of one node
- *   P all                   the bus channel of every node
+ *                           field e, an event lost at seq is <seq>-2 with field g); also the name
+ * of the channel its appends and its end are published on (channels are not keys) P
+ * o:<session>:<stream>  the stream's open text (a key of its own: MAXLEN trimming drops a stream's
+ * oldest entries, and the open text must outlive them) P n:<node>              the bus channel of
+ * one node P all                   the bus channel of every node
  *
  * Two connections: one for commands, one in pub/sub mode (a subscribed Redis
  * connection takes no other command). The cluster is up when both are; losing
@@ -187,6 +185,7 @@ typedef struct mcp__rentry {
     uint64_t seq;
     int end;   /* the end marker (data empty) */
     int pause; /* live only: the owner paused the stream here (data: the retry) */
+    int gap;   /* the owner could not store event seq (mcp__cluster_stream_gap) */
     const char *data;
     size_t len;
 } mcp__rentry;
