@@ -193,6 +193,14 @@ static int parse_args(int argc, char **argv, struct options *opt)
         usage_error("the server's command is missing: %s [OPTION]... -- COMMAND [ARG]...", NAME);
         return EXIT_USAGE;
     }
+    if (opt->flags.http.redis_url != NULL) {
+        /* Its sessions live in child processes of one node: another node could not serve
+         * them, and a balancer without stickiness would have clients start over. */
+        usage_error("--redis is not supported: the gateway's sessions are served by child "
+                    "processes of this node, which other nodes cannot serve; run it behind a "
+                    "balancer with sticky sessions instead");
+        return EXIT_USAGE;
+    }
     opt->gw.argv = (const char *const *)(argv + optind);
     http_flags_finish(&opt->flags);
     return 0;
