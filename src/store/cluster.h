@@ -154,9 +154,12 @@ int mcp__cluster_stream_open(mcp__cluster *c, const char *session, uint64_t stre
 int mcp__cluster_stream_gap(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq);
 /* The stream has its last event (seq, the last appended): followers end. */
 int mcp__cluster_stream_end(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq);
-/* Drops what is stored of a stream (its events and open text): the session keeps too
- * many. Fire and forget. */
-int mcp__cluster_stream_drop(mcp__cluster *c, const char *session, uint64_t stream);
+/* Drops what is stored of n streams of a session (their events and open texts), in
+ * two commands: the session keeps too many. At most MCP__CLUSTER_DROP_MAX streams
+ * (MCP_EINVAL past it). Fire and forget. */
+#define MCP__CLUSTER_DROP_MAX 64
+int mcp__cluster_streams_drop(mcp__cluster *c, const char *session, const uint64_t *streams,
+                              size_t n);
 /* The event store's bounds, defaults applied (see mcp__cluster_opts). */
 void mcp__cluster_store_bounds(const mcp__cluster *c, size_t *max_events, size_t *max_event_bytes);
 /* SEP-1699 on a followed stream: the owner closed it at seq (an event it appended, a

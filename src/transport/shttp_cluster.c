@@ -918,18 +918,30 @@ void mcp__shttp_cluster_stream_pause(hstream *st, int retry_ms)
  * A session's bound in the shared store, as the memory store's per session: each
  * stream is bounded there (MAXLEN, TTL), and a session may make many. The finished
  * streams this node wrote are remembered, oldest first; past max_events events or
- * max_event_bytes bytes in all, or MAX_KEPT of them, the oldest go. (Per node: a
- * session whose requests land on n nodes keeps up to n times that.)
+ * max_event_bytes bytes in all, or MAX_KEPT of them, the oldest go, down to three
+ * quarters of each bound. (Per node: a session whose requests land on n nodes keeps
+ * up to n times that.)
  */
 #define MAX_KEPT 128
+
+static int kept_over(const hsess *hs, size_t max_n, size_t max_events, uint64_t max_bytes)
+{
+    return hs->kept_n > max_n || hs->kept_events > max_events || hs->kept_bytes > max_bytes;
+}
 
 static void kept_trim(hsess *hs)
 {
     shttp *t = hs->t;
     size_t max_events, max_bytes;
     mcp__cluster_store_bounds(t->cluster, &max_events, &max_bytes);
-    while (hs->kept != NULL && (hs->kept_n > MAX_KEPT || hs->kept_events > max_events ||
-                                hs->kept_bytes > (uint64_t)max_bytes)) {
+    if (!kept_over(hs, MAX_KEPT, max_events, max_bytes))
+        return;
+    /* Past a bound, down to three quarters of each, the oldest first, in one go (two
+     * commands), rather than one stream per request. */
+    uint64_t drop[MCP__CLUSTER_DROP_MAX];
+    size_t n = 0;
+    while (hs->kept != NULL && n < MCP__CLUSTER_DROP_MAX &&
+           kept_over(hs, MAX_KEPT * 3 / 4, max_events * 3 / 4, (uint64_t)max_bytes * 3 / 4)) {
         hkept *k = hs->kept;
         hs->kept = k->next;
         if (hs->kept == NULL)
@@ -937,9 +949,10 @@ static void kept_trim(hsess *hs)
         hs->kept_n--;
         hs->kept_events -= k->events;
         hs->kept_bytes -= k->bytes;
-        mcp__cluster_stream_drop(t->cluster, hs->id, k->stream);
+        drop[n++] = k->stream;
         free(k);
     }
+    mcp__cluster_streams_drop(t->cluster, hs->id, drop, n);
 }
 
 void mcp__shttp_cluster_stream_end(hstream *st)

@@ -321,7 +321,7 @@ static void test_a_session_keeps_a_bounded_number_of_streams_in_redis(void **sta
     snprintf(pattern, sizeof(pattern), "mcp:e:%s:*", session);
     long long kept = redis_keys(c, pattern);
     printf("300 finished streams of one session: %lld kept in Redis\n", kept);
-    assert_true(kept >= 100 && kept <= 128);
+    assert_true(kept >= 96 && kept <= 128); /* past 128, down to 96 at once */
     /* The newest is resumed (it is over: the GET stays open and idle); the oldest is
      * gone. */
     rc_conn g;

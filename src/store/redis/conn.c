@@ -123,6 +123,17 @@ int mcp__rc_cmd(mcp__cluster *c, redisCallbackFn *fn, void *priv, const char *fm
     return rc;
 }
 
+int mcp__rc_cmd_argv(mcp__cluster *c, int argc, const char **argv, const size_t *argvlen)
+{
+    if (c->state != MCP__RC_UP || c->cmd.ac == NULL)
+        return MCP_ECLOSED;
+    if (redisAsyncCommandArgv(c->cmd.ac, NULL, NULL, argc, argv, argvlen) != REDIS_OK)
+        return c->cmd.ac->c.flags & (REDIS_DISCONNECTING | REDIS_FREEING) ? MCP_ECLOSED
+                                                                          : MCP_ENOMEM;
+    c->stats.commands++;
+    return MCP_OK;
+}
+
 int mcp__rc_subscribe(mcp__cluster *c, const char *chan, int on)
 {
     if (c->state != MCP__RC_UP)
@@ -339,6 +350,7 @@ static void on_retry(uv_timer_t *t)
     if (c->state != MCP__RC_DOWN)
         return;
     c->state = MCP__RC_CONNECTING;
+    c->connecting_since = uv_now(c->loop);
     if (conns_open(c, 1) != MCP_OK)
         go_down(c);
 }
@@ -351,9 +363,16 @@ static void on_retry(uv_timer_t *t)
 static void on_tick(uv_timer_t *t)
 {
     mcp__cluster *c = t->data;
+    uint64_t now = uv_now(c->loop), limit = WATCHDOG_PERIODS * (uint64_t)c->heartbeat_ms;
+    if (c->state == MCP__RC_CONNECTING && now - c->connecting_since > limit) {
+        /* Connected, but the server never answered the setup (AUTH, PING, SUBSCRIBE). */
+        mcp__warn("redis %s:%d: no answer for %llu ms while connecting", c->url.host, c->url.port,
+                  (unsigned long long)(now - c->connecting_since));
+        go_down(c);
+        return;
+    }
     if (c->state != MCP__RC_UP)
         return;
-    uint64_t now = uv_now(c->loop), limit = WATCHDOG_PERIODS * (uint64_t)c->heartbeat_ms;
     uint64_t oldest = c->hb_sent != 0 && (c->sub_ping_sent == 0 || c->hb_sent < c->sub_ping_sent)
                           ? c->hb_sent
                           : c->sub_ping_sent;

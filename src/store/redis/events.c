@@ -268,24 +268,49 @@ int mcp__cluster_stream_open(mcp__cluster *c, const char *session, uint64_t stre
     return rc;
 }
 
-int mcp__cluster_stream_drop(mcp__cluster *c, const char *session, uint64_t stream)
+int mcp__cluster_streams_drop(mcp__cluster *c, const char *session, const uint64_t *streams,
+                              size_t n)
 {
     if (c->state != MCP__RC_UP) {
         c->stats.dropped++;
         return MCP_ECLOSED;
     }
-    mcp__buf set = {0}, okey = {0};
-    int rc = MCP_ENOMEM;
-    if (mcp__rc_key_stream(c, &c->kbuf, "e:", session, stream) == MCP_OK &&
-        mcp__rc_key_stream(c, &okey, "o:", session, stream) == MCP_OK &&
-        mcp__rc_key(c, &set, "k:", session) == MCP_OK) {
-        free(mcp__map_remove(&c->registered, c->kbuf.data));
-        rc = mcp__rc_cmd(c, NULL, NULL, "UNLINK %s %s", c->kbuf.data, okey.data);
+    if (n == 0)
+        return MCP_OK;
+    if (n > MCP__CLUSTER_DROP_MAX)
+        return MCP_EINVAL;
+    /* One UNLINK of every key, one SREM of them from the session's set. */
+    const char *argv[2 + 2 * MCP__CLUSTER_DROP_MAX];
+    size_t argvlen[2 + 2 * MCP__CLUSTER_DROP_MAX];
+    mcp__buf keys[2 * MCP__CLUSTER_DROP_MAX], set = {0};
+    memset(keys, 0, sizeof(keys));
+    int rc = mcp__rc_key(c, &set, "k:", session);
+    for (size_t i = 0; i < n && rc == MCP_OK; i++) {
+        rc = mcp__rc_key_stream(c, &keys[2 * i], "e:", session, streams[i]);
         if (rc == MCP_OK)
-            rc = mcp__rc_cmd(c, NULL, NULL, "SREM %s %s %s", set.data, c->kbuf.data, okey.data);
+            rc = mcp__rc_key_stream(c, &keys[2 * i + 1], "o:", session, streams[i]);
+        if (rc == MCP_OK)
+            free(mcp__map_remove(&c->registered, keys[2 * i].data));
     }
+    if (rc == MCP_OK) {
+        argv[0] = "SREM";
+        argvlen[0] = 4;
+        argv[1] = set.data;
+        argvlen[1] = set.len;
+        for (size_t i = 0; i < 2 * n; i++) {
+            argv[2 + i] = keys[i].data;
+            argvlen[2 + i] = keys[i].len;
+        }
+        rc = mcp__rc_cmd_argv(c, (int)(2 + 2 * n), argv, argvlen);
+        if (rc == MCP_OK) {
+            argv[1] = "UNLINK";
+            argvlen[1] = 6;
+            rc = mcp__rc_cmd_argv(c, (int)(1 + 2 * n), argv + 1, argvlen + 1);
+        }
+    }
+    for (size_t i = 0; i < 2 * n; i++)
+        mcp__buf_free(&keys[i]);
     mcp__buf_free(&set);
-    mcp__buf_free(&okey);
     return rc;
 }
 

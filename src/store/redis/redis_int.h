@@ -79,8 +79,9 @@ struct mcp__cluster {
      * message to itself awaited on the subscribing one (0: none): a server that stays silent past
      * the watchdog is taken for lost (see on_tick). */
     uint64_t hb_sent, sub_ping_sent;
-    uint64_t up_since; /* loop time the connections were last made ready */
-    uv_timer_t *retry; /* the next connection attempt */
+    uint64_t up_since;         /* loop time the connections were last made ready */
+    uint64_t connecting_since; /* loop time the last attempt to make them began */
+    uv_timer_t *retry;         /* the next connection attempt */
     int state;
     int backoff_ms;
     uint32_t node;
@@ -115,6 +116,8 @@ int mcp__rc_adapter_attach(redisAsyncContext *ac, uv_loop_t *loop);
  * when fn is NULL); MCP_ENOMEM. When it fails, fn is never called. Only %s and %b
  * in fmt: hiredis 0.14 knows no %zu, so numbers are formatted by the caller. */
 int mcp__rc_cmd(mcp__cluster *c, redisCallbackFn *fn, void *priv, const char *fmt, ...);
+/* The same, one command made of argc arguments (binary safe), its reply not awaited. */
+int mcp__rc_cmd_argv(mcp__cluster *c, int argc, const char **argv, const size_t *argvlen);
 /* SUBSCRIBE (on) or UNSUBSCRIBE chan on the subscribing connection, whose replies
  * all go to mcp__rc_on_sub_reply. MCP_OK, MCP_ECLOSED, MCP_ENOMEM. */
 int mcp__rc_subscribe(mcp__cluster *c, const char *chan, int on);
