@@ -186,24 +186,39 @@ static int kill_connections_of(ch_cluster *c, long long node)
     return killed;
 }
 
+/* Node i's number, from the id of a stream it makes in session (request id). */
+static long long number_of_node(ch_cluster *c, int i, const char *session, long long id)
+{
+    char probe_id[160];
+    call_and_cut(ch_node_port(c, i), session, id, "notify", "{\"count\":0}", probe_id);
+    long long n = node_number(probe_id);
+    assert_true(n > 0);
+    return n;
+}
+
+/* A notify call (id) of n notifications delay_ms apart runs on node0; its client, cut
+ * after the priming event, follows it from node1 (g, call) and has read 10 of them. */
+static void follow_call(ch_cluster *c, const char *session, long long id, int n, int delay_ms,
+                        rc_conn *g, rc_call *call)
+{
+    char args[64], last_id[160];
+    snprintf(args, sizeof(args), "{\"count\":%d,\"delay_ms\":%d}", n, delay_ms);
+    call_and_cut(ch_node_port(c, 0), session, id, "notify", args, last_id);
+    assert_int_equal(rc_get(g, ch_node_port(c, 1), session, last_id, STEP_MS), 200);
+    rc_call_init(call, id, n);
+    assert_int_equal(rc_call_read(g, call, 10, STEP_MS), 2);
+}
+
 static void test_a_follower_that_loses_redis_cuts_its_client_who_resumes_the_rest(void **state)
 {
     ch_cluster *c = *state;
-    char session[33], last_id[160], probe_id[160];
+    char session[33];
     assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
-    /* node1's number, from the id of a stream it makes. */
-    call_and_cut(ch_node_port(c, 1), session, 9, "notify", "{\"count\":0}", probe_id);
-    long long node1 = node_number(probe_id);
-    assert_true(node1 > 0);
-
+    long long node1 = number_of_node(c, 1, session, 9);
     const int n = 100;
-    call_and_cut(ch_node_port(c, 0), session, 10, "notify", "{\"count\":100,\"delay_ms\":40}",
-                 last_id);
     rc_conn g;
-    assert_int_equal(rc_get(&g, ch_node_port(c, 1), session, last_id, STEP_MS), 200);
     rc_call call;
-    rc_call_init(&call, 10, n);
-    assert_int_equal(rc_call_read(&g, &call, 10, STEP_MS), 2);
+    follow_call(c, session, 10, n, 40, &g, &call);
     /* node1 loses Redis while node0, which runs the call, keeps it. */
     /* (Its second connection may be gone by the time it is asked for: the node drops
      * both as soon as it sees one go.) */
@@ -243,21 +258,13 @@ static void wait_all_serve(ch_cluster *c);
 static void test_a_resume_elsewhere_stops_at_an_event_its_owner_could_not_store(void **state)
 {
     ch_cluster *c = *state;
-    char session[33], last_id[160], probe_id[160];
+    char session[33];
     wait_all_serve(c); /* (node1 may be connecting again after the test before) */
     assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
-    call_and_cut(ch_node_port(c, 0), session, 19, "notify", "{\"count\":0}", probe_id);
-    long long node0 = node_number(probe_id);
-    assert_true(node0 > 0);
-
-    const int n = 80;
-    call_and_cut(ch_node_port(c, 0), session, 20, "notify", "{\"count\":80,\"delay_ms\":25}",
-                 last_id);
+    long long node0 = number_of_node(c, 0, session, 19);
     rc_conn g;
-    assert_int_equal(rc_get(&g, ch_node_port(c, 1), session, last_id, STEP_MS), 200);
     rc_call call;
-    rc_call_init(&call, 20, n);
-    assert_int_equal(rc_call_read(&g, &call, 10, STEP_MS), 2);
+    follow_call(c, session, 20, 80, 25, &g, &call);
     /* node0, which runs the call, loses Redis for a moment: the events of that moment
      * are not stored. node1, following, must not pass over them. */
     if (kill_connections_of(c, node0) < 1)
