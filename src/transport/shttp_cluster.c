@@ -96,6 +96,14 @@ static int record_ttl(const shttp *t)
     return t->idle_ms + t->idle_ms / 8;
 }
 
+/* The record of a legacy HTTP+SSE session: only the node of its event stream (see
+ * mcp__shttp_cluster_legacy_new). Its length. */
+static size_t legacy_record(const shttp *t, char *out, size_t size)
+{
+    int n = snprintf(out, size, "{\"legacy\":%u}", (unsigned)t->node);
+    return n > 0 ? (size_t)n : 0;
+}
+
 /* The session ended on another node (DELETE there): this copy ends too. */
 static void ended_elsewhere(hsess *hs)
 {
@@ -224,7 +232,7 @@ static void record_restore(hsess *hs)
     char *text = NULL;
     if (hs->legacy_shared) {
         char rec[64];
-        snprintf(rec, sizeof(rec), "{\"legacy\":%u}", (unsigned)t->node);
+        legacy_record(t, rec, sizeof(rec));
         text = mcp__strdup(rec);
     } else if (hs->shared) {
         json_t *rec = record_of(hs);
@@ -609,9 +617,9 @@ int mcp__shttp_cluster_legacy_new(hsess *hs)
 {
     shttp *t = hs->t;
     char rec[64];
-    int n = snprintf(rec, sizeof(rec), "{\"legacy\":%u}", (unsigned)t->node);
-    int rc = mcp__cluster_session_put(t->cluster, hs->id, rec, (size_t)n, record_ttl(t), 0,
-                                      legacy_put_done, hs);
+    size_t n = legacy_record(t, rec, sizeof(rec));
+    int rc =
+        mcp__cluster_session_put(t->cluster, hs->id, rec, n, record_ttl(t), 0, legacy_put_done, hs);
     hstream *st = hs->streams;
     if (rc != MCP_OK) {
         if (st != NULL && st->req != NULL) {
