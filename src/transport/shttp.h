@@ -141,8 +141,9 @@ struct hsess {
     uint64_t touched_ms;      /* when its record's time to live was last extended */
     uint32_t standalone_node; /* where its standalone stream is (0: here, or none) */
     uint64_t standalone_stream;
-    hsess *prev, *next;   /* every session, for the timers */
-    hsess *deferred_next; /* in the list of sessions to close once the stack unwinds */
+    uint64_t standalone_ver; /* bumped by each GET that takes it: see record_apply */
+    hsess *prev, *next;      /* every session, for the timers */
+    hsess *deferred_next;    /* in the list of sessions to close once the stack unwinds */
 };
 
 /* An extra route of the listener (mcp_http_route). */
@@ -211,8 +212,9 @@ struct mcp_http_endpoint {
     uint32_t node;           /* this node's number, in the high bits of its stream ids */
     uint64_t stream_counter; /* stream ids of this node, unique across its sessions */
     int cluster_attached;
-    int lookups;             /* requests waiting for a session's record */
-    struct hdelete *deletes; /* DELETEs waiting for the other nodes to have heard */
+    int lookups;              /* requests waiting for a session's record */
+    struct hdelete *deletes;  /* DELETEs waiting for the other nodes to have heard */
+    size_t cluster_max_event; /* larger events are not kept in the cluster */
 };
 
 /* ---- shttp_router.c ---- */

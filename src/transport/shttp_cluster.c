@@ -65,25 +65,30 @@ static json_t *record_of(hsess *hs)
     json_t *state = HS_ANS(hs)->export_state(hs->sess);
     if (state == NULL)
         return NULL;
-    return json_pack("{s:s, s:o, s:[I,I]}", "tag", hs->tag, "state", state, "standalone",
-                     (json_int_t)hs->standalone_node, (json_int_t)hs->standalone_stream);
+    return json_pack("{s:s, s:o, s:[I,I,I]}", "tag", hs->tag, "state", state, "standalone",
+                     (json_int_t)hs->standalone_node, (json_int_t)hs->standalone_stream,
+                     (json_int_t)hs->standalone_ver);
 }
 
-/* Takes a record into the session's copy. */
+/* Takes a record into the session's copy. Where the standalone stream is goes by its
+ * version: a record written by a node whose copy is older (a setLevel there, say)
+ * does not move it back; of two GETs opened at once on two nodes, the higher node
+ * number wins everywhere. */
 static int record_apply(hsess *hs, const json_t *rec)
 {
-    json_int_t node = 0, stream = 0;
+    json_int_t node = 0, stream = 0, ver = 0;
     const json_t *state = json_object_get(rec, "state");
-    if (json_unpack((json_t *)rec, "{s:[I,I]}", "standalone", &node, &stream) != 0 ||
-        state == NULL || node < 0 || stream < 0)
+    if (json_unpack((json_t *)rec, "{s:[I,I,I]}", "standalone", &node, &stream, &ver) != 0 ||
+        state == NULL || node < 0 || stream < 0 || ver < 0)
         return MCP_EINVAL;
     int rc = HS_ANS(hs)->import_state(hs->sess, state);
     if (rc != MCP_OK)
         return rc;
-    /* This node's own standalone stream is known here better than by the record. */
-    if ((uint32_t)node != hs->t->node) {
+    if ((uint64_t)ver > hs->standalone_ver ||
+        ((uint64_t)ver == hs->standalone_ver && (uint32_t)node > hs->standalone_node)) {
         hs->standalone_node = (uint32_t)node;
         hs->standalone_stream = (uint64_t)stream;
+        hs->standalone_ver = (uint64_t)ver;
     }
     return MCP_OK;
 }
@@ -757,6 +762,7 @@ void mcp__shttp_cluster_standalone_here(hsess *hs, uint64_t stream)
 {
     hs->standalone_node = hs->t->node;
     hs->standalone_stream = stream;
+    hs->standalone_ver++;
     record_put(hs);
 }
 
@@ -948,7 +954,9 @@ static void kept_trim(hsess *hs)
      * commands), rather than one stream per request. */
     uint64_t drop[MCP__CLUSTER_DROP_MAX];
     size_t n = 0;
-    while (hs->kept != NULL && n < MCP__CLUSTER_DROP_MAX &&
+    /* The newest stays, however large: the memory store too keeps the last events of
+     * a session, and its client may not have read them yet. */
+    while (hs->kept != NULL && hs->kept->next != NULL && n < MCP__CLUSTER_DROP_MAX &&
            kept_over(hs, MAX_KEPT * 3 / 4, max_events * 3 / 4, (uint64_t)max_bytes * 3 / 4)) {
         hkept *k = hs->kept;
         hs->kept = k->next;
@@ -1218,6 +1226,8 @@ int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix,
     }
     t->cluster_attached = 1;
     t->node = mcp__cluster_node(t->cluster);
+    size_t max_events;
+    mcp__cluster_store_bounds(t->cluster, &max_events, &t->cluster_max_event);
     t->store = mcp__cluster_event_store(t->cluster);
     if (t->ans->ops->set_fanout != NULL)
         t->ans->ops->set_fanout(t->ans, fanout, t);

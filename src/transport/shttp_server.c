@@ -177,7 +177,8 @@ static int emit(hsess *hs, uint64_t id, hstream *st, const char *text, size_t le
         if (mcp_event_store_append(t->store, hs->id, id, seq, text, len) != MCP_OK) {
             mcp__warn("session %s: an event could not be stored", hs->id);
             mcp__hsess_note_gap(hs, id, seq);
-        } else if (st != NULL) {
+        } else if (st != NULL && (t->cluster == NULL || len <= t->cluster_max_event)) {
+            /* (What the cluster's store passes over is not counted as kept.) */
             st->kept_events++;
             st->kept_bytes += len;
         }

@@ -338,6 +338,30 @@ static void test_a_session_keeps_a_bounded_number_of_streams_in_redis(void **sta
     rc_close(&g);
 }
 
+static void test_a_stream_past_the_session_bound_is_still_resumed(void **state)
+{
+    ch_cluster *c = *state;
+    char session[33];
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
+    /* 10,000 notifications, its priming event and its answer: more events than the
+     * session may keep (10,000). The newest stream stays, as the memory store keeps a
+     * session's last events. */
+    char *body = rc_call_body(30, "notify", "{\"count\":10000}", NULL);
+    rc_conn p;
+    assert_int_equal(rc_post(&p, ch_node_port(c, 0), session, body, 0, STEP_MS), 200);
+    free(body);
+    rc_call call;
+    rc_call_init(&call, 30, 10000);
+    assert_int_equal(rc_call_read(&p, &call, 0, CALL_MS), 1);
+    rc_close(&p);
+    rc_conn g;
+    int status = rc_get(&g, ch_node_port(c, 1), session, call.last_id, STEP_MS);
+    if (status != 200)
+        fail_msg("the resume of its last event on node1 got %d", status);
+    rc_close(&g);
+    rc_call_free(&call);
+}
+
 /* POST ping on port for session: the HTTP status. */
 static int ping(int port, const char *session, int timeout_ms)
 {
@@ -553,6 +577,7 @@ int main(void)
         cmocka_unit_test(test_a_resume_elsewhere_stops_at_an_event_its_owner_could_not_store),
         cmocka_unit_test(test_a_notification_reaches_one_get_stream_of_a_session_on_two_nodes),
         cmocka_unit_test(test_a_session_keeps_a_bounded_number_of_streams_in_redis),
+        cmocka_unit_test(test_a_stream_past_the_session_bound_is_still_resumed),
         cmocka_unit_test(test_a_delete_on_one_node_ends_the_session_on_every_node_at_once),
         cmocka_unit_test(test_sessions_outlive_a_redis_restart_that_lost_everything),
         cmocka_unit_test(test_a_silent_redis_is_given_up_and_found_again),

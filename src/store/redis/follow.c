@@ -11,7 +11,8 @@
  * its seq is above the last one emitted, which removes what both paths gave.
  *
  * Ends: the end marker, stored (<seq>-1) or live ("e<seq>"), ends it with MCP_OK;
- * a first page that does not begin with after_seq with MCP_ENOENT; the owner's
+ * a first page that does not begin with after_seq with MCP_ENOENT, and so does a
+ * lost event's marker (<seq>-2) past after_seq, or a stream gone by the last page; the owner's
  * heartbeat gone (asked with the first page, then every heartbeat period) with
  * MCP_ECLOSED once the stored events are out; so does a lost connection, an
  * answer not to be trusted, or live messages past LIVE_MAX bytes waiting behind a
@@ -261,6 +262,26 @@ static int page_entry(void *ctx, const mcp__rentry *e)
     return deliver(ctx, e);
 }
 
+/* The last page was read: the stream must still be there. A stream dropped while it
+ * was read (its session kept too many, or it expired) gives empty pages, which must
+ * not be taken for its end. */
+static void on_kept(redisAsyncContext *ac, void *reply, void *priv)
+{
+    follow *f = priv;
+    redisReply *r = reply;
+    if (r == NULL) {
+        mcp__rc_lost(f->c, ac);
+    } else if (f->state == F_REPLAYING) {
+        if (r->type != REDIS_REPLY_INTEGER)
+            finish(f, MCP_ECONNECT);
+        else if (r->integer != 1)
+            finish(f, MCP_ENOENT);
+        else
+            replay_done(f);
+    }
+    unref(f);
+}
+
 static void on_page(redisAsyncContext *ac, void *reply, void *priv)
 {
     follow *f = priv;
@@ -273,9 +294,12 @@ static void on_page(redisAsyncContext *ac, void *reply, void *priv)
             ; /* ended by the walk */
         else if (rc != MCP_OK)
             finish(f, rc == MCP_ENOENT ? MCP_ENOENT : MCP_ECONNECT);
-        else if (started(f) && !more)
-            replay_done(f);
-        else if (f->state != F_REPLAYING)
+        else if (started(f) && !more) {
+            if (mcp__rc_cmd(f->c, on_kept, f, "EXISTS %s", f->key) == MCP_OK)
+                f->refs++;
+            else
+                finish(f, MCP_ECONNECT);
+        } else if (f->state != F_REPLAYING)
             ; /* ended by its caller, told it started */
         else if (mcp__rpager_send(f->c, &f->pager, f->key, on_page, f) == MCP_OK)
             f->refs++;
