@@ -368,6 +368,10 @@ void mcp__shttp_cluster_session_end(hsess *hs);
 /* A followed stream (HS_REMOTE) that went quiet: the owner hears what its client has
  * read of the last few events too. */
 void mcp__shttp_cluster_confirm_rest(hstream *st);
+/* The answer to a DELETE that ended its session: 200 (shttp_mcp.c). */
+void mcp__shttp_deleted(shttp *t, mcp__http_req *req);
+/* The answer to a legacy POST whose messages were taken: 202 (shttp_legacy.c). */
+void mcp__shttp_legacy_accepted(shttp *t, mcp__http_req *req);
 /* DELETE of a shared session: ends it here and everywhere, and answers req once every
  * other node has heard (or after a second): the client's next request, wherever it
  * lands, finds the session gone. 503 while the shared store is out of reach. */

@@ -315,10 +315,7 @@ static void delete_finish(hdelete *d, int status)
     }
     if (d->req != NULL && status == 200) {
         mcp__http_req_on_close(d->req, NULL, NULL);
-        const char *hdrs[12];
-        size_t n = mcp__shttp_cors(t, d->req, hdrs, 0);
-        hdrs[n] = NULL;
-        mcp__http_respond(d->req, 200, hdrs, NULL, 0);
+        mcp__shttp_deleted(t, d->req);
     } else if (d->req != NULL) {
         /* Whether the other nodes heard is not known: the client asks again (here the
          * session is gone already; elsewhere its record, if still there, is found). */
@@ -670,10 +667,7 @@ static void legacy_post_end(parked *p, int alive)
         mcp__shttp_cluster_unavailable(t, req);
         return;
     }
-    const char *hdrs[12] = {"Content-Type", "text/plain"};
-    size_t n = mcp__shttp_cors(t, req, hdrs, 2);
-    hdrs[n] = NULL;
-    mcp__http_respond(req, 202, hdrs, "Accepted", 8);
+    mcp__shttp_legacy_accepted(t, req);
 }
 
 static void legacy_alive(void *arg, int alive)

@@ -21,6 +21,14 @@ static void on_legacy_closed(void *arg, mcp__http_req *req)
     mcp__hsess_close(st->hs);
 }
 
+void mcp__shttp_legacy_accepted(shttp *t, mcp__http_req *req)
+{
+    const char *hdrs[12] = {"Content-Type", "text/plain"};
+    size_t n = mcp__shttp_cors(t, req, hdrs, 2);
+    hdrs[n] = NULL;
+    mcp__http_respond(req, 202, hdrs, "Accepted", 8);
+}
+
 void mcp__shttp_legacy_sse(shttp *t, mcp__http_req *req)
 {
     if (t->phase != EP_RUNNING) {
@@ -119,11 +127,8 @@ void mcp__shttp_legacy_post(shttp *t, mcp__http_req *req)
     mcp__hsess_touch(hs);
     if (hs->legacy_shared)
         mcp__shttp_cluster_touch(hs);
-    const char *hdrs[12] = {"Content-Type", "text/plain"};
-    size_t n = mcp__shttp_cors(t, req, hdrs, 2);
-    hdrs[n] = NULL;
     /* Answer first: the messages' answers may travel on the event stream at once. */
-    mcp__http_respond(req, 202, hdrs, "Accepted", 8);
+    mcp__shttp_legacy_accepted(t, req);
     HS_ANS(hs)->feed_value(hs->sess, v, hs->streams ? hs->streams->id : 0);
     json_decref(v);
 }

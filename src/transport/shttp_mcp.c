@@ -542,6 +542,11 @@ static void delete (shttp *t, mcp__http_req *req)
         return;
     }
     mcp__hsess_close(hs);
+    mcp__shttp_deleted(t, req);
+}
+
+void mcp__shttp_deleted(shttp *t, mcp__http_req *req)
+{
     const char *hdrs[12];
     size_t n = mcp__shttp_cors(t, req, hdrs, 0);
     hdrs[n] = NULL;
