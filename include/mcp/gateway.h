@@ -81,16 +81,30 @@ typedef struct mcp_gateway_opts {
     int pool_size;        /* children serving revision 2026-07-28 requests (see below); 0: 4 */
     int input_timeout_ms; /* 2026-07-28: how long a request whose server asked its client
                              (an InputRequiredResult) waits for the client's retry; 0: 60000 */
+    /* 2026-07-28: the key that seals requestState (32 bytes, copied; NULL: a random one
+     * per gateway). Nodes sharing http->redis_url should share it: a retry that lands on
+     * another node is then sent to the node whose child waits for it. */
+    const unsigned char *state_key;
+    size_t state_key_len;
 } mcp_gateway_opts;
 
 /*
+ * Several nodes (http->redis_url, design.md Past one machine): a session of the
+ * older revisions is served by the node that began it, where its child runs; its
+ * record in Redis names that node, and a request that reaches another node is
+ * relayed there (mcp_http_opts.cluster_address), its response streamed back. A
+ * 2026-07-28 request is served by any node, but a retry whose requestState names a
+ * request waiting in a child of another node goes to that node (with a shared
+ * state_key). A node that dies takes its sessions with it: their requests get 404,
+ * and a retry of its requests an error.
+ *
  * Serves the stdio server gw->argv names over Streamable HTTP and the legacy
  * HTTP+SSE transport on `loop`, as mcp_http_endpoint_new serves an mcp_server:
  * http is that function's options (NULL: the defaults), and the endpoint is
  * stopped and freed with mcp_http_endpoint_stop and mcp_http_endpoint_free; its
  * children are stopped and reaped before done runs. Loop thread. No child is
  * started before a session initializes. gw is copied. Returns MCP_OK; MCP_EINVAL
- * (a NULL loop, gw or out, no argv, a value out of range, or what
+ * (a NULL loop, gw or out, no argv, a value out of range, a state_key not of 32 bytes, or what
  * mcp_http_endpoint_new refuses), MCP_ENOMEM, MCP_EIO (cannot listen).
  */
 MCP_EXTERN int mcp_gateway_http_new(struct uv_loop_s *loop, const mcp_gateway_opts *gw,

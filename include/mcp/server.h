@@ -776,6 +776,11 @@ typedef struct mcp_http_opts {
      */
     const char *redis_url;
     const char *redis_prefix; /* keys and channels begin with it; NULL: "mcp:" */
+    /* With redis_url: where other nodes reach this one, "host:port" (NULL: the address
+     * it listens on, unless that is a wildcard such as 0.0.0.0 or ::). Sessions that
+     * only their own node can serve (a gateway's, whose child process runs there) have
+     * their requests relayed to it from the other nodes. */
+    const char *cluster_address;
 } mcp_http_opts;
 
 typedef struct mcp_http_endpoint mcp_http_endpoint;

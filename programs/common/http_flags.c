@@ -31,7 +31,8 @@ enum {
     F_STORE_BYTES,
     F_STORE_TTL,
     F_REDIS,
-    F_REDIS_PREFIX
+    F_REDIS_PREFIX,
+    F_CLUSTER_ADDRESS
 };
 
 static const struct option flags[HTTP_FLAGS_COUNT] = {
@@ -58,6 +59,7 @@ static const struct option flags[HTTP_FLAGS_COUNT] = {
     {"store-ttl-ms", required_argument, NULL, F_STORE_TTL},
     {"redis", required_argument, NULL, F_REDIS},
     {"redis-prefix", required_argument, NULL, F_REDIS_PREFIX},
+    {"cluster-address", required_argument, NULL, F_CLUSTER_ADDRESS},
 };
 
 void http_flags_add(struct option *out)
@@ -126,6 +128,13 @@ int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
             return 2;
         }
         h->redis_prefix = arg;
+        return 0;
+    case F_CLUSTER_ADDRESS:
+        if (http_flags_check_listen(arg) != 0 || strlen(arg) > 255) {
+            usage("--cluster-address needs HOST:PORT (an IPv6 host in brackets), not '%s'", arg);
+            return 2;
+        }
+        h->cluster_address = arg;
         return 0;
     case F_ORIGIN:
     case F_HOST:
@@ -294,14 +303,44 @@ void http_flags_help(FILE *out)
           "      --store-max-bytes N   bytes kept per session (default 16777216)\n"
           "      --store-ttl-ms N  how long an event is kept (default 300000)\n"
           "\n"
-          "Scale-out (several nodes behind a load balancer, no sticky sessions;\n"
-          "not mcp-gateway, whose sessions are its children's):\n"
+          "Scale-out (several nodes behind a load balancer, no sticky sessions):\n"
           "      --redis URL       share sessions, streams and events with every node\n"
           "                        given the same redis://[:password@]host[:port][/db]:\n"
           "                        any node serves any request and resumes any stream\n"
+          "                        (mcp-gateway: other nodes relay a session's requests\n"
+          "                        to the node whose child serves it)\n"
           "      --redis-prefix P  keys and channels begin with P (default mcp:), so\n"
-          "                        deployments can share one Redis\n",
+          "                        deployments can share one Redis\n"
+          "      --cluster-address HOST:PORT  where other nodes reach this one (default:\n"
+          "                        the --http address, unless it is 0.0.0.0 or [::])\n",
           out);
+}
+
+int http_flags_read_key(const char *path, unsigned char key[32])
+{
+    unsigned char raw[80];
+    FILE *f = fopen(path, "rb");
+    size_t n = f != NULL ? fread(raw, 1, sizeof(raw), f) : 0;
+    if (f != NULL)
+        fclose(f);
+    while (n > 32 && (raw[n - 1] == '\n' || raw[n - 1] == '\r'))
+        n--;
+    int ok = n == 32;
+    if (ok)
+        memcpy(key, raw, 32);
+    else if (n == 64) {
+        ok = 1;
+        for (int i = 0; i < 32 && ok; i++) {
+            unsigned v = 0;
+            char hex[3] = {(char)raw[2 * i], (char)raw[2 * i + 1], 0};
+            ok = strspn(hex, "0123456789abcdefABCDEF") == 2 && sscanf(hex, "%x", &v) == 1;
+            key[i] = (unsigned char)v;
+        }
+    }
+    memset(raw, 0, sizeof(raw));
+    if (!ok)
+        memset(key, 0, 32);
+    return ok ? 0 : -1;
 }
 
 void http_flags_raise_fd_limit(void)

@@ -16,7 +16,7 @@
 #define HTTP_FLAG_FIRST 1000
 
 /* How many entries http_flags_add writes (without the terminating one). */
-#define HTTP_FLAGS_COUNT 23
+#define HTTP_FLAGS_COUNT 24
 
 typedef struct http_flags {
     mcp_http_opts http; /* the options; lists point into argv */
@@ -56,6 +56,9 @@ void http_flags_help(FILE *out);
 int http_flags_parse_int(const char *s, long min, long max, int *out);
 /* Checks HOST:PORT (an IPv6 host in brackets, a port from 0 to 65535): 0 or -1. */
 int http_flags_check_listen(const char *listen);
+/* Reads a requestState key (--state-key-file): 32 bytes, or 64 hex digits and maybe a
+ * newline. 0, or -1 (key zeroed) when the file holds neither. */
+int http_flags_read_key(const char *path, unsigned char key[32]);
 /* Raises the soft file-descriptor limit to the hard one: connections follow it. */
 void http_flags_raise_fd_limit(void);
 

@@ -213,36 +213,18 @@ static void on_listen(const char *url, void *user)
     fflush(stderr);
 }
 
-/* Reads the requestState key: 32 bytes, or 64 hex digits and maybe a newline. */
+/* Reads the requestState key (see http_flags_read_key) and gives it to srv. */
 static int set_state_key(mcp_server *srv, const char *path)
 {
-    unsigned char raw[80], key[32];
-    FILE *f = fopen(path, "rb");
-    size_t n = f != NULL ? fread(raw, 1, sizeof(raw), f) : 0;
-    if (f != NULL)
-        fclose(f);
-    while (n > 32 && (raw[n - 1] == '\n' || raw[n - 1] == '\r'))
-        n--;
-    int ok = n == 32;
-    if (ok)
-        memcpy(key, raw, 32);
-    else if (n == 64) {
-        ok = 1;
-        for (int i = 0; i < 32 && ok; i++) {
-            unsigned v = 0;
-            char hex[3] = {(char)raw[2 * i], (char)raw[2 * i + 1], 0};
-            ok = strspn(hex, "0123456789abcdefABCDEF") == 2 && sscanf(hex, "%x", &v) == 1;
-            key[i] = (unsigned char)v;
-        }
-    }
-    memset(raw, 0, sizeof(raw));
-    if (!ok || mcp_server_set_state_key(srv, key, sizeof(key), 0) != MCP_OK) {
+    unsigned char key[32];
+    int ok = http_flags_read_key(path, key) == 0 &&
+             mcp_server_set_state_key(srv, key, sizeof(key), 0) == MCP_OK;
+    memset(key, 0, sizeof(key));
+    if (!ok) {
         fprintf(stderr, "%s: --state-key-file: '%s' must hold 32 bytes or 64 hex digits\n",
                 EVERYTHING_NAME, path);
-        memset(key, 0, sizeof(key));
         return -1;
     }
-    memset(key, 0, sizeof(key));
     return 0;
 }
 

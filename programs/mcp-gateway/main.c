@@ -27,6 +27,7 @@ struct options {
     const char *listen;
     http_flags flags;
     mcp_gateway_opts gw;
+    unsigned char state_key[32]; /* gw.state_key points here when --state-key-file is given */
 };
 
 static void print_help(FILE *out)
@@ -60,6 +61,10 @@ static void print_help(FILE *out)
             "      --input-timeout-ms N  how long a 2026-07-28 request whose server asked the\n"
             "                        client waits for the client's retry (default 60000)\n"
             "      --max-message BYTES  the largest message either way (default 4194304)\n"
+            "      --state-key-file FILE  the key that seals 2026-07-28 requestState: 32\n"
+            "                        bytes, or 64 hex digits; nodes sharing --redis share\n"
+            "                        it, so that a retry reaches the node whose server\n"
+            "                        process waits for it (default: one drawn at start)\n"
             "      --log-level LEVEL  debug, info (the default: a line per session, server\n"
             "                        process and request), notice, warning, error, critical,\n"
             "                        alert or emergency\n"
@@ -99,9 +104,10 @@ static int parse_args(int argc, char **argv, struct options *opt)
         OPT_INPUT_TIMEOUT,
         OPT_MAX_MESSAGE,
         OPT_LOG_LEVEL,
-        OPT_VERSION
+        OPT_VERSION,
+        OPT_STATE_KEY
     };
-    struct option longopts[13 + HTTP_FLAGS_COUNT] = {
+    struct option longopts[14 + HTTP_FLAGS_COUNT] = {
         {"http", required_argument, NULL, OPT_HTTP},
         {"shared-child", no_argument, NULL, OPT_SHARED},
         {"max-children", required_argument, NULL, OPT_MAX_CHILDREN},
@@ -114,9 +120,10 @@ static int parse_args(int argc, char **argv, struct options *opt)
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
+        {"state-key-file", required_argument, NULL, OPT_STATE_KEY},
     };
-    http_flags_add(longopts + 12);
-    longopts[12 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
+    http_flags_add(longopts + 13);
+    longopts[13 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
 
     memset(opt, 0, sizeof(*opt));
     opt->listen = DEFAULT_LISTEN;
@@ -177,6 +184,14 @@ static int parse_args(int argc, char **argv, struct options *opt)
             if (parse_log_level_flag(optarg, &opt->gw.log_level) != 0)
                 return EXIT_USAGE;
             break;
+        case OPT_STATE_KEY:
+            if (http_flags_read_key(optarg, opt->state_key) != 0) {
+                usage_error("--state-key-file: '%s' must hold 32 bytes or 64 hex digits", optarg);
+                return EXIT_USAGE;
+            }
+            opt->gw.state_key = opt->state_key;
+            opt->gw.state_key_len = sizeof(opt->state_key);
+            break;
         case 'h':
             print_help(stdout);
             return -1;
@@ -191,14 +206,6 @@ static int parse_args(int argc, char **argv, struct options *opt)
     }
     if (optind >= argc) {
         usage_error("the server's command is missing: %s [OPTION]... -- COMMAND [ARG]...", NAME);
-        return EXIT_USAGE;
-    }
-    if (opt->flags.http.redis_url != NULL) {
-        /* Its sessions live in child processes of one node: another node could not serve
-         * them, and a balancer without stickiness would have clients start over. */
-        usage_error("--redis is not supported: the gateway's sessions are served by child "
-                    "processes of this node, which other nodes cannot serve; run it behind a "
-                    "balancer with sticky sessions instead");
         return EXIT_USAGE;
     }
     opt->gw.argv = (const char *const *)(argv + optind);
@@ -324,6 +331,11 @@ int main(int argc, char **argv)
     if (status != 0)
         return status < 0 ? EXIT_SUCCESS : status;
     http_flags_raise_fd_limit();
+    if (opt.flags.http.redis_url != NULL && opt.gw.state_key == NULL)
+        fprintf(stderr,
+                "%s: --redis without --state-key-file: a 2026-07-28 retry that reaches another "
+                "node than the one its server process waits on is refused there\n",
+                NAME);
     opt.gw.log = log_line;
     opt.flags.http.listen = opt.listen;
     opt.flags.http.on_listen = on_listen;

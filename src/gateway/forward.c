@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "gateway/forward_int.h"
+#include "gateway/modern_int.h"
 #include "protocol/json.h"
 #include "protocol/rpc.h"
 
@@ -1458,6 +1459,16 @@ static void ga_shutdown(mcp__answerer *a, void (*done)(void *arg), void *arg)
     maybe_finish(g);
 }
 
+static void ga_set_node(mcp__answerer *a, uint32_t node)
+{
+    ((gw *)a)->node = node;
+}
+
+static uint32_t ga_home(mcp__answerer *a, const json_t *msg)
+{
+    return mcp__gwm_home((gw *)a, msg);
+}
+
 static const mcp__answerer_ops gw_ops = {
     .open = ga_open,
     .feed = ga_feed,
@@ -1477,6 +1488,8 @@ static const mcp__answerer_ops gw_ops = {
     .cancel_stream = ga_cancel_stream,
     .drain = ga_drain,
     .shutdown = ga_shutdown,
+    .set_node = ga_set_node,
+    .home = ga_home,
 };
 
 mcp__answerer *mcp__gw_answerer_new(uv_loop_t *loop, mcp__gw_cfg *cfg)

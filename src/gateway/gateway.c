@@ -22,6 +22,7 @@ void mcp__gw_cfg_free(mcp__gw_cfg *cfg)
             free(*p);
     free(cfg->argv);
     cfg->argv = NULL;
+    memset(cfg->state_key, 0, sizeof(cfg->state_key));
 }
 
 /* Copies and checks the options. MCP_OK, MCP_EINVAL or MCP_ENOMEM. */
@@ -32,8 +33,13 @@ static int cfg_make(const mcp_gateway_opts *opts, mcp__gw_cfg *cfg)
     if (mcp__opts_copy(&o, sizeof(o), opts, sizeof(o)) != MCP_OK || o.argv == NULL ||
         o.argv[0] == NULL || o.argv[0][0] == '\0' || o.max_children < 0 || o.kill_grace_ms < 0 ||
         o.init_timeout_ms < 0 || o.poll_ms < 0 || o.pool_size < 0 || o.input_timeout_ms < 0 ||
-        (int)o.log_level < 0 || o.log_level > MCP_LOG_EMERGENCY)
+        (int)o.log_level < 0 || o.log_level > MCP_LOG_EMERGENCY ||
+        (o.state_key != NULL && o.state_key_len != sizeof(cfg->state_key)))
         return MCP_EINVAL;
+    if (o.state_key != NULL) {
+        memcpy(cfg->state_key, o.state_key, sizeof(cfg->state_key));
+        cfg->has_state_key = 1;
+    }
     size_t n = 0;
     while (o.argv[n] != NULL)
         n++;

@@ -37,6 +37,8 @@ typedef struct mcp__gw_cfg {
     mcp_log_level log_level;
     mcp_gateway_log_fn log;
     void *log_user;
+    unsigned char state_key[32]; /* seals requestState, when has_state_key */
+    int has_state_key;
 } mcp__gw_cfg;
 
 /* A forwarder on loop; takes cfg over (freed on every path). NULL when out of memory. */

@@ -56,7 +56,9 @@ int mcp__gw_modern_new(gw *g)
     unsigned char key[MCP__SEAL_KEY_LEN];
     if (m == NULL)
         return MCP_ENOMEM;
-    if (mcp__random_bytes(key, sizeof key) != MCP_OK) {
+    if (g->cfg.has_state_key)
+        memcpy(key, g->cfg.state_key, sizeof key); /* shared by the nodes */
+    else if (mcp__random_bytes(key, sizeof key) != MCP_OK) {
         free(m);
         return MCP_EIO;
     }

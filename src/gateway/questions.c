@@ -74,9 +74,11 @@ static void ask(gw_req *r)
             json_object_set(one, "params", params);
         json_object_set_new(requests, key, one);
     }
-    char plain[64];
-    int n = snprintf(plain, sizeof plain, "{\"g\":%" JSON_INTEGER_FORMAT ",\"r\":%u}", r->gid,
-                     mr->round + 1);
+    /* The request, its round, and the node whose child it waits in (a retry that
+     * reaches another node is sent here: see mcp__gwm_home). */
+    char plain[96];
+    int n = snprintf(plain, sizeof plain, "{\"g\":%" JSON_INTEGER_FORMAT ",\"r\":%u,\"n\":%u}",
+                     r->gid, mr->round + 1, (unsigned)g->node);
     char *state = NULL;
     uint64_t expiry = mcp__wall_ms() + (uint64_t)g->cfg.input_timeout_ms;
     int rc = mcp__sealer_seal(&g->modern->sealer, mr->binding, mr->blen, plain, (size_t)n, expiry,
@@ -177,6 +179,42 @@ void mcp__gw_modern_child_request(gw_child *c, json_t *msg)
         ask(r);
 }
 
+/* Opens a retry's requestState (params' "requestState", a string): MCP_OK and *state
+ * (new) when the gateway sealed it for this request, MCP_ETIMEDOUT when it expired,
+ * anything else when it is not one of the gateway's. */
+static int open_state(gw *g, const char *method, const json_t *params, json_t **state)
+{
+    size_t blen, len = 0;
+    char *binding = mcp__gwm_binding_of(method, params, &blen);
+    unsigned char *plain = NULL;
+    int rc = binding != NULL
+                 ? mcp__sealer_unseal(&g->modern->sealer,
+                                      json_string_value(json_object_get(params, "requestState")),
+                                      binding, blen, mcp__wall_ms(), &plain, &len)
+                 : MCP_ENOMEM;
+    free(binding);
+    *state = rc == MCP_OK ? mcp__json_parse((const char *)plain, len, 0, NULL) : NULL;
+    free(plain);
+    if (rc == MCP_OK && *state == NULL)
+        rc = MCP_EINVAL;
+    return rc;
+}
+
+uint32_t mcp__gwm_home(gw *g, const json_t *msg)
+{
+    const char *method = json_string_value(json_object_get(msg, "method"));
+    const json_t *params = json_object_get(msg, "params");
+    if (method == NULL || g->node == 0 || g->modern == NULL ||
+        !json_is_string(json_object_get(params, "requestState")))
+        return 0;
+    json_t *state = NULL;
+    json_int_t node = 0;
+    if (open_state(g, method, params, &state) == MCP_OK)
+        node = json_integer_value(json_object_get(state, "n"));
+    json_decref(state);
+    return node > 0 && node <= UINT32_MAX && (uint32_t)node != g->node ? (uint32_t)node : 0;
+}
+
 /* The retry of a request whose questions the client answers: the answers go to the
  * child, and the request goes on there (or is asked again what is still open). 1 when
  * done here; 0 when the requestState names no request any more (it is then served
@@ -201,28 +239,17 @@ int mcp__gwm_retry(gw_sess *s, json_t *msg, uint64_t stream)
                              NULL);
         return 1;
     }
-    size_t blen;
-    char *binding = mcp__gwm_binding_of(method, params, &blen);
-    unsigned char *plain = NULL;
-    size_t len = 0;
-    int rc = binding != NULL ? mcp__sealer_unseal(&g->modern->sealer, json_string_value(token),
-                                                  binding, blen, mcp__wall_ms(), &plain, &len)
-                             : MCP_ENOMEM;
-    free(binding);
+    json_t *state = NULL;
+    int rc = open_state(g, method, params, &state);
     if (rc == MCP_ETIMEDOUT) {
-        free(plain);
         mcp__gwm_reply_error(s, stream, id, MCP_RPC_INVALID_PARAMS,
                              "Invalid params: \"requestState\" has expired: send the request again "
                              "without it",
                              NULL);
         return 1;
     }
-    if (rc != MCP_OK) {
-        free(plain);
+    if (rc != MCP_OK)
         return -1; /* not the gateway's: a child's of this revision, or forged */
-    }
-    json_t *state = mcp__json_parse((const char *)plain, len, 0, NULL);
-    free(plain);
     gw_req *r = mcp__gw_gid_lookup(&g->reqs, json_object_get(state, "g"));
     json_int_t round = json_integer_value(json_object_get(state, "r"));
     json_decref(state);

@@ -18,6 +18,8 @@ struct mcp__curl_req {
     void *user;
     int added;     /* in the multi handle */
     int cancelled; /* no callback runs any more; removed at the next settle */
+    int paused;    /* its on_data asked for a pause */
+    int unpause;   /* mcp__curl_resume was called: the next settle resumes it */
     mcp__curl_req *prev, *next;
 };
 
@@ -234,7 +236,12 @@ static size_t write_cb(char *data, size_t size, size_t nmemb, void *userp)
     size_t n = size * nmemb;
     if (r->cancelled)
         return n; /* dropped; the transfer goes at the next settle */
-    return r->cbs.on_data(r->user, data, n) == 0 ? n : 0;
+    int rc = r->cbs.on_data(r->user, data, n);
+    if (rc > 0) {
+        r->paused = 1;
+        return CURL_WRITEFUNC_PAUSE;
+    }
+    return rc == 0 ? n : 0;
 }
 
 static size_t header_cb(char *data, size_t size, size_t nmemb, void *userp)
@@ -277,6 +284,12 @@ static void settle(mcp__curlm *m)
                 req_free(r);
             else if (!r->added)
                 req_add(r); /* may end it: freed on the next pass */
+            else if (r->unpause) {
+                /* What curl held back is written now, from inside this call (on_data
+                 * may pause it again); the multi handle is woken by its timer. */
+                r->unpause = r->paused = 0;
+                curl_easy_pause(r->easy, CURLPAUSE_CONT);
+            }
         }
         if (m->closing) {
             if (!m->cleaned) {
@@ -365,6 +378,14 @@ void mcp__curl_cancel(mcp__curl_req *r)
     r->m->active--;
     if (r->m->depth == 0)
         req_free(r);
+}
+
+void mcp__curl_resume(mcp__curl_req *r)
+{
+    if (r == NULL || r->cancelled || !r->paused)
+        return;
+    r->unpause = 1;
+    settle(r->m);
 }
 
 size_t mcp__curlm_active(const mcp__curlm *m)

@@ -24,7 +24,8 @@ typedef struct mcp__curl_cbs {
      * transfer (an interim 1xx, say). Return 0 to go on, -1 to stop the
      * transfer (on_done then has CURLE_WRITE_ERROR). May be NULL. */
     int (*on_header)(void *user, const char *line, size_t len);
-    /* Body bytes. Return 0 to go on, -1 to stop as above. */
+    /* Body bytes. Return 0 to go on, -1 to stop as above, 1 to pause the transfer:
+     * the bytes were not taken, and come again once mcp__curl_resume is called. */
     int (*on_data)(void *user, const char *data, size_t len);
     /* The end: result is CURLE_OK or why it failed; status is the HTTP status
      * of the last response (0 when none came). */
@@ -48,6 +49,8 @@ int mcp__curlm_start(mcp__curlm *m, CURL *easy, struct curl_slist *hdrs, const m
                      void *user, mcp__curl_req **out);
 /* Stops a transfer that has not ended: none of its callbacks runs again. */
 void mcp__curl_cancel(mcp__curl_req *r);
+/* Goes on with a transfer whose on_data paused it (nothing happens otherwise). */
+void mcp__curl_resume(mcp__curl_req *r);
 /* Number of transfers not ended. */
 size_t mcp__curlm_active(const mcp__curlm *m);
 /*

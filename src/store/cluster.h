@@ -136,6 +136,14 @@ int mcp__cluster_send_counted(mcp__cluster *c, uint32_t to, char kind, const cha
  * periods, (arg, -1) when the server cannot be asked. Always runs, maybe at once. */
 void mcp__cluster_node_alive(mcp__cluster *c, uint32_t node, mcp__cluster_alive_fn done, void *arg);
 
+/* What other nodes reach this node's HTTP endpoint at ("host:port"), or NULL: the
+ * value of its heartbeat from now on. Copied. */
+void mcp__cluster_set_address(mcp__cluster *c, const char *address);
+/* The HTTP address node `node` set: done(arg, MCP_OK, text, len) ("1" when it set
+ * none), (MCP_ENOENT, NULL, 0) when it has no heartbeat (gone), (MCP_ECLOSED, NULL, 0)
+ * when the server cannot be asked. Always runs, maybe at once. */
+void mcp__cluster_node_address(mcp__cluster *c, uint32_t node, mcp__cluster_get_fn done, void *arg);
+
 /* ---- Events ---- */
 
 /* The event store over the cluster's connection, for the transport (mcp_http_opts.store

@@ -129,6 +129,8 @@ struct hsess {
     /* Shared with other nodes (shttp_cluster.c): */
     int shared;        /* its record lives in the cluster */
     int legacy_shared; /* a legacy session whose record names this node */
+    int pinned;        /* served here only (its answerer cannot share it): its record
+                          names this node, and other nodes relay its requests here */
     int local_close;   /* closing only here: the session lives on elsewhere */
     int puts;          /* record writes not yet acknowledged */
     int unwritten;     /* a change to its record could not be written (down) */
@@ -215,6 +217,10 @@ struct mcp_http_endpoint {
     int lookups;              /* requests waiting for a session's record */
     struct hdelete *deletes;  /* DELETEs waiting for the other nodes to have heard */
     size_t cluster_max_event; /* larger events are not kept in the cluster */
+    /* Requests relayed to the node that holds their session (shttp_relay.c). */
+    struct mcp__curlm *relay_curl; /* made with the first one */
+    struct relay *relays;
+    size_t nrelays;
 };
 
 /* ---- shttp_router.c ---- */
@@ -234,6 +240,8 @@ size_t mcp__shttp_cors(shttp *t, mcp__http_req *req, const char **hdrs, size_t n
 
 /* ---- shttp_endpoint.c ---- */
 
+/* One of the endpoint's handles (counted in t->handles) has closed. */
+void mcp__shttp_handle_closed(shttp *t);
 /* A session has no more requests in flight: a drain may be over. */
 void mcp__shttp_drain_check(shttp *t);
 /* An endpoint whose sessions `ans` answers (the server's, or another answerer's);
@@ -334,6 +342,17 @@ void mcp__hstream_json_to_sse(hstream *st);
  * req (400) and returns NULL. *n_requests and *has_init describe it. */
 json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, int *has_init);
 
+/* ---- shttp_relay.c: requests of sessions held by another node ---- */
+
+/* Sends req to node `node`, which listens at addr (addr_len bytes, "host:port"), and
+ * sends its response back as it comes; finishes req (503 when that node cannot be
+ * reached, 405 for a method other than GET, POST and DELETE). */
+void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *addr,
+                      size_t addr_len);
+/* The endpoint closes: relays under way are cut, and the relay's handles close (the
+ * endpoint's handle count says when). */
+void mcp__shttp_relay_stop(shttp *t);
+
 /* ---- shttp_cluster.c: sessions shared with other nodes (--redis) ---- */
 
 /* The node bits of stream ids and of the ids of requests to clients. */
@@ -347,6 +366,9 @@ int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix,
                              const mcp_memory_store_opts *bounds);
 /* Detaches and frees the cluster (the endpoint has stopped). */
 void mcp__shttp_cluster_stop(shttp *t);
+/* Sends req, a request of revision 2026-07-28 that only node `node` can serve, there
+ * (mcp__shttp_relay); answers an error when that node is gone. */
+void mcp__shttp_cluster_relay(shttp *t, mcp__http_req *req, uint32_t node);
 /* Called first for every request on the MCP path: 1 when the cluster took it (a
  * session other nodes made is looked up, then the request is served; or 503 while the
  * shared store is down), 0 to serve it as usual. */

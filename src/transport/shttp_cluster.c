@@ -101,11 +101,14 @@ static int record_ttl(const shttp *t)
     return t->idle_ms + t->idle_ms / 8;
 }
 
-/* The record of a legacy HTTP+SSE session: only the node of its event stream (see
- * mcp__shttp_cluster_legacy_new). Its length. */
-static size_t legacy_record(const shttp *t, char *out, size_t size)
+/* The record of a session only this node serves: a legacy HTTP+SSE session (its
+ * event stream is here, see mcp__shttp_cluster_legacy_new), or a pinned one (its
+ * answerer cannot share it; other nodes relay its requests here). It names the node.
+ * Its length. */
+static size_t node_record(const hsess *hs, char *out, size_t size)
 {
-    int n = snprintf(out, size, "{\"legacy\":%u}", (unsigned)t->node);
+    int n =
+        snprintf(out, size, "{\"%s\":%u}", hs->legacy ? "legacy" : "pinned", (unsigned)hs->t->node);
     return n > 0 ? (size_t)n : 0;
 }
 
@@ -118,10 +121,16 @@ static void ended_elsewhere(hsess *hs)
     mcp__hsess_close(hs);
 }
 
+static void pinned_put(hsess *hs);
+
 /* Writes the record (and tells the other nodes once it is written). */
 static void record_put(hsess *hs)
 {
     shttp *t = hs->t;
+    if (hs->pinned) {
+        pinned_put(hs);
+        return;
+    }
     json_t *rec = record_of(hs);
     char *text = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
     if (text == NULL) {
@@ -178,13 +187,32 @@ static void put_done(void *arg, int status)
         release_held(hs);
 }
 
+/* Writes a pinned session's record; what the client is told meanwhile (its
+ * initialize's answer) waits until other nodes can find where to relay it. */
+static void pinned_put(hsess *hs)
+{
+    shttp *t = hs->t;
+    char rec[64];
+    size_t n = node_record(hs, rec, sizeof(rec));
+    int rc = mcp__cluster_session_put(t->cluster, hs->id, rec, n, record_ttl(t), 0, put_done, hs);
+    hs->unwritten = rc != MCP_OK;
+    if (rc == MCP_OK)
+        hs->puts++;
+    hs->touched_ms = mcp__now_ms();
+}
+
 void mcp__shttp_cluster_session_new(hsess *hs)
 {
     shttp *t = hs->t;
-    if (HS_ANS(hs)->export_state == NULL)
-        return; /* its sessions cannot be served elsewhere (a gateway's children) */
-    hs->shared = 1;
     hs->held_tail = &hs->held;
+    if (HS_ANS(hs)->export_state == NULL) {
+        /* Its sessions are served where they began (a gateway's, by a child process
+         * here): other nodes relay their requests here. */
+        hs->pinned = 1;
+        pinned_put(hs);
+        return;
+    }
+    hs->shared = 1;
     if (HS_ANS(hs)->set_id_base != NULL)
         HS_ANS(hs)->set_id_base(hs->sess, (json_int_t)t->node << MCP__ID_NODE_SHIFT);
 }
@@ -235,9 +263,9 @@ static void record_restore(hsess *hs)
 {
     shttp *t = hs->t;
     char *text = NULL;
-    if (hs->legacy_shared) {
+    if (hs->legacy_shared || hs->pinned) {
         char rec[64];
-        legacy_record(t, rec, sizeof(rec));
+        node_record(hs, rec, sizeof(rec));
         text = mcp__strdup(rec);
     } else if (hs->shared) {
         json_t *rec = record_of(hs);
@@ -475,25 +503,33 @@ static void parked_req_closed(void *arg, mcp__http_req *req)
     p->req = NULL;
 }
 
-/* Parks req while the record of session id is read; got(p, ...) runs then. Answers
- * req itself (503, 500) when it cannot. */
-static void park(shttp *t, mcp__http_req *req, const char *id, mcp__cluster_get_fn got)
+/* Parks req while something about session id is asked of the cluster; NULL when it
+ * cannot be (req is then answered: 503, 500). */
+static parked *park_new(shttp *t, mcp__http_req *req, const char *id)
 {
     if (!mcp__cluster_up(t->cluster) || t->lookups >= MAX_LOOKUPS) {
         mcp__shttp_cluster_unavailable(t, req);
-        return;
+        return NULL;
     }
     parked *p = calloc(1, sizeof(*p));
     if (p == NULL) {
         mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
-        return;
+        return NULL;
     }
     p->t = t;
     p->req = req;
     snprintf(p->id, sizeof(p->id), "%s", id);
     t->lookups++;
     mcp__http_req_on_close(req, parked_req_closed, p);
-    mcp__cluster_session_get(t->cluster, p->id, got, p);
+    return p;
+}
+
+/* Parks req while the record of session id is read; got(p, ...) runs then. */
+static void park(shttp *t, mcp__http_req *req, const char *id, mcp__cluster_get_fn got)
+{
+    parked *p = park_new(t, req, id);
+    if (p != NULL)
+        mcp__cluster_session_get(t->cluster, p->id, got, p);
 }
 
 /* The request back (NULL when its client left), and p freed. */
@@ -537,13 +573,59 @@ out:
     return hs;
 }
 
-/* True for the record of a legacy HTTP+SSE session (see mcp__shttp_cluster_legacy_new). */
-static int is_legacy_record(const char *text, size_t len)
+/* What a record is: 'L' a legacy HTTP+SSE session's (see
+ * mcp__shttp_cluster_legacy_new), 'P' a pinned session's (*node holds it), 'S' a
+ * shared session's. */
+static char record_kind(const char *text, size_t len, uint32_t *node)
 {
     json_t *rec = mcp__json_parse(text, len, MCP__JSON_ANY, NULL);
-    int legacy = json_object_get(rec, "legacy") != NULL;
+    json_int_t pinned = json_integer_value(json_object_get(rec, "pinned"));
+    char kind = json_object_get(rec, "legacy") != NULL ? 'L' : pinned > 0 ? 'P' : 'S';
+    *node = pinned > 0 && pinned < ((json_int_t)1 << 20) ? (uint32_t)pinned : 0;
     json_decref(rec);
-    return legacy;
+    return kind;
+}
+
+/* The address of the node that holds a pinned session came: the request goes there. */
+static void relay_address(void *arg, int status, const char *text, size_t len)
+{
+    parked *p = arg;
+    shttp *t = p->t;
+    uint32_t node = p->node;
+    int modern = p->id[0] == '\0'; /* no session: a 2026-07-28 request */
+    mcp__http_req *req = unpark(p);
+    if (req == NULL)
+        return;
+    if (status == MCP_ENOENT && modern)
+        mcp__shttp_error(t, req, 200, MCP_RPC_INVALID_PARAMS,
+                         "Invalid params: the request this \"requestState\" continues ran on a "
+                         "node that is gone: send the request again without it");
+    else if (status == MCP_ENOENT)
+        mcp__shttp_mcp_request_local(t, req); /* its node is gone, and the session: 404 */
+    else if (status != MCP_OK)
+        mcp__shttp_cluster_unavailable(t, req);
+    else if (len < 3 || memchr(text, ':', len) == NULL)
+        mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR,
+                         "Service Unavailable: the node that holds this session has no address "
+                         "other nodes can reach (set its cluster address)");
+    else
+        mcp__shttp_relay(t, req, node, text, len);
+}
+
+/* Looks node's address up, then relays req there. p's id is the session's, or "" for
+ * a request of revision 2026-07-28. */
+static void relay_park(shttp *t, mcp__http_req *req, const char *id, uint32_t node)
+{
+    parked *p = park_new(t, req, id);
+    if (p != NULL) {
+        p->node = node;
+        mcp__cluster_node_address(t->cluster, node, relay_address, p);
+    }
+}
+
+void mcp__shttp_cluster_relay(shttp *t, mcp__http_req *req, uint32_t node)
+{
+    relay_park(t, req, "", node);
 }
 
 static void lookup_done(void *arg, int status, const char *text, size_t len)
@@ -558,14 +640,21 @@ static void lookup_done(void *arg, int status, const char *text, size_t len)
         return;
     }
     if (status == MCP_OK && mcp__map_get(&t->sessions, id) == NULL) {
-        /* A copy takes a place in the table like any session. */
-        if (t->sessions.len >= (size_t)t->max_sessions && !mcp__shttp_evict_idle_session(t)) {
+        uint32_t node = 0;
+        char kind = record_kind(text, len, &node);
+        if (kind == 'P' && node != t->node) {
+            relay_park(t, req, id, node); /* served by the node that holds it */
+            return;
+        }
+        if (kind != 'S') {
+            /* A legacy session's id (not a session of this endpoint), or a pinned
+             * session of this node that is gone here: 404 below. */
+        } else if (t->sessions.len >= (size_t)t->max_sessions &&
+                   !mcp__shttp_evict_idle_session(t)) {
+            /* A copy takes a place in the table like any session. */
             mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR,
                              "Service Unavailable: too many open sessions, all of them busy");
             return;
-        }
-        if (is_legacy_record(text, len)) {
-            /* A legacy session's id: not a session of this endpoint (404 below). */
         } else if (restore(t, id, text, len) == NULL) {
             mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR,
                              "Internal error: the session could not be restored");
@@ -584,6 +673,8 @@ int mcp__shttp_cluster_route(shttp *t, mcp__http_req *req)
     hsess *hs = mcp__map_get(&t->sessions, id);
     if (hs != NULL || strlen(id) != 32 || t->stateless)
         return 0; /* known here, or not an id this transport makes: 404 as usual */
+    if (mcp__http_header(req, "mcp-cluster-node") != NULL)
+        return 0; /* relayed here by another node: never relayed again (404 as usual) */
     park(t, req, id, lookup_done);
     return 1;
 }
@@ -619,7 +710,7 @@ int mcp__shttp_cluster_legacy_new(hsess *hs)
 {
     shttp *t = hs->t;
     char rec[64];
-    size_t n = legacy_record(t, rec, sizeof(rec));
+    size_t n = node_record(hs, rec, sizeof(rec));
     int rc =
         mcp__cluster_session_put(t->cluster, hs->id, rec, n, record_ttl(t), 0, legacy_put_done, hs);
     hstream *st = hs->streams;
@@ -882,7 +973,7 @@ static void on_up(void *user, int up)
         void *v;
         while (mcp__map_next(&t->sessions, &pos, &id, &v)) {
             hsess *hs = v;
-            if (hs->closing || !(hs->shared || hs->legacy_shared) || hs->puts > 0)
+            if (hs->closing || !(hs->shared || hs->legacy_shared || hs->pinned) || hs->puts > 0)
                 continue;
             if (hs->unwritten)
                 record_put(hs); /* changed while the store was away (a setLevel, say) */
@@ -1225,6 +1316,8 @@ int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix,
     t->store = mcp__cluster_event_store(t->cluster);
     if (t->ans->ops->set_fanout != NULL)
         t->ans->ops->set_fanout(t->ans, fanout, t);
+    if (t->ans->ops->set_node != NULL)
+        t->ans->ops->set_node(t->ans, t->node);
     mcp__info("node %u of the deployment sharing %s", (unsigned)t->node, url);
     return MCP_OK;
 }

@@ -146,11 +146,15 @@ static void maybe_done(shttp *t)
         endpoint_free(t);
 }
 
-static void handle_closed(uv_handle_t *h)
+void mcp__shttp_handle_closed(shttp *t)
 {
-    shttp *t = h->data;
     t->handles--;
     maybe_done(t);
+}
+
+static void handle_closed(uv_handle_t *h)
+{
+    mcp__shttp_handle_closed(h->data);
 }
 
 static void close_handle(shttp *t, void *h)
@@ -217,6 +221,7 @@ static void begin_closing(shttp *t)
         t->store_attached = 0;
         mcp_event_store_detach(t->store, t->loop);
     }
+    mcp__shttp_relay_stop(t);
     mcp__shttp_cluster_stop(t);
     t->ans->ops->shutdown(t->ans, on_ans_closed, t);
     /* The streams just ended are sent within what is left of the deadline. */
@@ -397,6 +402,24 @@ static char *endpoint_url(const char *host, int port, const char *path)
     return mcp__asprintf("http://%s%s%s:%d%s", v6 ? "[" : "", host, v6 ? "]" : "", port, path);
 }
 
+/* Tells the cluster where other nodes reach this one (see mcp_http_opts). */
+static void cluster_address(shttp *t, const mcp_http_opts *o, const char *host)
+{
+    char addr[300];
+    int port = mcp__http_server_port(t->http);
+    if (o->cluster_address != NULL)
+        snprintf(addr, sizeof(addr), "%s", o->cluster_address);
+    else if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0) {
+        mcp__warn("listening on every address: sessions held here cannot be relayed to from "
+                  "other nodes until a cluster address is set");
+        return;
+    } else if (strchr(host, ':') != NULL)
+        snprintf(addr, sizeof(addr), "[%s]:%d", host, port);
+    else
+        snprintf(addr, sizeof(addr), "%s:%d", host, port);
+    mcp__cluster_set_address(t->cluster, addr);
+}
+
 int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_opts *opts,
                            mcp_http_endpoint **out)
 {
@@ -455,6 +478,8 @@ int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_o
         rc = MCP_ENOMEM;
         goto fail;
     }
+    if (t->cluster != NULL)
+        cluster_address(t, &o, host);
     t->http_open = t->ans_open = 1;
     uv_timer_init(loop, &t->keepalive_timer);
     uv_timer_init(loop, &t->sweep_timer);

@@ -142,7 +142,7 @@ static hsess *find_session(shttp *t, mcp__http_req *req, const json_t *rpc_id)
         return NULL;
     }
     mcp__hsess_touch(hs);
-    if (hs->shared)
+    if (hs->shared || hs->pinned)
         mcp__shttp_cluster_touch(hs);
     return hs;
 }
@@ -287,6 +287,15 @@ static void post_modern(shttp *t, mcp__http_req *req, json_t *v, const mcp__meta
     }
     if (check_modern_headers(t, req, v, meta, id) != 0)
         return;
+    if (t->cluster != NULL && t->ans->ops->home != NULL &&
+        mcp__http_header(req, "mcp-cluster-node") == NULL) {
+        /* A retry of a request that waits on another node is served there. */
+        uint32_t home = t->ans->ops->home(t->ans, v);
+        if (home != 0) {
+            mcp__shttp_cluster_relay(t, req, home);
+            return;
+        }
+    }
     /* A subscription holds its connection as a GET stream does: together they may not
      * take more than half the connections, so that they never lock out short requests. */
     int listen =

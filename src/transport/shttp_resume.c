@@ -259,13 +259,12 @@ void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last
     int parsed = mcp__parse_event_id(hs, last_event_id, &id, &seq) == 0 && seq > 0;
     if (parsed && t->cluster != NULL && mcp__shttp_cluster_resume(t, hs, req, id, seq))
         return;
-    /* With a cluster, this node's stream ids count across sessions, and a session made
-     * again here (after its copy expired) counts its events anew: the shared store
-     * knows what it holds. */
+    /* A shared session's stream ids count across this node's sessions, and a copy made
+     * again here (after it expired) counts its events anew: the shared store knows
+     * what it holds. */
     uint64_t local = id & ((UINT64_C(1) << MCP__NODE_SHIFT) - 1);
-    if (!parsed || id < 2 ||
-        (t->cluster == NULL && (local / 2 > hs->next_stream || seq > hs->next_seq)) ||
-        (t->cluster != NULL && local / 2 > t->stream_counter)) {
+    if (!parsed || id < 2 || (!hs->shared && (local / 2 > hs->next_stream || seq > hs->next_seq)) ||
+        (hs->shared && local / 2 > t->stream_counter)) {
         /* Never an empty 200 stream: clients would reconnect to it forever. */
         mcp__shttp_error(t, req, 400, MCP_RPC_SERVER_ERROR,
                          "Bad Request: Last-Event-ID is not an event of this session");

@@ -686,7 +686,7 @@ void mcp__hsess_close(hsess *hs)
         st->req = NULL;
         mcp__hstream_free(st);
     }
-    if ((hs->shared || hs->legacy_shared) && !hs->local_close)
+    if ((hs->shared || hs->legacy_shared || hs->pinned) && !hs->local_close)
         mcp__shttp_cluster_session_end(hs); /* its events too, on every node */
     else if (t->store != NULL && !hs->stateless && !hs->legacy && !hs->shared)
         mcp_event_store_drop_session(t->store, hs->id);
@@ -826,7 +826,7 @@ int mcp__shttp_evict_idle_session(shttp *t)
         return 0;
     mcp__info("session %s closed to make room (%s, opened from %s)", victim->id,
               victim->used ? "idle" : "never used", victim->source[0] ? victim->source : "?");
-    victim->local_close = 1; /* shared: other nodes still serve it, and so can this one */
+    victim->local_close = victim->shared; /* other nodes still serve it, and so can this one */
     mcp__hsess_close(victim);
     return 1;
 }
@@ -936,7 +936,7 @@ void mcp__shttp_sweep(uv_timer_t *h)
         if (hs->stateless || session_busy(hs)) {
             hs->last_active_ms = hs->stateless ? hs->last_active_ms : now;
             /* Kept alive here (an open stream, a request running): in the cluster too. */
-            if (hs->shared || hs->legacy_shared)
+            if (hs->shared || hs->legacy_shared || hs->pinned)
                 mcp__shttp_cluster_touch(hs);
             continue;
         }
@@ -944,7 +944,7 @@ void mcp__shttp_sweep(uv_timer_t *h)
         if (hs->last_active_ms <= now && now - hs->last_active_ms >= (uint64_t)t->idle_ms) {
             mcp__info("session %s expired after %d ms idle%s", hs->id, t->idle_ms,
                       hs->shared ? " here (its record expires by itself)" : "");
-            hs->local_close = 1;
+            hs->local_close = !hs->pinned; /* a pinned session ends: its node forgets it */
             mcp__hsess_close(hs);
         }
     }

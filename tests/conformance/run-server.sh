@@ -36,6 +36,9 @@
 #                          turn with no stickiness (tests/cluster/haproxy.cfg, started by
 #                          tests/interop/lib/cluster.mjs); the suite talks to HAProxy. The same
 #                          checks must hold, and every node must exit 0 on SIGTERM.
+#                          With MCP_CONFORMANCE_GATEWAY, the nodes are mcp-gateway's (each in
+#                          front of its own mcp-everything --stdio children), sharing one
+#                          --state-key-file.
 #   MCP_CONFORMANCE_CLUSTER_NO_REDIS  if set to 1 with MCP_CONFORMANCE_CLUSTER, no Redis and no
 #                          --redis: independent nodes, to check the cluster's plumbing (with one
 #                          node everything must pass; with more, sessions cannot be shared)
@@ -87,7 +90,6 @@ stop_s=10
 cluster=${MCP_CONFORMANCE_CLUSTER:-}
 if [ -n "$cluster" ]; then
     [[ "$cluster" =~ ^[1-9][0-9]*$ ]] || die "MCP_CONFORMANCE_CLUSTER must be a number of nodes, not \"$cluster\""
-    [ "${MCP_CONFORMANCE_GATEWAY:-0}" = 1 ] && die "MCP_CONFORMANCE_CLUSTER and MCP_CONFORMANCE_GATEWAY do not go together"
     command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || die "haproxy is missing: $fix"
     server_name=mcp-cluster
     cluster_args=(--nodes "$cluster")
@@ -96,7 +98,12 @@ if [ -n "$cluster" ]; then
     else
         [ -x /usr/bin/redis-server ] || die "redis-server is missing: $fix"
     fi
-    server_cmd=("$node22" "$interop/lib/cluster.mjs" "${cluster_args[@]}" -- "${server_flags[@]}")
+    if [ "${MCP_CONFORMANCE_GATEWAY:-0}" = 1 ]; then
+        # Gateway nodes: a session's requests are relayed to the node whose child serves it,
+        # and the nodes share the key of 2026-07-28's requestState.
+        cluster_args+=(--program mcp-gateway --state-key)
+    fi
+    server_cmd=("$node22" "$interop/lib/cluster.mjs" "${cluster_args[@]}" -- "${server_flags[@]}" "${server_tail[@]}")
     # Redis, every node and HAProxy start, and stop, one after the other.
     start_s=30
     stop_s=30

@@ -1,5 +1,5 @@
 /*
- * A cluster of mcp-everything nodes behind HAProxy for the integration tests
+ * A cluster of mcp-everything (or mcp-gateway) nodes behind HAProxy for the integration tests
  * (see cluster_host.h).
  */
 #define _GNU_SOURCE
@@ -319,7 +319,7 @@ static int node_start(ch_cluster *c, int i, int port)
     const char *argv[72];
     size_t n = 0;
 
-    if (harness_bin_path("mcp-everything", path, sizeof(path)) != 0)
+    if (harness_bin_path(c->program, path, sizeof(path)) != 0)
         return -1;
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
     argv[n++] = path;
@@ -597,9 +597,16 @@ static int lb_probe(ch_cluster *c)
 
 int ch_start(ch_cluster *c, int n_nodes, ch_redis redis, const char *const node_args[])
 {
+    return ch_start_program(c, "mcp-everything", n_nodes, redis, node_args);
+}
+
+int ch_start_program(ch_cluster *c, const char *program, int n_nodes, ch_redis redis,
+                     const char *const node_args[])
+{
     memset(c, 0, sizeof(*c));
-    if (n_nodes < 1 || n_nodes > CH_MAX_NODES)
+    if (n_nodes < 1 || n_nodes > CH_MAX_NODES || strlen(program) >= sizeof(c->program))
         return -1;
+    snprintf(c->program, sizeof(c->program), "%s", program);
     c->redis_mode = redis;
     size_t n_args = 0;
     while (node_args != NULL && node_args[n_args] != NULL)

@@ -66,6 +66,7 @@ typedef struct ch_node {
 } ch_node;
 
 typedef struct ch_cluster {
+    char program[32]; /* what each node runs: mcp-everything, mcp-gateway */
     int n;
     ch_redis redis_mode;
     rh_server redis;
@@ -89,6 +90,10 @@ typedef struct ch_cluster {
  * running.
  */
 int ch_start(ch_cluster *c, int n_nodes, ch_redis redis, const char *const node_args[]);
+/* The same with nodes that run `$MCP_BIN_DIR/<program> --http ... [--redis ...] [node args]`
+ * (mcp-gateway: its node args end with "--" and the stdio server's command). */
+int ch_start_program(ch_cluster *c, const char *program, int n_nodes, ch_redis redis,
+                     const char *const node_args[]);
 /*
  * Stops everything: HAProxy (SIGTERM), then each node (SIGTERM: it must exit 0
  * within CH_STOP_MS; its output is printed otherwise), then Redis. Whatever

@@ -29,7 +29,6 @@
 
 #include <cmocka.h>
 
-#include "cli_run.h"
 #include "gateway_host.h"
 #include "harness.h"
 #include "http_expect.h"
@@ -358,22 +357,6 @@ static void test_expired_sessions_leave_no_child(void **state)
     gw_stop(&s);
 }
 
-/* --redis is refused: the gateway's sessions are its children's, which no other node
- * can serve (a balancer without stickiness would have clients start over). */
-static void test_redis_is_refused(void **state)
-{
-    (void)state;
-    char gw[512];
-    assert_int_equal(harness_bin_path("mcp-gateway", gw, sizeof(gw)), 0);
-    const char *const argv[] = {gw,   "--http",   "127.0.0.1:0", "--redis", "redis://127.0.0.1:1",
-                                "--", everything, "--stdio",     NULL};
-    cr_run r;
-    cr_run_program(&r, argv, 10000);
-    cr_expect_status(&r, 2);
-    cr_expect_contains("stderr", r.err, "--redis is not supported");
-    cr_run_free(&r);
-}
-
 int main(void)
 {
     if (harness_bin_path("mcp-everything", everything, sizeof(everything)) != 0 ||
@@ -388,7 +371,6 @@ int main(void)
         cmocka_unit_test(test_cancelled_request_frees_its_session),
         cmocka_unit_test(test_thousand_sessions_leave_no_child),
         cmocka_unit_test(test_expired_sessions_leave_no_child),
-        cmocka_unit_test(test_redis_is_refused),
     };
     return cmocka_run_group_tests_name("gateway", tests, NULL, NULL);
 }

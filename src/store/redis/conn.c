@@ -320,7 +320,8 @@ static int heartbeat(mcp__cluster *c)
     mcp__u64_str(3 * (uint64_t)c->heartbeat_ms, px);
     if (mcp__rc_key_node(c, &c->kbuf, "node:", c->node) != MCP_OK)
         return MCP_ENOMEM;
-    int rc = conn_send(c, &c->cmd, on_heartbeat, c, "SET %s 1 PX %s", c->kbuf.data, px);
+    int rc = conn_send(c, &c->cmd, on_heartbeat, c, "SET %s %s PX %s", c->kbuf.data,
+                       c->address != NULL ? c->address : "1", px);
     if (rc == MCP_OK && c->hb_sent == 0)
         c->hb_sent = uv_now(c->loop);
     return rc;
@@ -651,6 +652,7 @@ void mcp__cluster_free(mcp__cluster *c)
     free(c->prefix);
     free(c->chan_node);
     free(c->chan_all);
+    free(c->address);
     mcp__buf_free(&c->kbuf);
     mcp__buf_free(&c->pbuf);
     free(c);
@@ -699,6 +701,26 @@ mcp__rreq mcp__rc_answer(redisAsyncContext *ac, void *reply, void *priv)
 }
 
 /* ---- Node liveness ---- */
+
+void mcp__cluster_set_address(mcp__cluster *c, const char *address)
+{
+    char *copy = address != NULL ? mcp__strdup(address) : NULL;
+    if (address != NULL && copy == NULL)
+        return; /* out of memory: the heartbeat keeps saying "1" */
+    free(c->address);
+    c->address = copy;
+    if (c->state == MCP__RC_UP)
+        heartbeat(c);
+}
+
+void mcp__cluster_node_address(mcp__cluster *c, uint32_t node, mcp__cluster_get_fn done, void *arg)
+{
+    mcp__rreq q = {.c = c, .done.get = done, .arg = arg};
+    char n[24];
+    mcp__u64_str(node, n);
+    if (mcp__rc_ask(c, mcp__rc_on_get, &q, "GET", "node:", n) != MCP_OK)
+        done(arg, MCP_ECLOSED, NULL, 0);
+}
 
 static void on_alive(redisAsyncContext *ac, void *reply, void *priv)
 {

@@ -85,6 +85,7 @@ struct mcp__cluster {
     int state;
     int backoff_ms;
     uint32_t node;
+    char *address;  /* this node's HTTP address, its heartbeat's value (NULL: "1") */
     char addr[256]; /* the server's numeric address (or its host), found at attach */
     mcp__rconn cmd, sub;
     int bus_acks; /* subscriptions of the bus confirmed on this sub connection */
@@ -151,6 +152,9 @@ int mcp__rc_ask(mcp__cluster *c, redisCallbackFn *fn, const mcp__rreq *q, const 
 void mcp__rc_flush(mcp__cluster *c);
 /* In fn: the request back (its copy freed), the cluster told when reply is NULL. */
 mcp__rreq mcp__rc_answer(redisAsyncContext *ac, void *reply, void *priv);
+/* The reply callback of a GET asked with mcp__rc_ask (registry.c): done.get gets
+ * MCP_OK and the string, MCP_ENOENT for none, MCP_ECLOSED otherwise. */
+void mcp__rc_on_get(redisAsyncContext *ac, void *reply, void *priv);
 /* The subscribing connection confirmed the bus: up if the other one is ready too. */
 void mcp__rc_sub_ready(mcp__cluster *c);
 

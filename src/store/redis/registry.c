@@ -116,7 +116,7 @@ int mcp__cluster_session_put(mcp__cluster *c, const char *id, const char *text, 
                        flags & MCP__CLUSTER_PUT_MISSING ? "NX" : "-", done, arg);
 }
 
-static void on_get(redisAsyncContext *ac, void *reply, void *priv)
+void mcp__rc_on_get(redisAsyncContext *ac, void *reply, void *priv)
 {
     mcp__rreq q = mcp__rc_answer(ac, reply, priv);
     redisReply *r = reply;
@@ -131,7 +131,7 @@ static void on_get(redisAsyncContext *ac, void *reply, void *priv)
 void mcp__cluster_session_get(mcp__cluster *c, const char *id, mcp__cluster_get_fn done, void *arg)
 {
     mcp__rreq q = {.c = c, .done.get = done, .arg = arg};
-    int rc = mcp__rc_ask(c, on_get, &q, "GET", "s:", id);
+    int rc = mcp__rc_ask(c, mcp__rc_on_get, &q, "GET", "s:", id);
     if (rc != MCP_OK)
         done(arg, rc, NULL, 0);
 }

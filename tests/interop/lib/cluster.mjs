@@ -1,4 +1,4 @@
-// A cluster for the node.js tests and the conformance runs: N mcp-everything nodes on free
+// A cluster for the node.js tests and the conformance runs: N mcp-everything (or mcp-gateway) nodes on free
 // loopback ports, a real HAProxy in front of them that balances every request on its own (round
 // robin, no stickiness: tests/cluster/haproxy.cfg, the same configuration as the C tests'
 // tests/integration/cluster_host.c), and, when asked for, a real redis-server that the nodes
@@ -11,7 +11,11 @@
 //
 // As a program, for tests/conformance/run-server.sh:
 //
-//   node cluster.mjs [--nodes N] [--no-redis] [--] [flags for every node...]
+//   node cluster.mjs [--nodes N] [--no-redis] [--program mcp-gateway] [--state-key] [--]
+//                    [flags for every node...]
+//
+// --program names the program every node runs (default mcp-everything); --state-key gives every
+// node `--state-key-file` with one random key, so that they open each other's requestState.
 //
 // starts the cluster (MCP_BIN_DIR names the build's bin directory), prints
 // "mcp-cluster: listening on http://127.0.0.1:PORT/mcp" on stderr once every node answers through
@@ -19,6 +23,7 @@
 // on its SIGTERM. The nodes' and HAProxy's output goes to its stderr.
 
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -178,8 +183,11 @@ const nodeIndex = (name) => (/^node(\d+)$/.exec(name ?? '') ? Number(name.slice(
 export const servedBy = (headers) => nodeIndex(typeof headers?.get === 'function' ? headers.get('x-mcp-node') : headers?.['x-mcp-node']);
 
 class Cluster {
-    constructor({ nodes, redis, nodeArgs, binDir, quiet }) {
+    constructor({ nodes, redis, nodeArgs, binDir, quiet, program, stateKey }) {
         this.n = nodes;
+        this.program = program;
+        this.stateKey = stateKey;
+        this.keyDir = undefined;
         this.redisMode = redis;
         this.nodeArgs = nodeArgs;
         this.binDir = binDir;
@@ -212,15 +220,23 @@ class Cluster {
     }
 
     async startNode(i, port) {
-        const exe = path.join(this.binDir ?? '', 'mcp-everything');
+        const exe = path.join(this.binDir ?? '', this.program);
         if (!this.binDir || !existsSync(exe)) throw new Error(`${exe} does not exist (set MCP_BIN_DIR)`);
         const args = ['--http', `127.0.0.1:${port}`];
         if (this.redisMode === 'shared') args.push('--redis', this.redisUrl);
+        if (this.stateKey) {
+            if (!this.keyDir) {
+                this.keyDir = mkdtempSync(path.join(os.tmpdir(), 'mcp-key-'));
+                writeFileSync(path.join(this.keyDir, 'state.key'), randomBytes(32).toString('hex'), { mode: 0o600 });
+            }
+            args.push('--state-key-file', path.join(this.keyDir, 'state.key'));
+        }
         args.push(...this.nodeArgs);
         const p = new Proc(`node${i}`, exe, args, { quiet: this.quiet });
         let m;
         try {
-            m = await p.ready(/^mcp-everything: listening on http:\/\/127\.0\.0\.1:(\d+)\/mcp$/, START_MS, 'listening line');
+            const listening = new RegExp(`^${this.program}: listening on http://127\\.0\\.0\\.1:(\\d+)/mcp$`);
+            m = await p.ready(listening, START_MS, 'listening line');
         } catch (e) {
             await p.stop('SIGKILL');
             throw e;
@@ -366,16 +382,26 @@ class Cluster {
         }
         if (this.redis) await this.redis.stop('SIGTERM');
         this.redis = undefined;
+        if (this.keyDir) rmSync(this.keyDir, { recursive: true, force: true });
+        this.keyDir = undefined;
         return problems;
     }
 }
 
 // Starts a cluster: nodes (1..), redis 'none' | 'shared' (every node gets --redis) | 'alone' (a
 // redis-server the nodes are not told about), nodeArgs for every node, binDir (default
-// $MCP_BIN_DIR), quiet (do not copy the nodes' output to our stderr). Rejects with nothing left
-// running.
-export async function startCluster({ nodes = 3, redis = 'shared', nodeArgs = [], binDir = process.env.MCP_BIN_DIR, quiet = false } = {}) {
-    const c = new Cluster({ nodes, redis, nodeArgs, binDir, quiet });
+// $MCP_BIN_DIR), quiet (do not copy the nodes' output to our stderr), program (what each node
+// runs), stateKey (one random --state-key-file for every node). Rejects with nothing left running.
+export async function startCluster({
+    nodes = 3,
+    redis = 'shared',
+    nodeArgs = [],
+    binDir = process.env.MCP_BIN_DIR,
+    quiet = false,
+    program = 'mcp-everything',
+    stateKey = false,
+} = {}) {
+    const c = new Cluster({ nodes, redis, nodeArgs, binDir, quiet, program, stateKey });
     try {
         await c.start();
     } catch (e) {
@@ -390,17 +416,21 @@ export async function startCluster({ nodes = 3, redis = 'shared', nodeArgs = [],
 async function main(argv) {
     let nodes = 3;
     let redis = 'shared';
+    let program = 'mcp-everything';
+    let stateKey = false;
     const nodeArgs = [];
     for (let i = 0; i < argv.length; i++) {
         if (argv[i] === '--nodes') nodes = Number(argv[++i]);
         else if (argv[i] === '--no-redis') redis = 'none';
+        else if (argv[i] === '--program') program = argv[++i];
+        else if (argv[i] === '--state-key') stateKey = true;
         else if (argv[i] === '--') {
             nodeArgs.push(...argv.slice(i + 1));
             break;
         } else nodeArgs.push(argv[i]);
     }
-    if (!Number.isInteger(nodes) || nodes < 1) {
-        console.error('usage: cluster.mjs [--nodes N] [--no-redis] [--] [flags for every node...]');
+    if (!Number.isInteger(nodes) || nodes < 1 || !/^mcp-(everything|gateway)$/.test(program ?? '')) {
+        console.error('usage: cluster.mjs [--nodes N] [--no-redis] [--program mcp-gateway] [--state-key] [--] [flags for every node...]');
         process.exit(2);
     }
     let cluster;
@@ -428,7 +458,7 @@ async function main(argv) {
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
     try {
-        cluster = await startCluster({ nodes, redis, nodeArgs });
+        cluster = await startCluster({ nodes, redis, nodeArgs, program, stateKey });
     } catch (e) {
         console.error(`mcp-cluster: ${e.message}`);
         process.exit(1);
