@@ -26,7 +26,7 @@ endif()
 math(EXPR _cluster_interop_timeout "${MCP_TEST_TIMEOUT_INTEROP} * ${_mcp_timeout_scale}")
 math(EXPR _cluster_integration_timeout "${MCP_TEST_TIMEOUT_INTEGRATION} * ${_mcp_timeout_scale}")
 
-foreach(_t integration_cluster_lb integration_cluster_sessions)
+foreach(_t integration_cluster_lb integration_cluster_sessions integration_cluster_gateway)
     if(TEST ${_t})
         set_property(TEST ${_t} APPEND PROPERTY LABELS cluster)
     endif()
@@ -77,6 +77,31 @@ foreach(_run "all|stable|" "next_sse|next|2025-11-25")
         COMMAND "${MCP_BASH_EXECUTABLE}" "${_cluster_tests}/conformance/run-server.sh"
         WORKING_DIRECTORY "${_cluster_tests}/conformance")
     set_tests_properties(conformance_cluster_${_name} PROPERTIES
+        ENVIRONMENT "${_env}"
+        TIMEOUT 900
+        RUN_SERIAL TRUE
+        LABELS "conformance;cluster")
+endforeach()
+
+# The same suites through three mcp-gateway nodes (each in front of its own mcp-everything --stdio
+# children): a session's requests reach the node whose child serves it, relayed by the others;
+# 2026-07-28 requests go anywhere, and a retry whose requestState names another node's waiting
+# request is relayed there (the nodes, and the children, share one --state-key-file).
+foreach(_run "next_sse|2025-11-25|" "next_2026|2026-07-28|expected-2026-gateway-cluster.json")
+    string(REPLACE "|" ";" _f "${_run}")
+    list(GET _f 0 _name)
+    list(GET _f 1 _req)
+    list(GET _f 2 _expected)
+    set(_env "MCP_BIN_DIR=${_cluster_bin}" "MCP_CONFORMANCE_HARNESS=next"
+             "MCP_CONFORMANCE_CLUSTER=3" "MCP_CONFORMANCE_GATEWAY=1"
+             "MCP_CONFORMANCE_GATEWAY_FLAGS=--poll-ms 50" "MCP_CONFORMANCE_REQUIREMENTS=${_req}")
+    if(NOT _expected STREQUAL "")
+        list(APPEND _env "MCP_CONFORMANCE_EXPECTED=${_expected}")
+    endif()
+    add_test(NAME conformance_cluster_gateway_${_name}
+        COMMAND "${MCP_BASH_EXECUTABLE}" "${_cluster_tests}/conformance/run-server.sh"
+        WORKING_DIRECTORY "${_cluster_tests}/conformance")
+    set_tests_properties(conformance_cluster_gateway_${_name} PROPERTIES
         ENVIRONMENT "${_env}"
         TIMEOUT 900
         RUN_SERIAL TRUE

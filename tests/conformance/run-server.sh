@@ -101,7 +101,10 @@ if [ -n "$cluster" ]; then
     if [ "${MCP_CONFORMANCE_GATEWAY:-0}" = 1 ]; then
         # Gateway nodes: a session's requests are relayed to the node whose child serves it,
         # and the nodes share the key of 2026-07-28's requestState.
+        # The children of revision 2026-07-28 seal their own requestState: they share the key
+        # too, so that a retry served by another node's child opens it.
         cluster_args+=(--program mcp-gateway --state-key)
+        server_tail+=(--state-key-file @STATE_KEY_FILE@)
     fi
     server_cmd=("$node22" "$interop/lib/cluster.mjs" "${cluster_args[@]}" -- "${server_flags[@]}" "${server_tail[@]}")
     # Redis, every node and HAProxy start, and stop, one after the other.

@@ -15,7 +15,8 @@
 //                    [flags for every node...]
 //
 // --program names the program every node runs (default mcp-everything); --state-key gives every
-// node `--state-key-file` with one random key, so that they open each other's requestState.
+// node `--state-key-file` with one random key, so that they open each other's requestState, and
+// puts that file's path for @STATE_KEY_FILE@ in the node flags (for a gateway's children).
 //
 // starts the cluster (MCP_BIN_DIR names the build's bin directory), prints
 // "mcp-cluster: listening on http://127.0.0.1:PORT/mcp" on stderr once every node answers through
@@ -231,7 +232,8 @@ class Cluster {
             }
             args.push('--state-key-file', path.join(this.keyDir, 'state.key'));
         }
-        args.push(...this.nodeArgs);
+        // The key's path where a node's own arguments ask for it (a gateway's child's flags).
+        args.push(...this.nodeArgs.map((a) => (this.keyDir ? a.replaceAll('@STATE_KEY_FILE@', path.join(this.keyDir, 'state.key')) : a)));
         const p = new Proc(`node${i}`, exe, args, { quiet: this.quiet });
         let m;
         try {
