@@ -1,9 +1,10 @@
 -- wrk script: tools/call echo in a loop on one open MCP session (Streamable HTTP).
 --
---   wrk -t1 -cN -dD --latency URL -s mcp_echo.lua -- URL [mcp|bare|modern]
+--   wrk -t1 -cN -dD --latency URL -s mcp_echo.lua -- URL [mcp|bare|modern] [INIT_URL]
 --
 -- Each wrk thread sets up its own session in init(): initialize (the answer's
--- Mcp-Session-Id header names the session), then notifications/initialized.
+-- Mcp-Session-Id header names the session), then notifications/initialized,
+-- both to INIT_URL when given (another node of a cluster), else to URL.
 -- wrk's Lua has no sockets of its own, so those two requests go through curl;
 -- they are not part of the measurement. Then every request is a tools/call of
 -- echo with a unique id, and every answer is checked: status 200 and a
@@ -56,6 +57,7 @@ end
 function init(args)
     url = args[1]
     mode = args[2] or "mcp"
+    local init_url = args[3] or url
     wrk.method = "POST"
     wrk.headers["Content-Type"] = "application/json"
     wrk.headers["Accept"] = "application/json, text/event-stream"
@@ -69,7 +71,7 @@ function init(args)
         wrk.headers["Mcp-Name"] = "echo"
         return
     end
-    local out = post(url, {}, '{"jsonrpc":"2.0","id":0,"method":"initialize","params":'
+    local out = post(init_url, {}, '{"jsonrpc":"2.0","id":0,"method":"initialize","params":'
         .. '{"protocolVersion":"2025-11-25","capabilities":{},'
         .. '"clientInfo":{"name":"wrk","version":"0"}}}', true)
     sid = string.match(out, "[Mm][Cc][Pp]%-[Ss][Ee][Ss][Ss][Ii][Oo][Nn]%-[Ii][Dd]: *([%w%-]+)")
@@ -78,7 +80,7 @@ function init(args)
         os.exit(2)
     end
     wrk.headers["Mcp-Session-Id"] = sid
-    post(url, {"Mcp-Session-Id: " .. sid, "MCP-Protocol-Version: 2025-11-25"},
+    post(init_url, {"Mcp-Session-Id: " .. sid, "MCP-Protocol-Version: 2025-11-25"},
         '{"jsonrpc":"2.0","method":"notifications/initialized"}', false)
 end
 

@@ -217,6 +217,7 @@ struct mcp_http_endpoint {
     int lookups;              /* requests waiting for a session's record */
     struct hdelete *deletes;  /* DELETEs waiting for the other nodes to have heard */
     size_t cluster_max_event; /* larger events are not kept in the cluster */
+    mcp__map pins;            /* id -> where another node's pinned session is (shttp_cluster.c) */
     /* Requests relayed to the node that holds their session (shttp_relay.c). */
     struct mcp__curlm *relay_curl; /* made with the first one */
     struct relay *relays;
@@ -369,6 +370,10 @@ void mcp__shttp_cluster_stop(shttp *t);
 /* Sends req, a request of revision 2026-07-28 that only node `node` can serve, there
  * (mcp__shttp_relay); answers an error when that node is gone. */
 void mcp__shttp_cluster_relay(shttp *t, mcp__http_req *req, uint32_t node);
+/* Forgets where session id is held (the node answered 404, or could not be reached). */
+void mcp__shttp_cluster_unpin(shttp *t, const char *id);
+/* Forgets every session held elsewhere. */
+void mcp__shttp_cluster_pins_free(shttp *t);
 /* Called first for every request on the MCP path: 1 when the cluster took it (a
  * session other nodes made is looked up, then the request is served; or 503 while the
  * shared store is down), 0 to serve it as usual. */

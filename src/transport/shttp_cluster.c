@@ -586,6 +586,51 @@ static char record_kind(const char *text, size_t len, uint32_t *node)
     return kind;
 }
 
+/* ---- Where other nodes' pinned sessions are ---- */
+
+/* Sessions of other nodes remembered here, at most (then they are all forgotten, and
+ * looked up again as they come). */
+#define MAX_PINS 4096
+
+/* A pinned session of another node: where its requests go. Its node is the authority:
+ * a pin that outlived the session gets 404 there, and the pin is forgotten then (and
+ * when the node cannot be reached, or the session ended elsewhere). */
+typedef struct pin {
+    uint32_t node;
+    char addr[];
+} pin;
+
+static void pin_add(shttp *t, const char *id, uint32_t node, const char *addr, size_t len)
+{
+    if (t->pins.len >= MAX_PINS)
+        mcp__shttp_cluster_pins_free(t);
+    pin *p = malloc(sizeof(*p) + len + 1);
+    if (p == NULL)
+        return;
+    p->node = node;
+    memcpy(p->addr, addr, len);
+    p->addr[len] = '\0';
+    free(mcp__map_get(&t->pins, id));
+    if (mcp__map_put(&t->pins, id, p) != MCP_OK)
+        free(p);
+}
+
+void mcp__shttp_cluster_unpin(shttp *t, const char *id)
+{
+    if (id != NULL)
+        free(mcp__map_remove(&t->pins, id));
+}
+
+void mcp__shttp_cluster_pins_free(shttp *t)
+{
+    size_t pos = 0;
+    const char *id;
+    void *v;
+    while (mcp__map_next(&t->pins, &pos, &id, &v))
+        free(v);
+    mcp__map_free(&t->pins);
+}
+
 /* The address of the node that holds a pinned session came: the request goes there. */
 static void relay_address(void *arg, int status, const char *text, size_t len)
 {
@@ -608,8 +653,11 @@ static void relay_address(void *arg, int status, const char *text, size_t len)
         mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR,
                          "Service Unavailable: the node that holds this session has no address "
                          "other nodes can reach (set its cluster address)");
-    else
+    else {
+        if (!modern)
+            pin_add(t, mcp__http_header(req, "mcp-session-id"), node, text, len);
         mcp__shttp_relay(t, req, node, text, len);
+    }
 }
 
 /* Looks node's address up, then relays req there. p's id is the session's, or "" for
@@ -675,6 +723,11 @@ int mcp__shttp_cluster_route(shttp *t, mcp__http_req *req)
         return 0; /* known here, or not an id this transport makes: 404 as usual */
     if (mcp__http_header(req, "mcp-cluster-node") != NULL)
         return 0; /* relayed here by another node: never relayed again (404 as usual) */
+    const pin *p = mcp__map_get(&t->pins, id);
+    if (p != NULL) {
+        mcp__shttp_relay(t, req, p->node, p->addr, strlen(p->addr)); /* no lookup */
+        return 1;
+    }
     park(t, req, id, lookup_done);
     return 1;
 }
@@ -907,6 +960,7 @@ static void on_message(void *user, const mcp__cluster_msg *m)
     if (m->kind == MSG_ENDED) {
         /* Ended on another node, which deleted what the cluster had of it, and waits to
          * hear that this node took it in. */
+        mcp__shttp_cluster_unpin(t, m->session);
         if (hs != NULL && !hs->closing && hs->shared) {
             hs->local_close = 1;
             mcp__hsess_close(hs);
@@ -1332,4 +1386,5 @@ void mcp__shttp_cluster_stop(shttp *t)
     }
     while (t->deletes != NULL)
         delete_finish(t->deletes, 200); /* heard, some acknowledgements missing */
+    mcp__shttp_cluster_pins_free(t);
 }

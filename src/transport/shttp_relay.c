@@ -108,10 +108,13 @@ static void relay_end(relay *r, int ok)
             mcp__http_stream_end(req);
         else if (r->begun)
             mcp__http_req_abort(req); /* cut there, cut here: the client resumes */
-        else
+        else {
+            /* Looked up again next time: the node may be gone, and its session with it. */
+            mcp__shttp_cluster_unpin(r->t, mcp__http_header(req, "mcp-session-id"));
             mcp__shttp_error(r->t, req, 503, MCP_RPC_SERVER_ERROR,
                              "Service Unavailable: the node that holds this session cannot "
                              "be reached");
+        }
     }
 }
 
@@ -128,6 +131,8 @@ static int on_header(void *user, const char *line, size_t len)
         headers_clear(r);
         r->length = -1;
         r->status = sp != NULL && (size_t)(sp - line) + 4 <= len ? atoi(sp + 1) : 0;
+        if (r->status == 404) /* the session is not there (any more) */
+            mcp__shttp_cluster_unpin(r->t, mcp__http_header(r->req, "mcp-session-id"));
         return r->status >= 100 && r->status <= 999 ? 0 : -1;
     }
     if (len == 0) {

@@ -10,6 +10,8 @@
  *     answers 404; one child serves the session, on one node;
  *   - a client that names a node itself (Mcp-Cluster-Node) is never relayed, and
  *     gets 404 where the session is not;
+ *   - a legacy HTTP+SSE session's POSTs reach its stream from any node, and once the
+ *     stream is gone every node answers 404 (seed 003);
  *   - a node that is killed takes its sessions with it: the other nodes answer 503
  *     while its heartbeat lives, then 404, never anything else and never late; new
  *     sessions are served by the nodes left;
@@ -237,6 +239,72 @@ static void test_a_killed_nodes_sessions_are_gone_and_the_others_serve_on(void *
     assert_int_equal(ch_restart_node(c, h), 0);
 }
 
+/* ---- The legacy HTTP+SSE transport (2024-11-05) ---- */
+
+/* POSTs body to the legacy session id on port: the HTTP status. */
+static int legacy_post(int port, const char *id, const char *body)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/messages?sessionId=%s", id);
+    hc_response r;
+    memset(&r, 0, sizeof(r));
+    int rc =
+        hc_request(port, "POST", path, "Content-Type: application/json\r\n", body, &r, STEP_MS);
+    int status = rc == 0 ? r.status : -1;
+    hc_response_free(&r);
+    return status;
+}
+
+/* The next event of the legacy stream: the message with this id. */
+static void expect_answer(hc_conn *conn, long long id, const char *what)
+{
+    json_t *m = NULL;
+    int rc;
+    if ((m = hc_sse_next_json(conn, STEP_MS, &rc)) == NULL ||
+        json_integer_value(json_object_get(m, "id")) != id || json_object_get(m, "result") == NULL)
+        fail_msg("%s: no answer %lld on the /sse stream (%d)", what, id, rc);
+    json_decref(m);
+}
+
+static void test_a_legacy_sessions_posts_reach_its_stream_from_any_node(void **state)
+{
+    ch_cluster *c = *state;
+    hc_conn sse;
+    hc_response head;
+    assert_int_equal(hc_connect(&sse, ch_node_port(c, 0), STEP_MS), 0);
+    assert_int_equal(
+        hc_send_request(&sse, ch_node_port(c, 0), "GET", "/sse", HC_SSE_ACCEPT, NULL, STEP_MS), 0);
+    assert_int_equal(hc_read_head(&sse, &head, STEP_MS), 0);
+    assert_int_equal(head.status, 200);
+    hc_response_free(&head);
+    hc_sse_event ev;
+    assert_int_equal(hc_sse_next_event(&sse, &ev, STEP_MS), 1);
+    const char *prefix = "/messages?sessionId=";
+    assert_true(ev.data != NULL && strncmp(ev.data, prefix, strlen(prefix)) == 0);
+    char id[64];
+    snprintf(id, sizeof(id), "%s", ev.data + strlen(prefix));
+    hc_sse_event_free(&ev);
+
+    char *init = hc_initialize_body("2024-11-05");
+    assert_int_equal(legacy_post(ch_node_port(c, 1), id, init), 202);
+    free(init);
+    expect_answer(&sse, 1, "initialize posted to node1");
+    assert_int_equal(legacy_post(ch_node_port(c, 2), id,
+                                 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"),
+                     202);
+    char *call = hc_tools_call_body(2, "echo", "{\"text\":\"legacy\"}");
+    assert_int_equal(legacy_post(ch_node_port(c, 2), id, call), 202);
+    expect_answer(&sse, 2, "tools/call posted to node2");
+    assert_int_equal(holder(c), 0);
+
+    /* Seed 003: the session goes with its stream, on every node. */
+    hc_close(&sse);
+    gw_await_metric(ch_node_port(c, 0), "mcp_gateway_sessions", 0, STEP_MS);
+    for (int i = 0; i < c->n; i++)
+        assert_int_equal(legacy_post(ch_node_port(c, i), id, call), 404);
+    free(call);
+}
+
 /* ---- Revision 2026-07-28 ---- */
 
 /* The peer's tool "ask" as a 2026-07-28 tools/call, with the elicitation capability
@@ -355,6 +423,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_a_killed_nodes_sessions_are_gone_and_the_others_serve_on, setup_everything,
             teardown),
+        cmocka_unit_test_setup_teardown(test_a_legacy_sessions_posts_reach_its_stream_from_any_node,
+                                        setup_everything, teardown),
         cmocka_unit_test_setup_teardown(
             test_a_retry_reaching_another_node_goes_to_the_child_that_waits, setup_peer, teardown),
     };
