@@ -91,12 +91,14 @@ typedef struct mcp_gateway_opts {
 /*
  * Several nodes (http->redis_url, design.md Past one machine): a session of the
  * older revisions is served by the node that began it, where its child runs; its
- * record in Redis names that node, and a request that reaches another node is
- * relayed there (mcp_http_opts.cluster_address), its response streamed back. A
- * 2026-07-28 request is served by any node, but a retry whose requestState names a
- * request waiting in a child of another node goes to that node (with a shared
- * state_key). A node that dies takes its sessions with it: their requests get 404,
- * and a retry of its requests an error.
+ * record in Redis names that node and its address (mcp_http_opts.cluster_address),
+ * and a request that reaches another node is relayed there, its response streamed
+ * back. A 2026-07-28 request is served by any node; a translated child's retry, whose
+ * requestState names the node whose child waits for it, is relayed to that node (the
+ * nodes share state_key). A child that speaks 2026-07-28 seals its own requestState:
+ * its retry is served by any node's child when they share a key of their own, and
+ * the gateway's ids never meet across nodes. A node that dies takes its sessions with
+ * it: their requests get 404, and a retry of its requests an error.
  *
  * Serves the stdio server gw->argv names over Streamable HTTP and the legacy
  * HTTP+SSE transport on `loop`, as mcp_http_endpoint_new serves an mcp_server:

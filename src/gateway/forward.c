@@ -1459,14 +1459,21 @@ static void ga_shutdown(mcp__answerer *a, void (*done)(void *arg), void *arg)
     maybe_finish(g);
 }
 
-static void ga_set_node(mcp__answerer *a, uint32_t node)
+static void ga_set_node(mcp__answerer *a, uint32_t node, const char *addr)
 {
-    ((gw *)a)->node = node;
+    gw *g = (gw *)a;
+    g->node = node;
+    snprintf(g->addr, sizeof(g->addr), "%s", addr != NULL ? addr : "");
+    /* Ids of the gateway's own never meet another node's: a server of revision 2026-07-28
+     * behind several nodes tells a retry from the request it retries by its id. */
+    json_int_t base = (json_int_t)node << 32;
+    if (g->next_gid < base)
+        g->next_gid = base;
 }
 
-static uint32_t ga_home(mcp__answerer *a, const json_t *msg)
+static uint32_t ga_home(mcp__answerer *a, const json_t *msg, char *addr, size_t size)
 {
-    return mcp__gwm_home((gw *)a, msg);
+    return mcp__gwm_home((gw *)a, msg, addr, size);
 }
 
 static const mcp__answerer_ops gw_ops = {

@@ -136,6 +136,7 @@ struct gw {
     mcp_gateway_stats stats;
     gw_modern *modern; /* the 2026-07-28 era (modern.c) */
     uint32_t node;     /* this node's number in a deployment sharing Redis, 0: none */
+    char addr[300];    /* where the other nodes reach it, "" when not known */
     int shutting_down;
     uv_timer_t timer; /* polls streams (--poll-ms); its close ends the gateway */
     void (*done)(void *arg);

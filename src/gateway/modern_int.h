@@ -99,8 +99,9 @@ void mcp__gwm_withdraw(gw_child *c, const json_t *child_id);
 /* A retry with a requestState: 1 done, 0 served anew, -1 not the gateway's. */
 int mcp__gwm_retry(gw_sess *s, json_t *msg, uint64_t stream);
 /* The node, other than this one, whose child waits for msg, a retry (its requestState
- * names it); 0 when none does or it cannot be told. */
-uint32_t mcp__gwm_home(gw *g, const json_t *msg);
+ * names it), and its address into addr ("" when not named); 0 when none does or it
+ * cannot be told. */
+uint32_t mcp__gwm_home(gw *g, const json_t *msg, char *addr, size_t size);
 
 /* ---- subscriptions.c ---- */
 

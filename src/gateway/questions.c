@@ -76,9 +76,14 @@ static void ask(gw_req *r)
     }
     /* The request, its round, and the node whose child it waits in (a retry that
      * reaches another node is sent here: see mcp__gwm_home). */
-    char plain[96];
-    int n = snprintf(plain, sizeof plain, "{\"g\":%" JSON_INTEGER_FORMAT ",\"r\":%u,\"n\":%u}",
-                     r->gid, mr->round + 1, (unsigned)g->node);
+    char plain[400];
+    int n =
+        g->addr[0] == '\0'
+            ? snprintf(plain, sizeof plain, "{\"g\":%" JSON_INTEGER_FORMAT ",\"r\":%u,\"n\":%u}",
+                       r->gid, mr->round + 1, (unsigned)g->node)
+            : snprintf(plain, sizeof plain,
+                       "{\"g\":%" JSON_INTEGER_FORMAT ",\"r\":%u,\"n\":%u,\"a\":\"%s\"}", r->gid,
+                       mr->round + 1, (unsigned)g->node, g->addr);
     char *state = NULL;
     uint64_t expiry = mcp__wall_ms() + (uint64_t)g->cfg.input_timeout_ms;
     int rc = mcp__sealer_seal(&g->modern->sealer, mr->binding, mr->blen, plain, (size_t)n, expiry,
@@ -200,8 +205,9 @@ static int open_state(gw *g, const char *method, const json_t *params, json_t **
     return rc;
 }
 
-uint32_t mcp__gwm_home(gw *g, const json_t *msg)
+uint32_t mcp__gwm_home(gw *g, const json_t *msg, char *addr, size_t size)
 {
+    addr[0] = '\0';
     const char *method = json_string_value(json_object_get(msg, "method"));
     const json_t *params = json_object_get(msg, "params");
     if (method == NULL || g->node == 0 || g->modern == NULL ||
@@ -209,8 +215,12 @@ uint32_t mcp__gwm_home(gw *g, const json_t *msg)
         return 0;
     json_t *state = NULL;
     json_int_t node = 0;
-    if (open_state(g, method, params, &state) == MCP_OK)
+    if (open_state(g, method, params, &state) == MCP_OK) {
         node = json_integer_value(json_object_get(state, "n"));
+        const char *a = json_string_value(json_object_get(state, "a"));
+        if (a != NULL && strlen(a) < size)
+            snprintf(addr, size, "%s", a);
+    }
     json_decref(state);
     return node > 0 && node <= UINT32_MAX && (uint32_t)node != g->node ? (uint32_t)node : 0;
 }

@@ -150,12 +150,14 @@ typedef struct mcp__answerer_ops {
                        void *user);
     void (*deliver)(mcp__answerer *a, const char *method, const json_t *params, const char *uri,
                     int level);
-    /* This node's number in the deployment, once it has one. May be NULL. */
-    void (*set_node)(mcp__answerer *a, uint32_t node);
+    /* This node's number in the deployment, and where other nodes reach it ("host:port",
+     * "" when not known), once it has them. May be NULL. */
+    void (*set_node)(mcp__answerer *a, uint32_t node, const char *addr);
     /* The node, other than this one, that must serve msg, a request of revision
      * 2026-07-28 (a retry whose requestState names a request waiting there), or 0 when
-     * this one may. May be NULL. */
-    uint32_t (*home)(mcp__answerer *a, const json_t *msg);
+     * this one may; its address goes to addr (size bytes; "" when not known). May be
+     * NULL. */
+    uint32_t (*home)(mcp__answerer *a, const json_t *msg, char *addr, size_t size);
 } mcp__answerer_ops;
 
 struct mcp__answerer {

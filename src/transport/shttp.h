@@ -217,11 +217,14 @@ struct mcp_http_endpoint {
     int lookups;              /* requests waiting for a session's record */
     struct hdelete *deletes;  /* DELETEs waiting for the other nodes to have heard */
     size_t cluster_max_event; /* larger events are not kept in the cluster */
+    char cluster_addr[300];   /* where other nodes reach this one, "" when not known */
     mcp__map pins;            /* id -> where another node's pinned session is (shttp_cluster.c) */
     /* Requests relayed to the node that holds their session (shttp_relay.c). */
     struct mcp__curlm *relay_curl; /* made with the first one */
     struct relay *relays;
-    size_t nrelays;
+    size_t nrelays, nrelay_gets; /* relays, and of them GET streams */
+    uint64_t relay_serial;       /* names relays for answers that come later */
+    uv_timer_t *relay_timer;     /* checks on idle relays' nodes */
 };
 
 /* ---- shttp_router.c ---- */
@@ -350,6 +353,9 @@ json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, 
  * reached, 405 for a method other than GET, POST and DELETE). */
 void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *addr,
                       size_t addr_len);
+/* Answers req, a request whose node is gone: 404 (its session went with it), or -32602
+ * for a 2026-07-28 retry (the request it continues went with it). */
+void mcp__shttp_relay_gone(shttp *t, mcp__http_req *req);
 /* The endpoint closes: relays under way are cut, and the relay's handles close (the
  * endpoint's handle count says when). */
 void mcp__shttp_relay_stop(shttp *t);
@@ -368,8 +374,9 @@ int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix,
 /* Detaches and frees the cluster (the endpoint has stopped). */
 void mcp__shttp_cluster_stop(shttp *t);
 /* Sends req, a request of revision 2026-07-28 that only node `node` can serve, there
- * (mcp__shttp_relay); answers an error when that node is gone. */
-void mcp__shttp_cluster_relay(shttp *t, mcp__http_req *req, uint32_t node);
+ * (mcp__shttp_relay), to addr when known ("" or NULL: the node's heartbeat names it);
+ * answers an error when that node is gone. */
+void mcp__shttp_cluster_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *addr);
 /* Forgets where session id is held (the node answered 404, or could not be reached). */
 void mcp__shttp_cluster_unpin(shttp *t, const char *id);
 /* Forgets every session held elsewhere. */

@@ -107,9 +107,15 @@ static int record_ttl(const shttp *t)
  * Its length. */
 static size_t node_record(const hsess *hs, char *out, size_t size)
 {
-    int n =
-        snprintf(out, size, "{\"%s\":%u}", hs->legacy ? "legacy" : "pinned", (unsigned)hs->t->node);
-    return n > 0 ? (size_t)n : 0;
+    shttp *t = hs->t;
+    int n = hs->legacy || t->cluster_addr[0] == '\0'
+                ? snprintf(out, size, "{\"%s\":%u}", hs->legacy ? "legacy" : "pinned",
+                           (unsigned)t->node)
+                /* Where other nodes send its requests: no lookup of the node's heartbeat
+                 * (which a busy node may renew late), the node itself is the authority. */
+                : snprintf(out, size, "{\"pinned\":%u,\"addr\":\"%s\"}", (unsigned)t->node,
+                           t->cluster_addr);
+    return n > 0 && (size_t)n < size ? (size_t)n : 0;
 }
 
 /* The session ended on another node (DELETE there): this copy ends too. */
@@ -192,7 +198,7 @@ static void put_done(void *arg, int status)
 static void pinned_put(hsess *hs)
 {
     shttp *t = hs->t;
-    char rec[64];
+    char rec[400];
     size_t n = node_record(hs, rec, sizeof(rec));
     int rc = mcp__cluster_session_put(t->cluster, hs->id, rec, n, record_ttl(t), 0, put_done, hs);
     hs->unwritten = rc != MCP_OK;
@@ -264,7 +270,7 @@ static void record_restore(hsess *hs)
     shttp *t = hs->t;
     char *text = NULL;
     if (hs->legacy_shared || hs->pinned) {
-        char rec[64];
+        char rec[400];
         node_record(hs, rec, sizeof(rec));
         text = mcp__strdup(rec);
     } else if (hs->shared) {
@@ -576,12 +582,14 @@ out:
 /* What a record is: 'L' a legacy HTTP+SSE session's (see
  * mcp__shttp_cluster_legacy_new), 'P' a pinned session's (*node holds it), 'S' a
  * shared session's. */
-static char record_kind(const char *text, size_t len, uint32_t *node)
+static char record_kind(const char *text, size_t len, uint32_t *node, char *addr, size_t addr_size)
 {
     json_t *rec = mcp__json_parse(text, len, MCP__JSON_ANY, NULL);
     json_int_t pinned = json_integer_value(json_object_get(rec, "pinned"));
+    const char *a = json_string_value(json_object_get(rec, "addr"));
     char kind = json_object_get(rec, "legacy") != NULL ? 'L' : pinned > 0 ? 'P' : 'S';
     *node = pinned > 0 && pinned < ((json_int_t)1 << 20) ? (uint32_t)pinned : 0;
+    snprintf(addr, addr_size, "%s", a != NULL && strlen(a) < addr_size ? a : "");
     json_decref(rec);
     return kind;
 }
@@ -641,12 +649,8 @@ static void relay_address(void *arg, int status, const char *text, size_t len)
     mcp__http_req *req = unpark(p);
     if (req == NULL)
         return;
-    if (status == MCP_ENOENT && modern)
-        mcp__shttp_error(t, req, 200, MCP_RPC_INVALID_PARAMS,
-                         "Invalid params: the request this \"requestState\" continues ran on a "
-                         "node that is gone: send the request again without it");
-    else if (status == MCP_ENOENT)
-        mcp__shttp_mcp_request_local(t, req); /* its node is gone, and the session: 404 */
+    if (status == MCP_ENOENT)
+        mcp__shttp_relay_gone(t, req); /* and its session, or its waiting request */
     else if (status != MCP_OK)
         mcp__shttp_cluster_unavailable(t, req);
     else if (len < 3 || memchr(text, ':', len) == NULL)
@@ -671,9 +675,12 @@ static void relay_park(shttp *t, mcp__http_req *req, const char *id, uint32_t no
     }
 }
 
-void mcp__shttp_cluster_relay(shttp *t, mcp__http_req *req, uint32_t node)
+void mcp__shttp_cluster_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *addr)
 {
-    relay_park(t, req, "", node);
+    if (addr != NULL && addr[0] != '\0')
+        mcp__shttp_relay(t, req, node, addr, strlen(addr));
+    else
+        relay_park(t, req, "", node);
 }
 
 static void lookup_done(void *arg, int status, const char *text, size_t len)
@@ -689,9 +696,16 @@ static void lookup_done(void *arg, int status, const char *text, size_t len)
     }
     if (status == MCP_OK && mcp__map_get(&t->sessions, id) == NULL) {
         uint32_t node = 0;
-        char kind = record_kind(text, len, &node);
+        char addr[300];
+        char kind = record_kind(text, len, &node, addr, sizeof(addr));
+        if (kind == 'P' && node != t->node && addr[0] != '\0') {
+            /* Served by the node that holds it: the request goes there. */
+            pin_add(t, id, node, addr, strlen(addr));
+            mcp__shttp_relay(t, req, node, addr, strlen(addr));
+            return;
+        }
         if (kind == 'P' && node != t->node) {
-            relay_park(t, req, id, node); /* served by the node that holds it */
+            relay_park(t, req, id, node); /* its address is in its node's heartbeat */
             return;
         }
         if (kind != 'S') {
@@ -762,7 +776,7 @@ static void legacy_put_done(void *arg, int status)
 int mcp__shttp_cluster_legacy_new(hsess *hs)
 {
     shttp *t = hs->t;
-    char rec[64];
+    char rec[400];
     size_t n = node_record(hs, rec, sizeof(rec));
     int rc =
         mcp__cluster_session_put(t->cluster, hs->id, rec, n, record_ttl(t), 0, legacy_put_done, hs);
@@ -1370,8 +1384,6 @@ int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix,
     t->store = mcp__cluster_event_store(t->cluster);
     if (t->ans->ops->set_fanout != NULL)
         t->ans->ops->set_fanout(t->ans, fanout, t);
-    if (t->ans->ops->set_node != NULL)
-        t->ans->ops->set_node(t->ans, t->node);
     mcp__info("node %u of the deployment sharing %s", (unsigned)t->node, url);
     return MCP_OK;
 }

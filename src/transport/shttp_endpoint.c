@@ -405,19 +405,22 @@ static char *endpoint_url(const char *host, int port, const char *path)
 /* Tells the cluster where other nodes reach this one (see mcp_http_opts). */
 static void cluster_address(shttp *t, const mcp_http_opts *o, const char *host)
 {
-    char addr[300];
+    char *addr = t->cluster_addr;
+    size_t size = sizeof(t->cluster_addr);
     int port = mcp__http_server_port(t->http);
     if (o->cluster_address != NULL)
-        snprintf(addr, sizeof(addr), "%s", o->cluster_address);
-    else if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0) {
+        snprintf(addr, size, "%s", o->cluster_address);
+    else if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0)
         mcp__warn("listening on every address: sessions held here cannot be relayed to from "
                   "other nodes until a cluster address is set");
-        return;
-    } else if (strchr(host, ':') != NULL)
-        snprintf(addr, sizeof(addr), "[%s]:%d", host, port);
+    else if (strchr(host, ':') != NULL)
+        snprintf(addr, size, "[%s]:%d", host, port);
     else
-        snprintf(addr, sizeof(addr), "%s:%d", host, port);
-    mcp__cluster_set_address(t->cluster, addr);
+        snprintf(addr, size, "%s:%d", host, port);
+    if (addr[0] != '\0')
+        mcp__cluster_set_address(t->cluster, addr);
+    if (t->ans->ops->set_node != NULL)
+        t->ans->ops->set_node(t->ans, t->node, t->cluster_addr);
 }
 
 int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_opts *opts,

@@ -290,9 +290,10 @@ static void post_modern(shttp *t, mcp__http_req *req, json_t *v, const mcp__meta
     if (t->cluster != NULL && t->ans->ops->home != NULL &&
         mcp__http_header(req, "mcp-cluster-node") == NULL) {
         /* A retry of a request that waits on another node is served there. */
-        uint32_t home = t->ans->ops->home(t->ans, v);
+        char addr[300];
+        uint32_t home = t->ans->ops->home(t->ans, v, addr, sizeof(addr));
         if (home != 0) {
-            mcp__shttp_cluster_relay(t, req, home);
+            mcp__shttp_cluster_relay(t, req, home, addr);
             return;
         }
     }

@@ -9,9 +9,15 @@
  * request there.
  *
  * Bounds: relays at once, half the connections the endpoint may hold (each holds
- * a connection to the other node too), 503 past that; what the client has not
- * read, as for any stream: past pause_bytes unsent, the other node is not read
- * until the client has taken half of it.
+ * a connection to the other node too), 503 past that, and of them GET streams, which
+ * stay open, half again (429 past that), so that they never lock out short requests;
+ * what the client has not read, as for any stream: past pause_bytes unsent, the other
+ * node is not read until the client has taken half of it.
+ *
+ * A node that cannot be reached, or whose relay has said nothing for a while, is
+ * asked after in the cluster: without a heartbeat it is gone, and so is what it held
+ * (404 for its session, -32602 for a retry of its request); a stream relayed from it is
+ * cut. With one, the client gets 503 and asks again.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,12 +35,20 @@
 /* Response headers kept, at most (more are dropped), and their bytes. */
 #define RELAY_MAX_HEADERS 32
 #define RELAY_MAX_HEADER_BYTES 16384
+/* A relay that has received nothing for this long has its node's heartbeat checked. */
+#define RELAY_IDLE_MS 5000
+#define RELAY_TICK_MS 1000
 
 typedef struct relay {
     shttp *t;
     struct relay *prev, *next;
     mcp__http_req *req; /* NULL once its client left */
     mcp__curl_req *xfer;
+    uint32_t node;    /* where it goes */
+    uint64_t serial;  /* names it for the cluster's answers (see node_check) */
+    int is_get;       /* a GET: counted in nrelay_gets */
+    int checking;     /* its node's heartbeat is being asked after */
+    uint64_t last_io; /* loop time it last received something */
     int status;       /* of the response under way, 0 before its status line */
     int begun;        /* its head was sent to the client */
     int whole;        /* its body is gathered in body, and sent with it at the end */
@@ -76,6 +90,7 @@ static void relay_free(relay *r)
     if (r->next != NULL)
         r->next->prev = r->prev;
     t->nrelays--;
+    t->nrelay_gets -= r->is_get;
     headers_clear(r);
     mcp__buf_free(&r->body);
     free(r);
@@ -110,17 +125,96 @@ static void relay_end(relay *r, int ok)
             mcp__http_req_abort(req); /* cut there, cut here: the client resumes */
         else {
             /* Looked up again next time: the node may be gone, and its session with it. */
-            mcp__shttp_cluster_unpin(r->t, mcp__http_header(req, "mcp-session-id"));
+            const char *id = mcp__http_header(req, "mcp-session-id");
+            mcp__shttp_cluster_unpin(r->t, id);
             mcp__shttp_error(r->t, req, 503, MCP_RPC_SERVER_ERROR,
-                             "Service Unavailable: the node that holds this session cannot "
-                             "be reached");
+                             id != NULL ? "Service Unavailable: the node that holds this session "
+                                          "cannot be reached"
+                                        : "Service Unavailable: the node this request continues "
+                                          "on cannot be reached");
         }
+    }
+}
+
+void mcp__shttp_relay_gone(shttp *t, mcp__http_req *req)
+{
+    const char *id = mcp__http_header(req, "mcp-session-id");
+    if (id != NULL) {
+        mcp__shttp_cluster_unpin(t, id);
+        mcp__shttp_mcp_request_local(t, req); /* not here either: 404 */
+    } else
+        mcp__shttp_error(t, req, 200, MCP_RPC_INVALID_PARAMS,
+                         "Invalid params: the request this \"requestState\" continues ran on a "
+                         "node that is gone: send the request again without it");
+}
+
+/* ---- Is its node still there? ---- */
+
+typedef struct node_check {
+    shttp *t;
+    uint64_t serial;
+} node_check;
+
+static relay *relay_find(shttp *t, uint64_t serial)
+{
+    for (relay *r = t->relays; r != NULL; r = r->next)
+        if (r->serial == serial)
+            return r;
+    return NULL;
+}
+
+/* The cluster answered about r's node (alive: 1, 0 gone, -1 not known). */
+static void node_checked(void *arg, int alive)
+{
+    node_check k = *(node_check *)arg;
+    free(arg);
+    relay *r = relay_find(k.t, k.serial);
+    if (r == NULL)
+        return; /* its client left, or the endpoint stopped */
+    r->checking = 0;
+    r->last_io = uv_now(k.t->loop);
+    if (r->xfer != NULL && alive != 0)
+        return; /* still relaying, and its node lives (or cannot be asked): go on */
+    if (alive == 0 && r->req != NULL && !r->begun) {
+        /* Gone with what it held. */
+        mcp__http_req *req = r->req;
+        r->req = NULL;
+        mcp__http_req_on_close(req, NULL, NULL);
+        mcp__http_req_on_drain(req, 0, NULL, NULL);
+        mcp__shttp_relay_gone(k.t, req);
+    }
+    mcp__curl_cancel(r->xfer);
+    relay_end(r, 0); /* cut mid-stream: the client resumes; or 503 */
+    relay_free(r);
+}
+
+/* Asks after r's node; node_checked goes on. */
+static void node_check_start(relay *r)
+{
+    node_check *k = malloc(sizeof(*k));
+    if (k == NULL)
+        return; /* asked again at the next tick */
+    k->t = r->t;
+    k->serial = r->serial;
+    r->checking = 1;
+    mcp__cluster_node_alive(r->t->cluster, r->node, node_checked, k);
+}
+
+static void relay_tick(uv_timer_t *timer)
+{
+    shttp *t = timer->data;
+    uint64_t now = uv_now(t->loop);
+    for (relay *r = t->relays, *next; r != NULL; r = next) {
+        next = r->next; /* node_checked may free r when the cluster answers at once */
+        if (r->xfer != NULL && !r->checking && now - r->last_io >= RELAY_IDLE_MS)
+            node_check_start(r);
     }
 }
 
 static int on_header(void *user, const char *line, size_t len)
 {
     relay *r = user;
+    r->last_io = uv_now(r->t->loop);
     while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
         len--;
     if (r->req == NULL || r->begun)
@@ -187,6 +281,7 @@ static void relay_drained(void *arg, mcp__http_req *req)
 static int on_data(void *user, const char *data, size_t len)
 {
     relay *r = user;
+    r->last_io = uv_now(r->t->loop);
     if (r->req == NULL || !r->begun)
         return -1;
     if (r->whole)
@@ -208,21 +303,30 @@ static void on_done(void *user, CURLcode result, long status)
     relay *r = user;
     r->xfer = NULL;
     if (result != CURLE_OK && r->req != NULL)
-        mcp__warn("relay to the node holding session %s: %s",
+        mcp__warn("relay to node %u (session %s): %s", (unsigned)r->node,
                   mcp__http_header(r->req, "mcp-session-id")
                       ? mcp__http_header(r->req, "mcp-session-id")
                       : "-",
                   curl_easy_strerror(result));
+    if (result != CURLE_OK && r->req != NULL && !r->begun) {
+        /* Not reached: gone (and what it held), or 503 (see node_checked). */
+        if (!r->checking)
+            node_check_start(r);
+        return;
+    }
     relay_end(r, result == CURLE_OK);
     relay_free(r);
 }
 
 static const mcp__curl_cbs relay_cbs = {on_header, on_data, on_done};
 
-/* Adds "Name: value" (or "Name:", which makes curl send none of its own). */
+/* Adds "Name: value"; value NULL: none of name (no header curl would add of its own). */
 static int add_header(struct curl_slist **h, const char *name, const char *value)
 {
-    char *line = mcp__asprintf("%s:%s%s", name, value[0] ? " " : "", value);
+    /* curl's spelling of a header with an empty value is "Name;" ("Name:" removes it). */
+    char *line = value == NULL ? mcp__asprintf("%s:", name)
+                 : value[0]    ? mcp__asprintf("%s: %s", name, value)
+                               : mcp__asprintf("%s;", name);
     struct curl_slist *n = line != NULL ? curl_slist_append(*h, line) : NULL;
     free(line);
     if (n == NULL)
@@ -247,10 +351,10 @@ static struct curl_slist *request_headers(mcp__http_req *req, uint32_t node)
     if (host != NULL)
         bad |= add_header(&h, "Host", host);
     if (mcp__http_header(req, "accept") == NULL)
-        bad |= add_header(&h, "Accept", "");
+        bad |= add_header(&h, "Accept", NULL);
     if (mcp__http_header(req, "content-type") == NULL)
-        bad |= add_header(&h, "Content-Type", "");
-    bad |= add_header(&h, "Expect", "");
+        bad |= add_header(&h, "Content-Type", NULL);
+    bad |= add_header(&h, "Expect", NULL);
     char n[16];
     snprintf(n, sizeof(n), "%u", (unsigned)node);
     bad |= add_header(&h, "Mcp-Cluster-Node", n);
@@ -266,6 +370,13 @@ static void curl_closed(void *user)
     mcp__shttp_handle_closed(user);
 }
 
+static void timer_closed(uv_handle_t *h)
+{
+    shttp *t = h->data;
+    free(h);
+    mcp__shttp_handle_closed(t);
+}
+
 void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *addr,
                       size_t addr_len)
 {
@@ -278,17 +389,29 @@ void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *a
         mcp__shttp_cluster_unavailable(t, req);
         return;
     }
-    if (t->nrelays >= mcp__http_server_max_connections(t->http) / 2) {
+    size_t max = mcp__http_server_max_connections(t->http) / 2;
+    if (t->nrelays >= max) {
         mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR,
                          "Service Unavailable: too many requests relayed to other nodes");
         return;
     }
+    if (m == MCP__HTTP_GET && t->nrelay_gets >= max / 2) {
+        mcp__shttp_error(t, req, 429, MCP_RPC_SERVER_ERROR,
+                         "Too Many Requests: too many streams relayed to other nodes");
+        return;
+    }
     if (t->relay_curl == NULL) {
-        if (mcp__curlm_new(t->loop, &t->relay_curl) != MCP_OK) {
+        uv_timer_t *timer = malloc(sizeof(*timer));
+        if (timer == NULL || mcp__curlm_new(t->loop, &t->relay_curl) != MCP_OK) {
+            free(timer);
             mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
             return;
         }
-        t->handles++; /* until curl_closed */
+        uv_timer_init(t->loop, timer);
+        timer->data = t;
+        uv_timer_start(timer, relay_tick, RELAY_TICK_MS, RELAY_TICK_MS);
+        t->relay_timer = timer;
+        t->handles += 2; /* until curl_closed and timer_closed */
     }
     const char *query = mcp__http_req_query(req);
     char *url = mcp__asprintf("http://%.*s%s%s%s", (int)addr_len, addr, mcp__http_req_path(req),
@@ -320,6 +443,11 @@ void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *a
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
     r->t = t;
     r->req = req;
+    r->node = node;
+    r->serial = ++t->relay_serial;
+    r->is_get = m == MCP__HTTP_GET;
+    r->last_io = uv_now(t->loop);
+    t->nrelay_gets += r->is_get;
     r->next = t->relays;
     if (r->next != NULL)
         r->next->prev = r;
@@ -343,5 +471,7 @@ void mcp__shttp_relay_stop(shttp *t)
     if (t->relay_curl != NULL) {
         mcp__curlm_close(t->relay_curl, curl_closed, t);
         t->relay_curl = NULL;
+        uv_close((uv_handle_t *)t->relay_timer, timer_closed);
+        t->relay_timer = NULL;
     }
 }

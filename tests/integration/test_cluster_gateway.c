@@ -12,12 +12,15 @@
  *     gets 404 where the session is not;
  *   - a legacy HTTP+SSE session's POSTs reach its stream from any node, and once the
  *     stream is gone every node answers 404 (seed 003);
+ *   - a node that stops answering (SIGSTOP) has the streams relayed from it cut once
+ *     its heartbeat lapses, and serves again once it goes on;
  *   - a node that is killed takes its sessions with it: the other nodes answer 503
  *     while its heartbeat lives, then 404, never anything else and never late; new
  *     sessions are served by the nodes left;
  *   - revision 2026-07-28: a retry that reaches another node than the one whose
  *     child waits for it is relayed there and completes (the nodes share the
- *     requestState key), and once that node is gone, it gets -32602.
+ *     requestState key), and once that node is gone, it gets -32602; a server that
+ *     speaks the revision itself, sharing the key, serves a retry on any node.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -27,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -66,6 +70,15 @@ static int setup_everything(void **state)
 {
     const char *const args[] = {"--log-level", "warning",  "--poll-ms", "100",
                                 "--",          everything, "--stdio",   NULL};
+    return start(state, args);
+}
+
+/* Gateways sharing the requestState key in front of mcp-everything, which speaks
+ * revision 2026-07-28 itself (requests pass through) and shares the key too. */
+static int setup_everything_keyed(void **state)
+{
+    const char *const args[] = {"--log-level", "warning", "--state-key-file", key_path, "--",
+                                everything,    "--stdio", "--state-key-file", key_path, NULL};
     return start(state, args);
 }
 
@@ -239,6 +252,43 @@ static void test_a_killed_nodes_sessions_are_gone_and_the_others_serve_on(void *
     assert_int_equal(ch_restart_node(c, h), 0);
 }
 
+/* A node that stops answering without dying (SIGSTOP): a stream relayed from it is cut
+ * once its heartbeat has lapsed, never held forever; it serves again once it goes on. */
+static void test_a_relayed_stream_of_a_stalled_node_is_cut(void **state)
+{
+    ch_cluster *c = *state;
+    char session[33];
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
+    int other = 1;
+    char *body = rc_call_body(7, "slow_echo", "{\"text\":\"late\",\"delay_ms\":60000}", NULL);
+    rc_conn conn;
+    assert_int_equal(rc_post(&conn, ch_node_port(c, other), session, body, 0, STEP_MS), 200);
+    free(body);
+    rc_event ev;
+    assert_int_equal(rc_next_event(&conn, &ev, STEP_MS), 1); /* the priming event */
+    rc_event_free(&ev);
+    pid_t pid = c->nodes[0].proc.pid;
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    long long t0 = harness_now_ms();
+    int rc = rc_next_event(&conn, &ev, GONE_MS + STEP_MS);
+    long long waited = harness_now_ms() - t0;
+    kill(pid, SIGCONT);
+    if (rc == 1) {
+        rc_event_free(&ev);
+        fail_msg("an event came from the stopped node");
+    }
+    if (rc == -1)
+        fail_msg("the relayed stream of a stopped node was still open after %lld ms", waited);
+    rc_close(&conn);
+    /* Going on, it holds the session still: served through the other node again. */
+    long long deadline = harness_now_ms() + GONE_MS;
+    int status;
+    while ((status = list_status(ch_node_port(c, other), session, NULL)) != 200 &&
+           harness_now_ms() < deadline)
+        usleep(100 * 1000); /* its heartbeat comes back by itself: nothing to await */
+    assert_int_equal(status, 200);
+}
+
 /* ---- The legacy HTTP+SSE transport (2024-11-05) ---- */
 
 /* POSTs body to the legacy session id on port: the HTTP status. */
@@ -396,6 +446,38 @@ static void test_a_retry_reaching_another_node_goes_to_the_child_that_waits(void
     assert_int_equal(ch_restart_node(c, 0), 0);
 }
 
+/* A server of revision 2026-07-28 behind the gateways seals its own requestState: a
+ * retry served by another node's process opens it there (one key), and the ids the
+ * gateways give never meet (the process tells a retry from what it retries by id). */
+static void test_a_passed_through_retry_is_served_by_any_node(void **state)
+{
+    ch_cluster *c = *state;
+    json_t *params =
+        json_pack("{s:s, s:{s:s}}", "name", "test_elicitation", "arguments", "message", "name?");
+    json_t *first =
+        post(ch_node_port(c, 0), mh_request(10, "tools/call", params, "{\"elicitation\":{}}"), 200,
+             0, "test_elicitation on node0");
+    json_t *result = json_object_get(first, "result");
+    assert_string_equal(json_string_value(json_object_get(result, "resultType")), "input_required");
+    const char *key =
+        json_object_iter_key(json_object_iter(json_object_get(result, "inputRequests")));
+    assert_non_null(key);
+    json_t *answer = json_pack("{s:{s:s, s:{s:s, s:s}}}", key, "action", "accept", "content",
+                               "username", "alice", "email", "a@b.c");
+    params = json_pack("{s:s, s:{s:s}, s:o, s:O}", "name", "test_elicitation", "arguments",
+                       "message", "name?", "inputResponses", answer, "requestState",
+                       json_object_get(result, "requestState"));
+    /* The first request node1 sees. */
+    json_t *done =
+        post(ch_node_port(c, 1), mh_request(11, "tools/call", params, "{\"elicitation\":{}}"), 200,
+             0, "the retry on node1");
+    const char *text = mh_text(done, "the retry on node1");
+    if (strstr(text, "alice") == NULL)
+        fail_msg("the retry on node1 answered \"%s\"", text);
+    json_decref(done);
+    json_decref(first);
+}
+
 int main(void)
 {
     if (harness_bin_path("mcp-everything", everything, sizeof(everything)) != 0 ||
@@ -423,10 +505,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_a_killed_nodes_sessions_are_gone_and_the_others_serve_on, setup_everything,
             teardown),
+        cmocka_unit_test_setup_teardown(test_a_relayed_stream_of_a_stalled_node_is_cut,
+                                        setup_everything, teardown),
         cmocka_unit_test_setup_teardown(test_a_legacy_sessions_posts_reach_its_stream_from_any_node,
                                         setup_everything, teardown),
         cmocka_unit_test_setup_teardown(
             test_a_retry_reaching_another_node_goes_to_the_child_that_waits, setup_peer, teardown),
+        cmocka_unit_test_setup_teardown(test_a_passed_through_retry_is_served_by_any_node,
+                                        setup_everything_keyed, teardown),
     };
     int failed = cmocka_run_group_tests_name("cluster_gateway", tests, NULL, NULL);
     unlink(key_path);
