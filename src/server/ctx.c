@@ -146,6 +146,11 @@ void mcp__ctx_run(mcp_ctx *ctx, int inline_handler)
         ctx_finish(ctx, ctx->invoke(ctx));
         return;
     }
+    /* The shared store behind the stream may already be unable to take more: then the
+     * handler's first message waits too, not only those after one was sent. */
+    mcp__session *s = ctx->sess;
+    if (s->io != NULL && s->io->backlogged != NULL && s->io->backlogged(s->io_user, ctx->stream))
+        ctx->paused = 1;
     mcp__pool *pool = server_pool(ctx->rt->srv);
     if (pool == NULL || mcp__pool_submit(pool, ctx_job, ctx) != MCP_OK) {
         mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR, "Internal error: no worker available");

@@ -53,6 +53,9 @@ typedef struct mcp__cluster_cbs {
     /* The connection went down (up 0) or came back (up 1). May be NULL. */
     void (*up)(void *user, int up);
     void *user;
+    /* What was written and not yet taken by the server is back under half its bound
+     * (see mcp__cluster_congested), or the connection went down. May be NULL. */
+    void (*drained)(void *user);
 } mcp__cluster_cbs;
 
 typedef struct mcp__cluster_opts {
@@ -92,6 +95,14 @@ void mcp__cluster_free(mcp__cluster *c);
 uint32_t mcp__cluster_node(const mcp__cluster *c);
 /* True while connected. */
 int mcp__cluster_up(const mcp__cluster *c);
+/* True while what this node wrote and the server has not taken yet passes a bound
+ * (MCP__CLUSTER_MAX_BACKLOG): the server is behind, and whoever can wait (a handler
+ * storing events) should, until the drained callback. Without it, a flood of events
+ * would grow that backlog without end, and the heartbeat queued behind it would come
+ * so late that other nodes took this one for dead. */
+#define MCP__CLUSTER_MAX_BACKLOG (256u << 10)
+#define MCP__CLUSTER_MAX_INFLIGHT 8192 /* writes not answered yet */
+int mcp__cluster_congested(mcp__cluster *c);
 
 /* ---- Session registry ---- */
 

@@ -45,6 +45,11 @@ typedef struct mcp__session_io {
      * it as the store can hold). The handler then waits in its next mcp_ctx call
      * until the transport calls the answerer's stream_ready. May be NULL. */
     int (*congested)(void *io, uint64_t stream);
+    /* Asked as a handler starts on `stream`: true when what would keep its messages
+     * (a shared store) cannot take more for now, so that its first message waits as
+     * its next ones would; then stream_ready follows too. May be NULL. (Not the
+     * stream's own state: nothing of the handler's is out yet to wait for.) */
+    int (*backlogged)(void *io, uint64_t stream);
     /* The value of the request header `name` (case-insensitive) of the HTTP request
      * that carried `stream`, or NULL (no such header, no such stream, not HTTP). For
      * revision 2026-07-28's checks of Mcp-Param-* headers against the arguments. May be

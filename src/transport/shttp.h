@@ -55,6 +55,7 @@ struct hstream {
     enum hstream_kind kind;
     mcp__http_req *req; /* NULL once the HTTP side is finished or gone */
     int begun;          /* the SSE status line and headers are out */
+    int cluster_wait;   /* its handler waits for the cluster's backlog to drain */
     int pending;        /* answers still owed on a POST stream */
     int primed;         /* a priming event (an id to resume from) went out */
     int unstored;       /* an initialize stream: nothing to resume, nothing stored */

@@ -1027,6 +1027,24 @@ static void on_message(void *user, const mcp__cluster_msg *m)
     }
 }
 
+/* The cluster's backlog drained: the handlers that waited for it go on. */
+static void on_drained(void *user)
+{
+    shttp *t = user;
+    for (hsess *hs = t->all; hs != NULL; hs = hs->next) {
+        hstream *waited = NULL;
+        for (hstream *st = hs->streams; st != NULL; st = st->next)
+            if (st->cluster_wait) {
+                st->cluster_wait = 0;
+                waited = st;
+            }
+        /* Each goes on unless its own client holds it back (mcp__hstream_maybe_ready
+         * asks). */
+        if (waited != NULL && !hs->closing)
+            mcp__hstream_maybe_ready(waited);
+    }
+}
+
 static void on_up(void *user, int up)
 {
     shttp *t = user;
@@ -1363,6 +1381,7 @@ int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix,
     mcp__cluster_cbs cbs = {0};
     cbs.message = on_message;
     cbs.up = on_up;
+    cbs.drained = on_drained;
     cbs.user = t;
     char why[256] = "";
     int rc = mcp__cluster_new(&o, &cbs, &t->cluster, why, sizeof(why));

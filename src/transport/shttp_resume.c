@@ -27,12 +27,14 @@ struct hresume {
     int old_begun;
     int created;
     uint64_t stream;
-    uint64_t after;  /* the last event the client has */
-    uint64_t seq_at; /* the session's event count when this replay began */
+    uint64_t after;     /* the last event the client has */
+    uint64_t seq_at;    /* the session's event count when this replay began */
+    uint64_t seq_begin; /* and when the resume began */
     int replayed;
     size_t replayed_bytes;
     uint64_t resumed_after; /* the Last-Event-ID's seq */
     int cancelled;          /* the session closed */
+    int restart;            /* taken over: the replay under way is ignored, one begins again */
     int running;            /* inside the store's replay call */
     int done_status;        /* set by a replay that completed inside its call */
     int done_now;
@@ -95,6 +97,8 @@ static void resume_req_closed(void *arg, mcp__http_req *req)
 static void resume_emit(void *arg, uint64_t seq, const char *data, size_t len)
 {
     hresume *r = arg;
+    if (r->restart)
+        return; /* for the connection it replaced: replayed again, from where this one is */
     if (seq > r->after)
         r->after = seq;
     if (r->cancelled || r->req == NULL)
@@ -133,16 +137,24 @@ static void resume_finish(hresume *r, int status)
     shttp *t = r->t;
     resume_unlink(r);
     st->resuming = NULL;
-    if (status != MCP_OK && r->replayed == 0) {
-        /* Unknown or expired: a clear error, and the stream is left as it was. */
+    if (status != MCP_OK) {
+        /* Unknown or expired (nothing replayed): a clear error. A replay that failed part
+         * way (the store went out of reach): the client is cut, and resumes from the last
+         * event it has. Either way the stream is left as it was, but for a connection of
+         * its own that missed what was stored meanwhile: that one is cut too. */
         st->begun = r->old_begun;
-        if (r->old_req != NULL && !mcp__http_req_closed(r->old_req)) {
+        int missed = hs->next_seq != r->seq_begin || st->finished;
+        if (r->old_req != NULL && !missed && !mcp__http_req_closed(r->old_req)) {
             st->req = r->old_req;
             mcp__http_req_on_close(st->req, mcp__shttp_stream_closed, st);
+        } else if (r->old_req != NULL && !mcp__http_req_closed(r->old_req)) {
+            mcp__http_req_abort(r->old_req);
         } else if (r->old_req != NULL) {
             mcp__http_req_release(r->old_req);
         }
-        if (r->req != NULL && status == MCP_ECLOSED && t->cluster != NULL)
+        if (r->req != NULL && r->replayed > 0)
+            mcp__http_req_abort(r->req);
+        else if (r->req != NULL && status == MCP_ECLOSED && t->cluster != NULL)
             mcp__shttp_cluster_unavailable(t, r->req); /* the shared store is out of reach */
         else if (r->req != NULL)
             mcp__shttp_error(t, r->req, 400, MCP_RPC_SERVER_ERROR,
@@ -202,6 +214,11 @@ static void resume_done(void *arg, int status)
         r->done_status = status;
         return;
     }
+    if (r->restart) {
+        r->restart = 0;
+        resume_next(r);
+        return;
+    }
     if (status == MCP_OK && r->hs->next_seq != r->seq_at) {
         /* Events were stored while the store answered: replay those too. */
         resume_next(r);
@@ -225,6 +242,10 @@ static void resume_next(hresume *r)
         }
         if (!r->done_now)
             return; /* resume_done comes later */
+        if (r->restart) {
+            r->restart = 0;
+            continue;
+        }
         if (r->done_status != MCP_OK || r->hs->next_seq == r->seq_at) {
             resume_finish(r, r->done_status);
             return;
@@ -253,6 +274,29 @@ int mcp__parse_event_id(const hsess *hs, const char *id, uint64_t *stream, uint6
     return 0;
 }
 
+/*
+ * The client resumed again before the replay into its last connection ended (a store
+ * that answers later: it was cut, or gave up, mid-replay): req takes that connection's
+ * place, and the replay begins again from what req's client has. A second stream of
+ * the same id would take the stream's messages from this one, or end on the replay's
+ * last event as a stream already answered.
+ */
+static void resume_take_over(hresume *r, mcp__http_req *req, uint64_t seq)
+{
+    if (r->req != NULL) {
+        mcp__http_req_on_close(r->req, NULL, NULL);
+        mcp__http_req_abort(r->req);
+    }
+    r->req = req;
+    r->after = r->resumed_after = seq;
+    r->replayed = 0;
+    r->replayed_bytes = 0;
+    r->restart = 1;
+    r->st->begun = 0;
+    r->st->slack = 0;
+    mcp__http_req_on_close(req, resume_req_closed, r);
+}
+
 void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last_event_id)
 {
     uint64_t id, seq;
@@ -278,9 +322,15 @@ void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last
     }
     t->stats.resumes++;
     hstream *st = NULL;
-    for (hstream *p = hs->streams; p != NULL; p = p->next)
-        if (p->id == id && p->kind != HS_IDLE && p->resuming == NULL && !p->finished)
-            st = p;
+    for (hstream *p = hs->streams; p != NULL; p = p->next) {
+        if (p->id != id || p->kind == HS_IDLE || p->finished)
+            continue;
+        if (p->resuming != NULL) {
+            resume_take_over(p->resuming, req, seq);
+            return;
+        }
+        st = p;
+    }
     hresume *r = calloc(1, sizeof(*r));
     int created = 0;
     if (r != NULL && st == NULL) {
@@ -302,6 +352,7 @@ void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last
     r->stream = id;
     r->after = seq;
     r->resumed_after = seq;
+    r->seq_begin = hs->next_seq;
     /* The stream lives on (its request still runs, or a GET is open): this connection
      * takes it over once the replay is done. Meanwhile its messages are only stored. */
     r->old_req = st->req;

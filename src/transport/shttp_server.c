@@ -411,7 +411,7 @@ void mcp__hstream_maybe_ready(hstream *st)
     for (int pass = 0; pass < 4; pass++) {
         hs->window_moved = 0;
         for (hstream *p = hs->streams; p != NULL; p = p->next)
-            if (!stream_congested(p))
+            if (!p->cluster_wait && !stream_congested(p))
                 HS_ANS(hs)->stream_ready(hs->sess, p->id);
         if (!hs->window_moved)
             break;
@@ -521,6 +521,19 @@ static int stream_congested(hstream *st)
     return 1;
 }
 
+/* Redis is behind this node: what a handler sends next on st, to be stored there,
+ * waits for it to catch up (mcp__shttp_cluster's drained), as it would for a slow
+ * client. What is not stored does not wait. */
+static int cluster_backlogged(hsess *hs, hstream *st)
+{
+    st->cluster_wait = 0; /* the latest word on the stream (see on_drained) */
+    if (hs->t->cluster == NULL || hs->t->store == NULL || hs->legacy || hs->stateless ||
+        st->unstored || !mcp__cluster_congested(hs->t->cluster))
+        return 0;
+    st->cluster_wait = 1;
+    return 1;
+}
+
 static int io_congested(void *io, uint64_t stream)
 {
     hsess *hs = io;
@@ -529,7 +542,14 @@ static int io_congested(void *io, uint64_t stream)
      * sources cannot wait: its slow-reader limit covers it. */
     if (st == NULL || st->kind == HS_POST_JSON)
         return 0;
-    return stream_congested(st);
+    return cluster_backlogged(hs, st) || stream_congested(st);
+}
+
+static int io_backlogged(void *io, uint64_t stream)
+{
+    hsess *hs = io;
+    hstream *st = hs->legacy ? hs->streams : find_stream(hs, stream);
+    return st != NULL && st->kind != HS_POST_JSON && cluster_backlogged(hs, st);
 }
 
 /* No request of the session in flight any more: a stop may be waiting for that. */
@@ -578,6 +598,7 @@ static const mcp__session_io shttp_io = {.send = io_send,
                                          .close_stream = io_close_stream,
                                          .close_standalone = io_close_standalone,
                                          .congested = io_congested,
+                                         .backlogged = io_backlogged,
                                          .header = io_header};
 
 /* ---- Sessions ---- */

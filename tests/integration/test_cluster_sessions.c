@@ -6,6 +6,8 @@
  *     more than a stream read where it runs: the follower tells the owner what
  *     its client has;
  *   - a resume on another node answers at once, not with its first event;
+ *   - a resume that comes while the replay into the one before it still waits for
+ *     Redis takes that one's place, and gets the whole call;
  *   - a follower that loses Redis cuts its client, who resumes the rest, rather
  *     than telling it that the node running its request is gone;
  *   - a resume elsewhere stops at an event its owner could not store (Redis was out
@@ -19,9 +21,13 @@
  *   - a Redis that stops answering (SIGSTOP: the connection stays up) is given
  *     up by the nodes' watchdog, and requests that need it get 503, not a hang;
  *   - a DELETE while Redis stalls is answered once Redis says who heard, or, past
- *     the watchdog, 503: never 200 for an end the other nodes may not know of.
+ *     the watchdog, 503: never 200 for an end the other nodes may not know of;
+ *   - a node flooding Redis with events is not taken for dead, and a stream it
+ *     just began can be resumed elsewhere: its handlers wait for Redis to catch up,
+ *     so its heartbeat and its other writes are not queued behind seconds of events.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -73,8 +79,9 @@ static int teardown(void **state)
 }
 
 /* POSTs a tools/call on port and reads its priming event: its id into last_id, then
- * the connection is closed (the client is cut right after the priming event). */
-static void call_and_cut(int port, const char *session, long long id, const char *tool,
+ * the connection is closed (the client is cut right after the priming event). Returns
+ * the event's retry interval (-1: none). */
+static long call_and_cut(int port, const char *session, long long id, const char *tool,
                          const char *args, char last_id[160])
 {
     char *body = rc_call_body(id, tool, args, NULL);
@@ -87,8 +94,10 @@ static void call_and_cut(int port, const char *session, long long id, const char
     if (rc_next_event(&c, &ev, STEP_MS) != 1 || !rc_event_is_priming(&ev))
         fail_msg("tools/call %s: no priming event first", tool);
     snprintf(last_id, 160, "%s", ev.id);
+    long retry = ev.retry;
     rc_event_free(&ev);
     rc_close(&c);
+    return retry;
 }
 
 /* The node number in an event id (the stream's high bits: see shttp.h). */
@@ -153,6 +162,58 @@ static void test_a_resume_on_another_node_answers_before_the_first_event(void **
     assert_string_equal(rc_result_text(call.result), "late");
     rc_call_free(&call);
     rc_close(&g);
+}
+
+/* Sends a GET resuming from last_id on port, without waiting for its head. */
+static void resume_send(rc_conn *g, int port, const char *session, const char *last_id)
+{
+    char hdrs[400];
+    snprintf(hdrs, sizeof(hdrs),
+             "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\nLast-Event-ID: %s\r\n", session,
+             last_id);
+    assert_int_equal(rc_connect(g, port, 0, STEP_MS), 0);
+    assert_int_equal(rc_send_request(g, port, "GET", hdrs, NULL, STEP_MS), 0);
+}
+
+static int ping(int port, const char *session, int timeout_ms);
+
+static void test_a_resume_replacing_one_still_replaying_gets_the_whole_call(void **state)
+{
+    ch_cluster *c = *state;
+    char session[33], last_id[160];
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
+    const int n = 20;
+    call_and_cut(ch_node_port(c, 0), session, 12, "notify", "{\"count\":20,\"delay_ms\":100}",
+                 last_id);
+    /* Redis stopped (well within the nodes' 5 s watchdog): node0's replay for the first
+     * resume waits for it. */
+    pid_t redis = c->redis.proc.pid;
+    assert_true(redis > 0);
+    assert_int_equal(kill(redis, SIGSTOP), 0);
+    rc_conn g1, g2;
+    resume_send(&g1, ch_node_port(c, 0), session, last_id);
+    /* node0 answers a request of a session it holds without Redis: once it has, it
+     * has read the first resume, sent before. */
+    int pinged = ping(ch_node_port(c, 0), session, STEP_MS);
+    /* The client gives that resume up and resumes again, from the same event. */
+    rc_close(&g1);
+    resume_send(&g2, ch_node_port(c, 0), session, last_id);
+    kill(redis, SIGCONT);
+    assert_int_equal(pinged, 200);
+    assert_int_equal(rc_read_head(&g2, STEP_MS), 0);
+    assert_int_equal(g2.status, 200);
+    rc_call call;
+    rc_call_init(&call, 12, n);
+    int rc = rc_call_read(&g2, &call, 0, CALL_MS);
+    if (rc != 1)
+        fail_msg("the second resume %s after %lld of %d notifications (%s)",
+                 rc == 0    ? "ended"
+                 : rc == -1 ? "timed out"
+                            : "failed",
+                 call.next - 1, n, call.err);
+    assert_string_equal(rc_result_text(call.result), "sent 20");
+    rc_call_free(&call);
+    rc_close(&g2);
 }
 
 /* Kills every connection Redis has from node number `node` (they are named after it). */
@@ -568,11 +629,226 @@ static void test_a_delete_while_redis_stalls_waits_for_it_or_says_503(void **sta
         assert_int_equal(ping(ch_node_port(c, i), session, STEP_MS), 404);
 }
 
+/* ---- A node flooding Redis ---- */
+
+/* Clients of a flood, each making calls of 250 notifications: short calls, so that a
+ * handler's first messages must wait as its later ones do, or they get past the bound
+ * (and as many handlers as workers are not all held by a few long calls). */
+#define FLOOD_CLIENTS 24
+#define FLOOD_EVENTS 250
+
+typedef struct flood {
+    int port;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int started, ended, stop;
+    long long calls, failures;
+    char err[700];
+    /* node0's heartbeat: its key, and the least time to live it was seen with */
+    int redis_port;
+    char hb_key[64];
+    long long hb_min_ms, hb_samples;
+} flood;
+
+static int flood_stopping(flood *f)
+{
+    pthread_mutex_lock(&f->mu);
+    int stop = f->stop;
+    pthread_mutex_unlock(&f->mu);
+    return stop;
+}
+
+static void flood_failed(flood *f, const char *fmt, ...)
+{
+    pthread_mutex_lock(&f->mu);
+    if (f->failures++ == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(f->err, sizeof(f->err), fmt, ap);
+        va_end(ap);
+    }
+    pthread_mutex_unlock(&f->mu);
+}
+
+/* One call of n notifications read to its end; counts the client as started once its
+ * first call's events come. Returns 0 when it had them all and the answer. */
+static int flood_call(flood *f, const char *session, long long id, int n, int *counted)
+{
+    char args[64];
+    snprintf(args, sizeof(args), "{\"count\":%d}", n);
+    char *body = rc_call_body(id, "notify", args, NULL);
+    rc_conn c;
+    int status = body != NULL ? rc_post(&c, f->port, session, body, 0, STEP_MS) : -1;
+    free(body);
+    rc_call call;
+    rc_call_init(&call, id, n);
+    int rc = status == 200 ? rc_call_read(&c, &call, 100, CALL_MS) : -3;
+    if (rc == 2 || rc == 1) {
+        if (!*counted) {
+            *counted = 1;
+            pthread_mutex_lock(&f->mu);
+            f->started++;
+            pthread_cond_broadcast(&f->cv);
+            pthread_mutex_unlock(&f->mu);
+        }
+        if (rc == 2)
+            rc = rc_call_read(&c, &call, 0, CALL_MS);
+    }
+    pthread_mutex_lock(&f->mu);
+    f->calls++;
+    pthread_mutex_unlock(&f->mu);
+    if (rc != 1)
+        flood_failed(f, "a call of %d: HTTP %d, read %d after %lld events: %s", n, status, rc,
+                     call.next - 1, call.err);
+    rc_call_free(&call);
+    if (status > 0)
+        rc_close(&c);
+    return rc == 1 ? 0 : -1;
+}
+
+/* One client of a flood: its own session on port, its calls again and again until told
+ * to stop. */
+static void *flood_client(void *arg)
+{
+    flood *f = arg;
+    int n = FLOOD_EVENTS;
+    char session[33];
+    int counted = 0, ok = hc_mcp_initialize(f->port, session, STEP_MS) == 0;
+    if (!ok)
+        flood_failed(f, "an initialize failed");
+    for (long long id = 1; ok && !flood_stopping(f); id++)
+        ok = flood_call(f, session, id, n, &counted) == 0;
+    pthread_mutex_lock(&f->mu);
+    f->ended++; /* (the test waits for its clients to start, or to end) */
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+    return NULL;
+}
+
+/* Reads the time to live of node0's heartbeat every 20 ms while the flood runs. */
+static void *flood_heartbeat(void *arg)
+{
+    flood *f = arg;
+    struct timeval tv = {.tv_sec = 5};
+    redisContext *r = redisConnectWithTimeout("127.0.0.1", f->redis_port, tv);
+    if (r == NULL || r->err != 0) {
+        flood_failed(f, "no connection to Redis to read the heartbeat");
+        redisFree(r);
+        return NULL;
+    }
+    while (!flood_stopping(f)) {
+        redisReply *rep = redisCommand(r, "PTTL %s", f->hb_key);
+        if (rep == NULL || rep->type != REDIS_REPLY_INTEGER) {
+            flood_failed(f, "PTTL of the heartbeat failed");
+            freeReplyObject(rep);
+            break;
+        }
+        pthread_mutex_lock(&f->mu);
+        if (f->hb_samples++ == 0 || rep->integer < f->hb_min_ms)
+            f->hb_min_ms = rep->integer; /* -2: the key is gone, the node taken for dead */
+        pthread_mutex_unlock(&f->mu);
+        freeReplyObject(rep);
+        rc_wait_retry(20);
+    }
+    redisFree(r);
+    return NULL;
+}
+
+/* Stops the flood's clients and its heartbeat reader, and waits for them. */
+static void flood_stop(flood *f, pthread_t *th, int n)
+{
+    pthread_mutex_lock(&f->mu);
+    f->stop = 1;
+    pthread_mutex_unlock(&f->mu);
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+}
+
+static void test_a_node_flooding_redis_with_events_is_not_taken_for_dead(void **state)
+{
+    ch_cluster *c = *state;
+    char session[33], last_id[160];
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
+    long long node0 = number_of_node(c, 0, session, 10);
+    /* (Static: its threads may outlive a failed assertion here, until the nodes stop.) */
+    static flood f;
+    static pthread_t th[FLOOD_CLIENTS + 1];
+    memset(&f, 0, sizeof(f));
+    f.port = ch_node_port(c, 0);
+    f.redis_port = c->redis_port;
+    snprintf(f.hb_key, sizeof(f.hb_key), "mcp:node:%lld", node0);
+    pthread_mutex_init(&f.mu, NULL);
+    pthread_cond_init(&f.cv, NULL);
+    assert_int_equal(pthread_create(&th[0], NULL, flood_heartbeat, &f), 0);
+    for (int i = 1; i <= FLOOD_CLIENTS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, flood_client, &f), 0);
+    /* Every client of the flood has its events coming before the call begins. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += CALL_MS / 1000;
+    pthread_mutex_lock(&f.mu);
+    while (f.started < FLOOD_CLIENTS && f.ended == 0 &&
+           pthread_cond_timedwait(&f.cv, &f.mu, &until) == 0)
+        ;
+    int started = f.started;
+    pthread_mutex_unlock(&f.mu);
+    if (started < FLOOD_CLIENTS) {
+        flood_stop(&f, th, FLOOD_CLIENTS + 1);
+        fail_msg("%d of %d clients of the flood started: %s", started, FLOOD_CLIENTS, f.err);
+    }
+
+    /* A call that runs on node0 through the flood, its client cut after the priming
+     * event and following it from node1. */
+    long retry = call_and_cut(ch_node_port(c, 0), session, 11, "slow_echo",
+                              "{\"text\":\"alive\",\"delay_ms\":8000}", last_id);
+    /* As a client of SEP-1699 does: back after the retry interval the event gave. (One
+     * that resumed elsewhere at once could find the event not yet in Redis, which takes
+     * node0's writes in order, behind the flood's: 400.) */
+    rc_wait_retry(retry >= 0 ? retry : 1000);
+    rc_conn g;
+    int status = rc_get(&g, ch_node_port(c, 1), session, last_id, STEP_MS);
+    rc_call call;
+    rc_call_init(&call, 11, 0);
+    int rc = status == 200 ? rc_call_read(&g, &call, 0, CALL_MS) : -3;
+    flood_stop(&f, th, FLOOD_CLIENTS + 1);
+    printf("%lld calls of %d notifications on node0 while the call ran; node0's heartbeat had "
+           "%lld ms left at least (%lld readings)\n",
+           f.calls, FLOOD_EVENTS, f.hb_min_ms, f.hb_samples);
+    /* What failed, found before the call's memory goes. */
+    char why[900] = "";
+    const json_t *err = json_object_get(call.result, "error");
+    const char *text = call.result != NULL ? rc_result_text(call.result) : NULL;
+    if (f.failures > 0)
+        snprintf(why, sizeof(why), "%lld failures in the flood, the first: %.700s", f.failures,
+                 f.err);
+    else if (f.hb_samples == 0 || f.hb_min_ms <= 0)
+        snprintf(why, sizeof(why), "node0's heartbeat lapsed during the flood (%lld ms left)",
+                 f.hb_min_ms);
+    else if (status != 200)
+        snprintf(why, sizeof(why), "the resume on node1 got HTTP %d", status);
+    else if (rc != 1)
+        snprintf(why, sizeof(why), "the follow on node1 %s (%.600s)",
+                 rc == -1 ? "timed out" : "ended", call.err);
+    else if (err != NULL)
+        snprintf(why, sizeof(why), "node1 answered for the call node0 runs: %.600s",
+                 json_string_value(json_object_get(err, "message")));
+    else if (text == NULL || strcmp(text, "alive") != 0)
+        snprintf(why, sizeof(why), "the call's result was not its text");
+    rc_call_free(&call);
+    if (status > 0)
+        rc_close(&g);
+    pthread_cond_destroy(&f.cv);
+    pthread_mutex_destroy(&f.mu);
+    if (why[0] != '\0')
+        fail_msg("%s", why);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_a_stream_read_through_another_node_is_not_held_back),
         cmocka_unit_test(test_a_resume_on_another_node_answers_before_the_first_event),
+        cmocka_unit_test(test_a_resume_replacing_one_still_replaying_gets_the_whole_call),
         cmocka_unit_test(test_a_follower_that_loses_redis_cuts_its_client_who_resumes_the_rest),
         cmocka_unit_test(test_a_resume_elsewhere_stops_at_an_event_its_owner_could_not_store),
         cmocka_unit_test(test_a_notification_reaches_one_get_stream_of_a_session_on_two_nodes),
@@ -582,6 +858,7 @@ int main(void)
         cmocka_unit_test(test_sessions_outlive_a_redis_restart_that_lost_everything),
         cmocka_unit_test(test_a_silent_redis_is_given_up_and_found_again),
         cmocka_unit_test(test_a_delete_while_redis_stalls_waits_for_it_or_says_503),
+        cmocka_unit_test(test_a_node_flooding_redis_with_events_is_not_taken_for_dead),
     };
     int failed = cmocka_run_group_tests_name("cluster_sessions", tests, setup, teardown);
     return failed + teardown_failures ? 1 : 0;

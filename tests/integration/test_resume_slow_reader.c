@@ -7,6 +7,9 @@
  * instead: the server never cuts the reader off, the store never drops what
  * the client has not had (40,000 would not fit), and every notification
  * arrives exactly once and in order, then the result.
+ *
+ * And a handler that starts while its session's window is full only by the count of
+ * a stream whose client has read everything is not held: it sends, and is answered.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -148,11 +151,75 @@ static void test_large_backlog_replays_to_a_prompt_reader(void **state)
     rc_call_free(&call);
 }
 
+static void test_a_handler_starting_behind_a_stale_window_is_not_held(void **state)
+{
+    (void)state;
+    /* A window of 51 events (half the store's 100). */
+    static const char *const flags[] = {"--store-max-events", "100", NULL};
+    hc_server srv;
+    assert_int_equal(hc_server_start(&srv, flags, STEP_MS), 0);
+    char session[33];
+    /* (Of 2025-06-18: no priming event that would count as unsent.) */
+    assert_int_equal(hc_mcp_initialize_version(srv.port, "2025-06-18", session, STEP_MS), 0);
+    /* A call whose client reads its first notification, then waits a minute: that one
+     * stays counted as unconfirmed until something looks at its stream again. */
+    char *body = rc_call_body(3, "notify", "{\"count\":2,\"delay_ms\":60000}", NULL);
+    rc_conn held;
+    assert_int_equal(rc_post(&held, srv.port, session, body, 0, STEP_MS), 200);
+    free(body);
+    rc_call call;
+    rc_call_init(&call, 3, 2);
+    assert_int_equal(rc_call_read(&held, &call, 1, STEP_MS), 2);
+    rc_call_free(&call);
+    /* 60 answers stored (more than the window) while it is counted. */
+    for (int i = 0; i < 60; i++) {
+        hc_response r;
+        char echo[128];
+        snprintf(echo, sizeof(echo),
+                 "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\",\"params\":{\"name\":"
+                 "\"echo\",\"arguments\":{\"text\":\"x\"}}}",
+                 100 + i);
+        assert_int_equal(hc_mcp_post(srv.port, session, NULL, echo, &r, STEP_MS), 0);
+        assert_int_equal(r.status, 200);
+        hc_response_free(&r);
+    }
+    /* A handler that sends: it must not wait for the held call's next move. */
+    long long t0 = rc_now_ms();
+    body = rc_call_body(4, "notify", "{\"count\":3}", NULL);
+    rc_conn c;
+    assert_int_equal(rc_post(&c, srv.port, session, body, 0, 3000), 200);
+    free(body);
+    rc_call_init(&call, 4, 3);
+    int rc = rc_call_read(&c, &call, 0, 3000);
+    long long took = rc_now_ms() - t0;
+    rc_call_free(&call);
+    rc_close(&c);
+    /* The held call is cancelled, so that the server stops without waiting for it. */
+    hc_response r;
+    assert_int_equal(hc_mcp_post(srv.port, session, NULL,
+                                 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+                                 "\"params\":{\"requestId\":3}}",
+                                 &r, STEP_MS),
+                     0);
+    assert_int_equal(r.status, 202);
+    hc_response_free(&r);
+    rc_call_init(&call, 3, -1);
+    /* Its stream ends (a cancelled request is not answered). */
+    assert_int_equal(rc_call_read(&held, &call, 0, STEP_MS), 0);
+    rc_call_free(&call);
+    rc_close(&held);
+    assert_int_equal(hc_server_stop_check(&srv, STEP_MS), 0);
+    hc_server_free(&srv);
+    if (rc != 1)
+        fail_msg("the call was not answered within 3 s (%lld ms)", took);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slow_reader_pauses_the_handler_and_loses_nothing),
         cmocka_unit_test(test_large_backlog_replays_to_a_prompt_reader),
+        cmocka_unit_test(test_a_handler_starting_behind_a_stale_window_is_not_held),
     };
     int failed = cmocka_run_group_tests_name("resume_slow_reader", tests, setup_slow, hx_teardown);
     return failed + hx_teardown_failures ? 1 : 0;

@@ -76,15 +76,24 @@ int mcp__rc_key_node(const mcp__cluster *c, mcp__buf *b, const char *kind, uint6
 
 /* ---- Sending ---- */
 
+static void on_counted(redisAsyncContext *ac, void *reply, void *priv);
+
 static int conn_sendv(mcp__cluster *c, mcp__rconn *k, redisCallbackFn *fn, void *priv, int awaited,
                       const char *fmt, va_list ap)
 {
     if (k->ac == NULL)
         return MCP_ECLOSED;
+    int counted = fn == NULL && k == &c->cmd;
+    if (counted) {
+        /* A write nothing waits for: its reply is counted (see mcp__cluster_congested). */
+        fn = on_counted;
+        priv = c;
+    }
     if (redisvAsyncCommand(k->ac, fn, priv, fmt, ap) != REDIS_OK)
         /* hiredis refuses commands on a context it is closing, and fails to format
          * one only when memory runs out. */
         return k->ac->c.flags & (REDIS_DISCONNECTING | REDIS_FREEING) ? MCP_ECLOSED : MCP_ENOMEM;
+    c->inflight += (size_t)counted;
     c->stats.commands++;
     if (awaited)
         c->stats.round_trips++;
@@ -127,9 +136,10 @@ int mcp__rc_cmd_argv(mcp__cluster *c, int argc, const char **argv, const size_t 
 {
     if (c->state != MCP__RC_UP || c->cmd.ac == NULL)
         return MCP_ECLOSED;
-    if (redisAsyncCommandArgv(c->cmd.ac, NULL, NULL, argc, argv, argvlen) != REDIS_OK)
+    if (redisAsyncCommandArgv(c->cmd.ac, on_counted, c, argc, argv, argvlen) != REDIS_OK)
         return c->cmd.ac->c.flags & (REDIS_DISCONNECTING | REDIS_FREEING) ? MCP_ECLOSED
                                                                           : MCP_ENOMEM;
+    c->inflight++;
     c->stats.commands++;
     return MCP_OK;
 }
@@ -149,6 +159,7 @@ int mcp__rc_subscribe(mcp__cluster *c, const char *chan, int on)
  * learnt on them. Callers' callbacks run in here, and may detach. */
 static void drop_conns(mcp__cluster *c)
 {
+    c->inflight = 0; /* the replies still due come, if at all, to contexts being freed */
     mcp__rconn *ks[] = {&c->cmd, &c->sub};
     for (size_t i = 0; i < 2; i++) {
         redisAsyncContext *ac = ks[i]->ac;
@@ -159,6 +170,60 @@ static void drop_conns(mcp__cluster *c)
     }
     mcp__rc_follow_end_all(c, MCP_ECONNECT);
     mcp__rc_registered_forget(c, NULL);
+}
+
+/* A congestion is over (see mcp__cluster_congested). */
+static void drained(mcp__cluster *c)
+{
+    if (!c->congested)
+        return;
+    c->congested = 0;
+    if (c->cbs.drained != NULL)
+        c->cbs.drained(c->cbs.user);
+}
+
+/* Bytes queued on the command connection and not yet written to its socket. */
+static size_t backlog(const mcp__cluster *c)
+{
+    const redisAsyncContext *ac = c->cmd.ac;
+    return ac != NULL && ac->c.obuf != NULL ? sdslen(ac->c.obuf) : 0;
+}
+
+/* What the server has not taken yet: the bytes not written, and the writes not
+ * answered, which may wait in the sockets' buffers (a server reads 16 KiB of a
+ * client at a time), where no other count sees them. */
+int mcp__cluster_congested(mcp__cluster *c)
+{
+    if (c->state == MCP__RC_UP && !c->congested &&
+        (backlog(c) > MCP__CLUSTER_MAX_BACKLOG || c->inflight > MCP__CLUSTER_MAX_INFLIGHT))
+        c->congested = 1;
+    return c->congested;
+}
+
+static void check_drained(mcp__cluster *c)
+{
+    if (c->congested && backlog(c) <= MCP__CLUSTER_MAX_BACKLOG / 2 &&
+        c->inflight <= MCP__CLUSTER_MAX_INFLIGHT / 2)
+        drained(c);
+}
+
+void mcp__rc_wrote(redisAsyncContext *ac)
+{
+    mcp__rconn *k = ac->data;
+    mcp__cluster *c = k != NULL ? k->c : NULL;
+    if (c != NULL && ac == c->cmd.ac)
+        check_drained(c);
+}
+
+static void on_counted(redisAsyncContext *ac, void *reply, void *priv)
+{
+    mcp__cluster *c = priv;
+    if (reply == NULL)
+        mcp__rc_lost(c, ac);
+    else if (ac == c->cmd.ac && c->inflight > 0) {
+        c->inflight--;
+        check_drained(c);
+    }
 }
 
 static void go_down(mcp__cluster *c)
@@ -177,6 +242,8 @@ static void go_down(mcp__cluster *c)
     drop_conns(c);
     if (was_up && c->state == MCP__RC_DOWN && c->cbs.up != NULL)
         c->cbs.up(c->cbs.user, 0);
+    if (c->state == MCP__RC_DOWN)
+        drained(c); /* what waited goes on: its writes are dropped, and marked as lost */
 }
 
 void mcp__rc_lost(mcp__cluster *c, const redisAsyncContext *ac)
@@ -631,6 +698,7 @@ void mcp__cluster_detach(mcp__cluster *c)
         return;
     flush_writes(c->cmd.ac);
     c->state = MCP__RC_DETACHED;
+    c->congested = 0;
     c->loop = NULL;
     c->hb_sent = c->sub_ping_sent = 0;
     uv_close((uv_handle_t *)c->tick, free_handle);

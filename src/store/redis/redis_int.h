@@ -88,7 +88,9 @@ struct mcp__cluster {
     char *address;  /* this node's HTTP address, its heartbeat's value (NULL: "1") */
     char addr[256]; /* the server's numeric address (or its host), found at attach */
     mcp__rconn cmd, sub;
-    int bus_acks; /* subscriptions of the bus confirmed on this sub connection */
+    int bus_acks;    /* subscriptions of the bus confirmed on this sub connection */
+    int congested;   /* the command connection's backlog passed its bound (see conn.c) */
+    size_t inflight; /* writes on the command connection not yet answered */
     char *chan_node, *chan_all;
     mcp__cluster_stats stats;
 
@@ -109,6 +111,8 @@ struct mcp__cluster {
 /* Drives ac from a uv_poll_t on loop (hiredis closes it when it frees ac).
  * MCP_OK, MCP_ENOMEM, MCP_EIO. */
 int mcp__rc_adapter_attach(redisAsyncContext *ac, uv_loop_t *loop);
+/* hiredis wrote some of what ac had queued (conn.c: a congestion may be over). */
+void mcp__rc_wrote(redisAsyncContext *ac);
 
 /* ---- conn.c ---- */
 
