@@ -344,18 +344,22 @@ int main(int argc, char **argv)
                         opt.flags.http.drain_ms ? opt.flags.http.drain_ms : DEFAULT_DRAIN_MS};
     if (uv_loop_init(&r.loop) != 0)
         return EXIT_FAILURE;
+    /* Before the endpoint exists: it says where it listens as it starts, and a signal
+     * sent on reading that must find our handlers, not the default action, which kills.
+     * They run only inside uv_run, once r.ep is set. */
+    uv_signal_init(&r.loop, &r.sigterm);
+    uv_signal_init(&r.loop, &r.sigint);
+    r.sigterm.data = r.sigint.data = &r;
+    uv_signal_start(&r.sigterm, on_signal, SIGTERM);
+    uv_signal_start(&r.sigint, on_signal, SIGINT);
     int rc = mcp_gateway_http_new(&r.loop, &opt.gw, &opt.flags.http, &r.ep);
     if (rc == MCP_OK) {
         mcp_http_endpoint_route(r.ep, "GET", "/healthz", http_flags_healthz, NULL);
         mcp_http_endpoint_route(r.ep, "GET", "/metrics", metrics, NULL);
-        uv_signal_init(&r.loop, &r.sigterm);
-        uv_signal_init(&r.loop, &r.sigint);
-        r.sigterm.data = r.sigint.data = &r;
-        uv_signal_start(&r.sigterm, on_signal, SIGTERM);
-        uv_signal_start(&r.sigint, on_signal, SIGINT);
     } else {
         fprintf(stderr, "%s: serving HTTP failed: %s\n", NAME, mcp_strerror(rc));
         status = EXIT_FAILURE;
+        on_done(&r, rc);
     }
     uv_run(&r.loop, UV_RUN_DEFAULT);
     mcp_http_endpoint_free(r.ep);

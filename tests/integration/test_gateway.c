@@ -357,6 +357,22 @@ static void test_expired_sessions_leave_no_child(void **state)
     gw_stop(&s);
 }
 
+/* ---- Signals ---- */
+
+/* A SIGTERM sent the moment the gateway says it listens (what a supervisor or a test
+ * harness does) finds its handlers: it drains and exits 0, never killed by the default
+ * action. 20 rounds: the window was the rest of the endpoint's start. */
+static void test_sigterm_as_it_says_it_listens_drains(void **state)
+{
+    (void)state;
+    const char *cmd[] = {everything, "--stdio", NULL};
+    for (int i = 0; i < 20; i++) {
+        hc_server s;
+        gw_start(&s, NULL, cmd);
+        gw_stop(&s);
+    }
+}
+
 int main(void)
 {
     if (harness_bin_path("mcp-everything", everything, sizeof(everything)) != 0 ||
@@ -371,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_cancelled_request_frees_its_session),
         cmocka_unit_test(test_thousand_sessions_leave_no_child),
         cmocka_unit_test(test_expired_sessions_leave_no_child),
+        cmocka_unit_test(test_sigterm_as_it_says_it_listens_drains),
     };
     return cmocka_run_group_tests_name("gateway", tests, NULL, NULL);
 }
