@@ -12,15 +12,50 @@
 
 /* ---- Errors and headers ---- */
 
+static void add_method(char *out, size_t size, const char *method)
+{
+    size_t len = strlen(out);
+    snprintf(out + len, size - len, "%s%s", len ? ", " : "", method);
+}
+
+/*
+ * The methods a path allows, for a 405's Allow (RFC 9110 15.5.6: the answer lists
+ * what the target supports, never the method it refuses) and a preflight's
+ * Access-Control-Allow-Methods: the MCP endpoint as the mode and the eras served
+ * make it, the legacy transport's two paths, an extra route's methods.
+ */
+static void allowed_methods(const shttp *t, const char *path, char *out, size_t size)
+{
+    out[0] = '\0';
+    int sessions = !t->stateless && (t->ans->ops->eras(t->ans) & MCP_ERA_LEGACY);
+    int mcp = strcmp(path, t->path) == 0;
+    int legacy_sse = !mcp && t->legacy && strcmp(path, "/sse") == 0;
+    int legacy_post = !mcp && t->legacy && strcmp(path, "/messages") == 0;
+    if ((mcp && sessions && !t->disable_get) || legacy_sse)
+        add_method(out, size, "GET");
+    if (mcp || legacy_post)
+        add_method(out, size, "POST");
+    if (mcp && sessions)
+        add_method(out, size, "DELETE");
+    if (!mcp && !legacy_sse && !legacy_post)
+        for (size_t i = 0; i < t->nroutes; i++)
+            if (t->routes[i].method != NULL && strcmp(t->routes[i].path, path) == 0)
+                add_method(out, size, t->routes[i].method);
+    if (t->cors_origins != NULL && (mcp || legacy_sse || legacy_post))
+        add_method(out, size, "OPTIONS");
+}
+
 void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *body)
 {
     char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
     json_decref(body);
     const char *hdrs[16] = {"Content-Type", "application/json"};
     size_t n = mcp__shttp_cors(t, req, hdrs, 2);
+    char allow[256];
     if (status == 405) {
+        allowed_methods(t, mcp__http_req_path(req), allow, sizeof(allow));
         hdrs[n++] = "Allow";
-        hdrs[n++] = t->cors_origins ? "GET, POST, DELETE, OPTIONS" : "GET, POST, DELETE";
+        hdrs[n++] = allow;
     }
     hdrs[n] = NULL;
     mcp__http_respond(req, status, hdrs, text, text ? strlen(text) : 0);
@@ -105,8 +140,10 @@ static void preflight(shttp *t, mcp__http_req *req)
         mcp__shttp_error(t, req, 403, MCP_RPC_SERVER_ERROR, "Forbidden: origin not allowed");
         return;
     }
+    char allow[256];
+    allowed_methods(t, mcp__http_req_path(req), allow, sizeof(allow));
     hdrs[n++] = "Access-Control-Allow-Methods";
-    hdrs[n++] = "GET, POST, DELETE, OPTIONS";
+    hdrs[n++] = allow;
     hdrs[n++] = "Access-Control-Allow-Headers";
     hdrs[n++] = "Content-Type, Accept, Authorization, Mcp-Session-Id, MCP-Protocol-Version, "
                 "Last-Event-ID";

@@ -100,6 +100,21 @@ json_t *hx_expect_error(const hc_response *r, int status, int code, const char *
     return body;
 }
 
+void hx_expect_405(int port, const char *method, const char *path, const char *headers,
+                   const char *allow)
+{
+    char what[128];
+    snprintf(what, sizeof(what), "%s %s", method, path);
+    hc_response r;
+    if (hc_request(port, method, path, headers, NULL, &r, HX_REQ_MS) != 0)
+        fail_msg("%s: no complete response within %d ms (status %d)", what, HX_REQ_MS, r.status);
+    json_decref(hx_expect_error(&r, 405, -32000, what));
+    const char *got = hc_header_get(&r, "allow");
+    if (got == NULL || strcmp(got, allow) != 0)
+        fail_msg("%s: expected 'Allow: %s', got %s", what, allow, got ? got : "no Allow header");
+    hc_response_free(&r);
+}
+
 void hx_expect_message_has(const json_t *err_body, const char *needle, const char *what)
 {
     const char *msg =

@@ -44,6 +44,12 @@ void hx_expect_status(const hc_response *r, int status, const char *what);
  * JSON-RPC error body with code. Returns the body (new reference).
  */
 json_t *hx_expect_error(const hc_response *r, int status, int code, const char *what);
+/*
+ * Asserts a 405 whose Allow header is exactly allow (and a JSON-RPC error -32000),
+ * after sending method to path with headers on a new connection.
+ */
+void hx_expect_405(int port, const char *method, const char *path, const char *headers,
+                   const char *allow);
 /* Asserts the error message contains needle (case-insensitive). */
 void hx_expect_message_has(const json_t *err_body, const char *needle, const char *what);
 

@@ -442,6 +442,8 @@ static void test_extra_routes_answer_beside_mcp(void **state)
     /* Another method on a routed path: 405; an unknown path: 404. */
     assert_int_equal(hc_request(h.port, "DELETE", "/hello", NULL, NULL, &r, WAIT_MS), 0);
     assert_int_equal(r.status, 405);
+    assert_non_null(hc_header_get(&r, "allow"));
+    assert_string_equal(hc_header_get(&r, "allow"), "GET"); /* the route's, not /mcp's */
     hc_response_free(&r);
     assert_int_equal(hc_request(h.port, "GET", "/nothing", NULL, NULL, &r, WAIT_MS), 0);
     assert_int_equal(r.status, 404);

@@ -273,19 +273,14 @@ static void test_stateless_call_works_without_initialize_or_session(void **state
     hc_response_free(&r);
 }
 
+/* Without sessions there is nothing to GET or DELETE: each 405 allows only POST. */
 static void test_stateless_get_and_delete_get_405(void **state)
 {
     hx_fixture *f = *state;
-    hc_response r;
-    assert_int_equal(hc_request(f->port, "GET", "/mcp", HC_SSE_ACCEPT, NULL, &r, HX_REQ_MS), 0);
-    json_decref(hx_expect_error(&r, 405, -32000, "GET with --stateless"));
-    hc_response_free(&r);
-    assert_int_equal(hc_request(f->port, "DELETE", "/mcp",
-                                "Mcp-Session-Id: 0123456789abcdef0123456789abcdef\r\n", NULL, &r,
-                                HX_REQ_MS),
-                     0);
-    json_decref(hx_expect_error(&r, 405, -32000, "DELETE with --stateless"));
-    hc_response_free(&r);
+    hx_expect_405(f->port, "GET", "/mcp", HC_SSE_ACCEPT, "POST");
+    hx_expect_405(f->port, "DELETE", "/mcp", "Mcp-Session-Id: 0123456789abcdef0123456789abcdef\r\n",
+                  "POST");
+    hx_expect_405(f->port, "PUT", "/mcp", NULL, "POST");
 }
 
 #define STATELESS_REASON "Stateless server: requests to the client are not possible"
@@ -385,9 +380,7 @@ static void test_no_get_flag_makes_get_405(void **state)
     char hdrs[160];
     hc_response r;
     snprintf(hdrs, sizeof(hdrs), HC_SSE_ACCEPT "Mcp-Session-Id: %s\r\n", f->session);
-    assert_int_equal(hc_request(f->port, "GET", "/mcp", hdrs, NULL, &r, HX_REQ_MS), 0);
-    json_decref(hx_expect_error(&r, 405, -32000, "GET with --no-get"));
-    hc_response_free(&r);
+    hx_expect_405(f->port, "GET", "/mcp", hdrs, "POST, DELETE");
     /* POST still works. */
     hx_post(f->port, f->session, NULL, PING, &r, "ping with --no-get");
     hx_expect_status(&r, 200, "ping with --no-get");
@@ -479,6 +472,35 @@ static void test_cors_preflight_answers_204_with_allow_headers(void **state)
         fail_msg("preflight: Access-Control-Allow-Headers lacks Mcp-Session-Id/Content-Type: %s",
                  headers ? headers : "none");
     hc_response_free(&r);
+}
+
+/* With CORS, each path's 405 and preflight name OPTIONS too, and only that path's methods. */
+static void test_cors_405_and_preflight_name_the_paths_own_methods(void **state)
+{
+    hx_fixture *f = *state;
+    hx_expect_405(f->port, "PUT", "/mcp", "Origin: " APP_ORIGIN "\r\n",
+                  "GET, POST, DELETE, OPTIONS");
+    hx_expect_405(f->port, "POST", "/sse", "Origin: " APP_ORIGIN "\r\n", "GET, OPTIONS");
+    hx_expect_405(f->port, "GET", "/messages", "Origin: " APP_ORIGIN "\r\n", "POST, OPTIONS");
+    static const struct {
+        const char *path, *methods;
+    } preflights[] = {{"/mcp", "GET, POST, DELETE, OPTIONS"},
+                      {"/sse", "GET, OPTIONS"},
+                      {"/messages", "POST, OPTIONS"}};
+    for (size_t i = 0; i < sizeof(preflights) / sizeof(preflights[0]); i++) {
+        hc_response r;
+        assert_int_equal(hc_request(f->port, "OPTIONS", preflights[i].path,
+                                    "Origin: " APP_ORIGIN "\r\n"
+                                    "Access-Control-Request-Method: POST\r\n",
+                                    NULL, &r, HX_REQ_MS),
+                         0);
+        hx_expect_status(&r, 204, preflights[i].path);
+        const char *methods = hc_header_get(&r, "access-control-allow-methods");
+        if (methods == NULL || strcmp(methods, preflights[i].methods) != 0)
+            fail_msg("preflight of %s: expected Access-Control-Allow-Methods '%s', got %s",
+                     preflights[i].path, preflights[i].methods, methods ? methods : "none");
+        hc_response_free(&r);
+    }
 }
 
 static void test_cors_headers_on_responses_to_allowed_origin(void **state)
@@ -652,6 +674,22 @@ static void expect_legacy_answer(hc_conn *c, long long id, const char *what)
     hc_sse_event_free(&ev);
 }
 
+/*
+ * Each 405 lists what its path allows (RFC 9110 15.5.6), never the method it refuses:
+ * the legacy transport's /sse only GET, /messages only POST, and /mcp without CORS no
+ * OPTIONS (every 405 used to say "GET, POST, DELETE").
+ */
+static void test_each_405_allows_what_its_path_serves(void **state)
+{
+    hx_fixture *f = *state;
+    hx_expect_405(f->port, "PUT", "/mcp", NULL, "GET, POST, DELETE");
+    hx_expect_405(f->port, "OPTIONS", "/mcp", NULL, "GET, POST, DELETE");
+    hx_expect_405(f->port, "POST", "/sse", NULL, "GET");
+    hx_expect_405(f->port, "DELETE", "/sse", NULL, "GET");
+    hx_expect_405(f->port, "GET", "/messages", NULL, "POST");
+    hx_expect_405(f->port, "DELETE", "/messages", NULL, "POST");
+}
+
 static void test_legacy_post_gets_202_and_answer_on_sse_stream(void **state)
 {
     hx_fixture *f = *state;
@@ -814,6 +852,22 @@ static void test_error_answers_carry_the_request_id_whenever_it_can_be_read(void
     }
 }
 
+/* ---- --protocol modern ---- */
+
+static int setup_modern_only(void **state)
+{
+    static const char *const flags[] = {"--protocol", "modern", NULL};
+    return hx_setup(state, flags, 0);
+}
+
+/* Revision 2026-07-28 alone has no sessions: GET and DELETE allow only POST. */
+static void test_modern_only_get_and_delete_allow_only_post(void **state)
+{
+    hx_fixture *f = *state;
+    hx_expect_405(f->port, "GET", "/mcp", HC_SSE_ACCEPT, "POST");
+    hx_expect_405(f->port, "DELETE", "/mcp", NULL, "POST");
+}
+
 int main(void)
 {
     const struct CMUnitTest json_mode[] = {
@@ -837,6 +891,7 @@ int main(void)
     };
     const struct CMUnitTest cors[] = {
         cmocka_unit_test(test_cors_preflight_answers_204_with_allow_headers),
+        cmocka_unit_test(test_cors_405_and_preflight_name_the_paths_own_methods),
         cmocka_unit_test(test_cors_headers_on_responses_to_allowed_origin),
     };
     const struct CMUnitTest allowed[] = {
@@ -845,9 +900,13 @@ int main(void)
     const struct CMUnitTest defaults[] = {
         cmocka_unit_test(test_no_cors_headers_or_preflight_without_cors_origin),
         cmocka_unit_test(test_error_answers_carry_the_request_id_whenever_it_can_be_read),
+        cmocka_unit_test(test_each_405_allows_what_its_path_serves),
         cmocka_unit_test(test_legacy_post_gets_202_and_answer_on_sse_stream),
         cmocka_unit_test(test_legacy_post_without_or_with_unknown_session_id),
         cmocka_unit_test(test_legacy_sse_disconnect_removes_session_seed_003),
+    };
+    const struct CMUnitTest modern_only[] = {
+        cmocka_unit_test(test_modern_only_get_and_delete_allow_only_post),
     };
     int failed = 0;
     failed += cmocka_run_group_tests_name("http_json_response", json_mode, setup_json, hx_teardown);
@@ -860,6 +919,8 @@ int main(void)
     failed +=
         cmocka_run_group_tests_name("http_allowed_lists", allowed, setup_allowed, hx_teardown);
     failed += cmocka_run_group_tests_name("http_defaults_and_legacy", defaults, setup_default,
+                                          hx_teardown);
+    failed += cmocka_run_group_tests_name("http_modern_only", modern_only, setup_modern_only,
                                           hx_teardown);
     return failed + hx_teardown_failures ? 1 : 0;
 }
