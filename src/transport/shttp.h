@@ -32,6 +32,7 @@
 typedef struct mcp_http_endpoint shttp;
 
 #define MCP__MAX_GAPS 4
+#define MCP__GAVE_WAY 16
 typedef struct hsess hsess;
 typedef struct hstream hstream;
 typedef struct hresume hresume;
@@ -116,6 +117,9 @@ struct hsess {
     int window_moved;         /* a stream confirmed events (see mcp__hstream_maybe_ready) */
     uint64_t last_standalone; /* where standalone messages are stored while no GET is open */
     hresume *resumes;         /* replays under way */
+    /* Idle resumes that gave way to a new GET (mcp__shttp_idle_give_way), newest last. */
+    uint64_t gave_way[MCP__GAVE_WAY];
+    unsigned ngave_way;
     uint64_t last_active_ms;
     uint64_t last_use; /* shttp.uses when it was last used: orders sessions for eviction */
     int used;          /* a request came after initialize */
@@ -319,6 +323,12 @@ void mcp__hstream_confirmed_elsewhere(hsess *hs, uint64_t stream, uint64_t seq);
 hresume *mcp__shttp_resume_next(const hresume *r);
 /* Replays under way into the session's GET streams (they count as open GETs). */
 int mcp__shttp_resumes_running(const hsess *hs);
+/*
+ * At the session's GET limit, ends its oldest idle resume (HS_IDLE) to make room for
+ * the GET that asks with last_event_id (NULL for a new stream). Returns 1 when one
+ * gave way, 0 when none may.
+ */
+int mcp__shttp_idle_give_way(hsess *hs, const char *last_event_id);
 /* Parses "<tag>-<stream>-<seq>"; the tag must be hs's. 0, or -1. */
 int mcp__parse_event_id(const hsess *hs, const char *id, uint64_t *stream, uint64_t *seq);
 /* Resumes the stream Last-Event-ID names on req (GET). */

@@ -506,7 +506,7 @@ static void get(shttp *t, mcp__http_req *req)
         open_gets +=
             (p->kind == HS_GET || p->kind == HS_IDLE || p->kind == HS_REMOTE) && p->req != NULL;
     open_gets += mcp__shttp_resumes_running(hs);
-    if (open_gets >= t->max_get_streams) {
+    if (open_gets >= t->max_get_streams && !mcp__shttp_idle_give_way(hs, last)) {
         mcp__shttp_error(t, req, 429, MCP_RPC_SERVER_ERROR,
                          "Too Many Requests: too many open GET streams in this session");
         return;

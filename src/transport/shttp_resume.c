@@ -56,6 +56,36 @@ int mcp__shttp_resumes_running(const hsess *hs)
     return n;
 }
 
+/*
+ * A resume of a POST stream that had sent everything stays open, carrying nothing
+ * (HS_IDLE, seed 001: clients that resume every finished stream would otherwise
+ * reconnect in a loop). Such streams counted toward the session's GET limit, so a
+ * client that resumed 16 of them was refused every new GET (429). At the limit the
+ * oldest gives way: it ends as its POST stream had, and its id is remembered, so
+ * that its client's reconnect is refused (429, after which clients give up) rather
+ * than let in to push out another one, round and round.
+ */
+int mcp__shttp_idle_give_way(hsess *hs, const char *last_event_id)
+{
+    uint64_t id, seq;
+    if (last_event_id != NULL && mcp__parse_event_id(hs, last_event_id, &id, &seq) == 0) {
+        unsigned n = hs->ngave_way < MCP__GAVE_WAY ? hs->ngave_way : MCP__GAVE_WAY;
+        for (unsigned i = 0; i < n; i++)
+            if (hs->gave_way[i] == id)
+                return 0;
+    }
+    hstream *oldest = NULL;
+    for (hstream *p = hs->streams; p != NULL; p = p->next)
+        if (p->kind == HS_IDLE && p->req != NULL && p->resuming == NULL)
+            oldest = p; /* the list is newest first */
+    if (oldest == NULL)
+        return 0;
+    hs->gave_way[hs->ngave_way++ % MCP__GAVE_WAY] = oldest->id;
+    mcp__hstream_end(oldest);
+    mcp__hstream_free(oldest);
+    return 1;
+}
+
 static void resume_unlink(hresume *r)
 {
     if (r->cancelled)

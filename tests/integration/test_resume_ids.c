@@ -8,7 +8,9 @@
  *   ids on its events but no priming event, and its test_reconnection result
  *   follows on the POST stream;
  * - with --no-resumability there are no ids at all, and a GET with
- *   Last-Event-ID is just a new standalone stream.
+ *   Last-Event-ID is just a new standalone stream;
+ * - idle resumes of finished POST streams give way to a new GET at the
+ *   session's limit, oldest first, and one that gave way is not let back in.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -299,11 +301,76 @@ static void test_no_resumability_gives_no_ids_and_plain_streams(void **state)
     }
 }
 
+/* The server's default --max-get-streams. */
+#define GET_LIMIT 16
+#define IDLE_RESUMES 50
+
+/*
+ * Some clients (the v1 TypeScript SDK) resume every finished POST stream. Each such
+ * resume stays open and idle (closing it would start a reconnect loop), and they
+ * counted toward the session's GET limit: after 16, every new GET of the session got
+ * 429. Now the oldest idle resume gives way to each newcomer and ends, as its POST
+ * stream had; its client's reconnect is refused (429) rather than let in to push out
+ * another one.
+ */
+static void test_idle_resumes_give_way_to_a_new_get_oldest_first(void **state)
+{
+    hx_fixture *f = *state;
+    char session[33];
+    hx_new_session(f->port, session);
+    rc_conn idle[IDLE_RESUMES];
+    char *ids[IDLE_RESUMES];
+    for (int i = 0; i < IDLE_RESUMES; i++) {
+        ids[i] = last_id_of_echo(f->port, session, "an echo to resume");
+        int status = rc_get(&idle[i], f->port, session, ids[i], STEP_MS);
+        if (status != 200)
+            fail_msg("idle resume %d of %d of a finished stream: expected 200, got %d", i + 1,
+                     IDLE_RESUMES, status);
+    }
+    rc_conn g;
+    int status = rc_get(&g, f->port, session, NULL, STEP_MS);
+    if (status != 200)
+        fail_msg("a new GET after %d idle resumes: expected 200, got %d", IDLE_RESUMES, status);
+    /* The newest GET_LIMIT - 1 idle resumes stay open beside it; the older ones ended
+     * cleanly, as their POST streams had. */
+    int kept_from = IDLE_RESUMES - (GET_LIMIT - 1);
+    for (int i = 0; i < IDLE_RESUMES; i++) {
+        rc_event ev;
+        int r = rc_next(&idle[i], &ev, i < kept_from ? STEP_MS : 3 * KEEPALIVE_MS + 2000);
+        if (r > 0)
+            rc_event_free(&ev);
+        if (i < kept_from && (r != 0 || !idle[i].done))
+            fail_msg("idle resume %d (of the %d oldest): expected it to end cleanly, got %s", i + 1,
+                     kept_from, r > 0 ? "an event" : "a cut or nothing");
+        if (i >= kept_from && r <= 0)
+            fail_msg("idle resume %d (of the %d newest): expected it to stay open (a keep-alive), "
+                     "got %s",
+                     i + 1, GET_LIMIT - 1, r == 0 ? "its end" : "nothing");
+    }
+    /* One that gave way comes back: refused, and nothing else is pushed out. */
+    rc_conn back;
+    status = rc_get(&back, f->port, session, ids[kept_from - 1], STEP_MS);
+    if (status != 429)
+        fail_msg("the reconnect of an idle resume that gave way: expected 429, got %d", status);
+    rc_close(&back);
+    rc_event ev;
+    int r = rc_next(&idle[kept_from], &ev, 3 * KEEPALIVE_MS + 2000);
+    if (r <= 0)
+        fail_msg("the oldest idle resume kept: ended by a refused reconnect (%d)", r);
+    rc_event_free(&ev);
+    for (int i = 0; i < IDLE_RESUMES; i++) {
+        rc_close(&idle[i]);
+        free(ids[i]);
+    }
+    rc_close(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest with_store[] = {
         cmocka_unit_test(test_resume_with_unknown_or_foreign_id_is_400),
         cmocka_unit_test(test_2025_06_18_session_gets_ids_but_no_priming),
+        cmocka_unit_test(test_idle_resumes_give_way_to_a_new_get_oldest_first),
     };
     const struct CMUnitTest without_store[] = {
         cmocka_unit_test(test_no_resumability_gives_no_ids_and_plain_streams),
