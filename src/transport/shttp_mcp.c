@@ -563,8 +563,55 @@ void mcp__shttp_deleted(shttp *t, mcp__http_req *req)
     mcp__http_respond(req, 200, hdrs, NULL, 0);
 }
 
+/* The request metadata headers (and the session's): what names a request and its target. */
+static int metadata_header(const char *name)
+{
+    return strcmp(name, "mcp-protocol-version") == 0 || strcmp(name, "mcp-method") == 0 ||
+           strcmp(name, "mcp-name") == 0 || strcmp(name, "mcp-session-id") == 0 ||
+           strncmp(name, "mcp-param-", 10) == 0;
+}
+
+#define MAX_METADATA_HEADERS 64
+
+/*
+ * A metadata header given twice is refused (400): we read the first field line, while
+ * HAProxy and most proxies read the last, so "Mcp-Name: add" then "Mcp-Name: echo"
+ * passed a rule that denies add, and add ran. Returns -1 when it answered.
+ */
+static int refuse_repeated_metadata(shttp *t, mcp__http_req *req)
+{
+    size_t seen[MAX_METADATA_HEADERS], nseen = 0;
+    const char *name, *other;
+    for (size_t i = 0; mcp__http_header_at(req, i, &name, NULL) == MCP_OK; i++) {
+        if (!metadata_header(name))
+            continue;
+        const char *why = NULL;
+        if (nseen == MAX_METADATA_HEADERS)
+            why = "Bad Request: too many Mcp-* header fields";
+        for (size_t k = 0; k < nseen && why == NULL; k++)
+            if (mcp__http_header_at(req, seen[k], &other, NULL) == MCP_OK &&
+                strcmp(other, name) == 0)
+                why = "";
+        if (why == NULL) {
+            seen[nseen++] = i;
+            continue;
+        }
+        char msg[200];
+        if (why[0] == '\0')
+            snprintf(msg, sizeof(msg), "Bad Request: the header %.128s is repeated", name);
+        /* The session's header is not request metadata: a plain invalid request. */
+        int code =
+            strcmp(name, "mcp-session-id") == 0 ? MCP_RPC_INVALID_REQUEST : MCP_RPC_HEADER_MISMATCH;
+        mcp__shttp_error(t, req, 400, code, why[0] ? why : msg);
+        return -1;
+    }
+    return 0;
+}
+
 void mcp__shttp_mcp_request(shttp *t, mcp__http_req *req)
 {
+    if (refuse_repeated_metadata(t, req) != 0)
+        return;
     if (t->cluster != NULL && mcp__shttp_cluster_route(t, req))
         return;
     mcp__shttp_mcp_request_local(t, req);

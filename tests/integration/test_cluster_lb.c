@@ -5,8 +5,9 @@
  * session made on one node is known there and nowhere else); an SSE event
  * comes through the balancer while its response is still open; a killed node
  * is passed over and serves again once restarted on its port; Redis stops and
- * starts again on the same port; and neither a stopped cluster nor a test
- * process that dies leaves a process behind.
+ * starts again on the same port; neither a stopped cluster nor a test
+ * process that dies leaves a process behind; and a repeated Mcp-Name cannot
+ * slip past the balancer's rule that denies a tool.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -483,6 +484,50 @@ static void test_a_test_process_that_dies_takes_its_cluster_with_it(void **state
         }
 }
 
+/*
+ * tests/cluster/haproxy.cfg denies the tool admin_shutdown by its Mcp-Name, which HAProxy
+ * reads from the header's last field line. "Mcp-Name: admin_shutdown" then "Mcp-Name:
+ * echo" passes that rule; the node read the first line, which matched the body, so the
+ * call ran. A repeated metadata header is now refused by the node (400, -32020).
+ */
+static void test_a_repeated_mcp_name_cannot_slip_past_the_balancers_rule(void **state)
+{
+    ch_cluster *c = *state;
+    const char *body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{"
+                       "\"name\":\"admin_shutdown\",\"_meta\":{"
+                       "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                       "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"t\",\"version\":\"1\"},"
+                       "\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
+#define MODERN_CALL                                                                                \
+    HC_MCP_POST_HEADERS "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n"
+    hc_response r;
+    assert_int_equal(hc_request(ch_lb_port(c), "POST", "/mcp",
+                                MODERN_CALL "Mcp-Name: admin_shutdown\r\n", body, &r, STEP_MS),
+                     0);
+    if (r.status != 403)
+        fail_msg("the balancer's rule: expected 403 for Mcp-Name admin_shutdown, got %d %s",
+                 r.status, r.body ? r.body : "");
+    hc_response_free(&r);
+    static const char *const repeats[] = {
+        "Mcp-Name: admin_shutdown\r\nMcp-Name: echo\r\n",
+        "Mcp-Name: admin_shutdown\r\nmcp-name: echo\r\n",
+    };
+    for (size_t i = 0; i < sizeof(repeats) / sizeof(repeats[0]); i++) {
+        char headers[512];
+        snprintf(headers, sizeof(headers), MODERN_CALL "%s", repeats[i]);
+        assert_int_equal(hc_request(ch_lb_port(c), "POST", "/mcp", headers, body, &r, STEP_MS), 0);
+        json_t *v = json_loadb(r.body ? r.body : "", r.body_len, 0, NULL);
+        json_t *code = json_object_get(json_object_get(v, "error"), "code");
+        if (r.status != 400 || json_integer_value(code) != -32020 || ch_served_by(&r) < 0)
+            fail_msg("a repeated Mcp-Name past the balancer (case %zu): expected the node's 400 "
+                     "with -32020, got %d %s",
+                     i + 1, r.status, r.body ? r.body : "");
+        json_decref(v);
+        hc_response_free(&r);
+    }
+#undef MODERN_CALL
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -499,6 +544,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_a_stopped_cluster_leaves_no_process_behind,
                                         setup_three_and_redis, teardown_cluster),
         cmocka_unit_test(test_a_test_process_that_dies_takes_its_cluster_with_it),
+        cmocka_unit_test_setup_teardown(
+            test_a_repeated_mcp_name_cannot_slip_past_the_balancers_rule, setup_one_streaming,
+            teardown_cluster),
     };
     int failed = cmocka_run_group_tests_name("cluster_lb", tests, NULL, NULL);
     return failed + teardown_failures ? 1 : 0;

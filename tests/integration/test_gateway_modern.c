@@ -106,6 +106,24 @@ static void test_discover_answered_from_the_childs_initialize(void **state)
     gw_stop(&s);
 }
 
+/* A metadata header given twice is refused by the gateway too (a proxy reads the last). */
+static void test_repeated_mcp_name_is_refused(void **state)
+{
+    (void)state;
+    hc_server s;
+    start(&s, NULL);
+    hc_response r;
+    json_t *req = call(4, "hello", NULL, NULL);
+    assert_int_equal(mh_post(s.port, req, "Mcp-Name: other\r\n", &r), 0);
+    json_decref(req);
+    json_decref(mh_expect(&r, 400, -32020, 4, "tools/call hello with a second Mcp-Name"));
+    hc_response_free(&r);
+    json_t *resp = post(s.port, call(5, "hello", NULL, NULL), 200, 0, "tools/call hello after");
+    assert_string_equal(mh_text(resp, "hello"), "hello");
+    json_decref(resp);
+    gw_stop(&s);
+}
+
 static void test_question_becomes_input_required_and_retry_completes(void **state)
 {
     (void)state;
@@ -386,6 +404,7 @@ int main(void)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_discover_answered_from_the_childs_initialize),
+        cmocka_unit_test(test_repeated_mcp_name_is_refused),
         cmocka_unit_test(test_question_becomes_input_required_and_retry_completes),
         cmocka_unit_test(test_two_rounds_of_questions),
         cmocka_unit_test(test_question_outside_the_clients_capabilities_fails_in_the_child),

@@ -385,6 +385,44 @@ static void test_mcp_name_base64_sentinel_is_decoded_and_checked(void **state)
     assert_nothing_changed(h, "Base64 sentinel");
 }
 
+/*
+ * A metadata header given twice is refused, even with equal values: proxies read the
+ * last field line and we the first, so "Mcp-Name: count" then "Mcp-Name: ask" passed a
+ * proxy's rule that denies count, and count ran.
+ */
+static void test_repeated_metadata_headers_get_400_and_nothing_runs(void **state)
+{
+    mh_host *h = *state;
+    static const char *const repeats[] = {
+        "Mcp-Name: count\r\nMcp-Name: ask\r\n",
+        "Mcp-Name: ask\r\nMcp-Name: count\r\n",
+        "Mcp-Name: count\r\nmcp-name: count\r\n",
+        "Mcp-Name: count\r\nMcp-Method: tools/call\r\n",
+        "Mcp-Name: count\r\n" HDR_VERSION,
+        "Mcp-Name: count\r\nMcp-Param-Region: eu\r\nMcp-Param-Region: us\r\n",
+    };
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":"
+             "\"count\",\"_meta\":{" GOOD "}}}");
+    int runs = mh_runs(h, MH_COUNT);
+    for (size_t i = 0; i < sizeof repeats / sizeof repeats[0]; i++) {
+        char hdrs[512], what[200];
+        snprintf(hdrs, sizeof hdrs, HC_MCP_POST_HEADERS HDR_VERSION "Mcp-Method: tools/call\r\n%s",
+                 repeats[i]);
+        snprintf(what, sizeof what, "tools/call count with '%.*s...' repeated",
+                 (int)strcspn(repeats[i], "\r"), repeats[i]);
+        json_t *resp = call_raw(h, hdrs, body, 9, 400, -32020, what);
+        const char *msg = message_of(resp);
+        if (msg == NULL || strstr(msg, "repeated") == NULL)
+            fail_msg("%s: the error does not say a header is repeated: %s", what,
+                     msg ? msg : "(no message)");
+        json_decref(resp);
+    }
+    assert_int_equal(mh_runs(h, MH_COUNT), runs);
+    assert_nothing_changed(h, "repeated metadata headers");
+}
+
 /* ---- Mcp-Param-* ---- */
 
 static void test_mcp_param_headers_are_required_and_checked(void **state)
@@ -931,6 +969,7 @@ int main(void)
         cmocka_unit_test(test_mcp_method_missing_different_or_other_case_gets_32020),
         cmocka_unit_test(test_mcp_name_missing_or_mismatched_gets_32020),
         cmocka_unit_test(test_mcp_name_base64_sentinel_is_decoded_and_checked),
+        cmocka_unit_test(test_repeated_metadata_headers_get_400_and_nothing_runs),
         cmocka_unit_test(test_mcp_param_headers_are_required_and_checked),
         cmocka_unit_test(test_mcp_param_number_must_be_a_decimal_number),
         cmocka_unit_test(test_mcp_param_with_invalid_characters_is_refused_without_its_argument),
