@@ -42,10 +42,20 @@ char *mcp__header_value_decode(const char *value, size_t *len)
     if (!header_text(value, n))
         return NULL;
     if (sentinel(value, n)) {
-        /* Padded, as RFC 4648 spells it: a value that is not is refused. */
+        /* Padded, as RFC 4648 spells it: a value that is not is refused. So is one whose
+         * bits after the last byte are not zero ("Y291bnR=" decodes as "Y291bnQ=" does):
+         * a value has one spelling, or a proxy comparing headers is fooled. */
         if ((n - 11) % 4 != 0)
             return NULL;
         unsigned char *raw = mcp__base64_decode(value + 9, n - 11, len);
+        char *again = raw != NULL ? mcp__base64_encode(raw, *len) : NULL;
+        int canonical =
+            again != NULL && strlen(again) == n - 11 && memcmp(again, value + 9, n - 11) == 0;
+        free(again);
+        if (!canonical) {
+            free(raw);
+            return NULL;
+        }
         return (char *)raw; /* NUL-terminated by the decoder */
     }
     char *copy = malloc(n + 1);

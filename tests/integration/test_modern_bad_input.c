@@ -354,8 +354,10 @@ static void test_mcp_name_base64_sentinel_is_decoded_and_checked(void **state)
         {"=?base64?Y29!bnQ=?=", 0},  /* a character outside the alphabet */
         {"=?base64?Y2 91bnQ=?=", 0}, /* a space inside */
         {"=?base64?Y291bnQ==?=", 0}, /* padded too much */
-        {"=?BASE64?Y291bnQ=?=", 0},  /* the markers are case-sensitive: this is plain text */
-        {"=?base64?Y291bnQK?=", 0},  /* "count\n" */
+        {"=?base64?Y291bnR=?=", 0},  /* "count" with bits set past its last byte */
+        {"=?base64?Y291bnT=?=", 0},
+        {"=?BASE64?Y291bnQ=?=", 0}, /* the markers are case-sensitive: this is plain text */
+        {"=?base64?Y291bnQK?=", 0}, /* "count\n" */
         {"=?base64?"
          "?=",
          0},                      /* "" */
@@ -440,6 +442,9 @@ static void test_mcp_param_headers_are_required_and_checked(void **state)
         {"{\"region\":\"eu-west1\"}", "Mcp-Param-Region: EU-WEST1\r\n", 0},
         {"{\"region\":\"eu-west1\"}", "Mcp-Param-Region: =?base64?ZXUtd2VzdDE=?=\r\n", 1},
         {"{\"region\":\"eu-west1\"}", "Mcp-Param-Region: =?base64?ZXUtd2VzdDE?=\r\n", 0},
+        {"{\"region\":\"eu-west1\"}", "Mcp-Param-Region: =?base64?ZXUtd2VzdDF=?=\r\n", 0},
+        {"{\"region\":\"eu\"}", "Mcp-Param-Region: =?base64?ZXV=?=\r\n", 0},
+        {"{\"region\":\"eu\"}", "Mcp-Param-Region: =?base64?ZXU=?=\r\n", 1},
         {"{\"region\":\"eu-west1\"}", "Mcp-Param-Region: =?base64?ZXUtd2V*dDE=?=\r\n", 0},
         {"{\"region\":\"caf\xc3\xa9\"}", "Mcp-Param-Region: =?base64?Y2Fmw6k=?=\r\n", 1},
         {"{\"region\":\"caf\xc3\xa9\"}", "Mcp-Param-Region: caf\xc3\xa9\r\n", 0}, /* not ASCII */
