@@ -162,7 +162,11 @@ trap 'keep=1; exit 1' INT TERM
 # Its stderr goes through a FIFO so that the listening line can be awaited with a deadline,
 # then a background cat keeps draining it (into a log) so the server never blocks on a full pipe.
 mkfifo "$tmp/server.fifo" || die "mkfifo failed"
-"${server_cmd[@]}" 2>"$tmp/server.fifo" >"$tmp/server.stdout" </dev/null &
+# Under setpriv --pdeathsig KILL (util-linux) the server dies with this script, even when the
+# script itself is killed (CTest's timeout) and its EXIT trap never runs.
+pdeath=()
+[ -x /usr/bin/setpriv ] && pdeath=(/usr/bin/setpriv --pdeathsig KILL --)
+"${pdeath[@]}" "${server_cmd[@]}" 2>"$tmp/server.fifo" >"$tmp/server.stdout" </dev/null &
 server_pid=$!
 exec 3<"$tmp/server.fifo"
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,6 +82,9 @@ void cr_run_program(cr_run *r, const char *const argv[], int deadline_ms)
     if (pid == 0) {
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0)
+            _exit(127);
+        /* It dies with the thread that started it, whatever becomes of the test. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
             _exit(127);
         execvp(argv[0], (char *const *)argv);
         /* Only async-signal-safe calls in a child forked from a threaded test. */

@@ -29,7 +29,6 @@ extern char **environ;
 #error "MCP_LB_CONFIG_TEMPLATE must name tests/cluster/haproxy.cfg"
 #endif
 
-#define SETPRIV "/usr/bin/setpriv"
 #define HAPROXY "/usr/sbin/haproxy"
 /* The deadline of one probe request through the balancer. */
 #define PROBE_MS 5000
@@ -78,7 +77,6 @@ static void *proc_reader(void *arg)
 static int proc_start(ch_proc *p, const char *const argv[])
 {
     const char *args[80];
-    size_t n = 0;
     int outp[2] = {-1, -1};
     posix_spawn_file_actions_t fa;
 
@@ -91,15 +89,8 @@ static int proc_start(ch_proc *p, const char *const argv[])
     /* A child that died must show up as EPIPE or a reset, not kill the test. */
     signal(SIGPIPE, SIG_IGN);
 
-    if (access(SETPRIV, X_OK) == 0) {
-        args[n++] = SETPRIV;
-        args[n++] = "--pdeathsig";
-        args[n++] = "KILL";
-        args[n++] = "--";
-    }
-    for (size_t i = 0; argv[i] != NULL && n < 79; i++)
-        args[n++] = argv[i];
-    args[n] = NULL;
+    if (harness_dying_argv(args, 80, argv) != 0)
+        return -1;
 
     if (pipe2(outp, O_CLOEXEC) != 0)
         return -1;

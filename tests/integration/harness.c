@@ -81,6 +81,28 @@ static int set_flags(int fd, int nonblock)
     return 0;
 }
 
+#define SETPRIV "/usr/bin/setpriv"
+
+int harness_dying_argv(const char **out, size_t cap, const char *const argv[])
+{
+    size_t n = 0;
+    if (access(SETPRIV, X_OK) == 0) {
+        const char *const prefix[] = {SETPRIV, "--pdeathsig", "KILL", "--"};
+        for (size_t i = 0; i < 4; i++) {
+            if (n + 1 >= cap)
+                return -1;
+            out[n++] = prefix[i];
+        }
+    }
+    for (size_t i = 0; argv[i] != NULL; i++) {
+        if (n + 1 >= cap)
+            return -1;
+        out[n++] = argv[i];
+    }
+    out[n] = NULL;
+    return 0;
+}
+
 int harness_spawn(harness_proc *p, const char *const argv[])
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1};
@@ -106,7 +128,9 @@ int harness_spawn(harness_proc *p, const char *const argv[])
     if (posix_spawn_file_actions_adddup2(&fa, in[0], 0) != 0 ||
         posix_spawn_file_actions_adddup2(&fa, out[1], 1) != 0)
         goto fail;
-    if (posix_spawn(&p->pid, argv[0], &fa, NULL, (char *const *)argv, environ) != 0) {
+    const char *args[80];
+    if (harness_dying_argv(args, 80, argv) != 0 ||
+        posix_spawn(&p->pid, args[0], &fa, NULL, (char *const *)args, environ) != 0) {
         p->pid = 0;
         goto fail;
     }

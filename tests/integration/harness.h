@@ -48,7 +48,18 @@ int harness_free_port(void);
 int harness_write_script(char *path, const char *body);
 
 /*
- * Starts argv[0] (a path) with argv, stdin and stdout on pipes. Ignores
+ * Copies argv (NULL-terminated) into out (room for cap pointers, the NULL
+ * included), behind "setpriv --pdeathsig KILL --" where util-linux has it: the
+ * program then gets SIGKILL when the thread that started it dies (a crash,
+ * CTest's timeout), so no test leaves a process behind whatever its outcome.
+ * Returns 0, or -1 when out is too small. Start such programs from a thread
+ * that outlives them (the test's own).
+ */
+int harness_dying_argv(const char **out, size_t cap, const char *const argv[]);
+
+/*
+ * Starts argv[0] (a path) with argv, stdin and stdout on pipes, dying with the
+ * calling thread (harness_dying_argv). Ignores
  * SIGPIPE in this process so a dead child shows up as EPIPE. Returns 0 or -1.
  */
 int harness_spawn(harness_proc *p, const char *const argv[]);

@@ -923,7 +923,11 @@ int hc_server_start_program(hc_server *s, const char *program, int port_wanted,
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
-    int src = posix_spawn(&s->pid, path, &fa, NULL, (char *const *)argv, environ);
+    /* It dies with this thread, whatever becomes of the test. */
+    const char *args[70];
+    int src = harness_dying_argv(args, 70, argv) != 0
+                  ? E2BIG
+                  : posix_spawn(&s->pid, args[0], &fa, NULL, (char *const *)args, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(errp[1]);
     if (src != 0) {

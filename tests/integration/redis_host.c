@@ -14,26 +14,17 @@
 
 #include "redis_host.h"
 
-/* The parent-death wrapper, when this system has it. */
-#define SETPRIV "/usr/bin/setpriv"
-
 /* Starts redis-server on port and waits until deadline for it to accept connections.
  * Returns 0, or -1 with nothing left running (the port was taken, or the deadline). */
 static int start_on(rh_server *r, int port, long long deadline)
 {
     char port_s[16];
     snprintf(port_s, sizeof port_s, "%d", port);
-    /* Loopback only, nothing saved, no protected-mode surprise, logs on stdout. Under
-     * setpriv, the server gets SIGKILL when the thread that started it dies, so no
-     * redis-server outlives a test that was killed before its teardown. */
+    /* Loopback only, nothing saved, no protected-mode surprise, logs on stdout. It dies
+     * with the thread that started it (harness_spawn), so no redis-server outlives a
+     * test that was killed before its teardown. */
     const char *argv[24];
     size_t n = 0;
-    if (access(SETPRIV, X_OK) == 0) {
-        argv[n++] = SETPRIV;
-        argv[n++] = "--pdeathsig";
-        argv[n++] = "KILL";
-        argv[n++] = "--";
-    }
     const char *const redis[] = {
         "/usr/bin/redis-server", "--port", port_s,        "--bind", "127.0.0.1", "--save", "",
         "--appendonly",          "no",     "--daemonize", "no",     "--logfile", "",       NULL};

@@ -245,8 +245,10 @@ static int start_proxy(char **log)
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, log_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    const char *argv[] = {"haproxy", "-db", "-f", cfg_path, NULL};
-    int rc = posix_spawnp(&proxy_pid, "haproxy", &fa, NULL, (char *const *)argv, environ);
+    const char *const argv[] = {"haproxy", "-db", "-f", cfg_path, NULL};
+    const char *args[12];
+    assert_int_equal(harness_dying_argv(args, 12, argv), 0);
+    int rc = posix_spawnp(&proxy_pid, args[0], &fa, NULL, (char *const *)args, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
         proxy_pid = 0;

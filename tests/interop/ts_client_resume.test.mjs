@@ -28,7 +28,6 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
@@ -37,6 +36,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 import { startCluster, servedBy } from './lib/cluster.mjs';
+import { spawnDying } from './lib/http.mjs';
 
 // Every wait below has its own deadline; this one bounds the whole file so that CTest never has
 // to kill us. It is unref'd so it does not keep a finished run alive.
@@ -79,7 +79,7 @@ const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 function startEverything(extra, ms = 10_000) {
     const exe = path.join(binDir ?? '', 'mcp-everything');
     if (!binDir || !existsSync(exe)) return Promise.reject(new Error(`${exe} does not exist (set MCP_BIN_DIR)`));
-    const child = spawn(exe, ['--http', '127.0.0.1:0', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawnDying(exe, ['--http', '127.0.0.1:0', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
     const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     let err = '';
     return new Promise((resolve, reject) => {

@@ -3,11 +3,10 @@
 // our_client_modern.test.mjs.
 
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
-import { deadline } from './http.mjs';
+import { deadline, spawnDying } from './http.mjs';
 
 const binDir = process.env.MCP_BIN_DIR;
 assert.ok(binDir, 'MCP_BIN_DIR must be set to the build bin directory');
@@ -32,7 +31,7 @@ export const ROOTS = [{ uri: 'file:///tmp/libmcp-interop-root', name: 'interop r
 // with one line per step.
 export function runDriver(args, fields, steps, runTimeoutMs) {
     const script = { ...fields, steps: steps.map(([, step]) => step) };
-    const child = spawn(DRIVER, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawnDying(DRIVER, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c) => (stdout += c));

@@ -27,13 +27,22 @@ export async function startEverything(binDir, extra = [], ms = 10_000) {
     return { ...p, url, base: new URL(url).origin, port: Number(p.match[2]) };
 }
 
+const SETPRIV = '/usr/bin/setpriv';
+
+// spawn(), under `setpriv --pdeathsig KILL` where util-linux has it: the program gets SIGKILL
+// when this process dies (a crash, CTest's timeout), so no test leaves it behind whatever its
+// outcome. The pid is the program's (setpriv execs it).
+export function spawnDying(exe, args, options) {
+    return existsSync(SETPRIV) ? spawn(SETPRIV, ['--pdeathsig', 'KILL', '--', exe, ...args], options) : spawn(exe, args, options);
+}
+
 // Spawns exe with args (env: its environment, the default ours) and resolves, once a line it
 // wrote on stdout or stderr matches re, with {child, match (re's match), output() (both streams,
 // as written so far), stderr(), exited (resolves with {code, signal}), stop()}. stop() sends
 // SIGTERM, then SIGKILL after stopMs, and resolves with {code, signal} when it exited. Rejects
 // when the process exits first, or after ms (having killed it). Its stderr is copied to ours.
 export function startListening(what, exe, args, re, { env, ms = 10_000 } = {}) {
-    const child = spawn(exe, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawnDying(exe, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     let err = '';
     const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
