@@ -18,7 +18,9 @@
  * and it expires. It holds the answers of earlier rounds (each with a digest of the
  * question it answers, so a handler that asks something else gets asked again), the
  * handler's own state (mcp_ctx_keep_state), the round, and the id of the request that
- * produced it, so that a retry under the same JSON-RPC id is refused.
+ * produced it, so that a retry under the same JSON-RPC id is refused. Each is good for
+ * one retry: the server remembers those it took (used_take), so a replayed one is
+ * refused rather than run again until it expires.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +88,66 @@ static char *binding_of(const mcp_ctx *ctx, size_t *len)
     return mcp__buf_steal(&b);
 }
 
+/*
+ * requestStates already taken, by their token's random nonce, until they expire: a
+ * hash table of fixed size, probed a few slots from the nonce's first bytes (random,
+ * so uniform). When every probed slot holds a live state, the one that expires first
+ * is forgotten, and floor rises to its expiry: a state that expires no later may have
+ * been forgotten, so it is refused too. Under a flood of retries states thus lapse
+ * early; none is ever taken twice. Nodes that share a state key do not share this:
+ * across nodes a state is bound by its expiry alone.
+ */
+#define USED_SLOTS 16384
+#define USED_PROBES 8
+
+struct mcp__used_states {
+    uint64_t floor;
+    struct {
+        unsigned char nonce[12];
+        uint64_t expiry; /* 0: free */
+    } slot[USED_SLOTS];
+};
+
+/* Takes an authentic token for its one retry: MCP_OK, MCP_EEXIST when it was taken
+ * before (or may have been), MCP_ENOMEM. Under srv->lock. */
+static int used_take(mcp_server *srv, const char *token, uint64_t now)
+{
+    /* "v1." then base64url of key id (1), nonce (12), expiry (8): 28 characters. */
+    unsigned char head[24];
+    size_t n = 0;
+    if (strlen(token) < 3 + 28 || mcp__base64url_decode(token + 3, 28, head, &n) != MCP_OK ||
+        n != 21)
+        return MCP_EEXIST; /* cannot be: it was just authenticated */
+    const unsigned char *nonce = head + 1;
+    uint64_t expiry = 0;
+    for (int i = 13; i < 21; i++)
+        expiry = expiry << 8 | head[i];
+    if (srv->used_states == NULL &&
+        (srv->used_states = calloc(1, sizeof(*srv->used_states))) == NULL)
+        return MCP_ENOMEM;
+    struct mcp__used_states *u = srv->used_states;
+    if (expiry <= u->floor)
+        return MCP_EEXIST;
+    uint32_t h = (uint32_t)nonce[0] | (uint32_t)nonce[1] << 8 | (uint32_t)nonce[2] << 16;
+    size_t free_at = USED_SLOTS, victim = USED_SLOTS;
+    for (size_t i = 0; i < USED_PROBES; i++) {
+        size_t k = (h + i) % USED_SLOTS;
+        if (u->slot[k].expiry > now && memcmp(u->slot[k].nonce, nonce, 12) == 0)
+            return MCP_EEXIST;
+        if (u->slot[k].expiry <= now && free_at == USED_SLOTS)
+            free_at = k;
+        if (victim == USED_SLOTS || u->slot[k].expiry < u->slot[victim].expiry)
+            victim = k;
+    }
+    if (free_at == USED_SLOTS) {
+        u->floor = u->slot[victim].expiry > u->floor ? u->slot[victim].expiry : u->floor;
+        free_at = victim;
+    }
+    memcpy(u->slot[free_at].nonce, nonce, 12);
+    u->slot[free_at].expiry = expiry;
+    return MCP_OK;
+}
+
 /* Fails the request with -32602 before its handler runs; returns -1. */
 static int refuse(mcp_ctx *ctx, const char *why)
 {
@@ -136,6 +198,15 @@ int mcp__mrtr_begin(mcp_ctx *ctx)
         json_decref(state);
         return refuse(ctx, "a retry must have a JSON-RPC id of its own, not the id of the "
                            "request it retries");
+    }
+    uv_mutex_lock(&srv->lock);
+    rc = used_take(srv, json_string_value(token), mcp__wall_ms());
+    uv_mutex_unlock(&srv->lock);
+    if (rc != MCP_OK) {
+        json_decref(state);
+        return refuse(ctx, rc == MCP_ENOMEM ? "out of memory reading \"requestState\""
+                                            : "\"requestState\" was used by a retry already: "
+                                              "send the request again without it");
     }
     ctx->round = (int)json_integer_value(round);
     ctx->prior = json_incref(answers);

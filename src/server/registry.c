@@ -130,6 +130,7 @@ void mcp_server_free(mcp_server *srv)
     json_decref(srv->info_meta);
     json_decref(srv->complete);
     mcp__sealer_clear(&srv->sealer);
+    free(srv->used_states);
     free(srv);
 }
 

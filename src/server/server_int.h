@@ -85,6 +85,7 @@ struct mcp_server {
     json_t *complete;       /* "complete", a modern result's resultType, the same way */
     mcp__sealer sealer;     /* the requestState keys (under lock) */
     long long state_ttl_ms; /* how long a requestState is good for */
+    struct mcp__used_states *used_states; /* requestStates already retried (under lock) */
     int page_size;
     int workers;
     size_t max_message;

@@ -665,6 +665,18 @@ static void test_tampered_request_state_is_refused_before_the_handler_runs(void 
     assert_string_equal(mh_text(resp, "the good retry"), "hello Ada");
     json_decref(resp);
     assert_int_equal(mh_runs(h, MH_ASK), runs + 1);
+    /* Once: the same state again, under yet another id, is refused (it was accepted
+     * until it expired). */
+    for (long long id = 62; id < 64; id++) {
+        resp = call(h, retry(id, "ask", "{\"x\":\"a\"}", json_string(good)), NULL, 200, -32602,
+                    "the good retry replayed");
+        const char *msg = message_of(resp);
+        if (msg == NULL || strstr(msg, "used") == NULL)
+            fail_msg("the good retry replayed: the message should say it was used: %s",
+                     msg ? msg : "(none)");
+        json_decref(resp);
+    }
+    assert_int_equal(mh_runs(h, MH_ASK), runs + 1);
     free(good);
     free(other_tool);
     free(other_args);
