@@ -139,6 +139,7 @@ struct hsess {
     int local_close;   /* closing only here: the session lives on elsewhere */
     int puts;          /* record writes not yet acknowledged */
     int unwritten;     /* a change to its record could not be written (down) */
+    int recorded;      /* its record was written once: other nodes can find it */
     /* Its finished streams this node stored in the cluster, oldest first, and what
      * they hold in all: the session's bound (shttp_cluster.c, kept_trim). */
     struct hkept *kept, **kept_tail;

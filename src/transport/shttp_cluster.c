@@ -171,6 +171,30 @@ static void record_put(hsess *hs)
 
 static void release_held(hsess *hs);
 
+/*
+ * The first record of a session could not be written (Redis refused it: full, say):
+ * no other node can find the session, so its client is told 503 now, in place of the
+ * initialize answer that was held for the record, rather than 200 with an id the other
+ * nodes answer 404 to. The session ends here.
+ */
+static void never_recorded(hsess *hs, int status)
+{
+    shttp *t = hs->t;
+    mcp__warn("session %s: its record could not be written (%s): the client is answered 503 "
+              "and the session ends",
+              hs->id, mcp_strerror(status));
+    for (hstream *st = hs->streams; st != NULL; st = st->next) {
+        if (st->req == NULL || st->begun)
+            continue;
+        mcp__shttp_error(t, st->req, 503, MCP_RPC_SERVER_ERROR,
+                         "Service Unavailable: the shared session store did not take the "
+                         "session; try again later");
+        st->req = NULL;
+    }
+    hs->local_close = 1; /* nothing of it is in the cluster */
+    mcp__hsess_close(hs);
+}
+
 static void put_done(void *arg, int status)
 {
     hsess *hs = arg;
@@ -181,6 +205,12 @@ static void put_done(void *arg, int status)
     if (status == MCP_ECANCELED) {
         /* Ended on another node, and this one missed the news. */
         ended_elsewhere(hs);
+        return;
+    }
+    if (status == MCP_OK)
+        hs->recorded = 1;
+    else if (!hs->recorded && !hs->closing) {
+        never_recorded(hs, status);
         return;
     }
     /* Redis answers in order: the last answer tells whether the latest state is there. */

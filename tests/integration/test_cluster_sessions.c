@@ -538,6 +538,58 @@ static void test_sessions_outlive_a_redis_restart_that_lost_everything(void **st
     assert_int_equal(ping(ch_node_port(c, 0), alone, STEP_MS), 404);
 }
 
+/* CONFIG SET name value on the cluster's Redis. */
+static void redis_config_set(ch_cluster *c, const char *name, const char *value)
+{
+    struct timeval tv = {.tv_sec = 5};
+    redisContext *r = redisConnectWithTimeout("127.0.0.1", c->redis_port, tv);
+    assert_non_null(r);
+    assert_int_equal(r->err, 0);
+    redisReply *k = redisCommand(r, "CONFIG SET %s %s", name, value);
+    assert_non_null(k);
+    assert_int_equal(k->type, REDIS_REPLY_STATUS);
+    freeReplyObject(k);
+    redisFree(r);
+}
+
+/*
+ * A Redis that refuses writes (full: maxmemory with noeviction) cannot take a new
+ * session's record. initialize answered 200 with a session id that the other nodes
+ * answered 404 to, and nothing was logged; now it is 503 with a JSON-RPC error, the
+ * node says why, and once Redis takes writes again sessions are made and shared.
+ */
+static void test_a_session_redis_cannot_record_is_refused_with_503(void **state)
+{
+    ch_cluster *c = *state;
+    wait_all_serve(c);
+    redis_config_set(c, "maxmemory-policy", "noeviction");
+    redis_config_set(c, "maxmemory", "1");
+    hc_response r;
+    char *init = hc_initialize_body(NULL);
+    int status = hc_mcp_post(ch_node_port(c, 0), NULL, NULL, init, &r, STEP_MS);
+    redis_config_set(c, "maxmemory", "0");
+    if (status != 0)
+        fail_msg("initialize while Redis refuses writes: no answer (status %d)", r.status);
+    json_t *body = json_loadb(r.body ? r.body : "", r.body_len, 0, NULL);
+    json_t *code = json_object_get(json_object_get(body, "error"), "code");
+    if (r.status != 503 || !json_is_integer(code) || hc_header_get(&r, "mcp-session-id") != NULL)
+        fail_msg("initialize while Redis refuses writes: expected 503 with a JSON-RPC error and "
+                 "no session, got %d (session %s): %s",
+                 r.status, hc_header_get(&r, "mcp-session-id") ? "given" : "none",
+                 r.body ? r.body : "");
+    json_decref(body);
+    hc_response_free(&r);
+    free(init);
+    char *out = ch_node_output(c, 0);
+    if (out == NULL || strstr(out, "could not be written") == NULL)
+        fail_msg("node0 did not say why the session was refused:\n%s", out ? out : "");
+    free(out);
+    /* Redis takes writes again: a session made on node0 is served by node1. */
+    char session[33];
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
+    assert_int_equal(ping(ch_node_port(c, 1), session, STEP_MS), 200);
+}
+
 static void test_a_silent_redis_is_given_up_and_found_again(void **state)
 {
     ch_cluster *c = *state;
@@ -856,6 +908,7 @@ int main(void)
         cmocka_unit_test(test_a_stream_past_the_session_bound_is_still_resumed),
         cmocka_unit_test(test_a_delete_on_one_node_ends_the_session_on_every_node_at_once),
         cmocka_unit_test(test_sessions_outlive_a_redis_restart_that_lost_everything),
+        cmocka_unit_test(test_a_session_redis_cannot_record_is_refused_with_503),
         cmocka_unit_test(test_a_silent_redis_is_given_up_and_found_again),
         cmocka_unit_test(test_a_delete_while_redis_stalls_waits_for_it_or_says_503),
         cmocka_unit_test(test_a_node_flooding_redis_with_events_is_not_taken_for_dead),

@@ -71,6 +71,11 @@ static void on_record(redisAsyncContext *ac, void *reply, void *priv)
     if (r != NULL && r->type == REDIS_REPLY_INTEGER && r->integer >= -2 && r->integer <= 1) {
         static const int of[] = {MCP_ENOENT, MCP_EEXIST, MCP_ECANCELED, MCP_OK};
         status = of[r->integer + 2];
+    } else if (r != NULL && r->type == REDIS_REPLY_ERROR) {
+        /* Refused (OOM under maxmemory with noeviction, say): said, not taken for a loss
+         * of the connection. */
+        mcp__warn("redis refused a session record: %.200s", r->str);
+        status = MCP_EIO;
     }
     q.done.put(q.arg, status);
 }
