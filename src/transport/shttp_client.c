@@ -10,12 +10,13 @@
  * once notifications/initialized is sent) is a cstream too.
  *
  * Reconnection, the rules official clients get wrong:
- * - the delay is the stream's `retry` when the server gave one, exactly; else
- *   exponential backoff with jitter, capped;
+ * - the delay is the stream's `retry` when the server gave one (no less than
+ *   100 ms, no more than max_delay); else exponential backoff with jitter, capped;
  * - a connection that brings no event counts toward the retry limit, whether it
- *   ended cleanly or with an error; one that brings an event (a priming event
- *   included) resets the count, so SEP-1699 polling goes on as long as its
- *   request lives, and a server that keeps closing empty streams cannot keep us
+ *   ended cleanly or with an error; one that brings an event with data (or the
+ *   stream's first event with an id, its priming event, once) resets the count,
+ *   so SEP-1699 polling goes on as long as its request lives, and a server that
+ *   keeps closing empty streams, or streams of a new id alone, cannot keep us
  *   reconnecting;
  * - at the limit the request fails with MCP_ELIMIT;
  * - the application may take over when a reconnection happens.
@@ -62,6 +63,13 @@
 /* The same for a modern request, whose error body is a JSON-RPC error to read (an
  * UnsupportedProtocolVersion error's list of versions, say). */
 #define MODERN_ERROR_BODY_MAX 65536
+/* The shortest wait before a reconnection, whatever `retry` the server gave: `retry: 0`
+ * would have us reconnect as fast as the loop turns. Its longest is max_delay. */
+#define MIN_RETRY_MS 100
+/* Why a session id is refused. */
+#define SESSION_BAD                                                                                \
+    "the server's Mcp-Session-Id holds a byte outside visible ASCII (0x21-0x7E): refused, "        \
+    "never sent back"
 /* Tools whose x-mcp-header annotations we keep; past it, new ones are not kept (their
  * calls go without Mcp-Param headers, and a HeaderMismatch reads them again). */
 #define MAX_TOOL_SCHEMAS 10000
@@ -93,7 +101,9 @@ typedef struct xfer {
     long status;
     enum ctype ctype;
     char *session_hdr;
-    mcp__buf body; /* a JSON answer, or the start of an error's body */
+    int session_bad; /* an Mcp-Session-Id outside visible ASCII: refused */
+    int head_done;   /* the final response's head has ended */
+    mcp__buf body;   /* a JSON answer, or the start of an error's body */
     int body_over;
     mcp__sse_parser sse;
     int sse_inited;
@@ -118,6 +128,7 @@ struct cstream {
     int resend; /* waiting for a renewal to be sent again */
     char *last_id;
     long retry_ms; /* the server's retry for this stream; -1: none */
+    int primed;    /* an event with an id came: later ones alone are no progress */
     int attempts;  /* reconnections in a row that brought nothing */
     xfer *x;
     uv_timer_t timer;
@@ -582,6 +593,15 @@ static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const ch
     return x;
 }
 
+/* What went wrong with x, in words: libcurl says "Out of memory" for a response header
+ * line past its limit (100 KiB), which is what that is when the head never ended. */
+static const char *xfer_strerror(const xfer *x, CURLcode rc)
+{
+    if (rc == CURLE_OUT_OF_MEMORY && !x->head_done)
+        return "response header too large (a line over libcurl's limit of 100 KiB)";
+    return curl_easy_strerror(rc);
+}
+
 /* ---- Incoming messages ---- */
 
 /* A response to the initialize we sent: the revision and the session follow. */
@@ -673,6 +693,11 @@ static void incoming(xfer *x, json_t *msg)
         renewal_answer(t, x, msg);
         return;
     }
+    if (x->session_bad && x->has_id && t->init_msg != NULL && !t->init_answered &&
+        x->id == t->init_id) {
+        fail_request(t, t->init_id, MCP_EPROTO, 0, "%s", SESSION_BAD);
+        return;
+    }
     size_t n = json_is_array(msg) ? json_array_size(msg) : 1;
     for (size_t i = 0; i < n; i++) {
         json_t *m = json_is_array(msg) ? json_array_get(msg, i) : msg;
@@ -692,16 +717,47 @@ static void incoming(xfer *x, json_t *msg)
     t->base.cbs->on_value(t->base.user, msg);
 }
 
-static void incoming_text(xfer *x, const char *text, size_t len)
+/* why (may be NULL) gets jansson's reason when text is not JSON. */
+static void incoming_text_why(xfer *x, const char *text, size_t len, json_error_t *why)
 {
     json_error_t jerr;
     json_t *msg = mcp__json_parse(text, len, 0, &jerr);
     if (msg == NULL) {
         mcp__warn("the server sent a message that is not JSON (%s); dropped", jerr.text);
+        if (why != NULL)
+            *why = jerr;
         return;
     }
     incoming(x, msg);
     json_decref(msg);
+}
+
+static void incoming_text(xfer *x, const char *text, size_t len)
+{
+    incoming_text_why(x, text, len, NULL);
+}
+
+/*
+ * A 200 JSON answer to the request of x: read, and the request fails when the body
+ * did not answer it (not JSON, or another message): nothing else would ever end it.
+ */
+static void json_answer(xfer *x, long status)
+{
+    shttp_ctr *t = x->t;
+    json_int_t id = x->id;
+    json_error_t why = {0};
+    incoming_text_why(x, x->body.data ? x->body.data : "", x->body.len, &why);
+    /* The engine ended the stream when the answer came; one that is still here got
+     * none. */
+    if (!x->has_id || t->closing || t->lost || st_find(t, id) == NULL)
+        return;
+    if (why.text[0] != '\0')
+        fail_request(t, id, MCP_EPROTO, status,
+                     "HTTP %ld with a JSON body that cannot be read (line %d column %d: %s)",
+                     status, why.line, why.column, why.text);
+    else
+        fail_request(t, id, MCP_EPROTO, status,
+                     "HTTP %ld with a JSON body that is not the request's answer", status);
 }
 
 /* ---- SSE ---- */
@@ -713,11 +769,19 @@ static int sse_block(void *user, const mcp__sse_block *b)
     xfer *x = user;
     if (x->dead)
         return 1;
-    if (b->data != NULL || b->id_set)
-        x->events++;
     cstream *st = x->st;
+    /* Progress is an event that carries data, or the first event of a stream that names
+     * an id (its priming event), once: a server that sends a new id alone on every
+     * connection must not keep us reconnecting for ever. */
+    int progress = b->data != NULL && b->data_len > 0;
+    if (st != NULL && b->id_set && !st->primed) {
+        st->primed = 1;
+        progress = 1;
+    }
+    if (progress)
+        x->events++;
     if (st != NULL) {
-        if (b->data != NULL || b->id_set)
+        if (progress)
             st->attempts = 0; /* the stream delivers: SEP-1699 polling may go on */
         if (b->id_set) {
             free(st->last_id);
@@ -746,6 +810,15 @@ static const mcp__sse_callbacks sse_cbs = {.on_block = sse_block, .on_retry = ss
 
 /* ---- curl callbacks ---- */
 
+/* Every byte in 0x21-0x7E. */
+static int visible_ascii(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
+            return 0;
+    return 1;
+}
+
 static int xfer_header(void *user, const char *line, size_t len)
 {
     xfer *x = user;
@@ -756,10 +829,14 @@ static int xfer_header(void *user, const char *line, size_t len)
         x->ctype = CT_NONE;
         free(x->session_hdr);
         x->session_hdr = NULL;
+        x->session_bad = 0;
+        x->head_done = 0;
         return 0;
     }
     const char *colon = memchr(line, ':', len);
     if (colon == NULL) {
+        if (x->status >= 200)
+            x->head_done = 1; /* the end of the final response's head */
         if (x->kind == X_GET && x->st != NULL && x->st->standalone && x->status >= 200)
             became_ready(x->t); /* the end of the standalone stream's head */
         return 0;
@@ -782,8 +859,11 @@ static int xfer_header(void *user, const char *line, size_t len)
     } else if (nlen == 14 && strncasecmp(line, "mcp-session-id", 14) == 0 && vlen > 0 &&
                vlen < 512) {
         free(x->session_hdr);
-        x->session_hdr = malloc(vlen + 1);
-        if (x->session_hdr != NULL) {
+        x->session_hdr = NULL;
+        /* Visible ASCII only (2025-11-25 transports, "Session Management"): a CR or a
+         * control byte would go back into every request's head. */
+        x->session_bad = !visible_ascii(v, vlen);
+        if (!x->session_bad && (x->session_hdr = malloc(vlen + 1)) != NULL) {
             memcpy(x->session_hdr, v, vlen);
             x->session_hdr[vlen] = '\0';
         }
@@ -858,8 +938,10 @@ static uint64_t next_random(shttp_ctr *t)
 static long reconnect_delay(cstream *st, int attempt)
 {
     shttp_ctr *t = st->t;
-    if (st->retry_ms >= 0)
-        return st->retry_ms; /* the server said: exactly that */
+    if (st->retry_ms >= 0) /* the server said: that, within bounds */
+        return st->retry_ms < MIN_RETRY_MS        ? MIN_RETRY_MS
+               : st->retry_ms > t->cfg->max_delay ? t->cfg->max_delay
+                                                  : st->retry_ms;
     long d = t->cfg->initial_delay;
     for (int i = 1; i < attempt && d < t->cfg->max_delay; i++)
         d *= 2;
@@ -1372,6 +1454,10 @@ static void renewal_answer(shttp_ctr *t, xfer *x, json_t *msg)
     const char *v =
         json_string_value(json_object_get(json_object_get(msg, "result"), "protocolVersion"));
     x->is_renewal = 0; /* answered */
+    if (x->session_bad) {
+        renewal_failed(t, MCP_EPROTO, 0, SESSION_BAD);
+        return;
+    }
     if (err != NULL || v == NULL || t->version == NULL || strcmp(v, t->version) != 0) {
         renewal_failed(t, MCP_EPROTO, 0,
                        err != NULL ? "initialize was refused" : "the revision changed");
@@ -1419,6 +1505,7 @@ static void start_renewal(shttp_ctr *t)
         st->last_id = NULL;
         st->attempts = 0;
         st->retry_ms = -1;
+        st->primed = 0;
         if (st->standalone) {
             st_finish(st);
         } else {
@@ -1524,7 +1611,7 @@ static void post_done_modern(xfer *x, CURLcode rc, long status)
     cstream *st = x->st;
     if (!x->has_id) {
         if (rc != CURLE_OK)
-            mcp__warn("POST of a notification failed: %s", curl_easy_strerror(rc));
+            mcp__warn("POST of a notification failed: %s", xfer_strerror(x, rc));
         else if (status < 200 || status >= 300)
             mcp__warn("HTTP %ld to the POST of a notification: %s", status, body_snippet(x));
         return;
@@ -1538,9 +1625,9 @@ static void post_done_modern(xfer *x, CURLcode rc, long status)
             fail_request(t, x->id, MCP_ECLOSED, 0,
                          "the request's stream broke before its answer (%s); revision %s has no "
                          "resumption: the request may be sent again as a new one",
-                         curl_easy_strerror(rc), mcp__revision_modern()->version);
+                         xfer_strerror(x, rc), mcp__revision_modern()->version);
         else
-            fail_request(t, x->id, curl_status(rc), 0, "POST failed: %s", curl_easy_strerror(rc));
+            fail_request(t, x->id, curl_status(rc), 0, "POST failed: %s", xfer_strerror(x, rc));
         return;
     }
     if (status < 200 || status >= 300) {
@@ -1555,13 +1642,7 @@ static void post_done_modern(xfer *x, CURLcode rc, long status)
                          t->max_message);
             return;
         }
-        json_int_t id = x->id;
-        incoming_text(x, x->body.data ? x->body.data : "", x->body.len);
-        /* The engine ended the stream when the answer came; one that is still here got
-         * none. */
-        if (st_find(t, id) != NULL)
-            fail_request(t, id, MCP_EPROTO, status,
-                         "HTTP %ld with a JSON body that is not the request's answer", status);
+        json_answer(x, status);
         return;
     }
     if (st->answered)
@@ -1586,7 +1667,7 @@ static void post_done(xfer *x, CURLcode rc, long status)
     }
     if (x->is_renewal) {
         if (rc != CURLE_OK)
-            renewal_failed(t, curl_status(rc), 0, curl_easy_strerror(rc));
+            renewal_failed(t, curl_status(rc), 0, xfer_strerror(x, rc));
         else if (status < 200 || status >= 300)
             renewal_failed(t, MCP_EHTTP, status, "HTTP error");
         else if (x->ctype == CT_JSON)
@@ -1624,10 +1705,9 @@ static void post_done(xfer *x, CURLcode rc, long status)
             return;
         }
         if (x->has_id && (st == NULL || !st->answered)) {
-            fail_request(t, x->id, curl_status(rc), 0, "%s failed: %s", what,
-                         curl_easy_strerror(rc));
+            fail_request(t, x->id, curl_status(rc), 0, "%s failed: %s", what, xfer_strerror(x, rc));
         } else if (!x->has_id) {
-            mcp__warn("%s of a message failed: %s", what, curl_easy_strerror(rc));
+            mcp__warn("%s of a message failed: %s", what, xfer_strerror(x, rc));
         }
         return;
     }
@@ -1650,7 +1730,7 @@ static void post_done(xfer *x, CURLcode rc, long status)
             }
             return;
         }
-        incoming_text(x, x->body.data ? x->body.data : "", x->body.len);
+        json_answer(x, status);
         return;
     }
     if (st == NULL || st->done)
