@@ -431,6 +431,14 @@ typedef struct mcp_http_client_opts {
     void *schedule_user;
     /* Bound on establishing each HTTP connection (TCP and TLS). Default 10 s. */
     int connect_timeout_ms;
+    /* Revision 2026-07-28 has no resumption: a request whose connection fails
+     * before any answer (a server restarting, say) is sent once more, after
+     * initial_delay_ms (or the stream's `retry`), when it is safe to repeat:
+     * tools/list, resources/read, prompts/get, server/discover, and tools/call
+     * of a tool whose annotations (in the last tools/list result) say
+     * readOnlyHint or idempotentHint. Never any other request, never twice.
+     * 1: never (the request fails with the connection's error). */
+    int no_retry_safe;
 } mcp_http_client_opts;
 
 /*

@@ -79,6 +79,7 @@ struct mcp__shttp_cfg {
     char **headers; /* NULL-terminated */
     char *cacert, *cert, *key;
     int legacy, max_retries, initial_delay, max_delay, no_renewal, connect_timeout;
+    int no_retry_safe;
     mcp_reconnect_fn sched;
     void *sched_user;
 };
@@ -119,8 +120,13 @@ struct cstream {
     int standalone;
     int modern;     /* a request of revision 2026-07-28: no resumption */
     int tools_list; /* its answer is a tools/list result, whose tools we read */
-    json_int_t id;  /* the request, when not standalone */
-    char *text;     /* the request as sent, for a renewal's resend */
+    /* A modern request safe to repeat (see modern_safe): its message and revision, to
+     * send once more when its connection fails before any answer. */
+    json_t *msg;
+    const char *version;
+    int repeated;
+    json_int_t id; /* the request, when not standalone */
+    char *text;    /* the request as sent, for a renewal's resend */
     size_t len;
     int renewed; /* sent once more on a new session already */
     int again;   /* renewed, and met a 404 once more */
@@ -184,6 +190,7 @@ struct shttp_ctr {
     uint64_t rng;
     int modern;          /* the client speaks 2026-07-28 (set_modern) */
     mcp__map tool_heads; /* tool name -> mcp__mh_tool: its x-mcp-header annotations */
+    mcp__map safe_tools; /* names of the tools annotated readOnlyHint or idempotentHint */
     int tools_full_warned;
 };
 
@@ -270,6 +277,7 @@ int mcp__shttp_cfg_new(const char *url, const mcp_http_client_opts *opts, mcp__s
     if (cfg->max_delay < cfg->initial_delay)
         cfg->max_delay = cfg->initial_delay;
     cfg->no_renewal = o.no_session_renewal != 0;
+    cfg->no_retry_safe = o.no_retry_safe != 0;
     cfg->connect_timeout =
         o.connect_timeout_ms > 0 ? o.connect_timeout_ms : DEFAULT_CONNECT_TIMEOUT_MS;
     cfg->sched = o.schedule_reconnect;
@@ -401,6 +409,7 @@ static void st_unlink_free(cstream *st)
         t->standalone = NULL;
     free(st->text);
     free(st->last_id);
+    json_decref(st->msg);
     free(st);
 }
 
@@ -636,6 +645,21 @@ static void tool_heads_free(shttp_ctr *t)
     while (mcp__map_next(&t->tool_heads, &pos, &key, &v))
         mcp__mh_tool_free(v);
     mcp__map_free(&t->tool_heads);
+    mcp__map_free(&t->safe_tools);
+}
+
+/* A tool that says calling it again does no harm (readOnlyHint or idempotentHint) is
+ * kept by name, for its calls to be sent once more after a failed connection; one that
+ * no longer says so is forgotten. */
+static void note_safe_tool(shttp_ctr *t, const char *name, const json_t *annotations)
+{
+    static char yes;
+    int safe = json_is_true(json_object_get(annotations, "readOnlyHint")) ||
+               json_is_true(json_object_get(annotations, "idempotentHint"));
+    if (!safe)
+        mcp__map_remove(&t->safe_tools, name);
+    else if (mcp__map_get(&t->safe_tools, name) == NULL && t->safe_tools.len < MAX_TOOL_SCHEMAS)
+        (void)mcp__map_put(&t->safe_tools, name, &yes); /* out of memory: not repeated */
 }
 
 /*
@@ -664,6 +688,8 @@ static void read_tools(shttp_ctr *t, json_t *result)
             continue;
         }
         i++;
+        if (name != NULL)
+            note_safe_tool(t, name, json_object_get(tool, "annotations"));
         if (name == NULL || rc != MCP_OK) {
             mcp__mh_tool_free(heads);
             continue;
@@ -1316,6 +1342,35 @@ static const char *modern_version(const json_t *msg)
     return rev != NULL && rev->modern ? rev->version : NULL;
 }
 
+/*
+ * Whether a modern request may be sent again when its connection fails before any
+ * answer (revision 2026-07-28 has no resumption): what only reads (tools/list,
+ * resources/read, prompts/get, server/discover), and tools/call of a tool whose
+ * annotations say readOnlyHint or idempotentHint (as the last tools/list gave them).
+ */
+static int modern_safe(shttp_ctr *t, const char *method, const json_t *msg)
+{
+    static const char *const reads[] = {"tools/list", "resources/read", "prompts/get",
+                                        "server/discover"};
+    for (size_t i = 0; i < sizeof(reads) / sizeof(*reads); i++)
+        if (strcmp(method, reads[i]) == 0)
+            return 1;
+    const char *tool = json_string_value(json_object_get(json_object_get(msg, "params"), "name"));
+    return strcmp(method, "tools/call") == 0 && tool != NULL &&
+           mcp__map_get(&t->safe_tools, tool) != NULL;
+}
+
+static int post_modern(shttp_ctr *t, const json_t *msg, const char *text, size_t len,
+                       const char *version, cstream *st)
+{
+    hlines h = {0};
+    int rc = modern_headers(t, msg, version, &h);
+    if (rc == MCP_OK)
+        rc = post_ex(t, text, len, st, st != NULL, st != NULL ? st->id : 0, 1, h.v, NULL);
+    hlines_free(&h);
+    return rc;
+}
+
 /* Sends a message of the modern era: a request (version: the one its _meta names) or a
  * notification. */
 static int send_modern(shttp_ctr *t, const json_t *msg, const char *text, size_t len,
@@ -1328,27 +1383,59 @@ static int send_modern(shttp_ctr *t, const json_t *msg, const char *text, size_t
         return MCP_OK; /* the request's stream has closed: that is the cancellation */
     if (method == NULL)
         return MCP_EINVAL; /* a client sends no responses in this revision */
-    hlines h = {0};
-    int rc = modern_headers(t, msg, version, &h);
-    if (rc != MCP_OK) {
-        hlines_free(&h);
-        return rc;
-    }
     cstream *st = NULL;
     if (is_request) {
-        if ((st = st_new(t, 0)) == NULL) {
-            hlines_free(&h);
+        if ((st = st_new(t, 0)) == NULL)
             return MCP_ENOMEM;
-        }
         st->id = json_integer_value(idv);
         st->modern = 1;
         st->tools_list = strcmp(method, "tools/list") == 0;
+        if (!t->cfg->no_retry_safe && modern_safe(t, method, msg)) {
+            st->text = malloc(len + 1);
+            if (st->text != NULL) { /* out of memory: not repeated */
+                memcpy(st->text, text, len);
+                st->text[len] = '\0';
+                st->len = len;
+                st->msg = json_incref((json_t *)msg);
+                st->version = version;
+            }
+        }
     }
-    rc = post_ex(t, text, len, st, is_request, st != NULL ? st->id : 0, 1, h.v, NULL);
-    hlines_free(&h);
+    int rc = post_modern(t, msg, text, len, version, st);
     if (rc != MCP_OK && st != NULL)
         st_unlink_free(st);
     return rc;
+}
+
+static void on_repeat_timer(uv_timer_t *tm)
+{
+    cstream *st = tm->data;
+    shttp_ctr *t = st->t;
+    if (st->done || t->closing || t->lost)
+        return;
+    int rc = post_modern(t, st->msg, st->text, st->len, st->version, st);
+    if (rc != MCP_OK)
+        fail_request(t, st->id, rc, 0, "cannot send the request once more: %s", mcp_strerror(rc));
+}
+
+/*
+ * A modern request whose connection failed before any answer: sent once more after the
+ * reconnection delay when it is safe to repeat (see modern_safe) and that is not off.
+ * 1 when it will be; 0 when the caller fails it.
+ */
+static int modern_repeat(cstream *st, const char *why)
+{
+    shttp_ctr *t = st->t;
+    if (st->msg == NULL || st->repeated || st->answered || t->closing || t->lost ||
+        st_timer(st) != MCP_OK)
+        return 0;
+    st->repeated = 1;
+    long delay = reconnect_delay(st, 1);
+    mcp__warn("request %lld (%s) failed before its answer (%s): safe to repeat, sent once more "
+              "in %ld ms",
+              (long long)st->id, json_string_value(json_object_get(st->msg, "method")), why, delay);
+    uv_timer_start(&st->timer, on_repeat_timer, (uint64_t)delay, 0);
+    return 1;
 }
 
 static int shttp_send(mcp__ctr *base, const json_t *msg, const char *text, size_t len)
@@ -1619,15 +1706,23 @@ static void post_done_modern(xfer *x, CURLcode rc, long status)
     if (st == NULL || st->done)
         return; /* answered, cancelled or failed already */
     if (rc != CURLE_OK) {
-        if (st->answered)
+        if (st->answered || modern_repeat(st, xfer_strerror(x, rc)))
             return;
+        const char *repeat = st->repeated      ? "it was sent once more already"
+                             : st->msg != NULL ? "it could not be sent once more"
+                             : t->cfg->no_retry_safe
+                                 ? "repeating safe requests is off"
+                                 : "it is not safe to repeat (only reads, and tools marked "
+                                   "readOnlyHint or idempotentHint, are)";
         if (x->ctype == CT_SSE || x->ctype == CT_JSON)
-            fail_request(t, x->id, MCP_ECLOSED, 0,
+            fail_request(t, x->id, MCP_ECLOSED, x->status,
                          "the request's stream broke before its answer (%s); revision %s has no "
-                         "resumption: the request may be sent again as a new one",
-                         xfer_strerror(x, rc), mcp__revision_modern()->version);
+                         "resumption, and %s",
+                         xfer_strerror(x, rc), mcp__revision_modern()->version, repeat);
         else
-            fail_request(t, x->id, curl_status(rc), 0, "POST failed: %s", xfer_strerror(x, rc));
+            fail_request(t, x->id, curl_status(rc), 0,
+                         "POST failed: %s; revision %s has no resumption, and %s",
+                         xfer_strerror(x, rc), mcp__revision_modern()->version, repeat);
         return;
     }
     if (status < 200 || status >= 300) {
@@ -1648,7 +1743,7 @@ static void post_done_modern(xfer *x, CURLcode rc, long status)
     if (st->answered)
         return;
     if (x->ctype == CT_SSE)
-        fail_request(t, x->id, MCP_ECLOSED, 0,
+        fail_request(t, x->id, MCP_ECLOSED, status,
                      "the server ended the request's stream before answering; revision %s has "
                      "no resumption: the request may be sent again as a new one",
                      mcp__revision_modern()->version);
