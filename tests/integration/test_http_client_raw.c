@@ -13,7 +13,8 @@
  *   stream whose last events arrive just before a reset, the Last-Event-ID of
  *   each of two streams, the application scheduler, a slow server, the headers
  *   of every request, a refused connection, an HTTP error to initialize, and a
- *   response header too large for libcurl (said so, not "Out of memory").
+ *   response header too large for libcurl (said so, not "Out of memory"), and a
+ *   request's timeout that fires in time while its stream floods the client.
  *
  * Every wait has a deadline; the only pauses are the scripted server's own.
  */
@@ -709,6 +710,43 @@ static void test_http_error_to_initialize_fails_the_connect(void **state)
     mcp_rpc_error_clear(&err);
 }
 
+/* A call whose stream floods the client with notifications, never answered, until the
+ * client goes (or 30 s). */
+static void h_flood(rs_conn *c, const rs_request *req, void *user)
+{
+    (void)user;
+    if (rs_mcp_basic(c, req))
+        return;
+    char *note = rs_log_message("a flood of notifications");
+    size_t one = strlen(note) + 8, n = 200, len = 0;
+    char *block = malloc(one * n + 1);
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(block + len, one * n + 1 - len, "data: %s\n\n", note);
+    free(note);
+    rs_sse_head(c, NULL);
+    long long end = hc_now_ms() + 30000;
+    while (hc_now_ms() < end && rs_chunk(c, block) == 0)
+        ;
+    free(block);
+}
+
+static void test_request_timeout_fires_under_a_flood(void **state)
+{
+    fixture *f = start(state, h_flood);
+    connect_ok(f, NULL);
+    long long t0 = hc_now_ms();
+    mcp_call_opts o = {.timeout_ms = 1000};
+    mcp_rpc_error err = {0};
+    int rc = mcp_client_call_tool(f->c, "flood", json_object(), &o, NULL, &err);
+    long long took = hc_now_ms() - t0;
+    printf("a 1000 ms timeout under a flood of %zu notifications: %s after %lld ms\n",
+           cw_notes(&f->w), mcp_strerror(rc), took);
+    mcp_rpc_error_clear(&err);
+    assert_int_equal(rc, MCP_ETIMEDOUT);
+    /* One-sided and generous: a busy machine is late, a starved loop far later. */
+    assert_true(took < 5000);
+}
+
 /* initialize is answered with a header line of 200 KiB. */
 static void h_big_header(rs_conn *c, const rs_request *req, void *user)
 {
@@ -763,6 +801,7 @@ int main(void)
         T(test_refused_connection_fails_the_connect_quickly),
         T(test_http_error_to_initialize_fails_the_connect),
         T(test_oversized_response_header_says_so),
+        T(test_request_timeout_fires_under_a_flood),
     };
     return cmocka_run_group_tests_name("http_client_raw", tests, NULL, NULL);
 }
