@@ -415,7 +415,10 @@ typedef struct mcp_http_client_opts {
     /* The wait before a reconnection when the server gave no `retry`:
      * exponential from initial_delay_ms (default 1000) doubling up to
      * max_delay_ms (default 30000), each with up to a fifth of jitter. The
-     * server's `retry`, once seen on a stream, is followed exactly. */
+     * server's `retry`, once seen on a stream, is followed, within 100 ms and
+     * max_delay_ms. Only an event that carries data, or a stream's first
+     * event with an id (its priming event), counts as one that a reconnection
+     * brought: a new id alone each time does not. */
     int initial_delay_ms;
     int max_delay_ms;
     /* 1: a 404 for the session (the server forgot it, having restarted, say)
@@ -428,6 +431,14 @@ typedef struct mcp_http_client_opts {
     void *schedule_user;
     /* Bound on establishing each HTTP connection (TCP and TLS). Default 10 s. */
     int connect_timeout_ms;
+    /* Revision 2026-07-28 has no resumption: a request whose connection fails
+     * before any answer (a server restarting, say) is sent once more, after
+     * initial_delay_ms (or the stream's `retry`), when it is safe to repeat:
+     * tools/list, resources/read, prompts/get, server/discover, and tools/call
+     * of a tool whose annotations (in the last tools/list result) say
+     * readOnlyHint or idempotentHint. Never any other request, never twice.
+     * 1: never (the request fails with the connection's error). */
+    int no_retry_safe;
 } mcp_http_client_opts;
 
 /*

@@ -123,6 +123,7 @@ typedef struct cli_server {
     const char *cert;
     const char *key;
     bool legacy_sse;      /* --legacy-sse */
+    bool no_retry_safe;   /* --no-retry-safe */
     const char *protocol; /* --protocol, or NULL: auto */
 } cli_server;
 

@@ -133,6 +133,13 @@ static void usage(FILE *f)
           "  --key FILE          the private key of --cert (PEM)\n"
           "  --legacy-sse        URL is the SSE endpoint of the 2024-11-05 HTTP+SSE\n"
           "                      transport (http://HOST:PORT/sse, say)\n"
+          "  --no-retry-safe     in revision 2026-07-28, which has no resumption, do not\n"
+          "                      send a request once more when its connection fails\n"
+          "                      before the answer (a server restarting, say); by\n"
+          "                      default mcp does, once, for requests safe to repeat:\n"
+          "                      tools list, resources read, prompts get, and tools\n"
+          "                      call of a tool annotated readOnlyHint or\n"
+          "                      idempotentHint\n"
           "\n"
           "Progress of tools call and the server's log messages go to stderr, over\n"
           "HTTP as over stdio.\n"
@@ -402,6 +409,9 @@ static int parse_args(cli *o, int argc, char **argv)
             http_option = arg;
         } else if (strcmp(arg, "--legacy-sse") == 0) {
             o->server.legacy_sse = true;
+            http_option = arg;
+        } else if (strcmp(arg, "--no-retry-safe") == 0) {
+            o->server.no_retry_safe = true;
             http_option = arg;
         } else if (missing) {
             return usage_error("option '%s' needs a value", arg);

@@ -9,10 +9,11 @@
  *   that lacks server/discover) says the server is modern; anything else says it
  *   is legacy, and the auto mode falls back to initialize (basic/versioning.mdx,
  *   "Backward Compatibility"; the HTTP and stdio bindings' sections of the same
- *   name). On HTTP only 400, 404 and 405 count as a legacy answer: silence, a 5xx,
- *   401 and 403 fail the connect. On stdio silence counts too, after the probe
- *   timeout, and so does a server that exits on the probe: it is started again
- *   and initialized.
+ *   name). On HTTP 400, 404 and 405 count as a legacy answer, and so does a 2xx
+ *   that holds no JSON-RPC answer (a stream that ends after a priming event):
+ *   silence, a failed connection, a 5xx, 401 and 403 fail the connect. On stdio silence counts too,
+ * after the probe timeout, and so does a server that exits on the probe: it is started again and
+ * initialized.
  * - Requests. Each carries the revision, the client's capabilities and info (and
  *   the logLevel the application set) in params._meta. A result whose resultType
  *   is "input_required" is answered by the handlers the application set for the
@@ -284,7 +285,22 @@ static void probe_reply(void *arg, int status, const json_t *result, const mcp_r
         probe_fail(cm, status, err, "server/discover was not answered in time", 0);
         return;
     case MCP_ECLOSED:
-        if (!c->tr_http && c->mode != CMODE_MODERN && !c->closing && c->tr != NULL) {
+    case MCP_EPROTO:
+        if (c->tr_http && http >= 200 && http < 300) {
+            /* An answer of HTTP 2xx that holds no JSON-RPC answer (a stream that ends
+             * after a priming event, say): no recognised modern error, so a legacy
+             * server. */
+            snprintf(why, sizeof(why),
+                     "server/discover was answered with HTTP %ld but no JSON-RPC answer", http);
+            if (c->mode == CMODE_MODERN) {
+                probe_not_modern(cm, status, err, why);
+                return;
+            }
+            probe_legacy(cm, NULL, why);
+            return;
+        }
+        if (status == MCP_ECLOSED && !c->tr_http && c->mode != CMODE_MODERN && !c->closing &&
+            c->tr != NULL) {
             probe_start_again(cm);
             return;
         }

@@ -37,6 +37,7 @@ struct mcp__curlm {
     CURLM *multi;
     uv_timer_t timer;
     int depth;          /* curl calls we are inside */
+    int in_timer;       /* inside the timer's callback (see timer_cb) */
     mcp__curl_req *all; /* every transfer not yet freed */
     sock_ctx *socks;    /* every socket watched */
     size_t active;      /* of those, not ended and not cancelled */
@@ -110,7 +111,10 @@ static void on_poll(uv_poll_t *p, int status, int events)
 
 static void on_timer(uv_timer_t *t)
 {
-    action(t->data, CURL_SOCKET_TIMEOUT, 0);
+    mcp__curlm *m = t->data;
+    m->in_timer = 1;
+    action(m, CURL_SOCKET_TIMEOUT, 0);
+    m->in_timer = 0; /* m is alive: its timer closes only from the loop */
 }
 
 static void sock_close(sock_ctx *s)
@@ -170,6 +174,13 @@ static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
 {
     mcp__curlm *m = userp;
     (void)multi;
+    /* curl asks for 0 ms while data keeps coming. libuv (1.44) runs a timer that is due
+     * again from its own callback in the same pass, before any I/O and before any timer
+     * due later than the pass's clock: a flood kept us in that pass, and the requests'
+     * timeouts fired seconds late (a 3 s timeout after 10 to 100 s). From inside the
+     * timer, 1 ms: the loop turns, and the other timers run, between two of them. */
+    if (timeout_ms == 0 && m->in_timer)
+        timeout_ms = 1;
     if (timeout_ms < 0)
         uv_timer_stop(&m->timer);
     else

@@ -10,12 +10,13 @@
  * once notifications/initialized is sent) is a cstream too.
  *
  * Reconnection, the rules official clients get wrong:
- * - the delay is the stream's `retry` when the server gave one, exactly; else
- *   exponential backoff with jitter, capped;
+ * - the delay is the stream's `retry` when the server gave one (no less than
+ *   100 ms, no more than max_delay); else exponential backoff with jitter, capped;
  * - a connection that brings no event counts toward the retry limit, whether it
- *   ended cleanly or with an error; one that brings an event (a priming event
- *   included) resets the count, so SEP-1699 polling goes on as long as its
- *   request lives, and a server that keeps closing empty streams cannot keep us
+ *   ended cleanly or with an error; one that brings an event with data (or the
+ *   stream's first event with an id, its priming event, once) resets the count,
+ *   so SEP-1699 polling goes on as long as its request lives, and a server that
+ *   keeps closing empty streams, or streams of a new id alone, cannot keep us
  *   reconnecting;
  * - at the limit the request fails with MCP_ELIMIT;
  * - the application may take over when a reconnection happens.
@@ -62,6 +63,13 @@
 /* The same for a modern request, whose error body is a JSON-RPC error to read (an
  * UnsupportedProtocolVersion error's list of versions, say). */
 #define MODERN_ERROR_BODY_MAX 65536
+/* The shortest wait before a reconnection, whatever `retry` the server gave: `retry: 0`
+ * would have us reconnect as fast as the loop turns. Its longest is max_delay. */
+#define MIN_RETRY_MS 100
+/* Why a session id is refused. */
+#define SESSION_BAD                                                                                \
+    "the server's Mcp-Session-Id holds a byte outside visible ASCII (0x21-0x7E): refused, "        \
+    "never sent back"
 /* Tools whose x-mcp-header annotations we keep; past it, new ones are not kept (their
  * calls go without Mcp-Param headers, and a HeaderMismatch reads them again). */
 #define MAX_TOOL_SCHEMAS 10000
@@ -71,6 +79,7 @@ struct mcp__shttp_cfg {
     char **headers; /* NULL-terminated */
     char *cacert, *cert, *key;
     int legacy, max_retries, initial_delay, max_delay, no_renewal, connect_timeout;
+    int no_retry_safe;
     mcp_reconnect_fn sched;
     void *sched_user;
 };
@@ -93,7 +102,9 @@ typedef struct xfer {
     long status;
     enum ctype ctype;
     char *session_hdr;
-    mcp__buf body; /* a JSON answer, or the start of an error's body */
+    int session_bad; /* an Mcp-Session-Id outside visible ASCII: refused */
+    int head_done;   /* the final response's head has ended */
+    mcp__buf body;   /* a JSON answer, or the start of an error's body */
     int body_over;
     mcp__sse_parser sse;
     int sse_inited;
@@ -109,8 +120,13 @@ struct cstream {
     int standalone;
     int modern;     /* a request of revision 2026-07-28: no resumption */
     int tools_list; /* its answer is a tools/list result, whose tools we read */
-    json_int_t id;  /* the request, when not standalone */
-    char *text;     /* the request as sent, for a renewal's resend */
+    /* A modern request safe to repeat (see modern_safe): its message and revision, to
+     * send once more when its connection fails before any answer. */
+    json_t *msg;
+    const char *version;
+    int repeated;
+    json_int_t id; /* the request, when not standalone */
+    char *text;    /* the request as sent, for a renewal's resend */
     size_t len;
     int renewed; /* sent once more on a new session already */
     int again;   /* renewed, and met a 404 once more */
@@ -118,6 +134,7 @@ struct cstream {
     int resend; /* waiting for a renewal to be sent again */
     char *last_id;
     long retry_ms; /* the server's retry for this stream; -1: none */
+    int primed;    /* an event with an id came: later ones alone are no progress */
     int attempts;  /* reconnections in a row that brought nothing */
     xfer *x;
     uv_timer_t timer;
@@ -173,6 +190,7 @@ struct shttp_ctr {
     uint64_t rng;
     int modern;          /* the client speaks 2026-07-28 (set_modern) */
     mcp__map tool_heads; /* tool name -> mcp__mh_tool: its x-mcp-header annotations */
+    mcp__map safe_tools; /* names of the tools annotated readOnlyHint or idempotentHint */
     int tools_full_warned;
 };
 
@@ -259,6 +277,7 @@ int mcp__shttp_cfg_new(const char *url, const mcp_http_client_opts *opts, mcp__s
     if (cfg->max_delay < cfg->initial_delay)
         cfg->max_delay = cfg->initial_delay;
     cfg->no_renewal = o.no_session_renewal != 0;
+    cfg->no_retry_safe = o.no_retry_safe != 0;
     cfg->connect_timeout =
         o.connect_timeout_ms > 0 ? o.connect_timeout_ms : DEFAULT_CONNECT_TIMEOUT_MS;
     cfg->sched = o.schedule_reconnect;
@@ -390,6 +409,7 @@ static void st_unlink_free(cstream *st)
         t->standalone = NULL;
     free(st->text);
     free(st->last_id);
+    json_decref(st->msg);
     free(st);
 }
 
@@ -582,6 +602,15 @@ static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const ch
     return x;
 }
 
+/* What went wrong with x, in words: libcurl says "Out of memory" for a response header
+ * line past its limit (100 KiB), which is what that is when the head never ended. */
+static const char *xfer_strerror(const xfer *x, CURLcode rc)
+{
+    if (rc == CURLE_OUT_OF_MEMORY && !x->head_done)
+        return "response header too large (a line over libcurl's limit of 100 KiB)";
+    return curl_easy_strerror(rc);
+}
+
 /* ---- Incoming messages ---- */
 
 /* A response to the initialize we sent: the revision and the session follow. */
@@ -616,6 +645,21 @@ static void tool_heads_free(shttp_ctr *t)
     while (mcp__map_next(&t->tool_heads, &pos, &key, &v))
         mcp__mh_tool_free(v);
     mcp__map_free(&t->tool_heads);
+    mcp__map_free(&t->safe_tools);
+}
+
+/* A tool that says calling it again does no harm (readOnlyHint or idempotentHint) is
+ * kept by name, for its calls to be sent once more after a failed connection; one that
+ * no longer says so is forgotten. */
+static void note_safe_tool(shttp_ctr *t, const char *name, const json_t *annotations)
+{
+    static char yes;
+    int safe = json_is_true(json_object_get(annotations, "readOnlyHint")) ||
+               json_is_true(json_object_get(annotations, "idempotentHint"));
+    if (!safe)
+        mcp__map_remove(&t->safe_tools, name);
+    else if (mcp__map_get(&t->safe_tools, name) == NULL && t->safe_tools.len < MAX_TOOL_SCHEMAS)
+        (void)mcp__map_put(&t->safe_tools, name, &yes); /* out of memory: not repeated */
 }
 
 /*
@@ -644,6 +688,8 @@ static void read_tools(shttp_ctr *t, json_t *result)
             continue;
         }
         i++;
+        if (name != NULL)
+            note_safe_tool(t, name, json_object_get(tool, "annotations"));
         if (name == NULL || rc != MCP_OK) {
             mcp__mh_tool_free(heads);
             continue;
@@ -673,6 +719,11 @@ static void incoming(xfer *x, json_t *msg)
         renewal_answer(t, x, msg);
         return;
     }
+    if (x->session_bad && x->has_id && t->init_msg != NULL && !t->init_answered &&
+        x->id == t->init_id) {
+        fail_request(t, t->init_id, MCP_EPROTO, 0, "%s", SESSION_BAD);
+        return;
+    }
     size_t n = json_is_array(msg) ? json_array_size(msg) : 1;
     for (size_t i = 0; i < n; i++) {
         json_t *m = json_is_array(msg) ? json_array_get(msg, i) : msg;
@@ -692,16 +743,47 @@ static void incoming(xfer *x, json_t *msg)
     t->base.cbs->on_value(t->base.user, msg);
 }
 
-static void incoming_text(xfer *x, const char *text, size_t len)
+/* why (may be NULL) gets jansson's reason when text is not JSON. */
+static void incoming_text_why(xfer *x, const char *text, size_t len, json_error_t *why)
 {
     json_error_t jerr;
     json_t *msg = mcp__json_parse(text, len, 0, &jerr);
     if (msg == NULL) {
         mcp__warn("the server sent a message that is not JSON (%s); dropped", jerr.text);
+        if (why != NULL)
+            *why = jerr;
         return;
     }
     incoming(x, msg);
     json_decref(msg);
+}
+
+static void incoming_text(xfer *x, const char *text, size_t len)
+{
+    incoming_text_why(x, text, len, NULL);
+}
+
+/*
+ * A 200 JSON answer to the request of x: read, and the request fails when the body
+ * did not answer it (not JSON, or another message): nothing else would ever end it.
+ */
+static void json_answer(xfer *x, long status)
+{
+    shttp_ctr *t = x->t;
+    json_int_t id = x->id;
+    json_error_t why = {0};
+    incoming_text_why(x, x->body.data ? x->body.data : "", x->body.len, &why);
+    /* The engine ended the stream when the answer came; one that is still here got
+     * none. */
+    if (!x->has_id || t->closing || t->lost || st_find(t, id) == NULL)
+        return;
+    if (why.text[0] != '\0')
+        fail_request(t, id, MCP_EPROTO, status,
+                     "HTTP %ld with a JSON body that cannot be read (line %d column %d: %s)",
+                     status, why.line, why.column, why.text);
+    else
+        fail_request(t, id, MCP_EPROTO, status,
+                     "HTTP %ld with a JSON body that is not the request's answer", status);
 }
 
 /* ---- SSE ---- */
@@ -713,11 +795,19 @@ static int sse_block(void *user, const mcp__sse_block *b)
     xfer *x = user;
     if (x->dead)
         return 1;
-    if (b->data != NULL || b->id_set)
-        x->events++;
     cstream *st = x->st;
+    /* Progress is an event that carries data, or the first event of a stream that names
+     * an id (its priming event), once: a server that sends a new id alone on every
+     * connection must not keep us reconnecting for ever. */
+    int progress = b->data != NULL && b->data_len > 0;
+    if (st != NULL && b->id_set && !st->primed) {
+        st->primed = 1;
+        progress = 1;
+    }
+    if (progress)
+        x->events++;
     if (st != NULL) {
-        if (b->data != NULL || b->id_set)
+        if (progress)
             st->attempts = 0; /* the stream delivers: SEP-1699 polling may go on */
         if (b->id_set) {
             free(st->last_id);
@@ -746,6 +836,15 @@ static const mcp__sse_callbacks sse_cbs = {.on_block = sse_block, .on_retry = ss
 
 /* ---- curl callbacks ---- */
 
+/* Every byte in 0x21-0x7E. */
+static int visible_ascii(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
+            return 0;
+    return 1;
+}
+
 static int xfer_header(void *user, const char *line, size_t len)
 {
     xfer *x = user;
@@ -756,10 +855,14 @@ static int xfer_header(void *user, const char *line, size_t len)
         x->ctype = CT_NONE;
         free(x->session_hdr);
         x->session_hdr = NULL;
+        x->session_bad = 0;
+        x->head_done = 0;
         return 0;
     }
     const char *colon = memchr(line, ':', len);
     if (colon == NULL) {
+        if (x->status >= 200)
+            x->head_done = 1; /* the end of the final response's head */
         if (x->kind == X_GET && x->st != NULL && x->st->standalone && x->status >= 200)
             became_ready(x->t); /* the end of the standalone stream's head */
         return 0;
@@ -782,8 +885,11 @@ static int xfer_header(void *user, const char *line, size_t len)
     } else if (nlen == 14 && strncasecmp(line, "mcp-session-id", 14) == 0 && vlen > 0 &&
                vlen < 512) {
         free(x->session_hdr);
-        x->session_hdr = malloc(vlen + 1);
-        if (x->session_hdr != NULL) {
+        x->session_hdr = NULL;
+        /* Visible ASCII only (2025-11-25 transports, "Session Management"): a CR or a
+         * control byte would go back into every request's head. */
+        x->session_bad = !visible_ascii(v, vlen);
+        if (!x->session_bad && (x->session_hdr = malloc(vlen + 1)) != NULL) {
             memcpy(x->session_hdr, v, vlen);
             x->session_hdr[vlen] = '\0';
         }
@@ -858,8 +964,10 @@ static uint64_t next_random(shttp_ctr *t)
 static long reconnect_delay(cstream *st, int attempt)
 {
     shttp_ctr *t = st->t;
-    if (st->retry_ms >= 0)
-        return st->retry_ms; /* the server said: exactly that */
+    if (st->retry_ms >= 0) /* the server said: that, within bounds */
+        return st->retry_ms < MIN_RETRY_MS        ? MIN_RETRY_MS
+               : st->retry_ms > t->cfg->max_delay ? t->cfg->max_delay
+                                                  : st->retry_ms;
     long d = t->cfg->initial_delay;
     for (int i = 1; i < attempt && d < t->cfg->max_delay; i++)
         d *= 2;
@@ -1234,6 +1342,35 @@ static const char *modern_version(const json_t *msg)
     return rev != NULL && rev->modern ? rev->version : NULL;
 }
 
+/*
+ * Whether a modern request may be sent again when its connection fails before any
+ * answer (revision 2026-07-28 has no resumption): what only reads (tools/list,
+ * resources/read, prompts/get, server/discover), and tools/call of a tool whose
+ * annotations say readOnlyHint or idempotentHint (as the last tools/list gave them).
+ */
+static int modern_safe(shttp_ctr *t, const char *method, const json_t *msg)
+{
+    static const char *const reads[] = {"tools/list", "resources/read", "prompts/get",
+                                        "server/discover"};
+    for (size_t i = 0; i < sizeof(reads) / sizeof(*reads); i++)
+        if (strcmp(method, reads[i]) == 0)
+            return 1;
+    const char *tool = json_string_value(json_object_get(json_object_get(msg, "params"), "name"));
+    return strcmp(method, "tools/call") == 0 && tool != NULL &&
+           mcp__map_get(&t->safe_tools, tool) != NULL;
+}
+
+static int post_modern(shttp_ctr *t, const json_t *msg, const char *text, size_t len,
+                       const char *version, cstream *st)
+{
+    hlines h = {0};
+    int rc = modern_headers(t, msg, version, &h);
+    if (rc == MCP_OK)
+        rc = post_ex(t, text, len, st, st != NULL, st != NULL ? st->id : 0, 1, h.v, NULL);
+    hlines_free(&h);
+    return rc;
+}
+
 /* Sends a message of the modern era: a request (version: the one its _meta names) or a
  * notification. */
 static int send_modern(shttp_ctr *t, const json_t *msg, const char *text, size_t len,
@@ -1246,27 +1383,59 @@ static int send_modern(shttp_ctr *t, const json_t *msg, const char *text, size_t
         return MCP_OK; /* the request's stream has closed: that is the cancellation */
     if (method == NULL)
         return MCP_EINVAL; /* a client sends no responses in this revision */
-    hlines h = {0};
-    int rc = modern_headers(t, msg, version, &h);
-    if (rc != MCP_OK) {
-        hlines_free(&h);
-        return rc;
-    }
     cstream *st = NULL;
     if (is_request) {
-        if ((st = st_new(t, 0)) == NULL) {
-            hlines_free(&h);
+        if ((st = st_new(t, 0)) == NULL)
             return MCP_ENOMEM;
-        }
         st->id = json_integer_value(idv);
         st->modern = 1;
         st->tools_list = strcmp(method, "tools/list") == 0;
+        if (!t->cfg->no_retry_safe && modern_safe(t, method, msg)) {
+            st->text = malloc(len + 1);
+            if (st->text != NULL) { /* out of memory: not repeated */
+                memcpy(st->text, text, len);
+                st->text[len] = '\0';
+                st->len = len;
+                st->msg = json_incref((json_t *)msg);
+                st->version = version;
+            }
+        }
     }
-    rc = post_ex(t, text, len, st, is_request, st != NULL ? st->id : 0, 1, h.v, NULL);
-    hlines_free(&h);
+    int rc = post_modern(t, msg, text, len, version, st);
     if (rc != MCP_OK && st != NULL)
         st_unlink_free(st);
     return rc;
+}
+
+static void on_repeat_timer(uv_timer_t *tm)
+{
+    cstream *st = tm->data;
+    shttp_ctr *t = st->t;
+    if (st->done || t->closing || t->lost)
+        return;
+    int rc = post_modern(t, st->msg, st->text, st->len, st->version, st);
+    if (rc != MCP_OK)
+        fail_request(t, st->id, rc, 0, "cannot send the request once more: %s", mcp_strerror(rc));
+}
+
+/*
+ * A modern request whose connection failed before any answer: sent once more after the
+ * reconnection delay when it is safe to repeat (see modern_safe) and that is not off.
+ * 1 when it will be; 0 when the caller fails it.
+ */
+static int modern_repeat(cstream *st, const char *why)
+{
+    shttp_ctr *t = st->t;
+    if (st->msg == NULL || st->repeated || st->answered || t->closing || t->lost ||
+        st_timer(st) != MCP_OK)
+        return 0;
+    st->repeated = 1;
+    long delay = reconnect_delay(st, 1);
+    mcp__warn("request %lld (%s) failed before its answer (%s): safe to repeat, sent once more "
+              "in %ld ms",
+              (long long)st->id, json_string_value(json_object_get(st->msg, "method")), why, delay);
+    uv_timer_start(&st->timer, on_repeat_timer, (uint64_t)delay, 0);
+    return 1;
 }
 
 static int shttp_send(mcp__ctr *base, const json_t *msg, const char *text, size_t len)
@@ -1372,6 +1541,10 @@ static void renewal_answer(shttp_ctr *t, xfer *x, json_t *msg)
     const char *v =
         json_string_value(json_object_get(json_object_get(msg, "result"), "protocolVersion"));
     x->is_renewal = 0; /* answered */
+    if (x->session_bad) {
+        renewal_failed(t, MCP_EPROTO, 0, SESSION_BAD);
+        return;
+    }
     if (err != NULL || v == NULL || t->version == NULL || strcmp(v, t->version) != 0) {
         renewal_failed(t, MCP_EPROTO, 0,
                        err != NULL ? "initialize was refused" : "the revision changed");
@@ -1419,6 +1592,7 @@ static void start_renewal(shttp_ctr *t)
         st->last_id = NULL;
         st->attempts = 0;
         st->retry_ms = -1;
+        st->primed = 0;
         if (st->standalone) {
             st_finish(st);
         } else {
@@ -1524,7 +1698,7 @@ static void post_done_modern(xfer *x, CURLcode rc, long status)
     cstream *st = x->st;
     if (!x->has_id) {
         if (rc != CURLE_OK)
-            mcp__warn("POST of a notification failed: %s", curl_easy_strerror(rc));
+            mcp__warn("POST of a notification failed: %s", xfer_strerror(x, rc));
         else if (status < 200 || status >= 300)
             mcp__warn("HTTP %ld to the POST of a notification: %s", status, body_snippet(x));
         return;
@@ -1532,15 +1706,23 @@ static void post_done_modern(xfer *x, CURLcode rc, long status)
     if (st == NULL || st->done)
         return; /* answered, cancelled or failed already */
     if (rc != CURLE_OK) {
-        if (st->answered)
+        if (st->answered || modern_repeat(st, xfer_strerror(x, rc)))
             return;
+        const char *repeat = st->repeated      ? "it was sent once more already"
+                             : st->msg != NULL ? "it could not be sent once more"
+                             : t->cfg->no_retry_safe
+                                 ? "repeating safe requests is off"
+                                 : "it is not safe to repeat (only reads, and tools marked "
+                                   "readOnlyHint or idempotentHint, are)";
         if (x->ctype == CT_SSE || x->ctype == CT_JSON)
-            fail_request(t, x->id, MCP_ECLOSED, 0,
+            fail_request(t, x->id, MCP_ECLOSED, x->status,
                          "the request's stream broke before its answer (%s); revision %s has no "
-                         "resumption: the request may be sent again as a new one",
-                         curl_easy_strerror(rc), mcp__revision_modern()->version);
+                         "resumption, and %s",
+                         xfer_strerror(x, rc), mcp__revision_modern()->version, repeat);
         else
-            fail_request(t, x->id, curl_status(rc), 0, "POST failed: %s", curl_easy_strerror(rc));
+            fail_request(t, x->id, curl_status(rc), 0,
+                         "POST failed: %s; revision %s has no resumption, and %s",
+                         xfer_strerror(x, rc), mcp__revision_modern()->version, repeat);
         return;
     }
     if (status < 200 || status >= 300) {
@@ -1555,19 +1737,13 @@ static void post_done_modern(xfer *x, CURLcode rc, long status)
                          t->max_message);
             return;
         }
-        json_int_t id = x->id;
-        incoming_text(x, x->body.data ? x->body.data : "", x->body.len);
-        /* The engine ended the stream when the answer came; one that is still here got
-         * none. */
-        if (st_find(t, id) != NULL)
-            fail_request(t, id, MCP_EPROTO, status,
-                         "HTTP %ld with a JSON body that is not the request's answer", status);
+        json_answer(x, status);
         return;
     }
     if (st->answered)
         return;
     if (x->ctype == CT_SSE)
-        fail_request(t, x->id, MCP_ECLOSED, 0,
+        fail_request(t, x->id, MCP_ECLOSED, status,
                      "the server ended the request's stream before answering; revision %s has "
                      "no resumption: the request may be sent again as a new one",
                      mcp__revision_modern()->version);
@@ -1586,7 +1762,7 @@ static void post_done(xfer *x, CURLcode rc, long status)
     }
     if (x->is_renewal) {
         if (rc != CURLE_OK)
-            renewal_failed(t, curl_status(rc), 0, curl_easy_strerror(rc));
+            renewal_failed(t, curl_status(rc), 0, xfer_strerror(x, rc));
         else if (status < 200 || status >= 300)
             renewal_failed(t, MCP_EHTTP, status, "HTTP error");
         else if (x->ctype == CT_JSON)
@@ -1624,10 +1800,9 @@ static void post_done(xfer *x, CURLcode rc, long status)
             return;
         }
         if (x->has_id && (st == NULL || !st->answered)) {
-            fail_request(t, x->id, curl_status(rc), 0, "%s failed: %s", what,
-                         curl_easy_strerror(rc));
+            fail_request(t, x->id, curl_status(rc), 0, "%s failed: %s", what, xfer_strerror(x, rc));
         } else if (!x->has_id) {
-            mcp__warn("%s of a message failed: %s", what, curl_easy_strerror(rc));
+            mcp__warn("%s of a message failed: %s", what, xfer_strerror(x, rc));
         }
         return;
     }
@@ -1650,7 +1825,7 @@ static void post_done(xfer *x, CURLcode rc, long status)
             }
             return;
         }
-        incoming_text(x, x->body.data ? x->body.data : "", x->body.len);
+        json_answer(x, status);
         return;
     }
     if (st == NULL || st->done)

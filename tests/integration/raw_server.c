@@ -632,6 +632,22 @@ int rs_wait_peer_close(rs_conn *c, int timeout_ms)
 
 /* ---- MCP ---- */
 
+int rs_mcp_initialize(rs_conn *c, const rs_request *req, const char *session)
+{
+    json_t *answer =
+        json_pack("{s:s, s:O, s:{s:s, s:{s:{}}, s:{s:s, s:s}}}", "jsonrpc", "2.0", "id",
+                  json_object_get(req->msg, "id"), "result", "protocolVersion", "2025-11-25",
+                  "capabilities", "tools", "serverInfo", "name", "raw", "version", "1");
+    char *text = answer != NULL ? json_dumps(answer, JSON_COMPACT) : NULL;
+    json_decref(answer);
+    char head[1024];
+    snprintf(head, sizeof(head), "Content-Type: application/json\r\nMcp-Session-Id: %s\r\n",
+             session);
+    int rc = rs_respond(c, 200, head, text);
+    free(text);
+    return rc;
+}
+
 int rs_mcp_basic(rs_conn *c, const rs_request *req)
 {
     if (strcmp(req->method, "DELETE") == 0)
@@ -643,15 +659,7 @@ int rs_mcp_basic(rs_conn *c, const rs_request *req)
     const char *m = rs_rpc_method(req);
     json_t *id = json_object_get(req->msg, "id");
     if (m != NULL && strcmp(m, "initialize") == 0) {
-        json_t *answer =
-            json_pack("{s:s, s:O, s:{s:s, s:{s:{}}, s:{s:s, s:s}}}", "jsonrpc", "2.0", "id", id,
-                      "result", "protocolVersion", "2025-11-25", "capabilities", "tools",
-                      "serverInfo", "name", "raw", "version", "1");
-        char *text = answer != NULL ? json_dumps(answer, JSON_COMPACT) : NULL;
-        json_decref(answer);
-        rs_respond(c, 200, "Content-Type: application/json\r\nMcp-Session-Id: " RS_SESSION "\r\n",
-                   text);
-        free(text);
+        rs_mcp_initialize(c, req, RS_SESSION);
         return 1;
     }
     if (m == NULL || id == NULL) {

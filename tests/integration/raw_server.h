@@ -115,6 +115,9 @@ int rs_wait_peer_close(rs_conn *c, int timeout_ms);
  * DELETE (200), and a GET without Last-Event-ID (the standalone stream: 405).
  */
 int rs_mcp_basic(rs_conn *c, const rs_request *req);
+/* The answer rs_mcp_basic gives to initialize, with session (any bytes) as its
+ * Mcp-Session-Id. 0 or -1. */
+int rs_mcp_initialize(rs_conn *c, const rs_request *req, const char *session);
 /* A JSON-RPC response text {"jsonrpc":"2.0","id":<id of req>,"result":<result>}
  * (malloc'd), with result a tools/call result holding text. */
 char *rs_call_result(const rs_request *req, const char *text);

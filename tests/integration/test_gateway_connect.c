@@ -25,12 +25,17 @@
  *     session, with the client's initialize) with nothing done by the client;
  *   - SIGTERM answers the requests in flight with an error and exits 0;
  *   - a client that does not read stdout while the server sends: the gateway ends
- *     at --max-queued with status 1, its memory bounded.
+ *     at --max-queued with status 1, its memory bounded;
+ *   - hostile servers: a session id with a CR in it is refused (initialize gets an
+ *     error, nothing carries it back); streams of a new event id alone with retry: 0
+ *     are given up at the retry limit, the standalone stream as a call's; a 200 JSON
+ *     answer that is no JSON gets a JSON-RPC error.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -44,6 +49,7 @@
 
 #include <cmocka.h>
 
+#include "client_watch.h"
 #include "harness.h"
 #include "http_expect.h"
 #include "raw_server.h"
@@ -958,11 +964,160 @@ static void test_unread_stdout_ends_the_gateway_at_max_queued(void **state)
     assert_int_equal(hc_server_stop_check(&s, HX_STOP_MS), 0);
 }
 
+/* ---- Hostile servers ---- */
+
+enum hostile { H_BAD_SESSION, H_RETRY_0, H_UNREADABLE };
+
+typedef struct hostile_srv {
+    enum hostile kind;
+    pthread_mutex_t mu;
+    int gets; /* GETs of the standalone stream and resumptions */
+} hostile_srv;
+
+/*
+ * H_BAD_SESSION: initialize's answer names a session id with a CR in it.
+ * H_RETRY_0: every GET (the standalone stream and each resumption) and the stream of
+ * a call "stall" bring a new event id alone, with retry: 0, and end.
+ * H_UNREADABLE: a call of "garbage" is answered 200 application/json that is no JSON.
+ */
+static void hostile_handler(rs_conn *c, const rs_request *req, void *user)
+{
+    hostile_srv *h = user;
+    const char *m = rs_rpc_method(req);
+    if (h->kind == H_BAD_SESSION && m != NULL && strcmp(m, "initialize") == 0) {
+        rs_mcp_initialize(c, req, "abc\rX-Injected: yes");
+        return;
+    }
+    if (h->kind == H_RETRY_0 && (strcmp(req->method, "GET") == 0 || rs_is_call(req, "stall"))) {
+        pthread_mutex_lock(&h->mu);
+        int n = ++h->gets;
+        pthread_mutex_unlock(&h->mu);
+        char id[32];
+        snprintf(id, sizeof(id), "e%d", n);
+        rs_sse_head(c, NULL);
+        rs_sse_event(c, id, 0, NULL);
+        rs_sse_end(c);
+        return;
+    }
+    if (h->kind == H_UNREADABLE && rs_is_call(req, "garbage")) {
+        rs_respond(c, 200, "Content-Type: application/json\r\n", "{\"jsonrpc\":\"2.0\", oops");
+        return;
+    }
+    basic_handler(c, req, NULL);
+}
+
+/* Starts the hostile server h of kind, and a gateway in front of it. */
+static rs_server *hostile_start(hostile_srv *h, enum hostile kind, gw *g)
+{
+    *h = (hostile_srv){.kind = kind};
+    pthread_mutex_init(&h->mu, NULL);
+    rs_server *rs;
+    assert_int_equal(rs_start(&rs, hostile_handler, h), 0);
+    char url[64];
+    rs_url(rs, url, sizeof(url));
+    gw_start(g, url, NULL);
+    return rs;
+}
+
+static void hostile_stop(hostile_srv *h, rs_server *rs, gw *g)
+{
+    gw_free(g);
+    rs_stop(rs);
+    pthread_mutex_destroy(&h->mu);
+}
+
+static int hostile_gets(hostile_srv *h)
+{
+    pthread_mutex_lock(&h->mu);
+    int n = h->gets;
+    pthread_mutex_unlock(&h->mu);
+    return n;
+}
+
+static void test_session_id_with_a_cr_is_refused(void **state)
+{
+    (void)state;
+    hostile_srv h;
+    gw g;
+    rs_server *rs = hostile_start(&h, H_BAD_SESSION, &g);
+    send_line(&g, INIT("1"));
+    json_t *m = next_answer(&g, LINE_MS);
+    expect_error(m, "1", -32603, "visible ASCII");
+    json_decref(m);
+    int status = 0;
+    if (harness_wait_exit(&g.p, EXIT_MS, &status) != 0)
+        fail_msg("the gateway did not exit by itself");
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    for (size_t i = 0; i < rs_count(rs, NULL); i++) {
+        const rs_request *q = rs_nth(rs, NULL, i);
+        if (rs_header(q, "mcp-session-id") != NULL || rs_header(q, "x-injected") != NULL)
+            fail_msg("request %zu (%s) carries the session id back", i, q->method);
+    }
+    hostile_stop(&h, rs, &g);
+}
+
+static void test_new_ids_alone_with_retry_0_are_given_up(void **state)
+{
+    (void)state;
+    hostile_srv h;
+    gw g;
+    rs_server *rs = hostile_start(&h, H_RETRY_0, &g);
+    gw_init(&g);
+    /* The standalone stream: its first GET and 5 reconnections at most (the default
+     * --max-retries), each no sooner than the 100 ms floor. */
+    long long t0 = harness_now_ms();
+    rs_wait(rs, "GET", 7, 1500); /* the window ends early when a 7th comes */
+    int standalone = (int)rs_count(rs, "GET");
+    printf("# retry: 0, a new id alone: %d standalone GETs in %lld ms\n", standalone,
+           harness_now_ms() - t0);
+    assert_true(standalone <= 6);
+    while (hostile_gets(&h) < standalone) /* its handler has counted the last one */
+        rs_wait(rs, "GET", (size_t)standalone + 1, 10);
+    /* A call's stream: given up after 5 resumptions with an error. */
+    t0 = harness_now_ms();
+    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
+                  "{\"name\":\"stall\",\"arguments\":{}}}");
+    json_t *m = next_answer(&g, 5000);
+    long long took = harness_now_ms() - t0;
+    expect_error(m, "7", -32603, "gave up");
+    json_decref(m);
+    int call = hostile_gets(&h) - standalone;
+    printf("# retry: 0, a new id alone: the call's stream and %d resumptions, given up after "
+           "%lld ms\n",
+           call - 1, took);
+    assert_int_equal(call, 6);
+    assert_true(took >= 5 * 100);
+    gw_expect_exit(&g, 0);
+    hostile_stop(&h, rs, &g);
+}
+
+static void test_unreadable_json_answer_gets_an_error(void **state)
+{
+    (void)state;
+    hostile_srv h;
+    gw g;
+    rs_server *rs = hostile_start(&h, H_UNREADABLE, &g);
+    gw_init(&g);
+    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":\"g\",\"method\":\"tools/call\",\"params\":"
+                  "{\"name\":\"garbage\",\"arguments\":{}}}");
+    json_t *m = next_answer(&g, 5000);
+    expect_error(m, "\"g\"", -32603, "cannot be read");
+    json_decref(m);
+    /* The gateway goes on. */
+    send_line(&g, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+    m = next_answer(&g, LINE_MS);
+    result_of(m, "3");
+    json_decref(m);
+    gw_expect_exit(&g, 0);
+    hostile_stop(&h, rs, &g);
+}
+
 int main(void)
 {
     if (harness_bin_path("mcp-gateway", gateway, sizeof(gateway)) != 0)
         return 1;
     signal(SIGPIPE, SIG_IGN);
+    cw_test_filter_from_env();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_initialize_list_call_resume_and_batch, teardown),
         cmocka_unit_test_teardown(test_script_written_whole_then_eof, teardown),
@@ -977,6 +1132,9 @@ int main(void)
         cmocka_unit_test_teardown(test_standalone_stream_reopened_on_the_new_session, teardown),
         cmocka_unit_test_teardown(test_sigterm_answers_requests_in_flight_and_exits_0, teardown),
         cmocka_unit_test_teardown(test_unread_stdout_ends_the_gateway_at_max_queued, teardown),
+        cmocka_unit_test_teardown(test_session_id_with_a_cr_is_refused, teardown),
+        cmocka_unit_test_teardown(test_new_ids_alone_with_retry_0_are_given_up, teardown),
+        cmocka_unit_test_teardown(test_unreadable_json_answer_gets_an_error, teardown),
     };
     return cmocka_run_group_tests_name("gateway_connect", tests, NULL, NULL);
 }
