@@ -228,6 +228,7 @@ struct mcp_http_endpoint {
 
     uv_timer_t keepalive_timer, sweep_timer;
     uv_timer_t outbox_timer; /* ends waits for a first GET (shttp_outbox.c) */
+    uint64_t outbox_at;      /* the loop time it is set for, while active */
     /* Stopping: the drain deadline, then the end of the connections' flush. */
     uv_timer_t drain_timer;
     enum shttp_phase phase;

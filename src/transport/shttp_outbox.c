@@ -52,11 +52,11 @@ static void arm(shttp *t, uint64_t deadline)
 {
     if (t->phase == EP_CLOSING || t->phase == EP_DONE)
         return;
+    if (uv_is_active((uv_handle_t *)&t->outbox_timer) && t->outbox_at <= deadline)
+        return;
     uint64_t now = uv_now(t->loop);
-    uint64_t due = uv_timer_get_due_in(&t->outbox_timer);
-    uint64_t in = deadline > now ? deadline - now : 0;
-    if (!uv_is_active((uv_handle_t *)&t->outbox_timer) || in < due)
-        uv_timer_start(&t->outbox_timer, mcp__outbox_due, in, 0);
+    t->outbox_at = deadline;
+    uv_timer_start(&t->outbox_timer, mcp__outbox_due, deadline > now ? deadline - now : 0, 0);
 }
 
 /* What cannot be delivered is answered from the loop: inside a send, the sender may
