@@ -123,6 +123,8 @@ typedef struct houtbox {
 #define MCP__OUTBOX_WAIT_MS 10000
 #define MCP__OUTBOX_MAX_MESSAGES 64
 #define MCP__OUTBOX_MAX_BYTES (256 * 1024)
+/* And all the sessions of an endpoint together, whatever their number. */
+#define MCP__OUTBOX_MAX_TOTAL_BYTES (16 * 1024 * 1024)
 
 struct hsess {
     shttp *t;
@@ -229,6 +231,7 @@ struct mcp_http_endpoint {
     uv_timer_t keepalive_timer, sweep_timer;
     uv_timer_t outbox_timer; /* ends waits for a first GET (shttp_outbox.c) */
     uint64_t outbox_at;      /* the loop time it is set for, while active */
+    size_t outbox_bytes;     /* what waits in every session's outbox */
     /* Stopping: the drain deadline, then the end of the connections' flush. */
     uv_timer_t drain_timer;
     enum shttp_phase phase;

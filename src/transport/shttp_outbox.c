@@ -20,7 +20,7 @@
 #include "transport/shttp.h"
 
 /* houtbox.why */
-enum { OUTBOX_WAITING, OUTBOX_FULL, OUTBOX_NO_GET, OUTBOX_TIMEOUT, OUTBOX_ENDED };
+enum { OUTBOX_WAITING, OUTBOX_FULL, OUTBOX_ALL_FULL, OUTBOX_NO_GET, OUTBOX_TIMEOUT, OUTBOX_ENDED };
 
 /* Why a message could not be delivered, for its error and the logs. */
 static const char *why_text(int why, char *buf, size_t size)
@@ -31,6 +31,12 @@ static const char *why_text(int why, char *buf, size_t size)
                  "the client has no GET stream open to receive it, and the %d messages or %d "
                  "bytes that may wait for one are taken",
                  MCP__OUTBOX_MAX_MESSAGES, MCP__OUTBOX_MAX_BYTES);
+        break;
+    case OUTBOX_ALL_FULL:
+        snprintf(buf, size,
+                 "the client has no GET stream open to receive it, and the %d bytes that may "
+                 "wait for GET streams in all sessions are taken",
+                 MCP__OUTBOX_MAX_TOTAL_BYTES);
         break;
     case OUTBOX_NO_GET:
         snprintf(buf, size,
@@ -88,6 +94,7 @@ int mcp__outbox_put(hsess *hs, const char *text, size_t len)
                  !(t->ans->ops->eras(t->ans) & MCP_ERA_LEGACY);
     int full =
         hs->outbox_n >= MCP__OUTBOX_MAX_MESSAGES || len > MCP__OUTBOX_MAX_BYTES - hs->outbox_bytes;
+    int all_full = !full && len > MCP__OUTBOX_MAX_TOTAL_BYTES - t->outbox_bytes;
     if (no_get && !request) {
         /* As ever where no GET can come: the configuration says so, not the client. */
         json_decref(v);
@@ -95,7 +102,7 @@ int mcp__outbox_put(hsess *hs, const char *text, size_t len)
         return MCP_OK;
     }
     /* Only a request's id is kept of what is not delivered. */
-    size_t keep = no_get || full ? 0 : len;
+    size_t keep = no_get || full || all_full ? 0 : len;
     houtbox *m = calloc(1, sizeof(*m) + keep + 1);
     if (m == NULL) {
         json_decref(v);
@@ -106,8 +113,8 @@ int mcp__outbox_put(hsess *hs, const char *text, size_t len)
     m->id = request ? json_incref(id) : NULL;
     snprintf(m->method, sizeof(m->method), "%s", method != NULL ? method : "(a response)");
     json_decref(v);
-    if (no_get || full) {
-        undeliverable(hs, m, no_get ? OUTBOX_NO_GET : OUTBOX_FULL);
+    if (no_get || full || all_full) {
+        undeliverable(hs, m, no_get ? OUTBOX_NO_GET : full ? OUTBOX_FULL : OUTBOX_ALL_FULL);
         return MCP_OK;
     }
     memcpy(m->text, text, len);
@@ -119,6 +126,7 @@ int mcp__outbox_put(hsess *hs, const char *text, size_t len)
     hs->outbox_tail = &m->next;
     hs->outbox_n++;
     hs->outbox_bytes += len;
+    t->outbox_bytes += len;
     arm(t, m->deadline);
     return MCP_OK;
 }
@@ -133,6 +141,7 @@ static houtbox *pop(hsess *hs)
         hs->outbox_tail = &hs->outbox;
     hs->outbox_n--;
     hs->outbox_bytes -= m->len;
+    hs->t->outbox_bytes -= m->len;
     m->next = NULL;
     return m;
 }

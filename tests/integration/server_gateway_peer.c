@@ -25,7 +25,8 @@
  * moment notifications/initialized comes, as server-filesystem does (then "peer: sent
  * N roots/list" on stderr), and writes each
  * answer to stderr as it comes ("peer: early-1 answer:{...}" or "peer: early-1
- * error:MESSAGE"); the tool "early" answers with every one so far.
+ * error:MESSAGE"); the tool "early" answers with every one so far. --early-pad BYTES
+ * makes each of those requests that much larger (params.pad).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,7 @@ static void ask(const char *method, int n)
 int main(int argc, char **argv)
 {
     int no_init = 0, init_delay_ms = 0, subscribe = 0, early = 0;
+    size_t early_pad = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--no-init") == 0)
             no_init = 1;
@@ -80,6 +82,8 @@ int main(int argc, char **argv)
             init_delay_ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--roots-on-initialized") == 0 && i + 1 < argc)
             early = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--early-pad") == 0 && i + 1 < argc)
+            early_pad = (size_t)atol(argv[++i]);
     }
     char *line = NULL;
     size_t cap = 0;
@@ -98,8 +102,18 @@ int main(int argc, char **argv)
             for (int i = 1; i <= early; i++) {
                 char eid[32];
                 snprintf(eid, sizeof eid, "early-%d", i);
-                out(json_pack("{s:s, s:s, s:s, s:{}}", "jsonrpc", "2.0", "id", eid, "method",
-                              "roots/list", "params"));
+                json_t *params = json_object();
+                if (early_pad > 0) {
+                    char *pad = malloc(early_pad + 1);
+                    if (pad == NULL)
+                        exit(1);
+                    memset(pad, 'x', early_pad);
+                    pad[early_pad] = '\0';
+                    json_object_set_new(params, "pad", json_string(pad));
+                    free(pad);
+                }
+                out(json_pack("{s:s, s:s, s:s, s:o}", "jsonrpc", "2.0", "id", eid, "method",
+                              "roots/list", "params", params));
             }
             fprintf(stderr, "peer: sent %d roots/list\n", early);
         }

@@ -6,7 +6,8 @@
  *   - the request waits for the session's first GET and goes out on it, under an event
  *     id that a resume replays (SEP-1699), and the child gets the client's answer;
  *   - what cannot be delivered is answered to the child at once with a JSON-RPC error
- *     that says why: past the bound of waiting messages (64), when the session ends, and
+ *     that says why: past the bounds of waiting messages (64 messages or 256 KiB per
+ *     session, 16 MiB in all), when the session ends, and
  *     when no GET came within the wait (MCP__OUTBOX_WAIT_MS, 10 s).
  */
 #define _GNU_SOURCE
@@ -23,10 +24,12 @@
 #include "gateway_host.h"
 #include "harness.h"
 #include "http_expect.h"
+#include "resume_client.h"
 
 /* shttp.h's bounds, which the tests reach. */
 #define WAIT_MS 10000
 #define MAX_WAITING 64
+#define MAX_TOTAL_BYTES (16 * 1024 * 1024)
 
 static char peer[4096];
 
@@ -208,6 +211,83 @@ static void test_session_end_answers_the_waiting_requests(void **state)
     gw_stop(&s);
 }
 
+/* Two requests of 200,000 bytes: the second is past the session's 256 KiB. */
+static void test_bytes_past_the_session_bound_are_answered_at_once(void **state)
+{
+    (void)state;
+    hc_server s;
+    const char *cmd[] = {peer, "--roots-on-initialized", "2", "--early-pad", "200000", NULL};
+    gw_start(&s, NULL, cmd);
+    char sess[33];
+    assert_int_equal(hc_mcp_initialize(s.port, sess, HX_REQ_MS), 0);
+    if (hc_server_wait_stderr(&s,
+                              "peer: early-2 error:Internal error: the client has no GET stream "
+                              "open to receive it, and the 64 messages or 262144 bytes",
+                              HX_REQ_MS) != 0)
+        fail_msg("the request past the session's bytes was not answered with its error");
+    hc_conn c;
+    hc_response head;
+    hx_open_get_stream(&c, s.port, sess, &head);
+    hc_response_free(&head);
+    json_decref(expect_roots_request(&c, NULL, "the request that waited"));
+    hc_close(&c);
+    assert_int_equal(hc_mcp_delete(s.port, sess, HX_REQ_MS), 200);
+    gw_stop(&s);
+}
+
+/* Sessions each with one request of 250,000 bytes: 67 fit in the endpoint's 16 MiB, the
+ * 68th is answered at once; once one is delivered, a new session's request fits again. */
+static void test_bytes_past_the_endpoint_bound_are_answered_at_once(void **state)
+{
+    (void)state;
+    enum { FIT = MAX_TOTAL_BYTES / 250100, N = FIT + 1 };
+    hc_server s;
+    const char *cmd[] = {peer, "--roots-on-initialized", "1", "--early-pad", "250000", NULL};
+    gw_start(&s, NULL, cmd);
+    static char sess[N + 1][33];
+    long long t0 = hc_now_ms();
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(hc_mcp_initialize(s.port, sess[i], HX_REQ_MS), 0);
+        if (rc_wait_stderr(&s, "peer: sent 1 roots/list", i + 1, HX_REQ_MS) < 0)
+            fail_msg("session %d: its server did not ask for roots", i);
+    }
+    long long took = hc_now_ms() - t0;
+    printf("%d sessions started in %lld ms\n", N, took);
+    /* The first requests must still wait when the last session's comes (a machine this slow
+     * cannot tell: the first ones' wait may be over, and their bytes free). */
+    if (took > WAIT_MS - 1000) {
+        gw_stop(&s);
+        skip();
+    }
+    const char *past = "peer: early-1 error:Internal error: the client has no GET stream open to "
+                       "receive it, and the 16777216 bytes that may wait for GET streams in all "
+                       "sessions are taken";
+    if (hc_server_wait_stderr(&s, past, HX_REQ_MS) != 0)
+        fail_msg("the request past the endpoint's bytes was not answered with its error");
+    /* One session's request goes out: its bytes are free again. */
+    hc_conn c;
+    hc_response head;
+    hx_open_get_stream(&c, s.port, sess[0], &head);
+    hc_response_free(&head);
+    json_decref(expect_roots_request(&c, NULL, "the first session's request"));
+    hc_close(&c);
+    assert_int_equal(hc_mcp_initialize(s.port, sess[N], HX_REQ_MS), 0);
+    if (rc_wait_stderr(&s, "peer: sent 1 roots/list", N + 1, HX_REQ_MS) < 0)
+        fail_msg("the last session's server did not ask for roots");
+    hx_open_get_stream(&c, s.port, sess[N], &head);
+    hc_response_free(&head);
+    json_decref(expect_roots_request(&c, NULL, "a request once there is room again"));
+    hc_close(&c);
+    /* Only the one past the bound: the others waited, the last one fitted. */
+    char *err = hc_server_stderr(&s);
+    int errors = 0;
+    for (const char *p = err; (p = strstr(p, past)) != NULL; p++)
+        errors++;
+    assert_int_equal(errors, 1);
+    free(err);
+    gw_stop(&s);
+}
+
 static void test_no_get_within_the_wait_is_answered(void **state)
 {
     (void)state;
@@ -239,6 +319,8 @@ int main(void)
         cmocka_unit_test(test_roots_asked_on_initialized_go_out_on_first_get),
         cmocka_unit_test(test_requests_past_the_bound_are_answered_at_once),
         cmocka_unit_test(test_session_end_answers_the_waiting_requests),
+        cmocka_unit_test(test_bytes_past_the_session_bound_are_answered_at_once),
+        cmocka_unit_test(test_bytes_past_the_endpoint_bound_are_answered_at_once),
         cmocka_unit_test(test_no_get_within_the_wait_is_answered),
     };
     return cmocka_run_group_tests_name("gateway_first_get", tests, NULL, NULL);
