@@ -7,6 +7,7 @@
  *   shttp_server.c    the session table and the streams: where a session's
  *                     messages go, backpressure, keep-alive and idle timers;
  *   shttp_resume.c    resuming a stream (GET with Last-Event-ID) from the store;
+ *   shttp_outbox.c    messages that wait for a session's first GET stream;
  *   shttp_mcp.c       Streamable HTTP: POST, GET and DELETE on the MCP path;
  *   shttp_legacy.c    the legacy HTTP+SSE transport: GET /sse, POST /messages.
  *
@@ -100,6 +101,32 @@ typedef struct hheld {
     char text[];
 } hheld;
 
+/*
+ * A message not tied to a request that had nowhere to go (no GET stream open, none to
+ * resume): it waits for the session's next GET (shttp_outbox.c). Clients open their
+ * standalone GET only after notifications/initialized is accepted, and many servers ask
+ * for roots as soon as they get that notification.
+ */
+typedef struct houtbox {
+    struct houtbox *next;
+    json_t *id;        /* a request's id; NULL for a notification */
+    char method[64];   /* for the logs */
+    uint64_t deadline; /* loop time it stops waiting at */
+    int why;           /* OUTBOX_* of shttp_outbox.c: why it cannot be delivered, 0 waiting */
+    size_t len;
+    char text[];
+} houtbox;
+
+/* What waits for a session's first GET stream: at most this long, this many messages and
+ * this many bytes (the text of the waiting messages). Past them a request is answered at
+ * once with a JSON-RPC error (-32603, saying why), as if its client had, and a
+ * notification is dropped with a warning. */
+#define MCP__OUTBOX_WAIT_MS 10000
+#define MCP__OUTBOX_MAX_MESSAGES 64
+#define MCP__OUTBOX_MAX_BYTES (256 * 1024)
+/* And all the sessions of an endpoint together, whatever their number. */
+#define MCP__OUTBOX_MAX_TOTAL_BYTES (16 * 1024 * 1024)
+
 struct hsess {
     shttp *t;
     char id[33]; /* hex of 16 random bytes; "" for a stateless POST */
@@ -113,10 +140,13 @@ struct hsess {
      * the tag is a per-session secret, so ids cannot be guessed across sessions. */
     char tag[17];
     uint64_t next_seq;
-    uint64_t stored_bytes;    /* of all its events so far */
-    int window_moved;         /* a stream confirmed events (see mcp__hstream_maybe_ready) */
-    uint64_t last_standalone; /* where standalone messages are stored while no GET is open */
-    hresume *resumes;         /* replays under way */
+    uint64_t stored_bytes;          /* of all its events so far */
+    int window_moved;               /* a stream confirmed events (see mcp__hstream_maybe_ready) */
+    uint64_t last_standalone;       /* where standalone messages are stored while no GET is open */
+    houtbox *outbox, **outbox_tail; /* waiting for a GET stream, oldest first */
+    size_t outbox_n, outbox_bytes;
+    houtbox *undelivered, **undelivered_tail; /* to answer or drop from the loop, in order */
+    hresume *resumes;                         /* replays under way */
     /* Idle resumes that gave way to a new GET (mcp__shttp_idle_give_way), newest last. */
     uint64_t gave_way[MCP__GAVE_WAY];
     unsigned ngave_way;
@@ -204,6 +234,9 @@ struct mcp_http_endpoint {
     size_t nroutes;
 
     uv_timer_t keepalive_timer, sweep_timer;
+    uv_timer_t outbox_timer; /* ends waits for a first GET (shttp_outbox.c) */
+    uint64_t outbox_at;      /* the loop time it is set for, while active */
+    size_t outbox_bytes;     /* what waits in every session's outbox */
     /* Stopping: the drain deadline, then the end of the connections' flush. */
     uv_timer_t drain_timer;
     enum shttp_phase phase;
@@ -336,6 +369,19 @@ int mcp__parse_event_id(const hsess *hs, const char *id, uint64_t *stream, uint6
 void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last_event_id);
 /* The session is closing: replays under way are abandoned. */
 void mcp__shttp_resumes_cancel(hsess *hs);
+
+/* ---- shttp_outbox.c: messages waiting for a GET stream ---- */
+
+/* A message not tied to a request had nowhere to go: it waits for the session's next GET
+ * stream, within the bounds above, or is answered with an error (requests) or dropped
+ * (notifications) from the loop, never inside this call. MCP_OK. */
+int mcp__outbox_put(hsess *hs, const char *text, size_t len);
+/* g, a new GET stream of hs, carries what waits (stored, under event ids of g). */
+void mcp__outbox_deliver(hsess *hs, hstream *g);
+/* The session ends: what waits is answered (requests) or dropped now. */
+void mcp__outbox_end(hsess *hs);
+/* The outbox timer's callback (t->outbox_timer). */
+void mcp__outbox_due(uv_timer_t *h);
 
 /* ---- shttp_mcp.c ---- */
 

@@ -217,6 +217,7 @@ static void begin_closing(shttp *t)
         hs->local_close = hs->shared;
     while (t->all != NULL)
         mcp__hsess_close(t->all);
+    close_handle(t, &t->outbox_timer); /* what waited was answered with its session */
     if (t->store_attached) {
         t->store_attached = 0;
         mcp_event_store_detach(t->store, t->loop);
@@ -487,9 +488,11 @@ int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_o
     uv_timer_init(loop, &t->keepalive_timer);
     uv_timer_init(loop, &t->sweep_timer);
     uv_timer_init(loop, &t->drain_timer);
+    uv_timer_init(loop, &t->outbox_timer);
     uv_idle_init(loop, &t->deferred_idle);
-    t->handles = 4;
+    t->handles = 5;
     t->keepalive_timer.data = t->sweep_timer.data = t->drain_timer.data = t;
+    t->outbox_timer.data = t;
     t->deferred_idle.data = t;
     if (t->keepalive_ms > 0)
         uv_timer_start(&t->keepalive_timer, mcp__shttp_keepalive, (uint64_t)t->keepalive_ms,

@@ -536,6 +536,8 @@ static void get(shttp *t, mcp__http_req *req)
         mcp__hstream_prime(st, -1);
     else
         mcp__hstream_write(st, NULL, 0);
+    /* Then what the session sent before there was a stream to carry it. */
+    mcp__outbox_deliver(hs, st);
 }
 
 static void delete (shttp *t, mcp__http_req *req)

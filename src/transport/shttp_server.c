@@ -263,7 +263,8 @@ static hstream *standalone(hsess *hs)
 }
 
 /* Sends a message not tied to a request. With no GET stream open it is stored under
- * the last standalone stream, so the client gets it when it resumes that stream. */
+ * the last standalone stream, so the client gets it when it resumes that stream; with
+ * none to resume it waits for the next GET (shttp_outbox.c). */
 static int emit_standalone(hsess *hs, const char *text, size_t len)
 {
     hstream *g = standalone(hs);
@@ -275,8 +276,7 @@ static int emit_standalone(hsess *hs, const char *text, size_t len)
         return MCP_OK;
     if (hs->t->store != NULL && hs->last_standalone != 0)
         return emit(hs, hs->last_standalone, NULL, text, len);
-    mcp__debug("session %s: a message had no open stream and was dropped", hs->id);
-    return MCP_OK;
+    return mcp__outbox_put(hs, text, len);
 }
 
 static hstream *find_stream(hsess *hs, uint64_t id)
@@ -707,6 +707,8 @@ void mcp__hsess_close(hsess *hs)
         st->req = NULL;
         mcp__hstream_free(st);
     }
+    /* What waits for a GET stream gets its answer while the answerer can take it. */
+    mcp__outbox_end(hs);
     if ((hs->shared || hs->legacy_shared || hs->pinned) && !hs->local_close)
         mcp__shttp_cluster_session_end(hs); /* its events too, on every node */
     else if (t->store != NULL && !hs->stateless && !hs->legacy && !hs->shared)

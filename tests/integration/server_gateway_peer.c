@@ -20,7 +20,13 @@
  * It speaks only the older revisions: server/discover gets -32601, and any other
  * request an empty result.
  * With --no-init it never answers initialize; with --init-delay-ms N it answers it
- * N ms late; with --subscribe it offers resources with subscriptions too.
+ * N ms late; with --subscribe it offers resources with subscriptions too. With
+ * --roots-on-initialized N it sends N roots/list requests (ids "early-1" ...) the
+ * moment notifications/initialized comes, as server-filesystem does (then "peer: sent
+ * N roots/list" on stderr), and writes each
+ * answer to stderr as it comes ("peer: early-1 answer:{...}" or "peer: early-1
+ * error:MESSAGE"); the tool "early" answers with every one so far. --early-pad BYTES
+ * makes each of those requests that much larger (params.pad).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +71,8 @@ static void ask(const char *method, int n)
 
 int main(int argc, char **argv)
 {
-    int no_init = 0, init_delay_ms = 0, subscribe = 0;
+    int no_init = 0, init_delay_ms = 0, subscribe = 0, early = 0;
+    size_t early_pad = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--no-init") == 0)
             no_init = 1;
@@ -73,6 +80,10 @@ int main(int argc, char **argv)
             subscribe = 1;
         else if (strcmp(argv[i], "--init-delay-ms") == 0 && i + 1 < argc)
             init_delay_ms = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--roots-on-initialized") == 0 && i + 1 < argc)
+            early = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--early-pad") == 0 && i + 1 < argc)
+            early_pad = (size_t)atol(argv[++i]);
     }
     char *line = NULL;
     size_t cap = 0;
@@ -81,10 +92,47 @@ int main(int argc, char **argv)
     const char *next_question = NULL;
     char answers[2048] = "";
     int asked = 0;
+    char early_answers[8192] = "";
     while (getline(&line, &cap, stdin) > 0) {
         json_t *msg = json_loads(line, 0, NULL);
         const char *method = json_string_value(json_object_get(msg, "method"));
         json_t *id = json_object_get(msg, "id");
+        if (method != NULL && id == NULL && early > 0 &&
+            strcmp(method, "notifications/initialized") == 0) {
+            for (int i = 1; i <= early; i++) {
+                char eid[32];
+                snprintf(eid, sizeof eid, "early-%d", i);
+                json_t *params = json_object();
+                if (early_pad > 0) {
+                    char *pad = malloc(early_pad + 1);
+                    if (pad == NULL)
+                        exit(1);
+                    memset(pad, 'x', early_pad);
+                    pad[early_pad] = '\0';
+                    json_object_set_new(params, "pad", json_string(pad));
+                    free(pad);
+                }
+                out(json_pack("{s:s, s:s, s:s, s:o}", "jsonrpc", "2.0", "id", eid, "method",
+                              "roots/list", "params", params));
+            }
+            fprintf(stderr, "peer: sent %d roots/list\n", early);
+        }
+        const char *sid = json_string_value(id);
+        if (method == NULL && sid != NULL && strncmp(sid, "early-", 6) == 0) {
+            json_t *result = json_object_get(msg, "result");
+            char *text = result != NULL ? json_dumps(result, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+            char one[1024];
+            snprintf(one, sizeof one, "%s %s%s", sid, result != NULL ? "answer:" : "error:",
+                     result != NULL ? (text != NULL ? text : "?")
+                                    : json_string_value(json_object_get(
+                                          json_object_get(msg, "error"), "message")));
+            free(text);
+            fprintf(stderr, "peer: %s\n", one);
+            size_t n = strlen(early_answers);
+            snprintf(early_answers + n, sizeof early_answers - n, "%s%s", n > 0 ? "\n" : "", one);
+            json_decref(msg);
+            continue;
+        }
         if (method == NULL && id != NULL && asking != NULL) {
             /* The client's answer to our question. */
             json_t *result = json_object_get(msg, "result");
@@ -140,6 +188,11 @@ int main(int argc, char **argv)
                 asking = json_incref(id);
                 next_question = strcmp(name, "ask2") == 0 ? "sampling/createMessage" : NULL;
                 ask(strcmp(name, "roots") == 0 ? "roots/list" : "elicitation/create", ++asked);
+                json_decref(msg);
+                continue;
+            }
+            if (strcmp(name, "early") == 0) {
+                out(text_result(id, early_answers));
                 json_decref(msg);
                 continue;
             }

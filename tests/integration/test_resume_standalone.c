@@ -3,7 +3,8 @@
  * tied to a request go to exactly one live GET stream, the newest; when it
  * goes the next message takes the other; with none open, messages are kept
  * under the last standalone stream and a resume of that stream with its last
- * event id delivers them, while a plain GET gets no old events.
+ * event id delivers them, while a plain GET gets no old events; before the
+ * session's first GET they wait for it and go out on it.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -174,10 +175,41 @@ static void test_standalone_failover_and_resume_of_the_last_stream(void **state)
     free(live);
 }
 
+/* A message sent before the session's first GET (clients open it only after their
+ * notifications/initialized was accepted) waits for it and goes out on it, under an event
+ * id that a resume replays. It used to be dropped: nothing to resume yet. */
+static void test_notification_before_the_first_get_goes_out_on_it(void **state)
+{
+    hx_fixture g = *(hx_fixture *)*state;
+    hx_new_session(g.port, g.session);
+    call(&g,
+         "{\"jsonrpc\":\"2.0\",\"id\":71,\"method\":\"resources/subscribe\",\"params\":{\"uri\":"
+         "\"test://watched-resource\"}}",
+         "resources/subscribe");
+    trigger(&g);
+
+    rc_conn first, resumed;
+    open_get(&g, &first, NULL, "first GET");
+    char *priming = expect_priming(&first, "first GET");
+    char *sent = expect_updated(&first, "first GET (the notification sent before it)");
+    expect_quiet(&first, "first GET after the notification that waited");
+    rc_close(&first);
+
+    open_get(&g, &resumed, priming, "resume of the first GET");
+    char *replayed = expect_updated(&resumed, "resume of the first GET from its priming event");
+    assert_string_equal(replayed, sent);
+    expect_quiet(&resumed, "resume of the first GET after the replay");
+    rc_close(&resumed);
+    free(priming);
+    free(sent);
+    free(replayed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_standalone_failover_and_resume_of_the_last_stream),
+        cmocka_unit_test(test_notification_before_the_first_get_goes_out_on_it),
     };
     int failed =
         cmocka_run_group_tests_name("resume_standalone", tests, setup_keepalive, hx_teardown);
