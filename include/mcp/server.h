@@ -781,6 +781,19 @@ typedef struct mcp_http_opts {
      * only their own node can serve (a gateway's, whose child process runs there) have
      * their requests relayed to it from the other nodes. */
     const char *cluster_address;
+    /* Bytes queued for writing on all connections together, readers that fall behind
+     * and pipelined answers alike (with the bookkeeping of each queued write); 0:
+     * 32 MiB. Past it, the streams (and connections) with the largest backlog are cut
+     * first, until the total is under seven eighths of it, so that any number of
+     * clients that do not read cost at most this, however many streams a broadcast
+     * reaches. A cut stream of a 2025-11-25 session resumes with Last-Event-ID and
+     * loses nothing (its events stay in the event store); a cut subscriptions/listen
+     * (2026-07-28) ends as when its client closes it, and its client listens again;
+     * a legacy (2024-11-05) session ends with its stream. Streams that only carry
+     * notifications (standalone GET, subscriptions/listen, legacy SSE) also keep a
+     * small kernel send buffer (SO_SNDBUF 16 KiB), so that what the kernel holds for
+     * them is bounded too. */
+    size_t max_queued_total;
 } mcp_http_opts;
 
 typedef struct mcp_http_endpoint mcp_http_endpoint;

@@ -21,6 +21,7 @@ enum {
     F_IDLE,
     F_MAX_BODY,
     F_MAX_QUEUED,
+    F_MAX_QUEUED_TOTAL,
     F_MAX_GETS,
     F_MAX_CONNS,
     F_MAX_CONNS_SOURCE,
@@ -48,6 +49,7 @@ static const struct option flags[HTTP_FLAGS_COUNT] = {
     {"session-idle-ms", required_argument, NULL, F_IDLE},
     {"max-body", required_argument, NULL, F_MAX_BODY},
     {"max-queued", required_argument, NULL, F_MAX_QUEUED},
+    {"max-queued-total", required_argument, NULL, F_MAX_QUEUED_TOTAL},
     {"max-get-streams", required_argument, NULL, F_MAX_GETS},
     {"max-connections", required_argument, NULL, F_MAX_CONNS},
     {"max-connections-per-source", required_argument, NULL, F_MAX_CONNS_SOURCE},
@@ -174,6 +176,14 @@ int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
         }
         h->max_body = (size_t)v;
         return 0;
+    case F_MAX_QUEUED_TOTAL:
+        if (http_flags_parse_int(arg, 1 << 20, 1 << 30, &v) != 0) {
+            usage("--max-queued-total needs a byte count from 1048576 to 1073741824, not '%s'",
+                  arg);
+            return 2;
+        }
+        h->max_queued_total = (size_t)v;
+        return 0;
     case F_DRAIN:
         if (http_flags_parse_int(arg, 0, 1 << 30, &h->drain_ms) != 0) {
             usage("--drain-ms needs an integer from 0 to 1073741824, not '%s'", arg);
@@ -290,6 +300,10 @@ void http_flags_help(FILE *out)
           "      --max-queued BYTES  bytes a slow reader may leave queued on a stream\n"
           "                        before it is cut off (default 4194304; a tool whose\n"
           "                        stream is behind waits long before)\n"
+          "      --max-queued-total BYTES  bytes queued on all streams and connections\n"
+          "                        together; past it the ones furthest behind are cut\n"
+          "                        first (default 33554432). Notification-only streams\n"
+          "                        keep a 16 KiB kernel send buffer\n"
           "      --drain-ms N      on SIGTERM or SIGINT, stop taking requests and let\n"
           "                        those in flight finish for N ms (default 10000);\n"
           "                        a second signal stops at once. GET /healthz answers\n"

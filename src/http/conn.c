@@ -24,6 +24,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <time.h>
@@ -200,12 +201,88 @@ static void on_handle_close(uv_handle_t *h)
     mcp__http_server_maybe_done(srv);
 }
 
+/* c's backlog leaves the server's total: it is cut or closing, and what it has
+ * queued is dropped with it. */
+static void backlog_forget(mcp__http_conn *c)
+{
+    if (c->backlog_gone)
+        return;
+    c->backlog_gone = 1;
+    c->srv->backlog -= c->backlog;
+}
+
+void mcp__http_backlog_shrink(mcp__http_conn *c, size_t bytes)
+{
+    c->backlog -= bytes;
+    if (!c->backlog_gone)
+        c->srv->backlog -= bytes;
+}
+
+/*
+ * Past the server-wide budget of queued bytes, the connections furthest behind are
+ * cut first, until the total is under seven eighths of the budget (so that the
+ * next few writes do not cut again). Each closes at the next loop turn, as after a
+ * failed write, never from inside the write that found the total too large: its
+ * owner may be walking its streams (a broadcast's fan-out).
+ */
+void mcp__http_backlog_grow(mcp__http_conn *c, size_t bytes)
+{
+    mcp__http_server *srv = c->srv;
+    c->backlog += bytes;
+    if (c->backlog_gone)
+        return;
+    srv->backlog += bytes;
+    if (srv->backlog <= srv->opts.max_queued_total)
+        return;
+    size_t before = srv->backlog, target = srv->opts.max_queued_total / 8 * 7, cut = 0;
+    while (srv->backlog > target) {
+        mcp__http_conn *victim = NULL;
+        for (mcp__http_conn *p = srv->conns; p != NULL; p = p->next) {
+            if (p->backlog_gone)
+                continue;
+            if (p->closing || p->broken) {
+                backlog_forget(p); /* closing at the next loop turn already */
+                continue;
+            }
+            if (p->backlog > 0 && (victim == NULL || p->backlog > victim->backlog))
+                victim = p;
+        }
+        if (victim == NULL)
+            break;
+        backlog_forget(victim);
+        victim->reset = 1;
+        mcp__http_conn_break(victim);
+        cut++;
+    }
+    if (cut > 0)
+        mcp__warn("http: %zu bytes queued on all connections, past the budget of %zu: cut the "
+                  "%zu furthest behind",
+                  before, srv->opts.max_queued_total, cut);
+}
+
+void mcp__http_req_limit_sndbuf(mcp__http_req *req, int bytes)
+{
+    mcp__http_conn *c = req->conn;
+    uv_os_fd_t fd;
+    if (c == NULL || c->closing || uv_fileno((const uv_handle_t *)&c->tcp, &fd) != 0)
+        return;
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+}
+
 void mcp__http_conn_close(mcp__http_conn *c)
 {
     if (c->closing)
         return;
+    backlog_forget(c);
     /* A close drops what was not sent, as an abort must. */
     mcp__http_conn_uncork(c);
+    uv_os_fd_t fd;
+    if (c->reset && uv_fileno((const uv_handle_t *)&c->tcp, &fd) == 0) {
+        /* A reset, not a FIN behind what the kernel still holds: a client that does
+         * not read would keep that in the kernel's memory for minutes. */
+        struct linger lg = {.l_onoff = 1, .l_linger = 0};
+        (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    }
     c->closing = 1;
     c->srv->nclosing++;
     uv_timer_stop(&c->timer);

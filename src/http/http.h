@@ -102,6 +102,14 @@ typedef struct mcp__http_opts {
      * half of it, so answers nobody reads cannot grow memory. A connection that
      * takes nothing of it for idle_timeout_ms is closed. [256 KiB] */
     size_t max_unsent_bytes;
+    /* Bytes queued for writing on all connections together (what their sockets have
+     * not taken, with the bookkeeping of each queued write): past it, the connections
+     * with the largest backlog are cut, one after another, until the total is back
+     * under seven eighths of it, so that no number of clients that do not read can
+     * make the server hold more (each one's own bound is max_unsent_bytes or its
+     * owner's). A cut connection closes at the next loop turn, as after a failed
+     * write: its request's on_close runs. [32 MiB] */
+    size_t max_queued_total;
 } mcp__http_opts;
 
 /* ---- Server ---- */
@@ -296,6 +304,18 @@ uint64_t mcp__http_req_acked(const mcp__http_req *req);
  * instead). cb may call any function here, finishing req included.
  */
 void mcp__http_req_on_drain(mcp__http_req *req, size_t below, mcp__http_close_fn cb, void *arg);
+
+/*
+ * Caps the kernel's send buffer of req's connection at about `bytes` (SO_SNDBUF,
+ * which Linux doubles for its bookkeeping; the buffer no longer grows by itself):
+ * for a stream that only carries occasional notifications, whose client may not
+ * read, so that what the kernel holds for it stays small too (otherwise up to
+ * net.ipv4.tcp_wmem's maximum, 4 MiB by default, a socket). What the socket does
+ * not take is queued and counted (mcp__http_stream_queued, max_queued_total).
+ * The cap stays for the connection's later requests. Nothing happens once the
+ * connection is gone.
+ */
+void mcp__http_req_limit_sndbuf(mcp__http_req *req, int bytes);
 
 /*
  * Closes req's connection now, without a clean end (queued bytes are dropped),

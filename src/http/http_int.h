@@ -46,6 +46,7 @@ struct mcp__http_server {
     size_t nconns;   /* connections not yet freed */
     size_t nclosing; /* of those, the ones closing (their fd is closed already) */
     size_t nrefused; /* refused sockets whose handle is still closing */
+    size_t backlog;  /* queued bytes of the connections not cut (see max_queued_total) */
     mcp__http_conn *conns;
     mcp__http_done_fn done_cb;
     void *done_arg;
@@ -94,6 +95,9 @@ struct mcp__http_conn {
     unsigned ack_poll_ms;            /* see mcp__http_req_on_drain(): the next poll's delay */
     struct mcp__http_source *source; /* the peer's address and its count, or NULL */
     uint64_t to_kernel;              /* bytes the socket has taken so far */
+    size_t backlog;                  /* its queued writes' bytes (with their bookkeeping) */
+    unsigned backlog_gone : 1;       /* no longer in srv->backlog: cut or closing */
+    unsigned reset : 1;              /* closed with a reset: nothing it holds is sent */
     uint32_t max_peer_window;        /* the largest receive window the client advertised */
     uint32_t last_window;            /* the window at the last look, and since when */
     uint64_t window_since;
@@ -154,6 +158,10 @@ const char *mcp__http_date(mcp__http_server *srv);
 void mcp__http_conn_wrote(mcp__http_conn *c);
 /* Bytes c was given to send that the socket has not taken: corked and queued. */
 size_t mcp__http_conn_unsent(const mcp__http_conn *c);
+/* A write of `bytes` was queued on c (grow) or is done with (shrink): the server's
+ * total, and the cuts past its budget (max_queued_total). */
+void mcp__http_backlog_grow(mcp__http_conn *c, size_t bytes);
+void mcp__http_backlog_shrink(mcp__http_conn *c, size_t bytes);
 
 /* response.c */
 /* Writes bufs in order: try_write first, the rest copied and queued. MCP_OK,

@@ -33,6 +33,7 @@ static void on_write(uv_write_t *w, int status)
     write_req *wr = (write_req *)(void *)w;
     if (status == 0)
         c->to_kernel += wr->size - sizeof *wr;
+    mcp__http_backlog_shrink(c, wr->size);
     mcp__mem_released(wr->size);
     free(wr);
     /* UV_ECANCELED: the handle is closing, which is already in hand. */
@@ -88,6 +89,7 @@ static int conn_write_now(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
         mcp__http_conn_break(c);
         return MCP_ECLOSED;
     }
+    mcp__http_backlog_grow(c, wr->size);
     return MCP_OK;
 }
 

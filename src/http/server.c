@@ -20,6 +20,7 @@
 #define DEFAULT_MAX_CONNECTIONS 1024 /* when the fd limit cannot be read */
 #define FD_RESERVE 64
 #define DEFAULT_MAX_UNSENT_BYTES (256 * 1024)
+#define DEFAULT_MAX_QUEUED_TOTAL (32u << 20)
 #define TRIM_CHECK_MS 1000
 /* The kernel caps it at net.core.somaxconn. A short queue drops the SYNs of
  * normal clients under a connection flood, and they retry only after a second. */
@@ -107,6 +108,8 @@ int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__htt
         o->max_connections = default_max_connections();
     if (!o->max_unsent_bytes)
         o->max_unsent_bytes = DEFAULT_MAX_UNSENT_BYTES;
+    if (!o->max_queued_total)
+        o->max_queued_total = DEFAULT_MAX_QUEUED_TOTAL;
     mcp__http_settings_init(&srv->settings);
 
     if (uv_tcp_init(loop, &srv->listener) != 0) {

@@ -32,6 +32,13 @@
 
 typedef struct mcp_http_endpoint shttp;
 
+/* The kernel send buffer of a stream that only carries notifications (a standalone
+ * GET, a subscriptions/listen, a legacy SSE stream), whose client may never read:
+ * SO_SNDBUF, which Linux doubles. Without it each such socket may hold up to
+ * net.ipv4.tcp_wmem's maximum (4 MiB by default) that the server's budget
+ * (max_queued_total) never sees. */
+#define MCP__NOTIFY_SNDBUF (16 * 1024)
+
 #define MCP__MAX_GAPS 4
 #define MCP__GAVE_WAY 16
 typedef struct hsess hsess;

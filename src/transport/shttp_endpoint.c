@@ -470,6 +470,7 @@ int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_o
     ho.max_body_bytes = o.max_body ? o.max_body : ans->ops->max_message(ans);
     ho.max_connections = o.max_connections;
     ho.max_connections_per_source = o.max_connections_per_source;
+    ho.max_queued_total = o.max_queued_total;
     rc = mcp__http_server_start(loop, &ho, &t->http);
     if (rc != MCP_OK) {
         mcp__error("cannot listen on %s: %s", o.listen ? o.listen : "127.0.0.1:8080",

@@ -54,6 +54,7 @@ void mcp__shttp_legacy_sse(shttp *t, mcp__http_req *req)
         return;
     }
     mcp__http_req_on_close(req, on_legacy_closed, st);
+    mcp__http_req_limit_sndbuf(req, MCP__NOTIFY_SNDBUF);
     /* Shared with other nodes: the endpoint event goes out once they can find it. */
     if (t->cluster != NULL && mcp__shttp_cluster_legacy_new(hs))
         return;

@@ -320,6 +320,8 @@ static void post_modern(shttp *t, mcp__http_req *req, json_t *v, const mcp__meta
     st->pending = 1;
     st->unstored = 1;
     st->long_lived = listen;
+    if (listen)
+        mcp__http_req_limit_sndbuf(req, MCP__NOTIFY_SNDBUF);
     mcp__http_req_on_close(req, modern_stream_closed, st);
     HS_ANS(hs)->feed_value(hs->sess, v, st->id);
 }
@@ -531,6 +533,7 @@ static void get(shttp *t, mcp__http_req *req)
     if (hs->shared)
         mcp__shttp_cluster_standalone_here(hs, st->id);
     mcp__http_req_on_close(req, mcp__shttp_stream_closed, st);
+    mcp__http_req_limit_sndbuf(req, MCP__NOTIFY_SNDBUF);
     /* Headers go out at once, so the client knows its stream is open. */
     if (mcp__hsess_primes(hs))
         mcp__hstream_prime(st, -1);

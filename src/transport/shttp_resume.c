@@ -374,6 +374,9 @@ void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last
         mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
         return;
     }
+    /* A standalone stream only notifies, resumed or not (see MCP__NOTIFY_SNDBUF). */
+    if (st->kind == HS_GET)
+        mcp__http_req_limit_sndbuf(req, MCP__NOTIFY_SNDBUF);
     r->t = t;
     r->hs = hs;
     r->st = st;

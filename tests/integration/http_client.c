@@ -1036,23 +1036,31 @@ int hc_server_wait_stderr(hc_server *s, const char *text, int timeout_ms)
     return found ? 0 : -1;
 }
 
-long hc_server_rss_kb(const hc_server *s)
+long hc_proc_value(const char *path, const char *line_prefix, const char *key)
 {
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)s->pid);
     FILE *f = fopen(path, "r");
     if (f == NULL)
         return -1;
-    char line[256];
-    long kb = -1;
+    char line[512];
+    long v = -1;
+    size_t n = strlen(line_prefix);
     while (fgets(line, sizeof(line), f) != NULL) {
-        if (strncmp(line, "VmRSS:", 6) == 0) {
-            kb = strtol(line + 6, NULL, 10);
+        if (strncmp(line, line_prefix, n) == 0) {
+            const char *at = key != NULL ? strstr(line + n, key) : line + n;
+            if (at != NULL)
+                v = strtol(at + (key != NULL ? strlen(key) : 0), NULL, 10);
             break;
         }
     }
     fclose(f);
-    return kb;
+    return v;
+}
+
+long hc_server_rss_kb(const hc_server *s)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)s->pid);
+    return hc_proc_value(path, "VmRSS:", NULL);
 }
 
 void hc_server_free(hc_server *s)

@@ -264,6 +264,10 @@ int hc_server_wait(hc_server *s, int timeout_ms, int *status);
 int hc_server_wait_stderr(hc_server *s, const char *text, int timeout_ms);
 /* VmRSS of the server in KiB from /proc/<pid>/status, or -1. */
 long hc_server_rss_kb(const hc_server *s);
+/* The number in the first line of a /proc file that begins with line_prefix: right
+ * after the prefix, or after key within that line (key NULL: the first); -1 when the
+ * file, the line or the key is not there. */
+long hc_proc_value(const char *path, const char *line_prefix, const char *key);
 /* Kills the server if still running and frees everything. */
 void hc_server_free(hc_server *s);
 

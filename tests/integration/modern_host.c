@@ -258,6 +258,7 @@ static void do_start(mh_host *h, void *arg)
     mcp_http_opts opts = {.listen = "127.0.0.1:0"};
     if (j->o != NULL) {
         opts.max_queued = j->o->max_queued;
+        opts.max_queued_total = j->o->max_queued_total;
         opts.max_connections = j->o->max_connections;
         opts.keepalive_ms = j->o->keepalive_ms;
         opts.session_idle_ms = j->o->session_idle_ms;

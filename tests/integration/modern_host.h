@@ -40,8 +40,9 @@ enum mh_tool {
 };
 
 typedef struct mh_opts {
-    long long state_ttl_ms; /* the requestState's expiry; 0: the default (10 minutes) */
-    size_t max_queued;      /* the endpoint's slow-reader limit; 0: its default */
+    long long state_ttl_ms;  /* the requestState's expiry; 0: the default (10 minutes) */
+    size_t max_queued;       /* the endpoint's slow-reader limit; 0: its default */
+    size_t max_queued_total; /* the endpoint's budget of queued bytes; 0: its default */
     unsigned max_connections;
     int keepalive_ms;
     int session_idle_ms;

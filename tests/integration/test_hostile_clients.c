@@ -15,8 +15,13 @@
  * (headerless connections of the source holding the most give way);
  * - 1,024 held GET streams (64 sessions x 16);
  * - 10,000 initialize calls that never come back (idle sessions give way).
+ * - 1,000 (then 100) subscriptions/listen streams never read while the tool list
+ *   changes as fast as the server announces it (issue 26): the server-wide budget
+ *   of queued bytes cuts the streams furthest behind, and the small kernel send
+ *   buffers of notification streams keep the kernel's share bounded too.
  *
- * Memory is the server's VmRSS; the bound is its idle figure plus 64 MiB.
+ * Memory is the server's VmRSS; the bound is its idle figure plus 64 MiB (and, for
+ * the listeners, the send queues of its sockets in the kernel: 64 MiB).
  * Attack sizes are smaller in the sanitizer build, which is several times
  * slower; the figures of issue 8's "Done when" are measured by the same code
  * with MCP_HOSTILE_FULL=1.
@@ -42,6 +47,7 @@
 #include <cmocka.h>
 
 #include "http_expect.h"
+#include "modern_host.h"
 #include "resume_client.h"
 
 #define MEM_BOUND_KB (64L * 1024)
@@ -740,6 +746,233 @@ static void test_initialize_flood_does_not_lock_others_out(void **state)
     hc_server_free(&srv);
 }
 
+/* ---- Unread listeners while lists change (issue 26) ---- */
+
+/* Bytes the kernel holds in the send queues of the server's sockets (those whose
+ * local port is port), from /proc/net/tcp and tcp6; -1 when it cannot be read. */
+static long long server_send_queues(int port)
+{
+    static const char *const files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+    long long total = 0;
+    int read_one = 0;
+    for (size_t f = 0; f < 2; f++) {
+        FILE *in = fopen(files[f], "r");
+        if (in == NULL)
+            continue;
+        read_one = 1;
+        char line[512];
+        while (fgets(line, sizeof(line), in) != NULL) {
+            char local[64];
+            unsigned long long tx;
+            if (sscanf(line, " %*s %63s %*s %*s %llx", local, &tx) != 2)
+                continue;
+            const char *colon = strrchr(local, ':');
+            if (colon != NULL && strtol(colon + 1, NULL, 16) == port)
+                total += (long long)tx;
+        }
+        fclose(in);
+    }
+    return read_one ? total : -1;
+}
+
+/* The TCP memory of the whole machine in pages (/proc/net/sockstat), -1 if unknown. */
+static long sockstat_tcp_pages(void)
+{
+    return hc_proc_value("/proc/net/sockstat", "TCP:", " mem ");
+}
+
+typedef struct lister lister;
+struct lister {
+    pthread_t thread;
+    atomic_int stop;
+    int port;
+    long idle_kb;
+    hc_server *srv;
+    atomic_llong triggers;
+    atomic_long peak_rss_kb, peak_sockstat;
+    atomic_llong peak_sendq;
+    atomic_int broke;    /* a bound was broken twice over: the attack stops */
+    struct lister *halt; /* a trigger's: the sampler whose word stops it */
+};
+
+/* Changes the tool list as fast as the server answers, on one connection after
+ * another, until told to stop. */
+static void *trigger_changes(void *arg)
+{
+    lister *l = arg;
+    json_t *req =
+        mh_request(9, "tools/call", json_pack("{s:s}", "name", "test_trigger_tool_change"), NULL);
+    while (!atomic_load(&l->stop) && !atomic_load(&l->halt->broke)) {
+        hc_response r;
+        if (mh_post(l->port, req, NULL, &r) == 0 && r.status == 200)
+            atomic_fetch_add(&l->triggers, 1);
+        hc_response_free(&r);
+    }
+    json_decref(req);
+    return NULL;
+}
+
+/* Samples the server's RSS, its sockets' send queues and the machine's TCP memory
+ * every 50 ms; stops the attack once a bound is broken twice over (the unfixed server
+ * would otherwise take gigabytes of the machine's TCP memory). */
+static void *sample_listen_attack(void *arg)
+{
+    lister *l = arg;
+    while (!atomic_load(&l->stop)) {
+        long rss = hc_server_rss_kb(l->srv);
+        long long q = server_send_queues(l->port);
+        long pages = sockstat_tcp_pages();
+        if (rss > atomic_load(&l->peak_rss_kb))
+            atomic_store(&l->peak_rss_kb, rss);
+        if (q > atomic_load(&l->peak_sendq))
+            atomic_store(&l->peak_sendq, q);
+        if (pages > atomic_load(&l->peak_sockstat))
+            atomic_store(&l->peak_sockstat, pages);
+        if (rss - l->idle_kb > 2 * MEM_BOUND_KB || q > 2LL * MEM_BOUND_KB * 1024) {
+            atomic_store(&l->broke, 1);
+            break;
+        }
+        poll(NULL, 0, 50);
+    }
+    return NULL;
+}
+
+/* Opens a subscriptions/listen for tool list changes on c and reads its head and
+ * acknowledgment: 0, or -1. */
+static int listen_open(hc_conn *c, int port, long long id)
+{
+    json_t *params = json_pack("{s:{s:b}}", "notifications", "toolsListChanged", 1);
+    json_t *req = mh_request(id, "subscriptions/listen", params, NULL);
+    hc_response head;
+    memset(&head, 0, sizeof(head));
+    int rc = mh_open(c, port, req, &head);
+    json_decref(req);
+    if (rc == 0 && head.status != 200)
+        rc = -1;
+    hc_response_free(&head);
+    if (rc != 0)
+        return -1;
+    json_t *ack = hc_sse_next_json(c, STEP_MS, &rc);
+    rc = ack != NULL ? 0 : -1;
+    json_decref(ack);
+    return rc;
+}
+
+/*
+ * 1,000 subscriptions/listen streams that are never read while the tool list
+ * changes as fast as the server announces it (issue 26): every change goes to
+ * every listener, and no listener takes it. The server's memory stays within its
+ * idle figure plus 64 MiB, and so do the send queues of its sockets in the kernel;
+ * a normal client is served. Past the server-wide budget of queued bytes the
+ * streams furthest behind are cut; their clients listen again.
+ */
+static void unread_listeners_attack(int n)
+{
+    int secs = full() ? 60 : 15;
+    /* ASan's redzones about double what each small queued write costs: the sanitized
+     * server gets half the default budget, so that its RSS says the same. */
+    static const char *const half_budget[] = {"--max-queued-total", "16777216", NULL};
+    hc_server srv;
+    assert_int_equal(start(&srv, UNDER_ASAN ? half_budget : NULL), 0);
+    probes warm = {0};
+    probe(srv.port, &warm);
+    long idle = hc_server_rss_kb(&srv);
+    long idle_pages = sockstat_tcp_pages();
+    hc_conn *ls = calloc((size_t)n, sizeof(*ls));
+    assert_non_null(ls);
+    for (int i = 0; i < n; i++) {
+        if (listen_open(&ls[i], srv.port, 1000 + i) != 0)
+            fail_msg("listener %d of %d: no acknowledged stream", i, n);
+        /* A client may keep its receive buffer small: then what it does not read
+         * stays with the server (its kernel's send buffer, then its own queues). */
+        int small = 4096;
+        (void)setsockopt(ls[i].fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    }
+    long listening = hc_server_rss_kb(&srv);
+    lister l = {.port = srv.port, .idle_kb = idle, .srv = &srv};
+    atomic_store(&l.peak_rss_kb, listening);
+    lister triggers[2];
+    for (int i = 0; i < 2; i++) {
+        triggers[i] = (lister){.port = srv.port, .halt = &l};
+        assert_int_equal(pthread_create(&triggers[i].thread, NULL, trigger_changes, &triggers[i]),
+                         0);
+    }
+    assert_int_equal(pthread_create(&l.thread, NULL, sample_listen_attack, &l), 0);
+    probes p = {0};
+    long peak = probe_during(&srv, NULL, &p, hc_now_ms() + secs * 1000, 100, 100);
+    atomic_store(&l.stop, 1);
+    pthread_join(l.thread, NULL);
+    long long changes = 0;
+    for (int i = 0; i < 2; i++) {
+        atomic_store(&triggers[i].stop, 1);
+        pthread_join(triggers[i].thread, NULL);
+        changes += atomic_load(&triggers[i].triggers);
+    }
+    long peak_rss = atomic_load(&l.peak_rss_kb);
+    peak = peak_rss > peak ? peak_rss : peak;
+    long long sendq = atomic_load(&l.peak_sendq);
+    long pages = atomic_load(&l.peak_sockstat);
+    printf("unread listeners: %d listeners, %lld list changes in %d s; server RSS %ld KiB idle, "
+           "%ld KiB listening, %ld KiB at most; its sockets' send queues %lld KiB at most; the "
+           "machine's TCP memory %ld pages before, %ld at most\n",
+           n, changes, secs, idle, listening, peak, sendq / 1024, idle_pages, pages);
+    /* What the server cut: streams past the budget (largest backlog first), and
+     * streams past their own bound (max_queued). */
+    long long budget_cuts = 0, own_cuts = 0;
+    char *err = hc_server_stderr(&srv);
+    for (const char *q = err; q != NULL && (q = strstr(q, "past the budget of")) != NULL; q++) {
+        const char *c = strstr(q, ": cut the ");
+        if (c != NULL)
+            budget_cuts += atoll(c + 10);
+    }
+    for (const char *q = err; q != NULL && (q = strstr(q, "bytes behind; closing it")) != NULL; q++)
+        own_cuts++;
+    free(err);
+    printf("unread listeners: %lld streams cut for the server's budget, %lld for their own\n",
+           budget_cuts, own_cuts);
+    for (int i = 0; i < n; i++)
+        hc_close_reset(&ls[i]);
+    free(ls);
+    expect_bounded(idle, peak, "unread listeners");
+    if (sendq > MEM_BOUND_KB * 1024LL)
+        fail_msg("unread listeners: the server's sockets held %lld KiB in the kernel, more than "
+                 "64 MiB",
+                 sendq / 1024);
+    expect_served(&p, "unread listeners");
+    hc_conn again;
+    assert_int_equal(listen_open(&again, srv.port, 99), 0);
+    json_t *req =
+        mh_request(10, "tools/call", json_pack("{s:s}", "name", "test_trigger_tool_change"), NULL);
+    hc_response r;
+    assert_int_equal(mh_post(srv.port, req, NULL, &r), 0);
+    hc_response_free(&r);
+    json_decref(req);
+    int rc = 0;
+    json_t *note = hc_sse_next_json(&again, STEP_MS, &rc);
+    const char *method = json_string_value(json_object_get(note, "method"));
+    if (method == NULL || strcmp(method, "notifications/tools/list_changed") != 0)
+        fail_msg("a client listening again after the attack got no list change");
+    json_decref(note);
+    hc_close(&again);
+    assert_int_equal(hc_server_stop_check(&srv, 10000), 0);
+    hc_server_free(&srv);
+}
+
+/* Many listeners: the kernel's send buffers of the unfixed server took it all. */
+static void test_unread_listeners_under_list_changes_stay_bounded(void **state)
+{
+    (void)state;
+    unread_listeners_attack(UNDER_ASAN && !full() ? 250 : 1000);
+}
+
+/* Fewer listeners get more each: the unfixed server queued it (646 MB of RSS in
+ * issue 26, each stream up to its own 4 MiB). */
+static void test_few_unread_listeners_under_list_changes_stay_bounded(void **state)
+{
+    (void)state;
+    unread_listeners_attack(100);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -751,6 +984,12 @@ int main(void)
         cmocka_unit_test(test_slowloris_that_reconnects_does_not_lock_others_out),
         cmocka_unit_test(test_held_get_streams_do_not_lock_others_out),
         cmocka_unit_test(test_initialize_flood_does_not_lock_others_out),
+        cmocka_unit_test(test_unread_listeners_under_list_changes_stay_bounded),
+        cmocka_unit_test(test_few_unread_listeners_under_list_changes_stay_bounded),
     };
+    /* MCP_HOSTILE_TEST picks the tests whose name matches (cmocka's pattern). */
+    const char *only = getenv("MCP_HOSTILE_TEST");
+    if (only != NULL && *only != '\0')
+        cmocka_set_test_filter(only);
     return cmocka_run_group_tests_name("hostile_clients", tests, NULL, NULL);
 }

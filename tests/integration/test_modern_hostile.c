@@ -30,6 +30,7 @@
 
 #include "harness.h"
 #include "modern_host.h"
+#include "resume_client.h"
 
 #define ELICIT_CAPS "{\"elicitation\":{}}"
 
@@ -226,12 +227,13 @@ static void test_a_listen_that_never_reads_is_cut_and_leaves_nothing(void **stat
         json_t *params = json_pack("{s:{s:s}}", "_meta", "pad", pad);
         assert_int_equal(mcp_server_notify(h->srv, "notifications/tools/list_changed", params),
                          MCP_OK);
-        if (i % 64 == 63) {
-            /* The reader keeps up, and shows that the flood goes on. */
-            for (int k = 0; k < 64; k++) {
+        if (i % 4 == 3) {
+            /* The reader keeps up, and shows that the flood goes on. (A listen's kernel
+             * send buffer is small: keeping up is being less than max_queued behind.) */
+            for (int k = 0; k < 4; k++) {
                 json_t *m = hc_sse_next_json(&good, MH_WAIT_MS, NULL);
                 if (m == NULL)
-                    fail_msg("the reading listener missed change %d", i - 63 + k);
+                    fail_msg("the reading listener missed change %d", i - 3 + k);
                 json_decref(m);
             }
         }
@@ -248,6 +250,75 @@ static void test_a_listen_that_never_reads_is_cut_and_leaves_nothing(void **stat
     hc_close(&slow);
     hc_close(&good);
     assert_int_equal(mh_wait_sessions(h, 0, MH_WAIT_MS), 0);
+    own_stop();
+}
+
+/* Reads the notifications numbered by their _meta "n" from a standalone stream, in
+ * order from *next, until the stream ends or `until` arrived; the last event id goes to
+ * last_id. Fails the test on a gap or a repeat. */
+static void read_numbered(rc_conn *c, int *next, int until, char last_id[128])
+{
+    rc_event ev;
+    while (*next < until && rc_next_event(c, &ev, MH_WAIT_MS) == 1) {
+        if (ev.id != NULL)
+            snprintf(last_id, 128, "%s", ev.id);
+        json_t *m = ev.data != NULL && ev.data[0] ? json_loads(ev.data, 0, NULL) : NULL;
+        json_t *n = json_object_get(json_object_get(json_object_get(m, "params"), "_meta"), "n");
+        if (json_is_integer(n)) {
+            if (json_integer_value(n) != *next)
+                fail_msg("notification %lld came where %d was due",
+                         (long long)json_integer_value(n), *next);
+            (*next)++;
+        }
+        json_decref(m);
+        rc_event_free(&ev);
+    }
+}
+
+/*
+ * A 2025-11-25 session's standalone stream that reads nothing while 3 MiB of changes
+ * go to it, on a server whose budget of queued bytes is 2 MiB: the stream is cut (the
+ * connection only: SEP-1699), and the client, resuming with Last-Event-ID as often as
+ * it is cut, gets every notification exactly once and in order.
+ */
+static void test_a_standalone_stream_cut_for_the_budget_resumes_and_loses_nothing(void **state)
+{
+    (void)state;
+    enum { CHANGES = 384 }; /* of 8 KiB each */
+    mh_opts o = {.max_queued = 8u << 20, .max_queued_total = 2u << 20};
+    mh_host *h = own_host(&o);
+    char session[33];
+    assert_int_equal(hc_mcp_initialize(h->port, session, MH_WAIT_MS), 0);
+    rc_conn get;
+    assert_int_equal(rc_get(&get, h->port, session, NULL, MH_WAIT_MS), 200);
+    char last_id[128] = "";
+    rc_event ev;
+    assert_int_equal(rc_next(&get, &ev, MH_WAIT_MS), 1); /* the priming event */
+    assert_true(rc_event_is_priming(&ev));
+    snprintf(last_id, sizeof last_id, "%s", ev.id);
+    rc_event_free(&ev);
+    char pad[8192];
+    memset(pad, 'x', sizeof pad - 1);
+    pad[sizeof pad - 1] = '\0';
+    for (int i = 0; i < CHANGES; i++)
+        assert_int_equal(
+            mcp_server_notify(h->srv, "notifications/tools/list_changed",
+                              json_pack("{s:{s:s, s:i}}", "_meta", "pad", pad, "n", i)),
+            MCP_OK);
+    int next = 0, resumes = 0;
+    read_numbered(&get, &next, CHANGES, last_id);
+    if (next == CHANGES)
+        fail_msg("3 MiB reached a client that read nothing, past a budget of 2 MiB, uncut");
+    printf("cut after %d of %d changes; resuming\n", next, CHANGES);
+    while (next < CHANGES && resumes < 20) {
+        rc_close(&get);
+        resumes++;
+        assert_int_equal(rc_get(&get, h->port, session, last_id, MH_WAIT_MS), 200);
+        read_numbered(&get, &next, CHANGES, last_id);
+    }
+    printf("every change after %d resumes\n", resumes);
+    assert_int_equal(next, CHANGES);
+    rc_close(&get);
     own_stop();
 }
 
@@ -670,6 +741,8 @@ int main(void)
         cmocka_unit_test_teardown(test_listens_cannot_hold_every_connection, own_cleanup),
         cmocka_unit_test_teardown(test_a_listen_that_never_reads_is_cut_and_leaves_nothing,
                                   own_cleanup),
+        cmocka_unit_test_teardown(
+            test_a_standalone_stream_cut_for_the_budget_resumes_and_loses_nothing, own_cleanup),
         cmocka_unit_test_teardown(test_a_stalled_listen_is_cut_and_leaves_nothing, own_cleanup),
         cmocka_unit_test_teardown(test_a_thousand_listens_cost_little_and_each_hears_a_change,
                                   own_cleanup),

@@ -577,6 +577,77 @@ static void test_slow_reader_shows_in_queued_bytes_and_can_be_aborted(void **sta
     fx_stop(f);
 }
 
+/* Writes 16 KiB pieces to req until at least `want` bytes wait in our queue (the
+ * client reads nothing); the bytes queued, or 0 when the socket kept taking them. */
+static size_t queue_at_least(mcp__http_req *req, size_t want)
+{
+    static char piece[16 * 1024];
+    size_t queued = 0;
+    for (int i = 0; i < 2000 && queued < want; i++) {
+        if (mcp__http_stream_write(req, piece, sizeof piece) != MCP_OK)
+            return 0;
+        queued = mcp__http_stream_queued(req);
+    }
+    return queued >= want ? queued : 0;
+}
+
+static void flood_two_past_the_budget(fx *f, void *arg)
+{
+    mcp__http_req **two = arg;
+    /* A budget of 1 MiB: the first 600 KiB behind, the second 200 KiB, then 250 KiB
+     * more (450 KiB, still less than the first). */
+    f->rc[0] = queue_at_least(two[0], 600 * 1024) > 0;
+    f->rc[1] = queue_at_least(two[1], 200 * 1024) > 0;
+    f->rc[2] = mcp__http_req_closed(two[0]) || mcp__http_req_closed(two[1]);
+    f->rc[3] = queue_at_least(two[1], 450 * 1024) > 0;
+}
+
+static void check_two_after_the_cut(fx *f, void *arg)
+{
+    mcp__http_req **two = arg;
+    f->rc[4] = mcp__http_req_closed(two[0]);
+    f->rc[5] = mcp__http_req_closed(two[1]);
+    f->rc[6] = mcp__http_stream_queued(two[1]) > 0;
+    mcp__http_req_release(two[0]);
+    mcp__http_req_abort(two[1]);
+}
+
+/*
+ * Past the server-wide budget of queued bytes (max_queued_total), the connection
+ * furthest behind is cut, at the next loop turn (its on_close runs), and only as many
+ * as bring the total back under the budget: the other one, less behind, stays.
+ */
+static void test_budget_cuts_the_connection_furthest_behind_first(void **state)
+{
+    (void)state;
+    mcp__http_opts o = {.max_queued_total = 1 << 20};
+    fx *f = fx_start(&o);
+    cli *a = cli_open(f->port), *b = cli_open(f->port);
+    mcp__http_req *two[2];
+    cli_sends(a, "GET /stream-hold HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_int_equal(fx_wait(f, &f->requests, 1), 1);
+    two[0] = f->held;
+    cli_sends(b, "GET /stream-hold HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_int_equal(fx_wait(f, &f->requests, 2), 2);
+    two[1] = f->held;
+    f->held = NULL;
+    on_loop(f, flood_two_past_the_budget, two);
+    assert_true(f->rc[0]);
+    assert_true(f->rc[1]);
+    assert_false(f->rc[2]); /* under the budget: nobody cut */
+    assert_true(f->rc[3]);
+    assert_int_equal(fx_wait(f, &f->closes, 1), 1);
+    on_loop(f, check_two_after_the_cut, two);
+    assert_true(f->rc[4]);  /* the one furthest behind was cut */
+    assert_false(f->rc[5]); /* the other one is still served */
+    assert_true(f->rc[6]);
+    assert_int_equal(f->closes, 1);
+    assert_true(cli_closed(a));
+    cli_free(a);
+    cli_free(b);
+    fx_stop(f);
+}
+
 static void test_chunked_request_body_is_decoded(void **state)
 {
     (void)state;
@@ -1344,6 +1415,7 @@ int main(void)
         cmocka_unit_test(test_headers_are_lowercased_and_kept_in_order),
         cmocka_unit_test(test_chunked_request_body_is_decoded),
         cmocka_unit_test(test_slow_reader_shows_in_queued_bytes_and_can_be_aborted),
+        cmocka_unit_test(test_budget_cuts_the_connection_furthest_behind_first),
         cmocka_unit_test(test_keep_alive_reuses_one_connection),
         cmocka_unit_test(test_pipelined_requests_are_answered_in_order),
         cmocka_unit_test(test_streamed_response_sends_chunks_then_ends),
