@@ -794,6 +794,11 @@ typedef struct mcp_http_opts {
      * small kernel send buffer (SO_SNDBUF 16 KiB), so that what the kernel holds for
      * them is bounded too. */
     size_t max_queued_total;
+    /* With redis_url: live sessions in the whole deployment, counted in Redis whatever
+     * each node's max_sessions (0: 100000). Past it a new session's initialize gets
+     * 503; sessions that end or expire make room. A session also gets 503 when Redis
+     * refuses its record (full). */
+    size_t cluster_max_sessions;
 } mcp_http_opts;
 
 typedef struct mcp_http_endpoint mcp_http_endpoint;

@@ -33,7 +33,8 @@ enum {
     F_STORE_TTL,
     F_REDIS,
     F_REDIS_PREFIX,
-    F_CLUSTER_ADDRESS
+    F_CLUSTER_ADDRESS,
+    F_CLUSTER_MAX_SESSIONS
 };
 
 static const struct option flags[HTTP_FLAGS_COUNT] = {
@@ -62,6 +63,7 @@ static const struct option flags[HTTP_FLAGS_COUNT] = {
     {"redis", required_argument, NULL, F_REDIS},
     {"redis-prefix", required_argument, NULL, F_REDIS_PREFIX},
     {"cluster-address", required_argument, NULL, F_CLUSTER_ADDRESS},
+    {"cluster-max-sessions", required_argument, NULL, F_CLUSTER_MAX_SESSIONS},
 };
 
 void http_flags_add(struct option *out)
@@ -137,6 +139,13 @@ int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
             return 2;
         }
         h->cluster_address = arg;
+        return 0;
+    case F_CLUSTER_MAX_SESSIONS:
+        if (http_flags_parse_int(arg, 1, 100000000, &v) != 0) {
+            usage("--cluster-max-sessions needs an integer from 1 to 100000000, not '%s'", arg);
+            return 2;
+        }
+        h->cluster_max_sessions = (size_t)v;
         return 0;
     case F_ORIGIN:
     case F_HOST:
@@ -326,7 +335,9 @@ void http_flags_help(FILE *out)
           "      --redis-prefix P  keys and channels begin with P (default mcp:), so\n"
           "                        deployments can share one Redis\n"
           "      --cluster-address HOST:PORT  where other nodes reach this one (default:\n"
-          "                        the --http address, unless it is 0.0.0.0 or [::])\n",
+          "                        the --http address, unless it is 0.0.0.0 or [::])\n"
+          "      --cluster-max-sessions N  live sessions in the whole deployment, counted\n"
+          "                        in Redis (default 100000); past it initialize gets 503\n",
           out);
 }
 

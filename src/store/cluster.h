@@ -73,6 +73,10 @@ typedef struct mcp__cluster_opts {
     size_t max_events;
     size_t max_event_bytes;
     int ttl_ms;
+    /* Live sessions in the whole deployment (0: 100000): a new session's first record
+     * past it is refused (MCP__CLUSTER_PUT_NEW, MCP_ELIMIT). Counted in Redis, whatever
+     * each node's own bound. */
+    size_t max_sessions;
 } mcp__cluster_opts;
 
 /* A cluster, not yet connected (mcp__cluster_attach connects). opts is copied.
@@ -110,9 +114,12 @@ int mcp__cluster_congested(mcp__cluster *c);
  * session was ended (mcp__cluster_session_delete). MCP_OK when queued, MCP_ECLOSED
  * when down. done (may be NULL) runs on a later loop turn, only when MCP_OK was
  * returned, with MCP_OK once the server has it, MCP_ECANCELED when the session was
- * ended, MCP_EEXIST when MCP__CLUSTER_PUT_MISSING found a record, or MCP_ECLOSED. */
+ * ended, MCP_EEXIST when MCP__CLUSTER_PUT_MISSING found a record, MCP_ELIMIT when
+ * MCP__CLUSTER_PUT_NEW found the deployment's sessions at their bound, MCP_EIO when
+ * the server refused the write (full), or MCP_ECLOSED. */
 typedef void (*mcp__cluster_done_fn)(void *arg, int status);
 #define MCP__CLUSTER_PUT_MISSING 1u /* only where there is no record (after a loss) */
+#define MCP__CLUSTER_PUT_NEW 2u     /* a new session: counted against max_sessions */
 int mcp__cluster_session_put(mcp__cluster *c, const char *id, const char *text, size_t len,
                              int ttl_ms, unsigned flags, mcp__cluster_done_fn done, void *arg);
 /* Reads a record: done(arg, MCP_OK, text, len), (MCP_ENOENT, NULL, 0) when there is

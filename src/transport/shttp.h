@@ -231,6 +231,7 @@ struct mcp_http_endpoint {
     uint64_t window_events, window_bytes;
     uint64_t away_limit_ms; /* see cut_stalled_streams and sweep_away */
     int max_get_streams;
+    size_t cluster_max_sessions;
     mcp_event_store *store; /* NULL: not resumable */
     mcp_event_store *own_store;
     int store_attached;

@@ -143,9 +143,10 @@ static void record_put(hsess *hs)
         json_decref(rec);
         return;
     }
-    /* What the client is told next waits until any node can find what it implies. */
-    int rc = mcp__cluster_session_put(t->cluster, hs->id, text, strlen(text), record_ttl(t), 0,
-                                      put_done, hs);
+    /* What the client is told next waits until any node can find what it implies. Until
+     * a record is written, each write is a new session's, counted against the bound. */
+    int rc = mcp__cluster_session_put(t->cluster, hs->id, text, strlen(text), record_ttl(t),
+                                      hs->recorded ? 0 : MCP__CLUSTER_PUT_NEW, put_done, hs);
     free(text);
     hs->unwritten = rc != MCP_OK;
     if (rc == MCP_OK) {
@@ -180,15 +181,18 @@ static void release_held(hsess *hs);
 static void never_recorded(hsess *hs, int status)
 {
     shttp *t = hs->t;
+    int full = status == MCP_ELIMIT;
     mcp__warn("session %s: its record could not be written (%s): the client is answered 503 "
               "and the session ends",
-              hs->id, mcp_strerror(status));
+              hs->id, full ? "the deployment has its most sessions" : mcp_strerror(status));
     for (hstream *st = hs->streams; st != NULL; st = st->next) {
         if (st->req == NULL || st->begun)
             continue;
         mcp__shttp_error(t, st->req, 503, MCP_RPC_SERVER_ERROR,
-                         "Service Unavailable: the shared session store did not take the "
-                         "session; try again later");
+                         full ? "Service Unavailable: too many sessions on this server; try "
+                                "again later"
+                              : "Service Unavailable: the shared session store did not take "
+                                "the session; try again later");
         st->req = NULL;
     }
     hs->local_close = 1; /* nothing of it is in the cluster */
@@ -230,7 +234,8 @@ static void pinned_put(hsess *hs)
     shttp *t = hs->t;
     char rec[400];
     size_t n = node_record(hs, rec, sizeof(rec));
-    int rc = mcp__cluster_session_put(t->cluster, hs->id, rec, n, record_ttl(t), 0, put_done, hs);
+    int rc = mcp__cluster_session_put(t->cluster, hs->id, rec, n, record_ttl(t),
+                                      hs->recorded ? 0 : MCP__CLUSTER_PUT_NEW, put_done, hs);
     hs->unwritten = rc != MCP_OK;
     if (rc == MCP_OK)
         hs->puts++;
@@ -1408,6 +1413,7 @@ int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix,
     o.max_events = bounds->max_events;
     o.max_event_bytes = bounds->max_bytes;
     o.ttl_ms = bounds->ttl_ms;
+    o.max_sessions = t->cluster_max_sessions;
     mcp__cluster_cbs cbs = {0};
     cbs.message = on_message;
     cbs.up = on_up;

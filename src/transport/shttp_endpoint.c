@@ -359,6 +359,7 @@ static int configure(shttp *t, const mcp_http_opts *opts)
     t->legacy = !o.disable_legacy_sse;
     t->keepalive_ms = o.keepalive_ms == 0 ? DEFAULT_KEEPALIVE_MS : o.keepalive_ms;
     t->max_sessions = o.max_sessions > 0 ? o.max_sessions : DEFAULT_MAX_SESSIONS;
+    t->cluster_max_sessions = o.cluster_max_sessions; /* 0: the cluster's default */
     t->idle_ms = o.session_idle_ms > 0 ? o.session_idle_ms : DEFAULT_IDLE_MS;
     t->max_queued = o.max_queued ? o.max_queued : DEFAULT_MAX_QUEUED;
     t->pause_bytes = DEFAULT_PAUSE_BYTES;

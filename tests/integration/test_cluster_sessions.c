@@ -66,6 +66,21 @@ static int setup(void **state)
     return 0;
 }
 
+/* Two nodes whose deployment takes three live sessions. */
+static int setup_three_sessions(void **state)
+{
+    static const char *const args[] = {"--cluster-max-sessions", "3", NULL};
+    ch_cluster *c = calloc(1, sizeof(*c));
+    if (c == NULL)
+        return -1;
+    if (ch_start(c, 2, CH_REDIS, args) != 0) {
+        free(c);
+        return -1;
+    }
+    *state = c;
+    return 0;
+}
+
 static int teardown(void **state)
 {
     ch_cluster *c = *state;
@@ -590,6 +605,52 @@ static void test_a_session_redis_cannot_record_is_refused_with_503(void **state)
     assert_int_equal(ping(ch_node_port(c, 1), session, STEP_MS), 200);
 }
 
+/* An initialize answered 503 with a JSON-RPC error and no session id, or fails. */
+static void expect_initialize_503(int port, const char *what)
+{
+    hc_response r;
+    char *init = hc_initialize_body(NULL);
+    if (hc_mcp_post(port, NULL, NULL, init, &r, STEP_MS) != 0)
+        fail_msg("%s: no answer (status %d)", what, r.status);
+    free(init);
+    json_t *body = json_loadb(r.body ? r.body : "", r.body_len, 0, NULL);
+    json_t *code = json_object_get(json_object_get(body, "error"), "code");
+    if (r.status != 503 || !json_is_integer(code) || hc_header_get(&r, "mcp-session-id") != NULL)
+        fail_msg("%s: expected 503 with a JSON-RPC error and no session, got %d (session %s): %s",
+                 what, r.status, hc_header_get(&r, "mcp-session-id") ? "given" : "none",
+                 r.body ? r.body : "");
+    json_decref(body);
+    hc_response_free(&r);
+}
+
+/*
+ * Each node bounds its own sessions, but Redis kept every session's record whatever
+ * the number of nodes: a flood of initializes spread over the nodes grew it without
+ * bound. The deployment's live sessions are counted in Redis: past
+ * --cluster-max-sessions, initialize gets 503 on every node, and a session that ends
+ * makes room.
+ */
+static void test_the_deployments_sessions_are_bounded_in_redis(void **state)
+{
+    ch_cluster *c = *state;
+    char s[3][33];
+    for (int i = 0; i < 3; i++)
+        if (hc_mcp_initialize(ch_node_port(c, i % 2), s[i], STEP_MS) != 0)
+            fail_msg("session %d of 3 on node%d: initialize failed", i + 1, i % 2);
+    expect_initialize_503(ch_node_port(c, 1), "a fourth session on node1");
+    expect_initialize_503(ch_node_port(c, 0), "a fourth session on node0");
+    if (ch_node_wait_output(c, 1, "most sessions", 1, STEP_MS) < 0)
+        fail_msg("node1 did not say why it refused the session");
+    assert_int_equal(redis_keys(c, "mcp:s:*"), 3);
+    /* The sessions there are served by both nodes, and one that ends makes room. */
+    assert_int_equal(ping(ch_node_port(c, 1), s[0], STEP_MS), 200);
+    assert_int_equal(delete_session(ch_node_port(c, 1), s[0]), 200);
+    char again[33];
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), again, STEP_MS), 0);
+    assert_int_equal(ping(ch_node_port(c, 1), again, STEP_MS), 200);
+    expect_initialize_503(ch_node_port(c, 1), "a fourth session again");
+}
+
 static void test_a_silent_redis_is_given_up_and_found_again(void **state)
 {
     ch_cluster *c = *state;
@@ -909,6 +970,8 @@ int main(void)
         cmocka_unit_test(test_a_delete_on_one_node_ends_the_session_on_every_node_at_once),
         cmocka_unit_test(test_sessions_outlive_a_redis_restart_that_lost_everything),
         cmocka_unit_test(test_a_session_redis_cannot_record_is_refused_with_503),
+        cmocka_unit_test_setup_teardown(test_the_deployments_sessions_are_bounded_in_redis,
+                                        setup_three_sessions, teardown),
         cmocka_unit_test(test_a_silent_redis_is_given_up_and_found_again),
         cmocka_unit_test(test_a_delete_while_redis_stalls_waits_for_it_or_says_503),
         cmocka_unit_test(test_a_node_flooding_redis_with_events_is_not_taken_for_dead),

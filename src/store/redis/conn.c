@@ -31,6 +31,7 @@
 /* The memory store's defaults (store/memory.c), so that switching stores changes
  * nothing a client sees. */
 #define DEFAULT_MAX_EVENTS 10000
+#define DEFAULT_MAX_SESSIONS 100000
 #define DEFAULT_MAX_EVENT_BYTES (16u << 20)
 #define DEFAULT_TTL_MS (5 * 60 * 1000)
 #define BACKOFF_FIRST_MS 100
@@ -603,6 +604,7 @@ int mcp__cluster_new(const mcp__cluster_opts *opts, const mcp__cluster_cbs *cbs,
         opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : DEFAULT_CONNECT_TIMEOUT_MS;
     c->heartbeat_ms = opts->heartbeat_ms > 0 ? opts->heartbeat_ms : DEFAULT_HEARTBEAT_MS;
     c->ttl_ms = opts->ttl_ms > 0 ? opts->ttl_ms : DEFAULT_TTL_MS;
+    c->max_sessions = opts->max_sessions > 0 ? opts->max_sessions : DEFAULT_MAX_SESSIONS;
     c->max_events = opts->max_events > 0 ? opts->max_events : DEFAULT_MAX_EVENTS;
     c->max_event_bytes =
         opts->max_event_bytes > 0 ? opts->max_event_bytes : DEFAULT_MAX_EVENT_BYTES;

@@ -16,6 +16,8 @@
  *   P node:<n>              node n's heartbeat, kept for three periods (attach
  *                           takes a random n no live node holds)
  *   P s:<session>           the session's record (the transport's text)
+ *   P sessions              the deployment's live sessions, each scored with when
+ *                           its record expires (wall-clock ms): their bound
  *   P x:<session>           the mark of an ended session, as long as its record
  *                           would have lived: the record cannot be written again
  *   P k:<session>           the set of the session's event and open keys, so that
@@ -69,6 +71,7 @@ struct mcp__cluster {
     char *prefix;
     int connect_timeout_ms, heartbeat_ms, ttl_ms;
     size_t max_events, max_event_bytes;
+    size_t max_sessions;
     mcp__cluster_cbs cbs;
     mcp_event_store *store;
 
