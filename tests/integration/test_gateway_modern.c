@@ -278,8 +278,9 @@ static void test_child_exit_fails_the_call_and_the_next_is_served(void **state)
     gw_stop(&s);
 }
 
-/* A retry needs no free child: it goes at once, even while a call waits for the only
- * child, which its retry frees. */
+/* A retry needs no free child: it goes at once to the child that waits for it, while
+ * another client's call is in flight (served beside it: a child held by a parked call is
+ * not one of the pool's). */
 static void test_retry_goes_before_calls_waiting_for_its_child(void **state)
 {
     (void)state;
@@ -290,7 +291,7 @@ static void test_retry_goes_before_calls_waiting_for_its_child(void **state)
     json_t *first = post(s.port, gw_call(70, "ask", caps, NULL), 200, 0, "ask");
     json_t *rs;
     const char *key = one_question(first, "elicitation/create", &rs);
-    /* Another client's call: it waits for the child. */
+    /* Another client's call, sent before the retry. */
     hc_conn waiting;
     json_t *other = gw_call(71, "hello", NULL, NULL);
     assert_int_equal(hc_connect(&waiting, s.port, HX_REQ_MS), 0);
