@@ -62,8 +62,11 @@ typedef struct mcp_gateway_opts {
      * Required. Copied. Its stderr is the gateway's. */
     const char *const *argv;
     int shared_child;    /* one child for every session (see above) */
-    int max_children;    /* children at once; a session past it gets an error to its
-                            initialize; 0: 100 */
+    int max_children;    /* children at once, not counting those being stopped (as many
+                            again at most); an initialize past it takes the child of an
+                            idle session (see mcp_http_opts.max_sessions), or gets an
+                            error when none is idle; 0: 100. The endpoint's max_sessions
+                            is this by default, unless shared_child */
     int kill_grace_ms;   /* from closing a child's stdin to SIGTERM, and from SIGTERM to
                             SIGKILL; 0: 2000 */
     int init_timeout_ms; /* how long a child may take to answer initialize; 0: 30000 */

@@ -278,6 +278,7 @@ static void sreq_free(gw *g, gw_sreq *q)
         q->s->sreqs = q->next;
     if (q->next != NULL)
         q->next->prev = q->prev;
+    q->s->nsreqs--;
     json_decref(q->child_id);
     free(q);
 }
@@ -356,11 +357,20 @@ static void on_init_timeout(uv_timer_t *t)
     mcp__gw_child_lost(c, why);
 }
 
+int mcp__gw_children_full(const gw *g)
+{
+    /* Children being stopped do not count: they have closed their stdin and exit within
+     * the kill grace. As many again may be on their way out, no more. */
+    unsigned long max = (unsigned long)g->cfg.max_children;
+    return g->nlive >= max || g->nchildren >= 2 * max;
+}
+
 gw_child *mcp__gw_child_start(gw *g, int shared)
 {
-    if (g->nchildren >= (unsigned long)g->cfg.max_children) {
-        mcp__gw_log(g, MCP_LOG_WARNING, "event=child_refused reason=limit max_children=%d",
-                    g->cfg.max_children);
+    if (mcp__gw_children_full(g)) {
+        mcp__gw_log(g, MCP_LOG_WARNING,
+                    "event=child_refused reason=limit max_children=%d live=%lu stopping=%lu",
+                    g->cfg.max_children, g->nlive, g->nchildren - g->nlive);
         return NULL;
     }
     gw_child *c = calloc(1, sizeof(*c));
@@ -377,6 +387,8 @@ gw_child *mcp__gw_child_start(gw *g, int shared)
         c->next->prev = c;
     g->children = c;
     g->nchildren++;
+    g->nlive++;
+    c->live = 1;
     g->stats.children_started++;
     int rc = mcp__stdio_ctr_new(g->loop, g->cfg.argv, g->cfg.max_message, &child_cbs, c, &c->ctr);
     if (rc != MCP_OK) {
@@ -399,6 +411,10 @@ void mcp__gw_child_close(gw_child *c)
     if (c->closing)
         return;
     c->closing = 1;
+    if (c->live) {
+        c->live = 0;
+        c->g->nlive--;
+    }
     if (c->g->shared == c)
         c->g->shared = NULL;
     if (c->timer_open && !uv_is_closing((uv_handle_t *)&c->init_timer)) {
@@ -606,6 +622,16 @@ static void child_request(gw_child *c, json_t *msg)
         json_decref(e);
         return;
     }
+    if (s->nsreqs >= MAX_SREQS) {
+        /* Its client has as many of them to answer as a session may hold. */
+        json_t *e = mcp__error_message(child_id, MCP_RPC_INTERNAL_ERROR,
+                                       "the client has too many requests of the server to "
+                                       "answer",
+                                       NULL);
+        mcp__gw_to_child(c, e);
+        json_decref(e);
+        return;
+    }
     gw_sreq *q = calloc(1, sizeof(*q));
     if (q == NULL)
         return;
@@ -623,6 +649,7 @@ static void child_request(gw_child *c, json_t *msg)
     if (q->next != NULL)
         q->next->prev = q;
     s->sreqs = q;
+    s->nsreqs++;
     json_object_set_new(msg, "id", json_integer(q->gid));
     mcp__gw_to_client(s, stream, msg, 0);
 }
@@ -722,6 +749,85 @@ static void cb_on_text(void *user, const char *text, size_t len)
     json_decref(v);
 }
 
+/* The id of a response from its first bytes: the integer value of its top-level "id"
+ * (the gateway's ids are positive integers). 0 when they do not show one. */
+static json_int_t head_id(const char *p, size_t len)
+{
+    int depth = 0, in_str = 0, key_id = 0;
+    size_t str_at = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = p[i];
+        if (in_str) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"') {
+                in_str = 0;
+                /* A key of the message itself: what follows it is its value. */
+                key_id = depth == 1 && i - str_at == 2 && memcmp(p + str_at, "id", 2) == 0;
+            }
+            continue;
+        }
+        if (ch == '"') {
+            in_str = 1;
+            str_at = i + 1;
+        } else if (ch == '{' || ch == '[') {
+            depth++;
+        } else if (ch == '}' || ch == ']') {
+            depth--;
+        } else if (ch == ':' && key_id) {
+            size_t j = i + 1;
+            while (j < len && (p[j] == ' ' || p[j] == '\t' || p[j] == '\r' || p[j] == '\n'))
+                j++;
+            json_int_t v = 0;
+            size_t digits = 0;
+            while (j < len && p[j] >= '0' && p[j] <= '9' && digits < 18) {
+                v = v * 10 + (p[j++] - '0');
+                digits++;
+            }
+            /* The number must end within what was kept, or it may be longer. */
+            return digits > 0 && j < len && (p[j] == ',' || p[j] == '}' || p[j] == ' ') ? v : 0;
+        } else if (ch == ',') {
+            key_id = 0;
+        }
+    }
+    return 0;
+}
+
+/* A message of the child over --max-message was dropped: the request it answers (named
+ * by the id in its first bytes, or the child's only one in flight) ends with an error,
+ * as if the child had sent that, rather than wait for ever. */
+static void cb_on_oversized(void *user, const char *head, size_t head_len, size_t seen)
+{
+    gw_child *c = user;
+    gw *g = c->g;
+    if (c->state == CH_GONE || c->lost_pending)
+        return;
+    json_int_t gid = head_id(head, head_len);
+    gw_req *r = NULL;
+    if (gid > 0) {
+        char key[24];
+        snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, gid);
+        r = mcp__map_get(&g->reqs, key);
+    } else if (c->nreqs == 1) {
+        r = c->reqs;
+    }
+    mcp__gw_log(g, MCP_LOG_WARNING, "event=child_message_too_large pid=%d bytes=%zu request=%s",
+                c->pid, seen, r != NULL && r->c == c ? r->key : "-");
+    if (r == NULL || r->c != c)
+        return;
+    char msg[160];
+    snprintf(msg, sizeof(msg),
+             "Internal error: the server's answer of at least %zu bytes is over the gateway's "
+             "limit of %zu",
+             seen, g->cfg.max_message);
+    json_t *id = json_integer(r->gid);
+    json_t *e = mcp__error_message(id, MCP_RPC_INTERNAL_ERROR, msg, NULL);
+    json_decref(id);
+    if (e != NULL)
+        child_message(c, e);
+    json_decref(e);
+}
+
 static void on_deferred_lost(uv_timer_t *t)
 {
     gw_child *c = t->data;
@@ -772,6 +878,7 @@ static void cb_on_closed(void *user)
 
 static const mcp__ctr_cbs child_cbs = {
     .on_text = cb_on_text,
+    .on_oversized = cb_on_oversized,
     .on_lost = cb_on_lost,
     .on_closed = cb_on_closed,
 };
@@ -1008,12 +1115,16 @@ static void client_initialize(gw_sess *s, json_t *msg, uint64_t stream, gw_batch
         return;
     }
     gw_child *c = mcp__gw_child_start(g, 0);
+    /* An idle session of another client gives its server up (never used ones first, as
+     * the transport's table makes room); one without a child frees none: a few tries. */
+    for (int tries = 0; c == NULL && tries < 8 && mcp__gw_children_full(g) &&
+                        s->io->make_room != NULL && s->io->make_room(s->io_user);
+         tries++)
+        c = mcp__gw_child_start(g, 0);
     if (c == NULL) {
         char why[120];
         snprintf(why, sizeof(why), "Internal error: the server cannot be started%s",
-                 g->nchildren >= (unsigned long)g->cfg.max_children
-                     ? " (the gateway runs as many servers as it may)"
-                     : "");
+                 mcp__gw_children_full(g) ? " (the gateway runs as many servers as it may)" : "");
         mcp__gw_answer_error(s, stream, batch, id, MCP_RPC_INTERNAL_ERROR, why);
         return;
     }

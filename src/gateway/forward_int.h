@@ -28,6 +28,9 @@ enum child_state { CH_STARTING, CH_READY, CH_GONE };
 #define MAX_ZOMBIES 1024
 /* Resources a session may be subscribed to. */
 #define MAX_SUBS 1024
+/* Requests of a child to one session's client that wait for its answer: past it, the
+ * child's next one is answered with an error at once. */
+#define MAX_SREQS 1024
 enum init_state { INIT_NONE, INIT_PENDING, INIT_DONE };
 
 struct gw_child {
@@ -53,6 +56,7 @@ struct gw_child {
     int lost_pending; /* the transport reported the child lost: child_lost runs next turn */
     char lost_why[128];
     int ctr_closed, closing;
+    int live; /* counted in gw.nlive: started, not yet being stopped */
     gw_child *prev, *next;
 };
 
@@ -113,6 +117,7 @@ struct gw_sess {
     gw_req *reqs;
     size_t nreqs;
     gw_sreq *sreqs;
+    size_t nsreqs;
     int ended;       /* io->end was called */
     json_t *waiting; /* a 2026-07-28 request waiting for a pool child (modern.c) */
     uint64_t wait_stream, wait_at;
@@ -133,6 +138,7 @@ struct gw {
     gw_child *shared;
     gw_sess *loose; /* sessions not attached to a child */
     unsigned long nsessions, nchildren;
+    unsigned long nlive; /* children not being stopped: what max_children bounds */
     mcp_gateway_stats stats;
     gw_modern *modern; /* the 2026-07-28 era (modern.c) */
     uint32_t node;     /* this node's number in a deployment sharing Redis, 0: none */
@@ -176,6 +182,9 @@ void mcp__gw_sess_end(gw_sess *s);
 /* A new child (shared: it serves any session), or NULL past max_children or when it
  * cannot be started. */
 gw_child *mcp__gw_child_start(gw *g, int shared);
+/* Whether no child may start now: max_children are live (not being stopped), or as
+ * many again are still on their way out. */
+int mcp__gw_children_full(const gw *g);
 void mcp__gw_child_lost(gw_child *c, const char *why);
 /* The same from the loop's next turn: for callers that still hold what it frees (a
  * write that failed, say). */

@@ -74,13 +74,21 @@ int mcp_gateway_http_new(uv_loop_t *loop, const mcp_gateway_opts *gw, const mcp_
     if (loop == NULL || gw == NULL || out == NULL)
         return MCP_EINVAL;
     mcp__gw_cfg cfg;
+    mcp_http_opts h;
+    if (mcp__opts_copy(&h, sizeof(h), http, sizeof(h)) != MCP_OK)
+        return MCP_EINVAL;
     int rc = cfg_make(gw, &cfg);
     if (rc != MCP_OK)
         return rc;
+    /* A session holds a child of its own: a table of more sessions than children would
+     * turn the newest away while idle ones hold every child, when an idle one should
+     * make room (the transport closes the least useful). */
+    if (h.max_sessions == 0 && !cfg.shared_child)
+        h.max_sessions = cfg.max_children;
     mcp__answerer *ans = mcp__gw_answerer_new(loop, &cfg);
     if (ans == NULL)
         return MCP_ENOMEM;
-    return mcp__http_endpoint_new(loop, ans, http, out);
+    return mcp__http_endpoint_new(loop, ans, &h, out);
 }
 
 static const char *const methods[MCP_GATEWAY_METHODS] = {

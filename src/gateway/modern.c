@@ -285,13 +285,81 @@ static gw_child *pool_start(gw *g)
     return c;
 }
 
-/* Starts a child when requests wait and the pool may grow. */
+/* Whether c waits for the retry of a request whose client it asked (parked): it
+ * serves nobody else meanwhile. */
+static int held(const gw_child *c)
+{
+    return c->pooled && c->state != CH_GONE && !c->closing && c->excl != NULL &&
+           c->excl->m != NULL && c->excl->m->parked;
+}
+
+static int count_held(gw *g)
+{
+    int n = 0;
+    for (gw_child *c = g->children; c != NULL; c = c->next)
+        n += held(c);
+    return n;
+}
+
+/* How many pool children parked requests may hold. */
+static int park_budget(const gw *g)
+{
+    int budget = g->cfg.pool_size * PARKED_PER_POOL_CHILD;
+    int room = g->cfg.max_children - g->cfg.pool_size;
+    return budget < room ? budget : room > 1 ? room : 1;
+}
+
+static void forget(gw_req *r, const char *why);
+
+/* Gives up the parked request of the client that holds the most children so (the
+ * oldest of its; never `except`), and the child that waits for it: 1 when there was
+ * one. */
+static int evict_parked(gw *g, const gw_req *except)
+{
+    gw_req *victim = NULL;
+    int victim_n = 0;
+    for (gw_child *c = g->children; c != NULL; c = c->next) {
+        if (!held(c))
+            continue;
+        gw_req *r = c->excl;
+        if (r == except)
+            continue;
+        int n = 0;
+        for (gw_child *o = g->children; o != NULL; o = o->next)
+            n += held(o) && strcmp(o->excl->m->peer, r->m->peer) == 0;
+        if (victim == NULL || n > victim_n ||
+            (n == victim_n && r->m->parked_at < victim->m->parked_at)) {
+            victim = r;
+            victim_n = n;
+        }
+    }
+    if (victim == NULL)
+        return 0;
+    char mw[64];
+    mcp__gw_log(g, MCP_LOG_INFO,
+                "event=request session=- method=%s status=evicted peer=%s parked_by_peer=%d",
+                mcp__gw_log_word(victim->method, mw, sizeof mw),
+                victim->m->peer[0] ? victim->m->peer : "-", victim_n);
+    forget(victim, "the gateway needed the server process for other requests");
+    return 1;
+}
+
+void mcp__gwm_park_bound(gw *g, gw_req *just_parked)
+{
+    while (count_held(g) > park_budget(g) && evict_parked(g, just_parked)) {
+    }
+}
+
+/* Starts a child when requests wait and the pool may grow: children held by parked
+ * requests do not count, since they serve nobody else (their own budget bounds them). */
 static void grow(gw *g)
 {
     gw_modern *m = g->modern;
     int max = m->passthrough ? 1 : g->cfg.pool_size;
-    if (m->nstarting > 0 || m->no_grow || g->shutting_down || m->npool >= max)
+    if (m->nstarting > 0 || m->no_grow || g->shutting_down || m->npool - count_held(g) >= max)
         return;
+    if (mcp__gw_children_full(g))
+        evict_parked(g, NULL); /* its child is being stopped: no longer counted */
     pool_start(g);
 }
 
@@ -613,6 +681,8 @@ static int dispatch(gw_sess *s, json_t *msg, uint64_t stream)
         return 1;
     }
     mr->translated = 1;
+    if (s->io->peer != NULL)
+        snprintf(mr->peer, sizeof mr->peer, "%s", s->io->peer(s->io_user, stream));
     mr->caps = json_incref((json_t *)meta.caps);
     mr->asked = json_object();
     if (mrtr)
@@ -846,8 +916,6 @@ int mcp__gw_modern_notification(gw_child *c, json_t *msg, const char *method)
 }
 
 /* ---- Time, cancellation, the end ---- */
-
-static void forget(gw_req *r, const char *why);
 
 void mcp__gw_modern_tick(gw *g)
 {

@@ -28,6 +28,9 @@
 #define MAX_TOOL_PAGES 64
 #define MAX_LISTENS 1024
 #define MAX_LISTEN_URIS 1000
+/* Children a translating pool keeps for requests parked on their questions, beside the
+ * pool_size that serve the others: this many per pool child. */
+#define PARKED_PER_POOL_CHILD 4
 
 enum internal { INT_NONE, INT_PROBE, INT_TOOLS, INT_LISTEN, INT_SUB };
 
@@ -71,7 +74,8 @@ struct gw_mreq {
     json_t *asked;     /* key -> {"id", "method", "params"}: the child's open questions */
     unsigned next_key; /* keys of questions: "q1", "q2", ... */
     unsigned round;
-    int parked; /* answered with an InputRequiredResult: waits for the retry */
+    int parked;    /* answered with an InputRequiredResult: waits for the retry */
+    char peer[48]; /* the address of its client, for fair shares of parked children */
     uint64_t parked_at;
     json_t *final; /* the child's answer, come while parked */
 };
@@ -85,6 +89,10 @@ void mcp__gwm_reply_error(gw_sess *s, uint64_t stream, const json_t *id, int cod
                           const char *message, json_t *data);
 /* What the revision adds to a translated child's result for method. */
 void mcp__gwm_decorate(gw_child *c, const char *method, json_t *result);
+/* A request was parked on its questions: past the budget of parked children, the
+ * oldest request of the client holding the most is given up, so that parked questions
+ * never take the children others need. */
+void mcp__gwm_park_bound(gw *g, gw_req *just_parked);
 /* Sends c a request of the gateway's own (params taken over). MCP_OK, or c is lost. */
 int mcp__gwm_internal_request(gw_child *c, enum internal kind, const char *method, json_t *params);
 

@@ -116,6 +116,7 @@ static void ask(gw_req *r)
                     (double)(uv_hrtime() - r->t0) / 1e6);
     }
     mcp__gwm_reply(s, stream, ans);
+    mcp__gwm_park_bound(g, r);
 }
 
 /* The child gives up waiting: the question is withdrawn. */

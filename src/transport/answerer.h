@@ -66,6 +66,14 @@ typedef struct mcp__session_io {
      * with other nodes: MCP__HERE_OWNER (its standalone stream is here), MCP__HERE_NONE
      * (it has none anywhere), MCP__HERE_ELSEWHERE. May be NULL (here). */
     int (*here)(void *io);
+    /* The answerer needs what an idle session holds (a server process, say): the
+     * transport closes another idle session as it does to make room in its table (never
+     * used ones first, then those of the address that opened the most, then the least
+     * recently used), before it returns. 1 when one was closed. May be NULL. */
+    int (*make_room)(void *io);
+    /* The address of the client whose HTTP request carried `stream` ("" when not
+     * known), for sharing what a client may hold fairly between clients. May be NULL. */
+    const char *(*peer)(void *io, uint64_t stream);
 } mcp__session_io;
 
 #define MCP__HERE_ELSEWHERE 0

@@ -37,6 +37,9 @@ typedef struct mcp__ctr_cbs {
      * status of the answer, or 0. */
     void (*on_request_failed)(void *user, json_int_t id, int status, const mcp_rpc_error *err,
                               long http);
+    /* A message of the server over the size limit was dropped (stdio): head holds its
+     * first head_len bytes, seen how many there were at least. May be NULL. */
+    void (*on_oversized)(void *user, const char *head, size_t head_len, size_t seen);
     /* The server cannot be reached any more: every pending request fails and
      * nothing more is sent. Reported at most once. */
     void (*on_lost)(void *user, int status, const char *why);

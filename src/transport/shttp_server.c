@@ -590,6 +590,19 @@ static void io_changed(void *io)
         mcp__shttp_cluster_changed(hs);
 }
 
+static int io_make_room(void *io)
+{
+    hsess *hs = io;
+    return mcp__shttp_evict_idle_session(hs->t);
+}
+
+static const char *io_peer(void *io, uint64_t stream)
+{
+    hstream *st = find_stream(io, stream);
+    const char *src = st != NULL && st->req != NULL ? mcp__http_req_source(st->req) : NULL;
+    return src != NULL ? src : "";
+}
+
 static const mcp__session_io shttp_io = {.send = io_send,
                                          .end = io_end,
                                          .changed = io_changed,
@@ -599,7 +612,9 @@ static const mcp__session_io shttp_io = {.send = io_send,
                                          .close_standalone = io_close_standalone,
                                          .congested = io_congested,
                                          .backlogged = io_backlogged,
-                                         .header = io_header};
+                                         .header = io_header,
+                                         .make_room = io_make_room,
+                                         .peer = io_peer};
 
 /* ---- Sessions ---- */
 

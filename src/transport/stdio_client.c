@@ -57,8 +57,10 @@ static void ls_on_line(void *user, char *line, size_t len)
 
 static void ls_on_overflow(void *user, size_t seen)
 {
-    (void)user;
+    stdio_ctr *t = user;
     mcp__warn("dropped a message from the server of at least %zu bytes (over the limit)", seen);
+    if (t->base.cbs->on_oversized != NULL && !t->lost && !t->closing)
+        t->base.cbs->on_oversized(t->base.user, t->ls.lines.head, t->ls.lines.head_len, seen);
 }
 
 static void ls_on_eof(void *user, int err)

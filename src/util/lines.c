@@ -94,6 +94,13 @@ int mcp__lines_feed(mcp__lines *ls, const char *data, size_t len, mcp__line_fn o
             too_long = total > ls->max + 1 || (total == ls->max + 1 && data[seg - 1] != '\r');
         }
         if (too_long) {
+            size_t n = held < sizeof(ls->head) ? held : sizeof(ls->head);
+            if (n > 0)
+                memcpy(ls->head, ls->buf.data, n);
+            size_t more = seg < sizeof(ls->head) - n ? seg : sizeof(ls->head) - n;
+            if (more > 0)
+                memcpy(ls->head + n, data, more);
+            ls->head_len = n + more;
             overflow(ls, total, nl != NULL, on_overflow, user);
             data += step;
             len -= step;

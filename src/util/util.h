@@ -192,6 +192,10 @@ typedef struct mcp__lines {
     size_t max;
     int discarding;
     size_t discarded;
+    /* The first bytes of the last line that was too long, as on_overflow is called: its
+     * owner may tell from them what the line was (a response's id, say). */
+    char head[256];
+    size_t head_len;
 } mcp__lines;
 
 typedef void (*mcp__line_fn)(void *user, char *line, size_t len); /* line is NUL-terminated,

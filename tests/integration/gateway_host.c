@@ -17,6 +17,7 @@
 #include "gateway_host.h"
 #include "harness.h"
 #include "http_expect.h"
+#include "modern_host.h"
 
 /* Starts mcp-gateway with flags, in front of cmd (NULL-terminated). */
 void gw_start(hc_server *s, const char *const flags[], const char *const cmd[])
@@ -73,4 +74,14 @@ void gw_await_metric(int port, const char *name, long long want, int timeout_ms)
         nanosleep(&ts, NULL);
     }
     fail_msg("%s stayed %lld, expected %lld within %d ms", name, v, want, timeout_ms);
+}
+
+json_t *gw_call(long long id, const char *tool, const char *caps, json_t *more)
+{
+    json_t *params = json_pack("{s:s, s:{}}", "name", tool, "arguments");
+    if (more != NULL) {
+        json_object_update(params, more);
+        json_decref(more);
+    }
+    return mh_request(id, "tools/call", params, caps);
 }

@@ -6,6 +6,8 @@
 #ifndef MCP_TESTS_GATEWAY_HOST_H
 #define MCP_TESTS_GATEWAY_HOST_H
 
+#include <jansson.h>
+
 #include "http_client.h"
 
 /* Starts mcp-gateway with flags (NULL-terminated, may be NULL) in front of cmd
@@ -17,5 +19,9 @@ void gw_stop(hc_server *s);
 long long gw_metric(int port, const char *name);
 /* Waits until the counter has the value; fails after the deadline. */
 void gw_await_metric(int port, const char *name, long long want, int timeout_ms);
+
+/* A 2026-07-28 tools/call of tool, with the client's capabilities (JSON text, may be
+ * NULL) and more params (stolen, may be NULL). */
+json_t *gw_call(long long id, const char *tool, const char *caps, json_t *more);
 
 #endif

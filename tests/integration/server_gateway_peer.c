@@ -16,6 +16,13 @@
  *   "ask_answer" asks the client (elicitation/create) and answers the call at once
  *                with "done", without waiting for the client's answer;
  *   "log"        sends a log (notifications/message, info) first;
+ *   "big"        answers with a text of 64 KiB (the id before the result);
+ *   "big_id_last"  the same, with the id after the result (as the TypeScript SDK
+ *                writes it);
+ *   "flood"      sends the client 1,124 roots/list requests (ids "f-1", ...), and
+ *                answers with "flooded" without waiting for them;
+ *   "flood_count"  answers with how many of those requests were answered with an
+ *                error so far, as text;
  *   anything else  answers with the tool's name as text.
  * It speaks only the older revisions: server/discover gets -32601, and any other
  * request an empty result.
@@ -91,7 +98,7 @@ int main(int argc, char **argv)
     json_t *asking = NULL;
     const char *next_question = NULL;
     char answers[2048] = "";
-    int asked = 0;
+    int asked = 0, flood_errors = 0;
     char early_answers[8192] = "";
     while (getline(&line, &cap, stdin) > 0) {
         json_t *msg = json_loads(line, 0, NULL);
@@ -156,6 +163,11 @@ int main(int argc, char **argv)
             json_decref(msg);
             continue;
         }
+        if (method == NULL && json_is_string(id) && strncmp(json_string_value(id), "f-", 2) == 0) {
+            flood_errors += json_object_get(msg, "error") != NULL;
+            json_decref(msg);
+            continue;
+        }
         if (method == NULL || id == NULL) {
             json_decref(msg);
             continue;
@@ -199,6 +211,40 @@ int main(int argc, char **argv)
             if (strcmp(name, "ask_answer") == 0) {
                 ask("elicitation/create", ++asked);
                 out(text_result(id, "done"));
+                json_decref(msg);
+                continue;
+            }
+            if (strcmp(name, "big") == 0 || strcmp(name, "big_id_last") == 0) {
+                static char text[65536];
+                memset(text, 'x', sizeof text - 1);
+                json_t *r = text_result(id, text);
+                if (strcmp(name, "big_id_last") == 0) {
+                    /* The id last: take it out and print it after the rest. */
+                    char *idtext = json_dumps(id, JSON_ENCODE_ANY);
+                    json_object_del(r, "id");
+                    char *rest = json_dumps(r, JSON_COMPACT);
+                    rest[strlen(rest) - 1] = '\0';
+                    printf("%s,\"id\":%s}\n", rest, idtext);
+                    fflush(stdout);
+                    free(rest);
+                    free(idtext);
+                    json_decref(r);
+                } else {
+                    out(r);
+                }
+                json_decref(msg);
+                continue;
+            }
+            if (strcmp(name, "flood") == 0 || strcmp(name, "flood_count") == 0) {
+                for (int i = 1; strcmp(name, "flood") == 0 && i <= 1124; i++) {
+                    char fid[16];
+                    snprintf(fid, sizeof fid, "f-%d", i);
+                    out(json_pack("{s:s, s:s, s:s, s:{}}", "jsonrpc", "2.0", "id", fid, "method",
+                                  "roots/list", "params"));
+                }
+                char count[32];
+                snprintf(count, sizeof count, "%d", flood_errors);
+                out(text_result(id, strcmp(name, "flood") == 0 ? "flooded" : count));
                 json_decref(msg);
                 continue;
             }

@@ -9,8 +9,8 @@
  *     completes the call in the child, over as many rounds as it asks; a changed
  *     requestState, or a retry under the same id, is refused; a question the client's
  *     capabilities do not allow is answered with an error to the child;
- *   - a question never answered expires: the child serving it is replaced and the
- *     pool serves the next request;
+ *   - a question never answered holds its child, but not the pool: the next request
+ *     is served beside it; it expires in time, and its child is replaced;
  *   - a log reaches its request only at the level the request's _meta asked for;
  *   - a child that exits mid-call fails that call, and the next request is served.
  */
@@ -40,16 +40,6 @@ static void start(hc_server *s, const char *const flags[])
 
 /* A tools/call of the peer's tool, with the client's capabilities, and more params
  * (stolen, may be NULL). */
-static json_t *call(long long id, const char *tool, const char *caps, json_t *more)
-{
-    json_t *params = json_pack("{s:s, s:{}}", "name", tool, "arguments");
-    if (more != NULL) {
-        json_object_update(params, more);
-        json_decref(more);
-    }
-    return mh_request(id, "tools/call", params, caps);
-}
-
 /* POSTs req (stolen) and returns its one response, after checking it. */
 static json_t *post(int port, json_t *req, int status, int code, const char *what)
 {
@@ -97,7 +87,7 @@ static void test_discover_answered_from_the_childs_initialize(void **state)
     /* ping is not part of the revision: 404 with -32601. */
     json_decref(post(s.port, mh_request(2, "ping", NULL, NULL), 404, -32601, "ping"));
     /* A plain call is translated and decorated. */
-    resp = post(s.port, call(3, "hello", NULL, NULL), 200, 0, "tools/call hello");
+    resp = post(s.port, gw_call(3, "hello", NULL, NULL), 200, 0, "tools/call hello");
     assert_string_equal(mh_text(resp, "hello"), "hello");
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(resp, "result"), "resultType")),
@@ -130,7 +120,7 @@ static void test_question_becomes_input_required_and_retry_completes(void **stat
     hc_server s;
     start(&s, NULL);
     const char *caps = "{\"elicitation\":{}}";
-    json_t *first = post(s.port, call(10, "ask", caps, NULL), 200, 0, "ask");
+    json_t *first = post(s.port, gw_call(10, "ask", caps, NULL), 200, 0, "ask");
     json_t *rs;
     const char *key = one_question(first, "elicitation/create", &rs);
     json_t *question =
@@ -144,20 +134,22 @@ static void test_question_becomes_input_required_and_retry_completes(void **stat
     /* A changed requestState is refused, and so is a retry under the first id. */
     char *bad = NULL;
     assert_true(asprintf(&bad, "%sx", json_string_value(rs)) > 0);
-    json_decref(post(s.port,
-                     call(11, "ask", caps,
-                          json_pack("{s:O, s:s}", "inputResponses", answer, "requestState", bad)),
-                     200, -32602, "a changed requestState"));
+    json_decref(
+        post(s.port,
+             gw_call(11, "ask", caps,
+                     json_pack("{s:O, s:s}", "inputResponses", answer, "requestState", bad)),
+             200, -32602, "a changed requestState"));
     free(bad);
     json_decref(post(s.port,
-                     call(10, "ask", caps,
-                          json_pack("{s:O, s:O}", "inputResponses", answer, "requestState", rs)),
+                     gw_call(10, "ask", caps,
+                             json_pack("{s:O, s:O}", "inputResponses", answer, "requestState", rs)),
                      200, -32602, "a retry under the first id"));
 
-    json_t *done = post(s.port,
-                        call(12, "ask", caps,
-                             json_pack("{s:O, s:O}", "inputResponses", answer, "requestState", rs)),
-                        200, 0, "the retry");
+    json_t *done =
+        post(s.port,
+             gw_call(12, "ask", caps,
+                     json_pack("{s:O, s:O}", "inputResponses", answer, "requestState", rs)),
+             200, 0, "the retry");
     const char *text = mh_text(done, "the retry");
     assert_non_null(strstr(text, "answer:"));
     assert_non_null(strstr(text, "Alice"));
@@ -185,23 +177,23 @@ static void test_two_rounds_of_questions(void **state)
     hc_server s;
     start(&s, NULL);
     const char *caps = "{\"elicitation\":{},\"sampling\":{}}";
-    json_t *r1 = post(s.port, call(20, "ask2", caps, NULL), 200, 0, "ask2 round 1");
+    json_t *r1 = post(s.port, gw_call(20, "ask2", caps, NULL), 200, 0, "ask2 round 1");
     json_t *rs1;
     const char *k1 = one_question(r1, "elicitation/create", &rs1);
     json_t *a1 = json_pack("{s:{s:s, s:{s:s}}}", k1, "action", "accept", "content", "name", "Bob");
-    json_t *r2 = post(
-        s.port,
-        call(21, "ask2", caps, json_pack("{s:O, s:O}", "inputResponses", a1, "requestState", rs1)),
-        200, 0, "ask2 round 2");
+    json_t *r2 = post(s.port,
+                      gw_call(21, "ask2", caps,
+                              json_pack("{s:O, s:O}", "inputResponses", a1, "requestState", rs1)),
+                      200, 0, "ask2 round 2");
     json_t *rs2;
     const char *k2 = one_question(r2, "sampling/createMessage", &rs2);
     assert_string_not_equal(json_string_value(rs1), json_string_value(rs2));
     json_t *a2 = json_pack("{s:{s:s, s:{s:s, s:s}, s:s}}", k2, "role", "assistant", "content",
                            "type", "text", "text", "four", "model", "m");
-    json_t *done = post(
-        s.port,
-        call(22, "ask2", caps, json_pack("{s:O, s:O}", "inputResponses", a2, "requestState", rs2)),
-        200, 0, "ask2 done");
+    json_t *done = post(s.port,
+                        gw_call(22, "ask2", caps,
+                                json_pack("{s:O, s:O}", "inputResponses", a2, "requestState", rs2)),
+                        200, 0, "ask2 done");
     const char *text = mh_text(done, "ask2 done");
     assert_non_null(strstr(text, "Bob"));
     assert_non_null(strstr(text, "four"));
@@ -219,7 +211,7 @@ static void test_question_outside_the_clients_capabilities_fails_in_the_child(vo
     hc_server s;
     start(&s, NULL);
     /* The client declared sampling only: the child's elicitation gets an error. */
-    json_t *resp = post(s.port, call(30, "ask", "{\"sampling\":{}}", NULL), 200, 0, "ask");
+    json_t *resp = post(s.port, gw_call(30, "ask", "{\"sampling\":{}}", NULL), 200, 0, "ask");
     const char *text = mh_text(resp, "ask without elicitation");
     assert_non_null(strstr(text, "error:"));
     assert_non_null(strstr(text, "elicitation"));
@@ -234,23 +226,26 @@ static void test_unanswered_question_expires_and_the_pool_goes_on(void **state)
     static const char *const flags[] = {
         "--pool-size", "1", "--input-timeout-ms", "300", "--kill-grace-ms", "200", NULL};
     start(&s, flags);
-    json_t *first = post(s.port, call(40, "ask", "{\"elicitation\":{}}", NULL), 200, 0, "ask");
+    json_t *first = post(s.port, gw_call(40, "ask", "{\"elicitation\":{}}", NULL), 200, 0, "ask");
     json_t *rs;
     const char *key = one_question(first, "elicitation/create", &rs);
-    /* The only child waits for that answer; this call waits for the child, which is
-     * replaced once the question expires, and is then served. */
+    /* The only child waits for that answer; this call does not wait for it: a child
+     * held by a parked call is not one of the pool's, and another starts. */
     long long t0 = harness_now_ms();
-    json_t *resp = post(s.port, call(41, "hello", NULL, NULL), 200, 0, "hello while asking");
+    json_t *resp = post(s.port, gw_call(41, "hello", NULL, NULL), 200, 0, "hello while asking");
     assert_string_equal(mh_text(resp, "hello"), "hello");
-    print_message("served after %lld ms, behind an expired question\n", harness_now_ms() - t0);
+    print_message("served after %lld ms, beside a parked question\n", harness_now_ms() - t0);
     json_decref(resp);
+    /* The question expires: its child is replaced. */
+    gw_await_metric(s.port, "mcp_gateway_children_exited_total", 1, HX_REQ_MS);
     /* The answer comes too late: its requestState has expired. */
     json_t *answer =
         json_pack("{s:{s:s, s:{s:s}}}", key, "action", "accept", "content", "name", "Late");
-    json_t *late = post(s.port,
-                        call(42, "ask", "{\"elicitation\":{}}",
-                             json_pack("{s:O, s:O}", "inputResponses", answer, "requestState", rs)),
-                        200, -32602, "a late retry");
+    json_t *late =
+        post(s.port,
+             gw_call(42, "ask", "{\"elicitation\":{}}",
+                     json_pack("{s:O, s:O}", "inputResponses", answer, "requestState", rs)),
+             200, -32602, "a late retry");
     hx_expect_message_has(late, "expired", "a late retry");
     json_decref(late);
     json_decref(answer);
@@ -265,7 +260,7 @@ static void test_log_reaches_its_request_at_its_level(void **state)
     hc_server s;
     start(&s, NULL);
     hc_response r;
-    json_t *req = call(50, "log", NULL, NULL);
+    json_t *req = gw_call(50, "log", NULL, NULL);
     json_object_set_new(json_object_get(json_object_get(req, "params"), "_meta"),
                         "io.modelcontextprotocol/logLevel", json_string("info"));
     assert_int_equal(mh_post(s.port, req, NULL, &r), 0);
@@ -277,7 +272,7 @@ static void test_log_reaches_its_request_at_its_level(void **state)
     json_decref(msgs);
     hc_response_free(&r);
     /* Without a logLevel the client did not opt in: only the result. */
-    req = call(51, "log", NULL, NULL);
+    req = gw_call(51, "log", NULL, NULL);
     assert_int_equal(mh_post(s.port, req, NULL, &r), 0);
     json_decref(req);
     msgs = mh_messages(&r, "log without a level");
@@ -292,17 +287,18 @@ static void test_child_exit_fails_the_call_and_the_next_is_served(void **state)
     (void)state;
     hc_server s;
     start(&s, NULL);
-    json_t *resp = post(s.port, call(60, "exit", NULL, NULL), 200, -32603, "exit");
+    json_t *resp = post(s.port, gw_call(60, "exit", NULL, NULL), 200, -32603, "exit");
     hx_expect_message_has(resp, "server process is gone", "exit");
     json_decref(resp);
-    resp = post(s.port, call(61, "hello", NULL, NULL), 200, 0, "hello after exit");
+    resp = post(s.port, gw_call(61, "hello", NULL, NULL), 200, 0, "hello after exit");
     assert_string_equal(mh_text(resp, "hello"), "hello");
     json_decref(resp);
     gw_stop(&s);
 }
 
-/* A retry needs no free child: it goes at once, even while a call waits for the only
- * child, which its retry frees. */
+/* A retry needs no free child: it goes at once to the child that waits for it, while
+ * another client's call is in flight (served beside it: a child held by a parked call is
+ * not one of the pool's). */
 static void test_retry_goes_before_calls_waiting_for_its_child(void **state)
 {
     (void)state;
@@ -310,21 +306,22 @@ static void test_retry_goes_before_calls_waiting_for_its_child(void **state)
     static const char *const flags[] = {"--pool-size", "1", NULL};
     start(&s, flags);
     const char *caps = "{\"elicitation\":{}}";
-    json_t *first = post(s.port, call(70, "ask", caps, NULL), 200, 0, "ask");
+    json_t *first = post(s.port, gw_call(70, "ask", caps, NULL), 200, 0, "ask");
     json_t *rs;
     const char *key = one_question(first, "elicitation/create", &rs);
-    /* Another client's call: it waits for the child. */
+    /* Another client's call, sent before the retry. */
     hc_conn waiting;
-    json_t *other = call(71, "hello", NULL, NULL);
+    json_t *other = gw_call(71, "hello", NULL, NULL);
     assert_int_equal(hc_connect(&waiting, s.port, HX_REQ_MS), 0);
     assert_int_equal(mh_send(&waiting, s.port, other), 0);
     json_decref(other);
     json_t *answer =
         json_pack("{s:{s:s, s:{s:s}}}", key, "action", "accept", "content", "name", "Carol");
-    json_t *done = post(s.port,
-                        call(72, "ask", caps,
-                             json_pack("{s:O, s:O}", "inputResponses", answer, "requestState", rs)),
-                        200, 0, "the retry, while a call waits");
+    json_t *done =
+        post(s.port,
+             gw_call(72, "ask", caps,
+                     json_pack("{s:O, s:O}", "inputResponses", answer, "requestState", rs)),
+             200, 0, "the retry, while a call waits");
     assert_non_null(strstr(mh_text(done, "the retry"), "Carol"));
     json_decref(done);
     hc_response r;
@@ -349,23 +346,24 @@ static void test_call_answered_while_its_question_waits(void **state)
     static const char *const flags[] = {"--pool-size", "1", "--input-timeout-ms", "300", NULL};
     start(&s, flags);
     const char *caps = "{\"elicitation\":{}}";
-    json_t *first = post(s.port, call(80, "ask_answer", caps, NULL), 200, 0, "ask_answer");
+    json_t *first = post(s.port, gw_call(80, "ask_answer", caps, NULL), 200, 0, "ask_answer");
     json_t *rs;
     const char *key = one_question(first, "elicitation/create", &rs);
     json_t *answer = json_pack("{s:{s:s}}", key, "action", "decline");
-    json_t *done = post(s.port,
-                        call(81, "ask_answer", caps,
-                             json_pack("{s:O, s:O}", "inputResponses", answer, "requestState", rs)),
-                        200, 0, "the retry");
+    json_t *done =
+        post(s.port,
+             gw_call(81, "ask_answer", caps,
+                     json_pack("{s:O, s:O}", "inputResponses", answer, "requestState", rs)),
+             200, 0, "the retry");
     assert_string_equal(mh_text(done, "the retry"), "done");
     json_decref(done);
     json_decref(answer);
     json_decref(first);
     /* Again, and the client never comes back: the next call is served once the
      * question has expired, not after the wait limit (30 s). */
-    first = post(s.port, call(82, "ask_answer", caps, NULL), 200, 0, "ask_answer again");
+    first = post(s.port, gw_call(82, "ask_answer", caps, NULL), 200, 0, "ask_answer again");
     long long t0 = harness_now_ms();
-    json_t *resp = post(s.port, call(83, "hello", NULL, NULL), 200, 0, "hello after it");
+    json_t *resp = post(s.port, gw_call(83, "hello", NULL, NULL), 200, 0, "hello after it");
     assert_string_equal(mh_text(resp, "hello"), "hello");
     print_message("served after %lld ms\n", harness_now_ms() - t0);
     json_decref(resp);
@@ -382,7 +380,7 @@ static void test_listen_on_a_child_that_stopped_reading(void **state)
     static const char *const flags[] = {"--pool-size", "1", "--kill-grace-ms", "200", NULL};
     const char *cmd[] = {peer, "--subscribe", NULL};
     gw_start(&s, flags, cmd);
-    json_decref(post(s.port, call(90, "close_stdin", NULL, NULL), 200, 0, "close_stdin"));
+    json_decref(post(s.port, gw_call(90, "close_stdin", NULL, NULL), 200, 0, "close_stdin"));
     for (int i = 0; i < 2; i++) {
         json_t *params = json_pack("{s:{s:[s, s]}}", "notifications", "resourceSubscriptions",
                                    i ? "file:///c" : "file:///a", i ? "file:///d" : "file:///b");
