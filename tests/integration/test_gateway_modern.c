@@ -103,12 +103,12 @@ static void test_repeated_mcp_name_is_refused(void **state)
     hc_server s;
     start(&s, NULL);
     hc_response r;
-    json_t *req = call(4, "hello", NULL, NULL);
+    json_t *req = gw_call(4, "hello", NULL, NULL);
     assert_int_equal(mh_post(s.port, req, "Mcp-Name: other\r\n", &r), 0);
     json_decref(req);
     json_decref(mh_expect(&r, 400, -32020, 4, "tools/call hello with a second Mcp-Name"));
     hc_response_free(&r);
-    json_t *resp = post(s.port, call(5, "hello", NULL, NULL), 200, 0, "tools/call hello after");
+    json_t *resp = post(s.port, gw_call(5, "hello", NULL, NULL), 200, 0, "tools/call hello after");
     assert_string_equal(mh_text(resp, "hello"), "hello");
     json_decref(resp);
     gw_stop(&s);
