@@ -213,21 +213,31 @@ static void backlog_forget(mcp__http_conn *c)
 
 void mcp__http_backlog_shrink(mcp__http_conn *c, size_t bytes)
 {
+    c->progress_ms = uv_now(c->srv->loop);
     c->backlog -= bytes;
     if (!c->backlog_gone)
         c->srv->backlog -= bytes;
 }
 
+/* A connection whose backlog the kernel has taken nothing of for this long is stalled:
+ * its reader does not read. */
+#define STALLED_MS 1000
+
 /*
  * Past the server-wide budget of queued bytes, the connections furthest behind are
  * cut first, until the total is under seven eighths of the budget (so that the
- * next few writes do not cut again). Each closes at the next loop turn, as after a
- * failed write, never from inside the write that found the total too large: its
- * owner may be walking its streams (a broadcast's fan-out).
+ * next few writes do not cut again): the stalled ones (their reader took nothing for
+ * STALLED_MS) before any that reads, the largest backlog first among each. A client
+ * that reads a large answer is thus not cut in place of many that read nothing. Each
+ * closes at the next loop turn, as after a failed write, never from inside the write
+ * that found the total too large: its owner may be walking its streams (a broadcast's
+ * fan-out).
  */
 void mcp__http_backlog_grow(mcp__http_conn *c, size_t bytes)
 {
     mcp__http_server *srv = c->srv;
+    if (c->backlog == 0)
+        c->progress_ms = uv_now(srv->loop);
     c->backlog += bytes;
     if (c->backlog_gone)
         return;
@@ -235,8 +245,10 @@ void mcp__http_backlog_grow(mcp__http_conn *c, size_t bytes)
     if (srv->backlog <= srv->opts.max_queued_total)
         return;
     size_t before = srv->backlog, target = srv->opts.max_queued_total / 8 * 7, cut = 0;
+    uint64_t now = uv_now(srv->loop);
     while (srv->backlog > target) {
         mcp__http_conn *victim = NULL;
+        int victim_stalled = 0;
         for (mcp__http_conn *p = srv->conns; p != NULL; p = p->next) {
             if (p->backlog_gone)
                 continue;
@@ -244,8 +256,12 @@ void mcp__http_backlog_grow(mcp__http_conn *c, size_t bytes)
                 backlog_forget(p); /* closing at the next loop turn already */
                 continue;
             }
-            if (p->backlog > 0 && (victim == NULL || p->backlog > victim->backlog))
+            int stalled = now - p->progress_ms >= STALLED_MS;
+            if (p->backlog > 0 && (victim == NULL || stalled > victim_stalled ||
+                                   (stalled == victim_stalled && p->backlog > victim->backlog))) {
                 victim = p;
+                victim_stalled = stalled;
+            }
         }
         if (victim == NULL)
             break;

@@ -96,6 +96,7 @@ struct mcp__http_conn {
     struct mcp__http_source *source; /* the peer's address and its count, or NULL */
     uint64_t to_kernel;              /* bytes the socket has taken so far */
     size_t backlog;                  /* its queued writes' bytes (with their bookkeeping) */
+    uint64_t progress_ms;            /* loop time its backlog began, or the kernel last took some */
     unsigned backlog_gone : 1;       /* no longer in srv->backlog: cut or closing */
     unsigned reset : 1;              /* closed with a reset: nothing it holds is sent */
     uint32_t max_peer_window;        /* the largest receive window the client advertised */

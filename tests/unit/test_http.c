@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -641,6 +642,54 @@ static void test_budget_cuts_the_connection_furthest_behind_first(void **state)
     assert_true(f->rc[4]);  /* the one furthest behind was cut */
     assert_false(f->rc[5]); /* the other one is still served */
     assert_true(f->rc[6]);
+    assert_int_equal(f->closes, 1);
+    assert_true(cli_closed(a));
+    cli_free(a);
+    cli_free(b);
+    fx_stop(f);
+}
+
+static void queue_on_first(fx *f, void *arg)
+{
+    mcp__http_req **two = arg;
+    f->rc[0] = queue_at_least(two[0], 300 * 1024) > 0;
+}
+
+static void queue_more_on_second(fx *f, void *arg)
+{
+    mcp__http_req **two = arg;
+    f->rc[1] = queue_at_least(two[1], 800 * 1024) > 0;
+}
+
+/*
+ * A connection whose reader took nothing for a second is cut before one whose backlog
+ * just began, however much larger that one is: a client reading a large answer is not
+ * cut in place of one that reads nothing (the largest backlog alone would pick it).
+ */
+static void test_budget_cuts_a_stalled_connection_before_a_larger_fresh_one(void **state)
+{
+    (void)state;
+    mcp__http_opts o = {.max_queued_total = 1 << 20};
+    fx *f = fx_start(&o);
+    cli *a = cli_open(f->port), *b = cli_open(f->port);
+    mcp__http_req *two[2];
+    cli_sends(a, "GET /stream-hold HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_int_equal(fx_wait(f, &f->requests, 1), 1);
+    two[0] = f->held;
+    cli_sends(b, "GET /stream-hold HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_int_equal(fx_wait(f, &f->requests, 2), 2);
+    two[1] = f->held;
+    f->held = NULL;
+    on_loop(f, queue_on_first, two);
+    assert_true(f->rc[0]);
+    /* What makes the first stalled is time without progress: a second of it. */
+    poll(NULL, 0, 1200);
+    on_loop(f, queue_more_on_second, two);
+    assert_true(f->rc[1]);
+    assert_int_equal(fx_wait(f, &f->closes, 1), 1);
+    on_loop(f, check_two_after_the_cut, two);
+    assert_true(f->rc[4]);  /* the stalled one was cut */
+    assert_false(f->rc[5]); /* the larger, fresh one is still served */
     assert_int_equal(f->closes, 1);
     assert_true(cli_closed(a));
     cli_free(a);
@@ -1416,6 +1465,7 @@ int main(void)
         cmocka_unit_test(test_chunked_request_body_is_decoded),
         cmocka_unit_test(test_slow_reader_shows_in_queued_bytes_and_can_be_aborted),
         cmocka_unit_test(test_budget_cuts_the_connection_furthest_behind_first),
+        cmocka_unit_test(test_budget_cuts_a_stalled_connection_before_a_larger_fresh_one),
         cmocka_unit_test(test_keep_alive_reuses_one_connection),
         cmocka_unit_test(test_pipelined_requests_are_answered_in_order),
         cmocka_unit_test(test_streamed_response_sends_chunks_then_ends),
