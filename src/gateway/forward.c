@@ -749,12 +749,25 @@ static void cb_on_text(void *user, const char *text, size_t len)
     json_decref(v);
 }
 
-/* The id of a response from its first bytes: the integer value of its top-level "id"
- * (the gateway's ids are positive integers). 0 when they do not show one. */
-static json_int_t head_id(const char *p, size_t len)
+/* Whether the string at s (n bytes) is key. */
+static int is_key(const char *s, size_t n, const char *key)
 {
-    int depth = 0, in_str = 0, key_id = 0;
+    return n == strlen(key) && memcmp(s, key, n) == 0;
+}
+
+/*
+ * What a message's first bytes show: *response set when a top-level "result" or
+ * "error" is there and no "method" (a request or notification of the child's own, whose
+ * id is in the child's numbering, not the gateway's); returns the integer value of its
+ * top-level "id" (the gateway's ids are positive integers) when it is a response's, 0
+ * when they do not show one.
+ */
+static json_int_t head_id(const char *p, size_t len, int *response)
+{
+    int depth = 0, in_str = 0, key_id = 0, method = 0, answer = 0;
+    json_int_t id = 0;
     size_t str_at = 0;
+    *response = 0;
     for (size_t i = 0; i < len; i++) {
         char ch = p[i];
         if (in_str) {
@@ -763,7 +776,11 @@ static json_int_t head_id(const char *p, size_t len)
             else if (ch == '"') {
                 in_str = 0;
                 /* A key of the message itself: what follows it is its value. */
-                key_id = depth == 1 && i - str_at == 2 && memcmp(p + str_at, "id", 2) == 0;
+                int top = depth == 1;
+                key_id = top && is_key(p + str_at, i - str_at, "id");
+                method |= top && is_key(p + str_at, i - str_at, "method");
+                answer |= top && (is_key(p + str_at, i - str_at, "result") ||
+                                  is_key(p + str_at, i - str_at, "error"));
             }
             continue;
         }
@@ -785,12 +802,15 @@ static json_int_t head_id(const char *p, size_t len)
                 digits++;
             }
             /* The number must end within what was kept, or it may be longer. */
-            return digits > 0 && j < len && (p[j] == ',' || p[j] == '}' || p[j] == ' ') ? v : 0;
+            if (digits > 0 && j < len && (p[j] == ',' || p[j] == '}' || p[j] == ' '))
+                id = v;
+            key_id = 0;
         } else if (ch == ',') {
             key_id = 0;
         }
     }
-    return 0;
+    *response = answer && !method;
+    return method ? 0 : id;
 }
 
 /* A message of the child over --max-message was dropped: the request it answers (named
@@ -802,13 +822,15 @@ static void cb_on_oversized(void *user, const char *head, size_t head_len, size_
     gw *g = c->g;
     if (c->state == CH_GONE || c->lost_pending)
         return;
-    json_int_t gid = head_id(head, head_len);
+    int response;
+    json_int_t gid = head_id(head, head_len, &response);
     gw_req *r = NULL;
     if (gid > 0) {
         char key[24];
         snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, gid);
         r = mcp__map_get(&g->reqs, key);
-    } else if (c->nreqs == 1) {
+    } else if (response && c->nreqs == 1) {
+        /* A response whose id comes after its result: the child's only request. */
         r = c->reqs;
     }
     mcp__gw_log(g, MCP_LOG_WARNING, "event=child_message_too_large pid=%d bytes=%zu request=%s",

@@ -97,7 +97,7 @@ static char *binding_of(const mcp_ctx *ctx, size_t *len)
  * early; none is ever taken twice. Nodes that share a state key do not share this:
  * across nodes a state is bound by its expiry alone.
  */
-#define USED_SLOTS 16384
+#define USED_SLOTS 131072
 #define USED_PROBES 8
 
 struct mcp__used_states {

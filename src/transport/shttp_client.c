@@ -1352,6 +1352,10 @@ static int modern_safe(shttp_ctr *t, const char *method, const json_t *msg)
 {
     static const char *const reads[] = {"tools/list", "resources/read", "prompts/get",
                                         "server/discover"};
+    /* A retry that carries a requestState spends it (a server takes each once): sent
+     * again, it could only be refused. */
+    if (json_object_get(json_object_get(msg, "params"), "requestState") != NULL)
+        return 0;
     for (size_t i = 0; i < sizeof(reads) / sizeof(*reads); i++)
         if (strcmp(method, reads[i]) == 0)
             return 1;

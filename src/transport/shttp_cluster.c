@@ -213,7 +213,8 @@ static void put_done(void *arg, int status)
     }
     if (status == MCP_OK)
         hs->recorded = 1;
-    else if (!hs->recorded && !hs->closing) {
+    else if (!hs->recorded && !hs->closing && (status == MCP_ELIMIT || status == MCP_EIO)) {
+        /* Refused, not lost: a connection that went away is written again once back. */
         never_recorded(hs, status);
         return;
     }
@@ -607,8 +608,10 @@ static hsess *restore(shttp *t, const char *id, const char *text, size_t len)
         mcp__hsess_close(hs);
         hs = NULL;
     }
-    if (hs != NULL)
+    if (hs != NULL) {
         hs->used = 1;
+        hs->recorded = 1; /* its record is there: it is no new session */
+    }
 out:
     json_decref(rec);
     return hs;
