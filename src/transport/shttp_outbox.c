@@ -150,7 +150,10 @@ void mcp__outbox_deliver(hsess *hs, hstream *g)
 {
     houtbox *m;
     size_t n = 0;
-    while ((m = pop(hs)) != NULL) {
+    /* Without an event store, what follows a GET that broke (its reader cut for being
+     * slow or past the budget) would be lost: it waits for the next GET instead, or
+     * for its deadline's error. */
+    while ((hs->t->store != NULL || g->req != NULL) && (m = pop(hs)) != NULL) {
         /* Stored first under g's id, so a client that misses it resumes to it. */
         mcp__hstream_event(g, m->text, m->len);
         json_decref(m->id);
