@@ -17,6 +17,7 @@
  *                with "done", without waiting for the client's answer;
  *   "log"        sends a log (notifications/message, info) first;
  *   "big"        answers with a text of 64 KiB (the id before the result);
+ *   "big_note"   sends a log notification of 64 KiB, then answers "done";
  *   "big_id_last"  the same, with the id after the result (as the TypeScript SDK
  *                writes it);
  *   "flood"      sends the client 1,124 roots/list requests (ids "f-1", ...), and
@@ -210,6 +211,15 @@ int main(int argc, char **argv)
             }
             if (strcmp(name, "ask_answer") == 0) {
                 ask("elicitation/create", ++asked);
+                out(text_result(id, "done"));
+                json_decref(msg);
+                continue;
+            }
+            if (strcmp(name, "big_note") == 0) {
+                static char note[65536];
+                memset(note, 'x', sizeof note - 1);
+                out(json_pack("{s:s, s:s, s:{s:s, s:s}}", "jsonrpc", "2.0", "method",
+                              "notifications/message", "params", "level", "info", "data", note));
                 out(text_result(id, "done"));
                 json_decref(msg);
                 continue;

@@ -274,6 +274,17 @@ static void test_answer_over_max_message_ends_its_request(void **state)
     start(&s, flags);
     char session[33];
     assert_int_equal(hc_mcp_initialize(s.port, session, HX_REQ_MS), 0);
+    /* A notification over the limit, the child's one call in flight: the call is not
+     * taken for what it answers, and completes. */
+    char *note = hc_tools_call_body(8, "big_note", NULL);
+    hc_response nr;
+    assert_int_equal(hc_mcp_post(s.port, session, NULL, note, &nr, HX_REQ_MS), 0);
+    free(note);
+    if (nr.body == NULL || strstr(nr.body, "\"text\":\"done\"") == NULL)
+        fail_msg("a call whose child sent a notification over --max-message: expected its "
+                 "answer \"done\", got %s",
+                 nr.body ? nr.body : "nothing");
+    hc_response_free(&nr);
     expect_too_large(s.port, session, "big");
     expect_too_large(s.port, session, "big_id_last");
     /* With another call in flight, the id in the answer's first bytes names it. */
