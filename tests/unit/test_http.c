@@ -613,6 +613,20 @@ static void check_two_after_the_cut(fx *f, void *arg)
     mcp__http_req_abort(two[1]);
 }
 
+/* Two clients, a and b, each with a held stream (two[0], two[1]) of the server's. */
+static void open_two_streams(fx *f, cli **a, cli **b, mcp__http_req *two[2])
+{
+    *a = cli_open(f->port);
+    *b = cli_open(f->port);
+    cli_sends(*a, "GET /stream-hold HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_int_equal(fx_wait(f, &f->requests, 1), 1);
+    two[0] = f->held;
+    cli_sends(*b, "GET /stream-hold HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_int_equal(fx_wait(f, &f->requests, 2), 2);
+    two[1] = f->held;
+    f->held = NULL;
+}
+
 /*
  * Past the server-wide budget of queued bytes (max_queued_total), the connection
  * furthest behind is cut, at the next loop turn (its on_close runs), and only as many
@@ -623,15 +637,9 @@ static void test_budget_cuts_the_connection_furthest_behind_first(void **state)
     (void)state;
     mcp__http_opts o = {.max_queued_total = 1 << 20};
     fx *f = fx_start(&o);
-    cli *a = cli_open(f->port), *b = cli_open(f->port);
+    cli *a, *b;
     mcp__http_req *two[2];
-    cli_sends(a, "GET /stream-hold HTTP/1.1\r\nHost: t\r\n\r\n");
-    assert_int_equal(fx_wait(f, &f->requests, 1), 1);
-    two[0] = f->held;
-    cli_sends(b, "GET /stream-hold HTTP/1.1\r\nHost: t\r\n\r\n");
-    assert_int_equal(fx_wait(f, &f->requests, 2), 2);
-    two[1] = f->held;
-    f->held = NULL;
+    open_two_streams(f, &a, &b, two);
     on_loop(f, flood_two_past_the_budget, two);
     assert_true(f->rc[0]);
     assert_true(f->rc[1]);
@@ -671,15 +679,9 @@ static void test_budget_cuts_a_stalled_connection_before_a_larger_fresh_one(void
     (void)state;
     mcp__http_opts o = {.max_queued_total = 1 << 20};
     fx *f = fx_start(&o);
-    cli *a = cli_open(f->port), *b = cli_open(f->port);
+    cli *a, *b;
     mcp__http_req *two[2];
-    cli_sends(a, "GET /stream-hold HTTP/1.1\r\nHost: t\r\n\r\n");
-    assert_int_equal(fx_wait(f, &f->requests, 1), 1);
-    two[0] = f->held;
-    cli_sends(b, "GET /stream-hold HTTP/1.1\r\nHost: t\r\n\r\n");
-    assert_int_equal(fx_wait(f, &f->requests, 2), 2);
-    two[1] = f->held;
-    f->held = NULL;
+    open_two_streams(f, &a, &b, two);
     on_loop(f, queue_on_first, two);
     assert_true(f->rc[0]);
     /* What makes the first stalled is time without progress: a second of it. */
