@@ -434,10 +434,12 @@ typedef struct mcp_http_client_opts {
     /* Revision 2026-07-28 has no resumption: a request whose connection fails
      * before any answer (a server restarting, say) is sent once more, after
      * initial_delay_ms (or the stream's `retry`), when it is safe to repeat:
-     * tools/list, resources/read, prompts/get, server/discover, and tools/call
-     * of a tool whose annotations (in the last tools/list result) say
-     * readOnlyHint or idempotentHint. Never any other request, never twice.
-     * 1: never (the request fails with the connection's error). */
+     * the lists, resources/read, prompts/get, completion/complete, ping,
+     * server/discover, and tools/call of a tool whose annotations (in the last
+     * tools/list result) say readOnlyHint or idempotentHint. Never any other
+     * request, never twice, in either revision (libcurl's own resend on a new
+     * connection is refused for them too). 1: never (the request fails with
+     * the connection's error). */
     int no_retry_safe;
 } mcp_http_client_opts;
 

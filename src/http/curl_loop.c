@@ -418,3 +418,52 @@ void mcp__curlm_close(mcp__curlm *m, void (*closed)(void *user), void *user)
         }
     settle(m); /* inside a curl call: once it returns */
 }
+
+/* ---- POST bodies ---- */
+
+static size_t body_read(char *buf, size_t size, size_t n, void *user)
+{
+    mcp__curl_body *b = user;
+    size_t k = size * n, left = b->len - b->pos;
+    if (k > left)
+        k = left;
+    memcpy(buf, b->data + b->pos, k);
+    b->pos += k;
+    return k;
+}
+
+/* libcurl asks to read the body again: it is about to send the request once more. */
+static int body_seek(void *user, curl_off_t offset, int origin)
+{
+    mcp__curl_body *b = user;
+    if (!b->may_rewind || origin != SEEK_SET || offset < 0 || (curl_off_t)b->len < offset)
+        return CURL_SEEKFUNC_FAIL;
+    b->pos = (size_t)offset;
+    return CURL_SEEKFUNC_OK;
+}
+
+int mcp__curl_body_set(CURL *easy, mcp__curl_body *b, const char *data, size_t len)
+{
+    char *copy = malloc(len > 0 ? len : 1);
+    if (copy == NULL)
+        return MCP_ENOMEM;
+    memcpy(copy, data, len);
+    free(b->data);
+    b->data = copy;
+    b->len = len;
+    b->pos = 0;
+    curl_easy_setopt(easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl_easy_setopt(easy, CURLOPT_READFUNCTION, body_read);
+    curl_easy_setopt(easy, CURLOPT_READDATA, b);
+    curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, body_seek);
+    curl_easy_setopt(easy, CURLOPT_SEEKDATA, b);
+    return MCP_OK;
+}
+
+void mcp__curl_body_free(mcp__curl_body *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->pos = 0;
+}

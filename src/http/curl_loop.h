@@ -32,6 +32,24 @@ typedef struct mcp__curl_cbs {
     void (*on_done)(void *user, CURLcode result, long status);
 } mcp__curl_cbs;
 
+/*
+ * A POST body that libcurl reads from here (a copy of the caller's bytes), so that
+ * what libcurl does by itself when a reused connection closes before any answer (it
+ * sends the request again on a new one) is ours to decide: only when may_rewind is
+ * set (RFC 9110 §9.2.2: only a request safe to repeat); otherwise the transfer ends
+ * with CURLE_SEND_FAIL_REWIND. Zeroed, it holds nothing.
+ */
+typedef struct mcp__curl_body {
+    char *data;
+    size_t len, pos;
+    int may_rewind;
+} mcp__curl_body;
+
+/* Copies data (len bytes) into b and sets easy to POST it from b, which must live
+ * until the transfer ends. MCP_OK or MCP_ENOMEM (easy untouched). */
+int mcp__curl_body_set(CURL *easy, mcp__curl_body *b, const char *data, size_t len);
+void mcp__curl_body_free(mcp__curl_body *b);
+
 /* Makes the driver on loop. MCP_OK, MCP_ENOMEM or MCP_EIO (curl refused). */
 int mcp__curlm_new(uv_loop_t *loop, mcp__curlm **out);
 /* An easy handle to set up and start: a reused one (reset) or a new one. NULL

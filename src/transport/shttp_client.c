@@ -108,7 +108,10 @@ typedef struct xfer {
     int body_over;
     mcp__sse_parser sse;
     int sse_inited;
-    int modern;       /* a request of revision 2026-07-28 */
+    int modern; /* a request of revision 2026-07-28 */
+    /* A POST's body. libcurl may send it again by itself (see mcp__curl_body): when
+     * it is not a request, or a 2025-era one safe to repeat. */
+    mcp__curl_body out;
     int events;       /* events (or ids) this connection brought */
     int reconnection; /* a GET made by reconnect_now, not a stream's first connection */
     int busy, dead;
@@ -120,7 +123,8 @@ struct cstream {
     int standalone;
     int modern;     /* a request of revision 2026-07-28: no resumption */
     int tools_list; /* its answer is a tools/list result, whose tools we read */
-    /* A modern request safe to repeat (see modern_safe): its message and revision, to
+    int safe;       /* safe to repeat (see repeat_safe), and repeating is not off */
+    /* A modern request safe to repeat (see repeat_safe): its message and revision, to
      * send once more when its connection fails before any answer. */
     json_t *msg;
     const char *version;
@@ -490,6 +494,7 @@ static void xfer_free(xfer *x)
         mcp__sse_parser_free(&x->sse);
     mcp__buf_free(&x->body);
     free(x->session_hdr);
+    mcp__curl_body_free(&x->out);
     free(x);
 }
 
@@ -530,7 +535,8 @@ static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const ch
 {
     xfer *x = calloc(1, sizeof(*x));
     CURL *e = mcp__curlm_easy(t->curl);
-    if (x == NULL || e == NULL) {
+    if (x == NULL || e == NULL ||
+        (kind == X_POST && mcp__curl_body_set(e, &x->out, body, len) != MCP_OK)) {
         free(x);
         if (e != NULL)
             curl_easy_cleanup(e);
@@ -571,6 +577,7 @@ static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const ch
     if (bad) {
         curl_slist_free_all(h);
         curl_easy_cleanup(e);
+        mcp__curl_body_free(&x->out);
         free(x);
         return NULL;
     }
@@ -585,13 +592,11 @@ static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const ch
         curl_easy_setopt(e, CURLOPT_SSLCERT, t->cfg->cert);
     if (t->cfg->key != NULL)
         curl_easy_setopt(e, CURLOPT_SSLKEY, t->cfg->key);
-    if (kind == X_POST) {
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-        curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, body);
-    } else if (kind == X_DELETE) {
+    if (kind == X_DELETE) {
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
     }
     if (mcp__curlm_start(t->curl, e, h, &xfer_cbs, x, &x->req) != MCP_OK) {
+        mcp__curl_body_free(&x->out);
         free(x);
         return NULL;
     }
@@ -608,6 +613,8 @@ static const char *xfer_strerror(const xfer *x, CURLcode rc)
 {
     if (rc == CURLE_OUT_OF_MEMORY && !x->head_done)
         return "response header too large (a line over libcurl's limit of 100 KiB)";
+    if (rc == CURLE_SEND_FAIL_REWIND)
+        return "the connection closed before any answer";
     return curl_easy_strerror(rc);
 }
 
@@ -1149,6 +1156,9 @@ static int post_ex(shttp_ctr *t, const char *text, size_t len, cstream *st, int 
         return MCP_ENOMEM;
     x->modern = modern;
     x->st = st;
+    /* A modern request safe to repeat is repeated by modern_repeat, once, after the
+     * reconnection delay (a restarting server is listening again by then). */
+    x->out.may_rewind = !has_id || (st != NULL && st->safe && !modern);
     x->has_id = has_id;
     x->id = id;
     if (st != NULL)
@@ -1343,15 +1353,20 @@ static const char *modern_version(const json_t *msg)
 }
 
 /*
- * Whether a modern request may be sent again when its connection fails before any
- * answer (revision 2026-07-28 has no resumption): what only reads (tools/list,
- * resources/read, prompts/get, server/discover), and tools/call of a tool whose
- * annotations say readOnlyHint or idempotentHint (as the last tools/list gave them).
+ * Whether a request may be sent again when its connection fails before any answer:
+ * by us (revision 2026-07-28 has no resumption), or by libcurl, which repeats a request
+ * whose reused connection closed first. Safe: what only reads (lists, reads, gets,
+ * completions, ping, server/discover), and tools/call of a tool whose annotations say
+ * readOnlyHint or idempotentHint (as the last tools/list gave them). RFC 9110 §9.2.2.
  */
-static int modern_safe(shttp_ctr *t, const char *method, const json_t *msg)
+static int repeat_safe(shttp_ctr *t, const char *method, const json_t *msg)
 {
-    static const char *const reads[] = {"tools/list", "resources/read", "prompts/get",
-                                        "server/discover"};
+    if (t->cfg->no_retry_safe)
+        return 0;
+    static const char *const reads[] = {
+        "tools/list",          "resources/list", "resources/templates/list",
+        "resources/read",      "prompts/list",   "prompts/get",
+        "completion/complete", "ping",           "server/discover"};
     /* A retry that carries a requestState spends it (a server takes each once): sent
      * again, it could only be refused. */
     if (json_object_get(json_object_get(msg, "params"), "requestState") != NULL)
@@ -1394,7 +1409,8 @@ static int send_modern(shttp_ctr *t, const json_t *msg, const char *text, size_t
         st->id = json_integer_value(idv);
         st->modern = 1;
         st->tools_list = strcmp(method, "tools/list") == 0;
-        if (!t->cfg->no_retry_safe && modern_safe(t, method, msg)) {
+        st->safe = repeat_safe(t, method, msg);
+        if (st->safe) {
             st->text = malloc(len + 1);
             if (st->text != NULL) { /* out of memory: not repeated */
                 memcpy(st->text, text, len);
@@ -1424,7 +1440,7 @@ static void on_repeat_timer(uv_timer_t *tm)
 
 /*
  * A modern request whose connection failed before any answer: sent once more after the
- * reconnection delay when it is safe to repeat (see modern_safe) and that is not off.
+ * reconnection delay when it is safe to repeat (see repeat_safe) and that is not off.
  * 1 when it will be; 0 when the caller fails it.
  */
 static int modern_repeat(cstream *st, const char *why)
@@ -1474,6 +1490,7 @@ static int shttp_send(mcp__ctr *base, const json_t *msg, const char *text, size_
         st->text[len] = '\0';
         st->len = len;
         st->id = id;
+        st->safe = repeat_safe(t, method, msg);
     }
     int rc;
     xfer *x = NULL;

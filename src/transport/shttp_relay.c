@@ -54,6 +54,7 @@ typedef struct relay {
     int whole;        /* its body is gathered in body, and sent with it at the end */
     long long length; /* its Content-Length, -1 when it has none */
     mcp__buf body;
+    mcp__curl_body out; /* a POST's body: never sent twice (a relay is a proxy) */
     size_t nhdr;
     size_t hdr_bytes;
     char *hdr[2 * RELAY_MAX_HEADERS + 1]; /* name, value pairs, malloc'd, NULL-ended */
@@ -93,6 +94,7 @@ static void relay_free(relay *r)
     t->nrelay_gets -= r->is_get;
     headers_clear(r);
     mcp__buf_free(&r->body);
+    mcp__curl_body_free(&r->out);
     free(r);
 }
 
@@ -437,8 +439,13 @@ void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *a
     if (m == MCP__HTTP_POST) {
         size_t len;
         const char *body = mcp__http_req_body(req, &len);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-        curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, body);
+        if (mcp__curl_body_set(e, &r->out, body, len) != MCP_OK) {
+            free(r);
+            curl_slist_free_all(h);
+            curl_easy_cleanup(e);
+            mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
+            return;
+        }
     } else if (m == MCP__HTTP_DELETE)
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
     r->t = t;

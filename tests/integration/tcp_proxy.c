@@ -25,6 +25,9 @@
 #define MAX_CUT_EVENT 60
 #define MAX_CUT_EXTRA 120
 #define HEAD_MAX 16384
+/* A hold text's longest, and how long a connection to a restarting server is tried. */
+#define HOLD_MAX 128
+#define CONNECT_MS 10000
 
 /* Where the reader of the server's bytes is. */
 enum phase { P_HEAD, P_LENGTH, P_CHUNK_SIZE, P_CHUNK_DATA, P_CHUNK_END, P_TRAILER, P_TO_CLOSE };
@@ -45,6 +48,9 @@ typedef struct tp_link {
     int events;              /* events of this stream so far */
     int cut_event;           /* cut after this event (0: never) */
     int cut_extra;           /* ... and this many bytes more */
+    int held;                /* the hold point: nothing more goes to the client */
+    char tail[HOLD_MAX];     /* the client's last bytes, for a hold text across reads */
+    size_t tail_len;
     struct tp_link *next;
 } tp_link;
 
@@ -54,6 +60,8 @@ struct tp_proxy {
     int cut_percent;
     uint64_t rng;
     pthread_mutex_t mu;
+    pthread_cond_t cv; /* the hold point was reached */
+    const char *hold;
     tp_stats stats;
     tp_link *links;
 };
@@ -194,6 +202,40 @@ static int send_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
+/*
+ * Counts the hold text in what the client sends (buf, after the bytes kept in tail).
+ * Returns 1 when this connection is the one to hold.
+ */
+static int watch_hold(tp_link *k, const char *buf, size_t len)
+{
+    tp_proxy *p = k->p;
+    pthread_mutex_lock(&p->mu);
+    const char *hold = p->hold;
+    pthread_mutex_unlock(&p->mu);
+    if (hold == NULL)
+        return 0;
+    size_t hl = strlen(hold);
+    char *all = malloc(k->tail_len + len);
+    if (all == NULL)
+        return 0;
+    memcpy(all, k->tail, k->tail_len);
+    memcpy(all + k->tail_len, buf, len);
+    size_t n = k->tail_len + len;
+    long long found = 0;
+    for (char *at = all; (at = memmem(at, n - (size_t)(at - all), hold, hl)) != NULL; at += hl)
+        found++;
+    k->tail_len = hl - 1 < n ? hl - 1 : n;
+    memcpy(k->tail, all + n - k->tail_len, k->tail_len);
+    free(all);
+    int hold_this = 0;
+    pthread_mutex_lock(&p->mu);
+    p->stats.matches += found;
+    if (found > 0 && p->stats.held == 0)
+        hold_this = 1;
+    pthread_mutex_unlock(&p->mu);
+    return hold_this;
+}
+
 static void *link_main(void *arg)
 {
     tp_link *k = arg;
@@ -212,13 +254,27 @@ static void *link_main(void *arg)
             break;
         if (fds[0].revents != 0) {
             ssize_t r = read(k->client, buf, sizeof(buf));
+            int hold = r > 0 && watch_hold(k, buf, (size_t)r);
             if (r <= 0 || send_all(k->server, buf, (size_t)r) != 0)
                 break;
+            if (hold) {
+                k->held = 1;
+                pthread_mutex_lock(&p->mu);
+                p->stats.held++;
+                pthread_cond_broadcast(&p->cv);
+                pthread_mutex_unlock(&p->mu);
+            }
         }
         if (fds[1].revents != 0) {
             ssize_t r = read(k->server, buf, sizeof(buf));
+            if (r <= 0 && k->held) { /* the server died: so does the client's connection */
+                struct linger lg = {.l_onoff = 1, .l_linger = 0};
+                setsockopt(k->client, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+            }
             if (r <= 0)
                 break;
+            if (k->held)
+                continue; /* what the server sent after the held request is lost */
             int cut;
             size_t pass = scan(k, buf, (size_t)r, &cut);
             if (send_all(k->client, buf, pass) != 0)
@@ -249,9 +305,22 @@ static void on_accept(void *user, int fd)
                             .sin_port = htons((uint16_t)p->target),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     int one = 1;
-    int server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     tp_link *k = calloc(1, sizeof(*k));
-    if (server < 0 || k == NULL || connect(server, (struct sockaddr *)&a, sizeof(a)) != 0) {
+    /* A server being restarted refuses for a moment: tried again until the deadline. */
+    long long deadline = harness_now_ms() + CONNECT_MS;
+    int server = -1;
+    while (k != NULL) {
+        server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (server < 0 || connect(server, (struct sockaddr *)&a, sizeof(a)) == 0)
+            break;
+        int refused = errno == ECONNREFUSED;
+        close(server);
+        server = -1;
+        if (!refused || harness_left_ms(deadline) == 0)
+            break;
+        poll(NULL, 0, 10);
+    }
+    if (server < 0 || k == NULL) {
         if (server >= 0)
             close(server);
         free(k);
@@ -286,7 +355,9 @@ int tp_start(tp_proxy **out, int target, uint64_t seed, int cut_percent)
     p->cut_percent = cut_percent;
     p->rng = seed | 1;
     pthread_mutex_init(&p->mu, NULL);
+    harness_cond_init_monotonic(&p->cv);
     if (rs_listener_start(&p->l, on_accept, p) != 0) {
+        pthread_cond_destroy(&p->cv);
         pthread_mutex_destroy(&p->mu);
         free(p);
         return -1;
@@ -307,6 +378,24 @@ void tp_get_stats(tp_proxy *p, tp_stats *out)
     pthread_mutex_unlock(&p->mu);
 }
 
+void tp_hold(tp_proxy *p, const char *text)
+{
+    pthread_mutex_lock(&p->mu);
+    p->hold = strlen(text) < HOLD_MAX ? text : NULL;
+    pthread_mutex_unlock(&p->mu);
+}
+
+int tp_wait_held(tp_proxy *p, int timeout_ms)
+{
+    long long deadline = harness_now_ms() + timeout_ms;
+    pthread_mutex_lock(&p->mu);
+    while (p->stats.held == 0 && harness_cond_wait_until(&p->cv, &p->mu, deadline))
+        ;
+    int rc = p->stats.held > 0 ? 0 : -1;
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
 void tp_stop(tp_proxy *p)
 {
     if (p == NULL)
@@ -320,6 +409,7 @@ void tp_stop(tp_proxy *p)
         free(k);
     }
     rs_listener_close(&p->l);
+    pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
     free(p);
 }
