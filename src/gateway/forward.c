@@ -749,88 +749,21 @@ static void cb_on_text(void *user, const char *text, size_t len)
     json_decref(v);
 }
 
-/* Whether the string at s (n bytes) is key. */
-static int is_key(const char *s, size_t n, const char *key)
-{
-    return n == strlen(key) && memcmp(s, key, n) == 0;
-}
-
-/*
- * What a message's first bytes show: *response set when a top-level "result" or
- * "error" is there and no "method" (a request or notification of the child's own, whose
- * id is in the child's numbering, not the gateway's); returns the integer value of its
- * top-level "id" (the gateway's ids are positive integers) when it is a response's, 0
- * when they do not show one.
- */
-static json_int_t head_id(const char *p, size_t len, int *response)
-{
-    int depth = 0, in_str = 0, key_id = 0, method = 0, answer = 0;
-    json_int_t id = 0;
-    size_t str_at = 0;
-    *response = 0;
-    for (size_t i = 0; i < len; i++) {
-        char ch = p[i];
-        if (in_str) {
-            if (ch == '\\')
-                i++;
-            else if (ch == '"') {
-                in_str = 0;
-                /* A key of the message itself: what follows it is its value. */
-                int top = depth == 1;
-                key_id = top && is_key(p + str_at, i - str_at, "id");
-                method |= top && is_key(p + str_at, i - str_at, "method");
-                answer |= top && (is_key(p + str_at, i - str_at, "result") ||
-                                  is_key(p + str_at, i - str_at, "error"));
-            }
-            continue;
-        }
-        if (ch == '"') {
-            in_str = 1;
-            str_at = i + 1;
-        } else if (ch == '{' || ch == '[') {
-            depth++;
-        } else if (ch == '}' || ch == ']') {
-            depth--;
-        } else if (ch == ':' && key_id) {
-            size_t j = i + 1;
-            while (j < len && (p[j] == ' ' || p[j] == '\t' || p[j] == '\r' || p[j] == '\n'))
-                j++;
-            json_int_t v = 0;
-            size_t digits = 0;
-            while (j < len && p[j] >= '0' && p[j] <= '9' && digits < 18) {
-                v = v * 10 + (p[j++] - '0');
-                digits++;
-            }
-            /* The number must end within what was kept, or it may be longer. */
-            if (digits > 0 && j < len && (p[j] == ',' || p[j] == '}' || p[j] == ' '))
-                id = v;
-            key_id = 0;
-        } else if (ch == ',') {
-            key_id = 0;
-        }
-    }
-    *response = answer && !method;
-    return method ? 0 : id;
-}
-
 /* A message of the child over --max-message was dropped: the request it answers (named
- * by the id in its first bytes, or the child's only one in flight) ends with an error,
- * as if the child had sent that, rather than wait for ever. */
-static void cb_on_oversized(void *user, const char *head, size_t head_len, size_t seen)
+ * by its id, read as it went by, or the child's only one in flight when it had none) ends
+ * with an error, as if the child had sent that, rather than wait for ever. */
+static void cb_on_oversized(void *user, long long gid, int response, size_t seen)
 {
     gw_child *c = user;
     gw *g = c->g;
     if (c->state == CH_GONE || c->lost_pending)
         return;
-    int response;
-    json_int_t gid = head_id(head, head_len, &response);
     gw_req *r = NULL;
     if (gid > 0) {
         char key[24];
-        snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, gid);
+        snprintf(key, sizeof(key), "%lld", gid);
         r = mcp__map_get(&g->reqs, key);
     } else if (response && c->nreqs == 1) {
-        /* A response whose id comes after its result: the child's only request. */
         r = c->reqs;
     }
     mcp__gw_log(g, MCP_LOG_WARNING, "event=child_message_too_large pid=%d bytes=%zu request=%s",
@@ -839,7 +772,7 @@ static void cb_on_oversized(void *user, const char *head, size_t head_len, size_
         return;
     char msg[160];
     snprintf(msg, sizeof(msg),
-             "Internal error: the server's answer of at least %zu bytes is over the gateway's "
+             "Internal error: the server's answer of %zu bytes is over the gateway's "
              "limit of %zu",
              seen, g->cfg.max_message);
     json_t *id = json_integer(r->gid);

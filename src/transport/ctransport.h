@@ -37,9 +37,10 @@ typedef struct mcp__ctr_cbs {
      * status of the answer, or 0. */
     void (*on_request_failed)(void *user, json_int_t id, int status, const mcp_rpc_error *err,
                               long http);
-    /* A message of the server over the size limit was dropped (stdio): head holds its
-     * first head_len bytes, seen how many there were at least. May be NULL. */
-    void (*on_oversized)(void *user, const char *head, size_t head_len, size_t seen);
+    /* A message of the server over the size limit was dropped (stdio), seen bytes
+     * long: id is what it answers when it is a response with an integer id (0 when
+     * not), response whether it is one. May be NULL. */
+    void (*on_oversized)(void *user, long long id, int response, size_t seen);
     /* The server cannot be reached any more: every pending request fails and
      * nothing more is sent. Reported at most once. */
     void (*on_lost)(void *user, int status, const char *why);

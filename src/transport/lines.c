@@ -85,6 +85,13 @@ static int open_side(mcp__lstream *ls, int fd, int readable, union mcp__stdio_ha
     return MCP_OK;
 }
 
+static void dropped(void *user, size_t seen)
+{
+    mcp__lstream *ls = user;
+    if (!ls->closing && ls->cbs.on_dropped != NULL)
+        ls->cbs.on_dropped(ls->user, &ls->lines.scan, seen);
+}
+
 static void setup(mcp__lstream *ls, uv_loop_t *loop, size_t max_line, const mcp__lstream_cbs *cbs,
                   void *user)
 {
@@ -95,6 +102,7 @@ static void setup(mcp__lstream *ls, uv_loop_t *loop, size_t max_line, const mcp_
     ls->in_file_fd = ls->out_file_fd = -1;
     ls->max_queued = MCP__MAX_QUEUED;
     mcp__lines_init(&ls->lines, max_line);
+    ls->lines.on_dropped = dropped;
 }
 
 int mcp__lstream_open(mcp__lstream *ls, uv_loop_t *loop, int in_fd, int out_fd, size_t max_line,

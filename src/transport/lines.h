@@ -17,6 +17,8 @@ typedef struct mcp__lstream mcp__lstream;
 typedef struct mcp__lstream_cbs {
     void (*on_line)(void *user, char *line, size_t len);
     void (*on_overflow)(void *user, size_t seen);
+    /* That line's newline came: lines.scan tells what it was. May be NULL. */
+    void (*on_dropped)(void *user, const mcp__rpc_scan *scan, size_t seen);
     /* End of input (err 0) or a read error. Reading has stopped. */
     void (*on_eof)(void *user, int err);
     /* Output failed (EPIPE...) or its queue passed the limit. Writes stop. */

@@ -57,10 +57,17 @@ static void ls_on_line(void *user, char *line, size_t len)
 
 static void ls_on_overflow(void *user, size_t seen)
 {
+    (void)user;
+    mcp__warn("dropping a message from the server of at least %zu bytes (over the limit)", seen);
+}
+
+static void ls_on_dropped(void *user, const mcp__rpc_scan *scan, size_t seen)
+{
     stdio_ctr *t = user;
-    mcp__warn("dropped a message from the server of at least %zu bytes (over the limit)", seen);
+    int response;
+    long long id = mcp__rpc_scan_response_id(scan, &response);
     if (t->base.cbs->on_oversized != NULL && !t->lost && !t->closing)
-        t->base.cbs->on_oversized(t->base.user, t->ls.lines.head, t->ls.lines.head_len, seen);
+        t->base.cbs->on_oversized(t->base.user, id, response, seen);
 }
 
 static void ls_on_eof(void *user, int err)
@@ -90,6 +97,7 @@ static void ls_on_closed(void *user)
 static const mcp__lstream_cbs stdio_ls_cbs = {
     .on_line = ls_on_line,
     .on_overflow = ls_on_overflow,
+    .on_dropped = ls_on_dropped,
     .on_eof = ls_on_eof,
     .on_write_error = ls_on_write_error,
     .on_closed = ls_on_closed,

@@ -69,9 +69,13 @@ int mcp__lines_feed(mcp__lines *ls, const char *data, size_t len, mcp__line_fn o
 
         if (ls->discarding) {
             ls->discarded += seg;
+            mcp__rpc_scan_feed(&ls->scan, data, seg);
             if (nl) {
+                size_t seen = ls->discarded;
                 ls->discarding = 0;
                 ls->discarded = 0;
+                if (ls->on_dropped != NULL)
+                    ls->on_dropped(user, seen);
             }
             data += step;
             len -= step;
@@ -94,14 +98,12 @@ int mcp__lines_feed(mcp__lines *ls, const char *data, size_t len, mcp__line_fn o
             too_long = total > ls->max + 1 || (total == ls->max + 1 && data[seg - 1] != '\r');
         }
         if (too_long) {
-            size_t n = held < sizeof(ls->head) ? held : sizeof(ls->head);
-            if (n > 0)
-                memcpy(ls->head, ls->buf.data, n);
-            size_t more = seg < sizeof(ls->head) - n ? seg : sizeof(ls->head) - n;
-            if (more > 0)
-                memcpy(ls->head + n, data, more);
-            ls->head_len = n + more;
+            memset(&ls->scan, 0, sizeof(ls->scan));
+            mcp__rpc_scan_feed(&ls->scan, ls->buf.data, held);
+            mcp__rpc_scan_feed(&ls->scan, data, seg);
             overflow(ls, total, nl != NULL, on_overflow, user);
+            if (nl != NULL && ls->on_dropped != NULL)
+                ls->on_dropped(user, total);
             data += step;
             len -= step;
             continue;
@@ -140,4 +142,113 @@ void mcp__lines_free(mcp__lines *ls)
     mcp__buf_free(&ls->buf);
     ls->discarding = 0;
     ls->discarded = 0;
+}
+
+/* ---- What an oversized message was ---- */
+
+enum { KEY_OTHER, KEY_ID, KEY_METHOD, KEY_ANSWER };
+
+static void key_done(mcp__rpc_scan *s)
+{
+    static const struct {
+        const char *name;
+        int kind;
+    } keys[] = {
+        {"id", KEY_ID}, {"method", KEY_METHOD}, {"result", KEY_ANSWER}, {"error", KEY_ANSWER}};
+    s->last_key = KEY_OTHER;
+    for (size_t i = 0; i < sizeof(keys) / sizeof(*keys) && !s->key_over; i++)
+        if (s->key_len == strlen(keys[i].name) && memcmp(s->key, keys[i].name, s->key_len) == 0)
+            s->last_key = keys[i].kind;
+    s->method |= s->last_key == KEY_METHOD;
+    s->answer |= s->last_key == KEY_ANSWER;
+}
+
+/* The value of "id" ends at ch (or goes on): a run of digits alone is the id. */
+static void id_byte(mcp__rpc_scan *s, char ch)
+{
+    if (ch >= '0' && ch <= '9' && s->id_digits >= 0) {
+        if (s->id_digits++ >= 18)
+            s->id_digits = -1; /* past what the gateway's ids reach */
+        else
+            s->id_num = s->id_num * 10 + (ch - '0');
+    } else if (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n') {
+        if (s->id_digits > 0) {
+            s->id = s->id_num;
+            s->in_id = 0;
+        }
+    } else if ((ch == ',' || ch == '}') && s->id_digits > 0) {
+        s->id = s->id_num;
+        s->in_id = 0;
+    } else {
+        s->id_digits = -1; /* a string, a negative or fractional number: not ours */
+        s->in_id = 0;
+    }
+}
+
+void mcp__rpc_scan_feed(mcp__rpc_scan *s, const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        char ch = p[i];
+        if (s->in_str) {
+            if (s->esc)
+                s->esc = 0;
+            else if (ch == '\\')
+                s->esc = 1;
+            else if (ch == '"') {
+                s->in_str = 0;
+                if (s->expect_key && s->depth == 1)
+                    key_done(s);
+                continue;
+            }
+            if (s->expect_key && s->depth == 1) {
+                if (s->key_len < sizeof(s->key))
+                    s->key[s->key_len++] = ch;
+                else
+                    s->key_over = 1;
+            }
+            continue;
+        }
+        if (s->in_id) {
+            id_byte(s, ch);
+            if (s->in_id || ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n')
+                continue;
+        }
+        switch (ch) {
+        case '"':
+            s->in_str = 1;
+            s->key_len = 0;
+            s->key_over = 0;
+            break;
+        case '{':
+        case '[':
+            s->depth++;
+            s->expect_key = s->depth == 1 && ch == '{';
+            break;
+        case '}':
+        case ']':
+            s->depth--;
+            break;
+        case ',':
+            s->expect_key = s->depth == 1;
+            break;
+        case ':':
+            if (s->depth == 1 && s->expect_key) {
+                s->expect_key = 0;
+                if (s->last_key == KEY_ID) {
+                    s->in_id = 1;
+                    s->id_digits = 0;
+                    s->id_num = 0;
+                }
+            }
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+long long mcp__rpc_scan_response_id(const mcp__rpc_scan *s, int *response)
+{
+    *response = s->answer && !s->method;
+    return *response ? s->id : 0;
 }

@@ -182,20 +182,43 @@ void mcp__mailbox_close(mcp__mailbox *mb, void (*close_cb)(mcp__mailbox *mb));
 /* ---- Newline-delimited framing (stdio) ---- */
 
 /*
+ * What a JSON-RPC message's text shows at its top level, read piece by piece in
+ * constant memory (for a message too long to keep): its integer "id", and whether it
+ * has "method", "result" or "error". Zeroed, it is at the start.
+ */
+typedef struct mcp__rpc_scan {
+    int depth, in_str, esc, expect_key, key_over;
+    char key[8];
+    size_t key_len;
+    int last_key;     /* what the top-level key before ':' was (see lines.c) */
+    int in_id;        /* reading the value of "id" */
+    int id_digits;    /* its digits so far; -1: not a non-negative integer */
+    long long id_num; /* its value so far */
+    long long id;     /* the top-level "id", 0 when none (or not such an integer) */
+    int method, answer;
+} mcp__rpc_scan;
+
+void mcp__rpc_scan_feed(mcp__rpc_scan *s, const char *p, size_t len);
+/* The message's integer id when it is a response (a "result" or "error" and no
+ * "method") with one, else 0; *response: whether it is a response. */
+long long mcp__rpc_scan_response_id(const mcp__rpc_scan *s, int *response);
+
+/*
  * Splits a byte stream into lines ending in '\n' (a '\r' before it is dropped).
  * A line longer than max bytes is not kept: on_overflow is called once for it
  * (with the number of bytes seen so far) and the rest of it up to its newline is
- * discarded, so a 10 MB line costs no more than max bytes of memory.
+ * discarded, so a 10 MB line costs no more than max bytes of memory. All of it is
+ * read by scan, though: once its newline has come, on_dropped (when set) is called
+ * with the same user as the callbacks of mcp__lines_feed and the line's length, and
+ * scan tells what the line was (a response's id, say).
  */
 typedef struct mcp__lines {
     mcp__buf buf;
     size_t max;
     int discarding;
     size_t discarded;
-    /* The first bytes of the last line that was too long, as on_overflow is called: its
-     * owner may tell from them what the line was (a response's id, say). */
-    char head[256];
-    size_t head_len;
+    mcp__rpc_scan scan;
+    void (*on_dropped)(void *user, size_t seen);
 } mcp__lines;
 
 typedef void (*mcp__line_fn)(void *user, char *line, size_t len); /* line is NUL-terminated,

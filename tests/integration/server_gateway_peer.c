@@ -229,9 +229,12 @@ int main(int argc, char **argv)
                 memset(text, 'x', sizeof text - 1);
                 json_t *r = text_result(id, text);
                 if (strcmp(name, "big_id_last") == 0) {
-                    /* The id last: take it out and print it after the rest. */
+                    /* The id last: take it out and print it after the rest, which
+                     * holds an "id" of its own deeper down. */
                     char *idtext = json_dumps(id, JSON_ENCODE_ANY);
                     json_object_del(r, "id");
+                    json_object_set_new(json_object_get(r, "result"), "structuredContent",
+                                        json_pack("{s:i}", "id", 424242));
                     char *rest = json_dumps(r, JSON_COMPACT);
                     rest[strlen(rest) - 1] = '\0';
                     printf("%s,\"id\":%s}\n", rest, idtext);

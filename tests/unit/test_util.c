@@ -892,6 +892,71 @@ static void test_lines_overlong_line_in_one_chunk_does_not_swallow_the_next(void
     mcp__lines_free(&ls);
 }
 
+/* What mcp__lines_feed reported of the last oversized line: its scan when it ended. */
+static long long dropped_id = -1;
+static int dropped_response = -1;
+static mcp__lines *dropped_ls;
+
+static void collect_dropped(void *user, size_t seen)
+{
+    (void)user;
+    (void)seen;
+    dropped_id = mcp__rpc_scan_response_id(&dropped_ls->scan, &dropped_response);
+}
+
+/* Feeds line (a newline added) to lines of max 8 bytes in chunks of chunk bytes: the id
+ * and kind its scan gave once it ended. */
+static long long scan_line(const char *line, size_t chunk, int *response)
+{
+    mcp__lines ls;
+    mcp__lines_init(&ls, 8);
+    ls.on_dropped = collect_dropped;
+    dropped_ls = &ls;
+    dropped_id = -1;
+    dropped_response = -1;
+    collected c = {0};
+    char *text = mcp__asprintf("%s\n", line);
+    size_t len = strlen(text);
+    for (size_t at = 0; at < len; at += chunk)
+        assert_int_equal(mcp__lines_feed(&ls, text + at, len - at < chunk ? len - at : chunk,
+                                         collect_line, collect_overflow, &c),
+                         MCP_OK);
+    free(text);
+    assert_int_equal(c.overflows, 1);
+    mcp__lines_free(&ls);
+    *response = dropped_response;
+    return dropped_id;
+}
+
+static void test_lines_oversized_line_is_read_for_its_top_level_id(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *line;
+        long long id;
+        int response;
+    } cases[] = {
+        {"{\"jsonrpc\":\"2.0\",\"id\":12,\"result\":{\"id\":7,\"t\":\"xxxxxxxx\"}}", 12, 1},
+        {"{\"result\":{\"content\":[{\"id\":7}],\"s\":\"a\\\"id\\\":9\"},\"id\" : 345 }", 345, 1},
+        {"{\"error\":{\"code\":-1,\"data\":{\"id\":3}},\"jsonrpc\":\"2.0\",\"id\":41}", 41, 1},
+        {"{\"result\":{},\"id\":\"5\"}", 0, 1},                          /* a string id: not ours */
+        {"{\"result\":{},\"id\":-5}", 0, 1},                             /* nor a negative one */
+        {"{\"result\":{},\"id\":5.5}", 0, 1},                            /* nor a fraction */
+        {"{\"id\":3,\"params\":{\"result\":1},\"method\":\"m\"}", 0, 0}, /* a request */
+        {"{\"method\":\"notifications/message\",\"params\":{\"id\":8}}", 0, 0},
+        {"{\"idx\":4,\"result\":{}}", 0, 1},
+        {"{\"result\":{\"x\":[1,{\"id\":2}]},\"id\":1234567890123}", 1234567890123LL, 1},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++)
+        for (size_t chunk = 1; chunk <= strlen(cases[i].line) + 1; chunk += 7) {
+            int response;
+            long long id = scan_line(cases[i].line, chunk, &response);
+            if (id != cases[i].id || response != cases[i].response)
+                fail_msg("%s in chunks of %zu: id %lld response %d, expected %lld %d",
+                         cases[i].line, chunk, id, response, cases[i].id, cases[i].response);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -924,6 +989,7 @@ int main(void)
         cmocka_unit_test(test_lines_line_of_exactly_max_bytes_is_delivered_even_with_crlf),
         cmocka_unit_test(test_lines_overlong_line_is_reported_once_and_skipped),
         cmocka_unit_test(test_lines_overlong_line_in_one_chunk_does_not_swallow_the_next),
+        cmocka_unit_test(test_lines_oversized_line_is_read_for_its_top_level_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
