@@ -123,7 +123,7 @@ struct cstream {
     int standalone;
     int modern;     /* a request of revision 2026-07-28: no resumption */
     int tools_list; /* its answer is a tools/list result, whose tools we read */
-    int safe;       /* safe to repeat (see repeat_safe), and repeating is not off */
+    int safe;       /* 2025 era: safe to repeat (repeat_safe), so libcurl may resend it */
     /* A modern request safe to repeat (see repeat_safe): its message and revision, to
      * send once more when its connection fails before any answer. */
     json_t *msg;
@@ -1158,7 +1158,7 @@ static int post_ex(shttp_ctr *t, const char *text, size_t len, cstream *st, int 
     x->st = st;
     /* A modern request safe to repeat is repeated by modern_repeat, once, after the
      * reconnection delay (a restarting server is listening again by then). */
-    x->out.may_rewind = !has_id || (st != NULL && st->safe && !modern);
+    x->out.may_rewind = !has_id || (st != NULL && st->safe);
     x->has_id = has_id;
     x->id = id;
     if (st != NULL)
@@ -1409,8 +1409,7 @@ static int send_modern(shttp_ctr *t, const json_t *msg, const char *text, size_t
         st->id = json_integer_value(idv);
         st->modern = 1;
         st->tools_list = strcmp(method, "tools/list") == 0;
-        st->safe = repeat_safe(t, method, msg);
-        if (st->safe) {
+        if (repeat_safe(t, method, msg)) {
             st->text = malloc(len + 1);
             if (st->text != NULL) { /* out of memory: not repeated */
                 memcpy(st->text, text, len);
