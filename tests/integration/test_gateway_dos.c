@@ -6,7 +6,7 @@
  *     normal client's calls are served (>= 99% of its probes), the children they hold
  *     stay within their budget, and the newest parked call still completes;
  *   - bare initializes (never followed by anything) give their child up to newcomers:
- *     after 1,000 of them with --max-children 8, a normal client is served (>= 99%),
+ *     after 120, then 1,000 of them with --max-children 8, a normal client is served (>= 99%),
  *     and never more than 16 server processes ran (8 live, 8 on their way out);
  *   - an answer of the child over --max-message ends its request with an error, the
  *     id first or last in it;
@@ -228,9 +228,16 @@ static void test_bare_initializes_give_their_children_up(void **state)
     long long most = 0, t0 = harness_now_ms();
     for (int i = 0; i < 1000; i++) {
         answered += bare_initialize(s.port);
-        if (i % 50 == 49) {
+        if (i % 50 == 49 || i == 119) {
             long long n = gw_metric(s.port, "mcp_gateway_children");
             most = n > most ? n : most;
+        }
+        if (i == 119) {
+            /* Fifteen times the pool: every child has been taken by a bare initialize. */
+            probes early = {0};
+            for (int k = 0; k < NPROBES && !hopeless(&early); k++)
+                session_probe(s.port, &early);
+            expect_served(&early, "120 bare initializes");
         }
     }
     printf("1000 bare initializes: %d answered in %lld ms, at most %lld server processes seen\n",
