@@ -1,5 +1,5 @@
 /*
- * The gateway's forwarder (see mcp/gateway.h): an answerer (transport/answerer.h)
+ * The gateway's forwarder (see mcp/gateway.h): an answerer (server/answerer.h)
  * whose sessions are served by stdio MCP servers run as child processes.
  *
  *   forward.c   the answerer: sessions, the id table, routing both ways
@@ -21,7 +21,7 @@
 
 #include <mcp/gateway.h>
 
-#include "transport/answerer.h"
+#include "server/answerer.h"
 
 /* The options, with every default filled in and argv copied. */
 typedef struct mcp__gw_cfg {

@@ -1,5 +1,5 @@
 /*
- * The server core as an answerer (see transport/answerer.h): an mcp_server
+ * The server core as an answerer (see server/answerer.h): an mcp_server
  * attached to one loop (its runtime), and its sessions behind the seam the
  * transports use.
  */

@@ -19,7 +19,7 @@
 
 #include "protocol/revision.h"
 #include "protocol/rpc.h"
-#include "transport/answerer.h"
+#include "server/answerer.h"
 #include "util/seal.h"
 #include "util/util.h"
 

@@ -28,7 +28,7 @@
 
 #include "http/http.h"
 #include "store/cluster.h"
-#include "transport/answerer.h"
+#include "server/answerer.h"
 
 typedef struct mcp_http_endpoint shttp;
 

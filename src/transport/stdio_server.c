@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "protocol/rpc.h"
-#include "transport/answerer.h"
+#include "server/answerer.h"
 #include "transport/lines.h"
 #include "transport/serve.h"
 

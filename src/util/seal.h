@@ -39,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <mcp/common.h>
+#include <mcp/base.h>
 
 #define MCP__SEAL_KEY_LEN 32
 /* The longest token, decoded: longer ones are refused before they are decoded. */

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <uv.h>
 
-#include <mcp/common.h>
+#include <mcp/base.h>
 
 /* ---- Growable byte buffer ---- */
 

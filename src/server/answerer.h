@@ -1,5 +1,6 @@
 /*
- * The seam between transports and the MCP side.
+ * The seam between transports and the MCP side, owned by the side that implements
+ * it (the server core, and the gateway's forwarder); the transports point down to it.
  *
  * A transport (stdio, Streamable HTTP, legacy HTTP+SSE) moves messages; an
  * answerer answers them. The transports reach the MCP side only through this
@@ -16,8 +17,8 @@
  * Threading: an answerer is attached to one loop, and every call here is made
  * on that loop's thread, as are the session_io callbacks.
  */
-#ifndef MCP_TRANSPORT_ANSWERER_H
-#define MCP_TRANSPORT_ANSWERER_H
+#ifndef MCP_SERVER_ANSWERER_H
+#define MCP_SERVER_ANSWERER_H
 
 #include <stdint.h>
 
