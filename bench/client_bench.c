@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * client_bench: libmcp's HTTP client making tools/call echo round trips for the
  * benchmarks (bench/run). A loop client on this program's own loop keeps

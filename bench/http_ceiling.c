@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The HTTP ceiling for the benchmarks: our HTTP layer (src/http) with no MCP on
  * top. Every request gets the same small JSON answer, about the size of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mrtr_bench: the load for the Multi Round-Trip Request rows of bench/run. Each of
  * CONNS keep-alive connections makes rounds of two requests in sequence, revision

@@ -177,6 +177,14 @@ if(TARGET examples_embed)
         PASS_REGULAR_EXPRESSION "the server answered: the host's timer ticked [0-9]+ times.*uv_loop_close: 0")
 endif()
 
+# ---- The tree ------------------------------------------------------------
+
+# LICENSE is the MIT licence and every C file of the project starts with its
+# SPDX line.
+add_test(NAME tree_licence
+    COMMAND bash "${PROJECT_SOURCE_DIR}/tests/tree/licence.sh" "${PROJECT_SOURCE_DIR}")
+set_tests_properties(tree_licence PROPERTIES TIMEOUT 30 LABELS tree)
+
 # ---- Installing ----------------------------------------------------------
 
 # cmake --install into a temporary prefix, then the README's example built

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An MCP server with one tool, "echo", served over stdin and stdout. */
 #include <mcp/mcp.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Embedding libmcp in a program that already runs a libuv loop.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: event ids and Last-Event-ID. Each input gets a fresh
  * session of the Streamable HTTP server (http_harness.h): initialize, a tool

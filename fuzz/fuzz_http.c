@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: whole HTTP connections into the Streamable HTTP transport
  * (mcp_serve_http over real loopback sockets, see http_harness.h), which puts

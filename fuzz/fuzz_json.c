@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the JSON codec (src/protocol/json.c) against jansson's. The
  * input is JSON text, read with and without MCP__JSON_ANY.

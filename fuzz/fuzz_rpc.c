@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: JSON-RPC decoding and dispatch. Each line of the input is
  * one message text (a message or a batch) fed to a fresh server session on a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: JSON Schema validation (src/server/schema*.c). The input
  * is two JSON texts one after the other: a schema (any JSON value), then a

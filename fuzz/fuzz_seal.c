@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: sealed tokens (src/util/seal.c). The input, NUL-terminated, is a
  * token handed to mcp__sealer_unseal as a retried request's requestState would be, at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The server every protocol-level fuzz target serves. See fuzz_server.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the fuzz targets share: a small MCP server with one of everything
  * (tools with input and output schemas, a tool that sends notifications, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the text/event-stream parser (src/sse/parser.c). The
  * input is two bytes that choose a split point (little-endian, modulo the

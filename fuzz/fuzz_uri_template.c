@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: URI templates. The input's lines are up to four resource
  * templates and, last, a URI; the templates are registered on a fresh server

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * See http_harness.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A Streamable HTTP server for the fuzz targets, driven one loop turn at a time.
  *

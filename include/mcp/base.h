@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libmcp - the Model Context Protocol in C.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libmcp - the gateway: a stdio MCP server offered over Streamable HTTP.
  *

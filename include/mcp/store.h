@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libmcp event stores: where the Streamable HTTP transport keeps the events of
  * its SSE streams so that a client that lost its connection can resume with

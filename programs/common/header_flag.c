@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The --header flag's checks (see header_flag.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The --header flag of the programs that are HTTP clients (mcp, and mcp-gateway
  * --connect): one set of checks and one wording for both.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The Streamable HTTP transport's flags (see http_flags.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The Streamable HTTP transport's flags, shared by the programs that serve over
  * HTTP (mcp-everything, mcp-gateway): one spelling, one help text and one set of

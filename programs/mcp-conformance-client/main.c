@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-conformance-client: the client side of the official MCP conformance
  * suite (its "client" mode). The suite starts a test server for one scenario

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-everything: the tools and the prompt that revision 2026-07-28's conformance
  * scenarios call (Multi Round-Trip Requests, capabilities, logging, subscriptions,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-everything: the prompts (reference/conformance.md section 5.4).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-everything: the resources and the resource template
  * (reference/conformance.md section 5.3).

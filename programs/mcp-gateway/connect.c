@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-gateway --connect URL: a remote MCP server (Streamable HTTP, or the
  * 2024-11-05 HTTP+SSE transport) offered on stdin and stdout, on the library's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-gateway --connect URL: the reverse of the gateway, a remote Streamable HTTP
  * (or HTTP+SSE) server offered on stdio (mcp/gateway.h, mcp_gateway_stdio).

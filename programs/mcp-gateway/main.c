@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-gateway: a stdio MCP server offered over Streamable HTTP (and the legacy
  * HTTP+SSE transport), on the library's gateway endpoint (mcp/gateway.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What both halves of the mcp-gateway program share (see program.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What both halves of the mcp-gateway program share (main.c: a stdio server over
  * HTTP; connect.c: a remote server on stdio).

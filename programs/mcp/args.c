@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * key=value arguments of `tools call` and `prompts get`.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The mcp command-line client: declarations shared by its source files.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The server mcp talks to: a command to start or a URL, its name in messages,
  * connecting to it, and what a failure tells the user and the exit status.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The readable text renderer: what `mcp` prints when --json is not given.
  * Everything here reads results from an untrusted server, so every field is

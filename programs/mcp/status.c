@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Progress and server log lines on stderr.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp subscribe: opens a subscription to the server's change notifications
  * (mcp_client_listen: subscriptions/listen in revision 2026-07-28, the session's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The MCP client: one connection to one server, run by a loop: a loop on a
  * thread of the client's own (mcp_client_new), or the caller's loop on the

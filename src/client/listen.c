@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * subscriptions/listen for the application (mcp_client_listen), in both eras.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The client's shorthands for the MCP methods, on top of mcp_client_request. In the
  * modern era, the methods that revision 2026-07-28 removed map to what replaced them

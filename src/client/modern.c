@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The client in the modern era, revision 2026-07-28 (see client_int.h):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The stdio gateway (mcp/gateway.h, mcp_gateway_stdio): one stdio client on a pair
  * of descriptors (transport/lines.h), one remote server behind the HTTP client

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The gateway's forwarder: an answerer whose sessions are served by stdio MCP
  * servers run as child processes (see gateway_int.h for the ids, mcp/gateway.h

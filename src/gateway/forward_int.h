@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The forwarder's insides, shared by forward.c (sessions of the older revisions,
  * children, the id table) and modern.c (revision 2026-07-28: the pool, Multi

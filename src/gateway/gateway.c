@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The gateway's public entry points (mcp/gateway.h): its options, the HTTP
  * endpoint in front of the forwarder (forward.c), and its statistics.

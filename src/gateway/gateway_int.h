@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The gateway's forwarder (see mcp/gateway.h): an answerer (server/answerer.h)
  * whose sessions are served by stdio MCP servers run as child processes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Revision 2026-07-28 through the gateway (changelog; basic/versioning.mdx): a
  * request names its protocol version in _meta and is served on its own, with no

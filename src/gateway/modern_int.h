@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The gateway's revision 2026-07-28 (modern.c, questions.c, subscriptions.c): the
  * structures and helpers the three files share.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Revision 2026-07-28 through the gateway, translated children (see modern.c): a
  * request of the child to its client (elicitation, sampling, roots) is a Multi

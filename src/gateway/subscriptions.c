@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Revision 2026-07-28 through the gateway, translated children (see modern.c):
  * subscriptions/listen (basic/patterns/subscriptions.mdx) served by the gateway. It

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * HTTP connections: accepting, reading and feeding llhttp (its callbacks are
  * in parse.c), the limits and timeouts, keep-alive and pipelining, eviction,

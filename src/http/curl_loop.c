@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libcurl's multi interface on a libuv loop (see curl_loop.h). The driver keeps
  * a depth count of the curl calls it is inside: there, libcurl refuses to be

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libcurl's multi interface driven by a libuv loop: curl tells us which sockets
  * to watch (one uv_poll_t each) and when to wake it (one uv_timer_t), and we

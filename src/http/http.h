@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A thin HTTP/1.1 server on libuv and llhttp: listening, connections, limits,
  * timeouts, keep-alive and pipelining, plain and streamed (chunked) responses.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Private to src/http/: the structures behind the opaque types of http.h and
  * the functions the files of this layer share.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Parsing requests: llhttp's callbacks, which collect the request line, the
  * header fields and the body into the connection's request and enforce the

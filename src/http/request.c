@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What a request holds: the accessors of http.h over a parsed request.
  */

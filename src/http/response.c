@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Writing responses: complete ones, streamed ones (chunked, or delimited by
  * the close for HTTP/1.0 clients) and the layer's own error answers. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The peer's advertised receive window, from the kernel's TCP_INFO. Apart from
  * conn.c because the field is only in the kernel's own struct (linux/tcp.h),

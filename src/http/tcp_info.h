@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See tcp_info.c. */
 #ifndef MCP_HTTP_TCP_INFO_H
 #define MCP_HTTP_TCP_INFO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Definitions shared by the server and the client: error strings, protocol versions,
  * logging levels, and the builders for content blocks and results.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Request metadata header values (see headers.h).
  */

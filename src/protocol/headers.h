@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Revision 2026-07-28's request metadata headers (streamable-http.mdx, Value
  * Encoding): values that are not plain header-safe ASCII travel as the Base64

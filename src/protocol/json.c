@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * JSON text to jansson values and back (see json.h for why and what it promises).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * JSON text to jansson values and back, faster than jansson's own codec.
  *

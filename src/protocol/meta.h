@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Revision 2026-07-28's request metadata (basic/index.mdx, _meta): every request
  * carries its protocol version and the client's capabilities, and may carry the

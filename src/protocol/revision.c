@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The table of protocol revisions (see revision.h). Each rule cites where the
  * spec brought it in or took it out.

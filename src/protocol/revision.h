@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The protocol revisions we speak, one row each, and every rule that differs
  * between them. Code that behaves differently for different clients looks the

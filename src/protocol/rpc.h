@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The JSON-RPC 2.0 peer engine shared by server sessions and clients.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * subscriptions/listen's filter and tags (see subscriptions.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * subscriptions/listen (revision 2026-07-28, basic/patterns/subscriptions.mdx): what
  * a subscription asked for and how its notifications are tagged. Shared by the server

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The server core as an answerer (see server/answerer.h): an mcp_server
  * attached to one loop (its runtime), and its sessions behind the seam the

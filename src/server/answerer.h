@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The seam between transports and the MCP side, owned by the side that implements
  * it (the server core, and the gateway's forwarder); the transports point down to it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The request context: how a handler, on a worker thread or inline on the
  * loop, sends progress, logs and notifications, asks the client something,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The server's methods: lifecycle, lists with pagination, and the calls that
  * run user handlers through an mcp_ctx.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * subscriptions/listen (revision 2026-07-28, basic/patterns/subscriptions.mdx):
  * a long-lived request whose response stream carries the change notifications

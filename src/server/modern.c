@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Revision 2026-07-28, the modern era, on the server: a request that names its
  * revision in _meta is served on its own, with no initialize and nothing of a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Multi Round-Trip Requests (revision 2026-07-28, basic/patterns/mrtr.mdx): how one
  * handler, written once, asks the client for input in both eras.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The server object: settings, the registry of tools, resources, templates
  * and prompts, and messages to every session.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * JSON Schema validation of tool arguments (inputSchema) and structured
  * results (outputSchema): the assertions and applicators of JSON Schema

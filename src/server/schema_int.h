@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the JSON Schema modules share: the keyword table, the dialects, the
  * bounds, $ref resolution (schema_ref.c), the ECMA-262 pattern translation

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The JSON Schema keywords we know, the dialects, and $ref resolution within
  * one schema document. Nothing is ever fetched (basic/index, "$ref

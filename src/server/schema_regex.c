@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * JSON Schema patterns ("pattern", the names of "patternProperties") are
  * ECMA-262 regular expressions. We compile them into a small NFA program and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Whether a schema can be used (mcp__schema_valid): checked once, when a tool
  * is registered, so that a mistake shows then rather than as a failure of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * JSON values as JSON Schema compares and measures them: numbers by value
  * (1 equals 1.0, 2.0 is an integer), objects whatever their member order,

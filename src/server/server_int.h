@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Server internals shared by the server modules and the transports.
  *

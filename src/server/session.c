@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Server sessions: one per stdio connection or Streamable HTTP session. A
  * session owns its JSON-RPC engine and knows its negotiated revision, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * URI template matching for resource templates (RFC 6570 level 1).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Matching a URI against an MCP resource template (RFC 6570 level 1, "{name}"),
  * in time linear in the URI's length.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The text/event-stream parser; see sse.h. Section references are to the HTML
  * standard's "Server-sent events", 9.2.5 and 9.2.6 ("Parsing an event stream",

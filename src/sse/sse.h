@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Server-sent events: an incremental parser of the text/event-stream format,
  * for the HTTP clients. It follows the HTML standard's "event stream

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What nodes of one deployment share, so that any node serves any request of a
  * session and resumes any stream (design.md, Past one machine). The transport

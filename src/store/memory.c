@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The in-memory event store. Per session, events sit in one FIFO in append
  * order (for eviction: the oldest go first) and in a deque per stream (for

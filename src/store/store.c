@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The event store wrapper: a vtable and its state, so the transport never
  * knows which store it talks to.

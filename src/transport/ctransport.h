@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Client transports: how an mcp_client reaches its server. The client owns the
  * JSON-RPC engine; a transport carries the engine's messages to the server and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * HTTP helpers of the MCP transports: see http_util.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Small pieces of HTTP the MCP transports need: media types in Accept and
  * Content-Type, Host and Origin checks against DNS rebinding, header values

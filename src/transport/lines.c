@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Newline-delimited JSON streams: see lines.h.
  */

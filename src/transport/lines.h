@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Newline-delimited JSON over a pair of file descriptors or pipes: the
  * framing of the stdio transport, for the server (our stdin and stdout) and

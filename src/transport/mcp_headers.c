@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Request metadata headers of Streamable HTTP, revision 2026-07-28: see
  * mcp_headers.h.

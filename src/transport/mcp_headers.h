@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The request metadata headers of Streamable HTTP in revision 2026-07-28
  * (basic/transports/streamable-http.mdx, "Request Metadata"; server/tools.mdx,

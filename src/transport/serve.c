@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A loop of its own and the signals, for mcp_serve_http and mcp_serve_fds.
  * See serve.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What mcp_serve_http and mcp_serve_fds share: a loop of their own, and the
  * signals. The first SIGINT or SIGTERM stops the endpoint with a drain, a second

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Internals of the HTTP transports, by file:
  *   shttp_endpoint.c  the endpoint's life: options, start on the caller's loop,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The HTTP client transport: Streamable HTTP (2025-03-26 to 2025-11-25) and the
  * legacy HTTP+SSE transport (2024-11-05), on libcurl driven by the loop.

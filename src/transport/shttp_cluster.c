@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Sessions shared with other nodes of one deployment (--redis; design.md, Past one
  * machine), behind a load balancer that sends each request anywhere.

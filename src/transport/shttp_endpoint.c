@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The Streamable HTTP endpoint's life: options, start on the caller's loop,
  * stop and drain, free; and mcp_serve_http, which owns a loop and the signals.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The legacy HTTP+SSE transport (protocol 2024-11-05), on the same server:
  * GET /sse opens the session's one event stream and names, in its first

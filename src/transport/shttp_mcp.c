@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The Streamable HTTP endpoint (spec 2025-11-25, Transports): POST carries
  * client messages and answers requests on an SSE stream (or one JSON body),

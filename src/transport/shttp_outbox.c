@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Messages that wait for a session's GET stream (see houtbox in shttp.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Relaying a request to the node that holds its session (--redis; design.md, Past
  * one machine), for sessions that only one node can serve: a gateway's, whose

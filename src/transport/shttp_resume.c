@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Resuming a stream of the Streamable HTTP transport: GET with Last-Event-ID
  * (spec 2025-11-25, Resumability and Redelivery; seed 000, SEP-1699). See

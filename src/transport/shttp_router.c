@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The HTTP transports' router: DNS-rebinding protection (Host, Origin), CORS,
  * error answers, and the dispatch of each request to Streamable HTTP, the

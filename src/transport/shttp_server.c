@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The HTTP transports' sessions and streams: the session table, where a
  * session's messages go, backpressure, keep-alive and idle timers. See shttp.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The stdio client transport: the server is a child process, and each message
  * is one line on its stdin or stdout. Closing follows the spec's stdio

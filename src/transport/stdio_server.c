@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The stdio server transport: one session over a pair of file descriptors
  * (stdin and stdout), on the caller's loop (mcp_stdio_endpoint) or on a loop of

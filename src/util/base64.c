@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Base64 (RFC 4648): section 4, the standard alphabet with '=' padding, and
  * section 5, the URL-safe alphabet without padding (tokens that travel in JSON

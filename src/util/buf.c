@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Growable byte buffer.
  */

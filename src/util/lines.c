@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Newline-delimited framing, as used by the stdio transport: each JSON-RPC message is
  * one line, and a peer may send a line of any length.

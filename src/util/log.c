@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Diagnostics on stderr. Never stdout: over stdio, stdout is the MCP channel.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A thread-safe queue into a libuv loop.
  *

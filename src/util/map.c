@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A string-keyed hash map (FNV-1a, open addressing, linear probing, tombstones).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Giving memory back to the system once a burst is over.
  *

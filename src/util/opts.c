@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Option structs and operation tables that grow: each public one begins with
  * `size_t size`, which the caller sets to sizeof the struct it was compiled

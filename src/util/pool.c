@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A fixed set of worker threads running jobs in FIFO order.
  */

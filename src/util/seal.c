@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Sealed tokens (seal.h): AES-256-GCM through libcrypto's EVP interface.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Sealed tokens: bytes that leave the server and must come back unchanged, read by no
  * one else, on the request they were made for and before they expire. Made for the

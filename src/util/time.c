@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Clocks: monotonic for timeouts, wall-clock for what another machine reads.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Internal utilities: only what no dependency gives. Names are mcp__*.
  */

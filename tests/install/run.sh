@@ -38,6 +38,11 @@ case "$cflags" in
 esac
 [ -f "$prefix/include/mcp/mcp.h" ] || fail "$prefix/include/mcp/mcp.h was not installed"
 
+# The licence: its text installed with the docs, its SPDX identifier in libmcp.pc.
+find "$prefix" -path '*/doc/*' -name LICENSE | grep -q . || fail "LICENSE was not installed"
+license=$(pkg-config --variable=license libmcp)
+[ "$license" = MIT ] || fail "pkg-config --variable=license libmcp gives '$license', not MIT"
+
 # A session over stdio: the server must answer the tools/call with the text.
 run_server() {
     local bin=$1 what=$2 out
@@ -106,6 +111,9 @@ for target in mcp mcp_static; do
 cmake_minimum_required(VERSION 3.16)
 project(install_test_$target C)
 find_package(libmcp REQUIRED)
+if(NOT libmcp_LICENSE STREQUAL "MIT")
+    message(FATAL_ERROR "libmcp_LICENSE is '\${libmcp_LICENSE}', not MIT")
+endif()
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(UV REQUIRED IMPORTED_TARGET libuv)
 add_executable(echo_server "$example")

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Runs a program to its end, collecting what it prints: see cli_run.h.
  */

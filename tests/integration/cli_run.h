@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Runs a program to its end for the tests of the `mcp` command-line client:
  * mcp itself, and the tools a test needs around it (openssl). Each run is a

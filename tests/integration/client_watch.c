@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What an mcp_client's callbacks saw; see client_watch.h.
  */

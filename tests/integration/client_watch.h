@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What an mcp_client's callbacks saw, for the tests of our HTTP client
  * (test_http_client*.c). The callbacks run on the client's loop thread or its

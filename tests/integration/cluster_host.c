@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A cluster of mcp-everything (or mcp-gateway) nodes behind HAProxy for the integration tests
  * (see cluster_host.h).

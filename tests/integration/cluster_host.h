@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A cluster for the integration tests: N mcp-everything nodes on free loopback
  * ports, a real HAProxy in front of them balancing every request on its own

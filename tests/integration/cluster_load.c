@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tool calls through a cluster's load balancer, cut and resumed at random; see
  * cluster_load.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A load of tool calls through the load balancer of a cluster (cluster_host.h),
  * for the chaos tests: client threads run poll_notify calls (count numbered

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-gateway for the integration tests: started as a program (bin/mcp-gateway) on
  * a free loopback port in front of a stdio server, stopped with SIGTERM (it must

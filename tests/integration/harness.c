@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Shared helpers for the integration tests; see harness.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Shared helpers for the integration tests: a child process with pipes to its
  * stdin and stdout, deadline-bounded line reads and writes, and the location

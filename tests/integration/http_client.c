@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A raw HTTP/1.1 client and a runner for the HTTP server under test; see
  * http_client.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A small raw HTTP/1.1 client for the integration tests, over real 127.0.0.1
  * sockets, and a way to run `mcp-everything --http 127.0.0.1:0` as a child.

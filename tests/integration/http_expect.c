@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmocka assertions and fixtures for the HTTP integration tests; see
  * http_expect.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cmocka assertions and fixtures shared by the HTTP integration tests
  * (test_http_*.c), on top of http_client.h. Each failing assertion says what

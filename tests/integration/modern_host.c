@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The in-process server of the modern-era tests and their requests; see
  * modern_host.h.

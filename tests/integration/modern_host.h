@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Helpers for the tests of revision 2026-07-28 (test_modern_*.c): an in-process
  * server whose handlers count their runs, served over real 127.0.0.1 sockets by an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The JSON-RPC writing of the scripted stdio servers: see peer_json.h.
  */

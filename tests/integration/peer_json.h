@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The JSON-RPC writing of the scripted stdio servers (server_cli_peer.c,
  * server_stdio_peer.c): one compact message a line on stdout, flushed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A scriptable raw HTTP/1.1 server for the client tests; see raw_server.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A scriptable raw HTTP/1.1 server for the client tests (test_http_client*.c),
  * on 127.0.0.1 and a free port, with plain threads and sockets: an accepting

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A real redis-server for the integration tests (see redis_host.h).
  */

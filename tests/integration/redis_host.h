@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A real redis-server (Debian's) for the integration tests: started on a free
  * loopback port with nothing persisted, ready once it says it accepts

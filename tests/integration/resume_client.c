@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The raw HTTP/1.1 + SSE client of the resumability tests; see
  * resume_client.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A raw HTTP/1.1 + SSE client for the resumability tests (test_resume_*.c),
  * over real 127.0.0.1 sockets.

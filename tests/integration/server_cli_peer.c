@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A scripted stdio MCP server for the tests of the `mcp` command-line client:
  * it declares exactly the capabilities it is told, can refuse initialize or

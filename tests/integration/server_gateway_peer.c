@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A stdio MCP server that misbehaves on request, for the gateway's tests
  * (test_gateway.c): newline-delimited JSON-RPC on stdin and stdout, public

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A scripted stdio MCP server for the tests of the client's eras over stdio
  * (test_stdio_client_modern.c): a modern server of revision 2026-07-28 by

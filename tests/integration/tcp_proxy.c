@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A TCP proxy that breaks SSE streams; see tcp_proxy.h.
  */

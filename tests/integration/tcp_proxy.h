@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A TCP proxy that breaks SSE streams, for the chaos tests of our HTTP client:
  * it listens on 127.0.0.1 (a free port) and forwards each connection to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The client on the caller's libuv loop (mcp_client_new_on_loop): a host loop
  * with a repeating timer of its own runs a loop client against a freshly

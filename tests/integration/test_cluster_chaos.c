@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Chaos through a load balancer: three mcp-everything nodes sharing a
  * redis-server behind HAProxy (cluster_host.h), which sends every request to

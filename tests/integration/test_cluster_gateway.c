@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-gateway on several nodes sharing a real redis-server, behind a real HAProxy
  * that sends every request to the next node (cluster_host.h): a gateway session

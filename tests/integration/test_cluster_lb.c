@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The cluster harness itself (cluster_host.h), with independent nodes that
  * share nothing: HAProxy sends each request of one kept-alive client

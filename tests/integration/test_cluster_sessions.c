@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Sessions and streams shared by three mcp-everything nodes through a real
  * redis-server (--redis), each node asked directly, so that each test chooses

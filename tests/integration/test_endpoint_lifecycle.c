@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The HTTP endpoint on a loop the test owns: start and stop a thousand times
  * with sessions, SSE streams and a slow tool call in flight; stop and drain

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Allocation failures along a whole session (nghttp2's failmalloc tests are the
  * model): the Streamable HTTP server runs in this process, and every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-gateway in front of stdio servers, over real loopback sockets:
  *   - with --shared-child, 16 sessions send requests at the same moment with the same

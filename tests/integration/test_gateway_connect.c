@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-gateway --connect URL: a remote server offered on stdio, over real loopback
  * sockets. The test is the stdio client: it writes lines to the gateway's stdin and

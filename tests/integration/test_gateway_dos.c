@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-gateway against a hostile client (issue 26), over real loopback sockets, in front
  * of server_gateway_peer (a stdio server of the older revisions):

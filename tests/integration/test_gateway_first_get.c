@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A server's message sent before the client's first GET stream, through mcp-gateway
  * in front of a stdio child that asks for roots the moment notifications/initialized

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-gateway serving revision 2026-07-28 in front of a stdio server that speaks only
  * the older revisions (server_gateway_peer), over real loopback sockets. The gateway

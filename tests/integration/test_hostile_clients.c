@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Hostile clients over real loopback sockets (issue 8): each attack runs
  * against a live mcp-everything while a normal client keeps initializing

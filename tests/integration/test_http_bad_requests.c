@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Bad requests to the Streamable HTTP endpoint: each gets its precise HTTP
  * status and JSON-RPC error code, and nothing else changes (the group's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Our HTTP client (mcp_client_connect_http) against our server,
  * `mcp-everything --http` on a free 127.0.0.1 port, over real sockets:

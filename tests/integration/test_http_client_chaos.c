@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Chaos with our client (the variant of test_resume_chaos.c where mcp_client
  * makes the calls): 8 clients, each on its own thread, make 200 tool calls in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Our HTTP client against a raw scripted server (raw_server.h) over real
  * 127.0.0.1 sockets: each test answers the client's requests byte by byte as

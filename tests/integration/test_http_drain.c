@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mcp-everything --http stops by draining: SIGTERM lets the call in flight
  * finish and deliver its result, then the process exits 0 within the drain

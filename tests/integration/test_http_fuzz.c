@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Randomised bad input over HTTP: a few thousand requests, each on a new
  * connection, made of random bytes, valid requests cut at random points,

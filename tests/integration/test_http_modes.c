@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Server modes chosen by flags, each against its own mcp-everything:
  * --json-response, --stateless, --no-get, --cors-origin (and no CORS without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Sessions created and deleted by the ten thousand leave nothing behind
  * (seed 003's lesson: the session table never grows with dead entries). The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Session life on the Streamable HTTP endpoint: initialize creates a session
  * with a 128-bit id, a failed initialize creates none, notifications get 202,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * SSE streams of the Streamable HTTP endpoint: a request's notifications and
  * server->client requests travel on its own POST stream before its response,

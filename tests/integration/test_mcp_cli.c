@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The `mcp` command-line client against server_cli_peer, a scripted server
  * that declares exactly the capabilities a test gives it and logs every

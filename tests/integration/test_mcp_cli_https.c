@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * `mcp https://...` against a local TLS endpoint: Debian's haproxy terminates
  * TLS on a free loopback port and forwards to `mcp-everything --http`. The

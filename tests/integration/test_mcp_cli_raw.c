@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The `mcp` command-line client against a raw scripted HTTP server (raw_server.h)
  * over real 127.0.0.1 sockets, for what a well-behaved server never does:

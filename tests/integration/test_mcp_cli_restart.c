@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The `mcp` command-line client against a real `mcp-everything --http` that is
  * killed (SIGKILL) in the middle of a request and restarted on its port, over real

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * `mcp subscribe` against server_stdio_peer: the acknowledgement on stderr, one line
  * per notification on stdout (--json: one JSON object per line), in both eras; a

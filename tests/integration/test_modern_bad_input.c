@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Bad input of revision 2026-07-28 over Streamable HTTP: every malformed _meta, a
  * version the server does not speak, headers that are missing or do not mirror the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Revision 2026-07-28 attacked as a hostile or a slow client would: listen streams
  * that try to hold every connection, a listen that never reads while changes flood,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Revision 2026-07-28's long-lived and cancelled requests, and the same requests over
  * stdio. subscriptions/listen: a filter of the wrong types is refused, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The cluster store on a real redis-server (store/cluster.h, store/redis/): each test
  * starts its own server on a free loopback port, attaches one or two clusters to a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Allocation failures in the cluster store (test_failmalloc.c is the model). The
  * executable is linked with --wrap=malloc,calloc,realloc,strdup,strndup, so every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The ground the Redis store stands on, over real loopback sockets: Debian's
  * redis-server, started by the test on a free port, and Debian's hiredis driven

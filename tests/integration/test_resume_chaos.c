@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Chaos over real sockets: 200 tool calls (poll_notify count=50, delay_ms 0
  * to 2, the server never closes the stream) from 8 client threads on 4

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Event ids and priming events over real sockets:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The leapfrog scenario of seed 001 (rmcp's "SSE reconnect loops"), over
  * real sockets for 30 s.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Resumable POST streams over real sockets (SEP-1699 polling and
  * Last-Event-ID resumption), on a 2025-11-25 session:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A slow reader over real sockets, with --max-queued 65536 and the event
  * store's default bounds (10,000 events per session). A tool sends 40,000

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Standalone (GET) streams and resumption over real sockets: messages not
  * tied to a request go to exactly one live GET stream, the newest; when it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Bad input on the stdio transport: mcp-everything --stdio is spawned with
  * pipes and fed raw lines. Each bad line must get the precise JSON-RPC error

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The client takes JSON-RPC batches from a server exactly where the negotiated
  * revision has them: 2025-03-26 obliges every implementation to receive them,

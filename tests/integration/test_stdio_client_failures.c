@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The stdio client when the server misbehaves: a server that stops reading its
  * stdin right after initialize. The client's next request fails to be written

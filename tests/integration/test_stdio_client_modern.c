@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Our stdio client's eras, against server_stdio_peer (a scripted server that
  * logs what it reads) and mcp-everything:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Our C client against our C server over stdio: every test connects an
  * mcp_client to a freshly spawned `$MCP_BIN_DIR/mcp-everything --stdio` and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the server asks of a client follows the protocol version they
  * negotiated, not only what the client declared: elicitation/create exists from

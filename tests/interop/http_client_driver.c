@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * interop_http_client_driver: libmcp's HTTP client, driven by a script, for
  * the interop tests that point it at other implementations' servers

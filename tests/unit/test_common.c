@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for src/protocol/common.c: error strings, versions, log levels and the
  * content and result builders.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the HTTP/1.1 server layer (src/http/), over real loopback
  * sockets. The server runs on a libuv loop in a thread of its own; the test

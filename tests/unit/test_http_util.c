@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the transports' HTTP helpers (src/transport/http_util.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the JSON codec (src/protocol/json.c), held to jansson's: every text
  * it reads gives the value json_loadb gives, every text json_loadb refuses it refuses,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for src/transport/lines.c: newline-delimited message streams over a
  * socketpair, over pipes and over regular files. The test plays the peer on the other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for src/transport/mcp_headers.c: the header values of revision
  * 2026-07-28 (plain, or the Base64 sentinel), with the spec's own examples and

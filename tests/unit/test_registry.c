@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for src/server/registry.c: server settings, registering, finding and
  * removing tools, resources, templates and prompts, RFC 6570 level-1 template matching

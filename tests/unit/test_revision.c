@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for src/protocol/revision.c: the table of protocol revisions, its
  * order, and each rule as the spec of each revision has it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for src/protocol/rpc.c: the JSON-RPC 2.0 engine. Each test drives one
  * mcp__rpc on its own libuv loop with callbacks that record every message the engine

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for src/server/schema*.c: JSON Schema 2020-12 (and draft-07)
  * validation of tool arguments and structured results, the sentences that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of sealed tokens (src/util/seal.c): round trips, tampering, bindings,
  * keys and their rotation, expiry, malformed input, and the cost of a seal and unseal.

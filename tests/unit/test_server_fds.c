@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for the server as a whole over mcp_serve_fds: the server runs on a thread
  * of its own, serving one end of a socketpair; the test is the client on the other end

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the text/event-stream parser (src/sse/parser.c) against the
  * HTML standard's event stream interpretation. Every stream is parsed whole,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the event store wrapper (src/store/store.c): which operations of a
  * store's table it reads for each size the table gives, and attach and detach.

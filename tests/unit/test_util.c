@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for src/util: buffers, strings, randomness, base64, logging, the worker
  * pool, the mailbox and newline framing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hiredis on a libuv loop: the event hooks of a redisAsyncContext, on a uv_poll_t.
  *

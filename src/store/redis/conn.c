@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The cluster's life on Redis (see redis_int.h): from the URL to a node number and
  * two connections on the loop, the heartbeat, and making the connections again

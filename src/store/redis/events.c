@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The event store on Redis: one Redis stream per (session, stream), read back in
  * pages, with the memory store's semantics (store/memory.c): a replay emits the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Following a stream another node writes (cluster.h): its stored events, then its
  * live ones, none missed or doubled at the seam.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the files of store/redis share: the cluster's state, its two connections to
  * the shared server, and the helpers that send commands on them. Only this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The session registry on Redis: one string key per session (P s:<id>) holding the
  * transport's text, with a time to live that every use extends. A session ended

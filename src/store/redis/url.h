@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The address of the shared Redis server, parsed from the cluster's URL:
  *
