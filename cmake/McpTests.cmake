@@ -185,6 +185,15 @@ add_test(NAME tree_licence
     COMMAND bash "${PROJECT_SOURCE_DIR}/tests/tree/licence.sh" "${PROJECT_SOURCE_DIR}")
 set_tests_properties(tree_licence PROPERTIES TIMEOUT 30 LABELS tree)
 
+# No arrow up and no circle between rooms: every include under src/ and
+# include/ names its own room or a lower layer of tests/tree/layers; and the
+# check fails on a copy of the tree with such includes planted.
+add_test(NAME tree_layers
+    COMMAND bash "${PROJECT_SOURCE_DIR}/tests/tree/layers.sh" "${PROJECT_SOURCE_DIR}")
+add_test(NAME tree_layers_catch
+    COMMAND bash "${PROJECT_SOURCE_DIR}/tests/tree/layers_catch.sh" "${PROJECT_SOURCE_DIR}")
+set_tests_properties(tree_layers tree_layers_catch PROPERTIES TIMEOUT 60 LABELS tree)
+
 # ---- Installing ----------------------------------------------------------
 
 # cmake --install into a temporary prefix, then the README's example built
