@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: JSON Schema validation (src/server/schema*.c). The input
+ * libFuzzer target: JSON Schema validation (src/schema/). The input
  * is two JSON texts one after the other: a schema (any JSON value), then a
  * value. The schema goes through mcp__schema_valid; the value is checked
  * against it with mcp__schema_check; a schema that valid accepts is also
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/server_int.h"
+#include "schema/schema.h"
 
 static json_t *tool_fn(mcp_ctx *ctx, const json_t *args, void *user)
 {

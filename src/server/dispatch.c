@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "protocol/headers.h"
+#include "schema/schema.h"
 #include "server/server_int.h"
 
 static void invalid_params(mcp__inreq *req, const char *fmt, const char *field)

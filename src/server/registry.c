@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "schema/schema.h"
 #include "server/server_int.h"
 #include "server/uri_template.h"
 

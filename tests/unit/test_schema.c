@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for src/server/schema*.c: JSON Schema 2020-12 (and draft-07)
+ * Unit tests for src/schema/: JSON Schema 2020-12 (and draft-07)
  * validation of tool arguments and structured results, the sentences that
  * name the bad place as a JSON pointer, the bounds against hostile schemas,
  * mcp__schema_valid, and registration refusing an unusable schema.
@@ -22,7 +22,8 @@
 
 #include <cmocka.h>
 
-#include "server/schema_int.h"
+#include "schema/schema_int.h"
+#include "schema/schema.h"
 #include "server/server_int.h"
 
 /* Parses text with ' for ". */

@@ -29,8 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/schema_int.h"
-#include "server/server_int.h"
+#include "schema/schema_int.h"
+#include "schema/schema.h"
+#include "util/util.h"
 
 _Static_assert(KW_COUNT <= 64, "keywords are a 64-bit mask");
 

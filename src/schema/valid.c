@@ -13,8 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/schema_int.h"
-#include "server/server_int.h"
+#include "schema/schema_int.h"
+#include "schema/schema.h"
+#include "util/util.h"
 
 /* Per subschema: walked, then its colour in the search for $ref cycles. */
 enum { WALKED = 1, GREY, BLACK };

@@ -33,7 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/schema_int.h"
+#include "schema/schema_int.h"
 
 #define MAX_GROUPS 64 /* groups nested in one another */
 #define MAX_COUNT 10000

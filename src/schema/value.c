@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server/schema_int.h"
+#include "schema/schema_int.h"
 
 /* Values nested deeper than this are compared no further (taken as different):
  * jansson's parser stops at 2048 levels, so only a value built in code gets here. */

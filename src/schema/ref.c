@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/schema_int.h"
+#include "schema/schema_int.h"
 #include "util/util.h"
 
 #define B MCP__DIALECT_BOTH

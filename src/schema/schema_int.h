@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the JSON Schema modules share: the keyword table, the dialects, the
- * bounds, $ref resolution (schema_ref.c), the ECMA-262 pattern translation
- * (schema_regex.c) and JSON value comparison (schema_value.c). schema.c
- * checks instances (mcp__schema_check), schema_valid.c checks schemas
- * (mcp__schema_valid); both are declared in server_int.h.
+ * bounds, $ref resolution (ref.c), the ECMA-262 pattern translation
+ * (regex.c) and JSON value comparison (value.c). check.c
+ * checks instances (mcp__schema_check), valid.c checks schemas
+ * (mcp__schema_valid); both are declared in schema.h.
  */
-#ifndef MCP_SERVER_SCHEMA_INT_H
-#define MCP_SERVER_SCHEMA_INT_H
+#ifndef MCP_SCHEMA_SCHEMA_INT_H
+#define MCP_SCHEMA_SCHEMA_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -43,7 +43,7 @@
 #define MCP__SCHEMA_MAX_VALUES 100000
 #define MCP__SCHEMA_MAX_SUBSCHEMAS 10000
 #define MCP__SCHEMA_MAX_PATTERN 10000
-/* Patterns kept compiled for the life of the process (schema_regex.c). */
+/* Patterns kept compiled for the life of the process (regex.c). */
 #define MCP__SCHEMA_PATTERN_CACHE 64
 
 /* Dialects (basic/index, "Schema Dialect"): 2020-12 by default, draft-07 when
@@ -151,7 +151,7 @@ const mcp__kw_info *mcp__schema_keyword(const char *name, size_t len, int dialec
  * no "$ref" beside it (which makes its siblings ignored). */
 int mcp__schema_is_resource(const json_t *s, int dialect);
 
-/* ---- $ref resolution (schema_ref.c) ---- */
+/* ---- $ref resolution (ref.c) ---- */
 
 typedef struct mcp__ref_target {
     const json_t *schema;   /* what the reference points at */
@@ -176,14 +176,14 @@ int mcp__schema_resolve(const json_t *root, int dialect, const json_t *resource,
 const json_t *mcp__schema_dynamic_anchor(const json_t *resource, int dialect, const char *name,
                                          size_t *steps);
 
-/* ---- Patterns (schema_regex.c) ---- */
+/* ---- Patterns (regex.c) ---- */
 
 /* A compiled pattern: read-only once built, so threads may share it. */
 typedef struct mcp__regex mcp__regex;
 
 /*
  * Compiles an ECMA-262 pattern (what JSON Schema specifies; the subset
- * schema_regex.c lists). Returns 0 with *out (free it with
+ * regex.c lists). Returns 0 with *out (free it with
  * mcp__schema_regex_free), or -1 with a sentence in why (a syntax error, a
  * feature we refuse, a pattern too large).
  */
@@ -203,7 +203,7 @@ int mcp__schema_regex_match(const mcp__regex *re, const char *s, size_t len, siz
 int mcp__schema_pattern_match(const char *pattern, size_t len, const char *s, size_t slen,
                               size_t *budget, char *why, size_t why_len);
 
-/* ---- Values (schema_value.c) ---- */
+/* ---- Values (value.c) ---- */
 
 /* JSON equality as JSON Schema has it: numbers compare by value (1 equals 1.0),
  * objects whatever their member order. Adds the nodes compared to *steps. */
