@@ -45,7 +45,7 @@
 #include "protocol/revision.h"
 #include "sse/sse.h"
 #include "transport/ctransport.h"
-#include "transport/mcp_headers.h"
+#include "protocol/headers.h"
 #include "util/util.h"
 
 #define DEFAULT_MAX_RETRIES 5
@@ -71,9 +71,9 @@
 #define SESSION_BAD                                                                                \
     "the server's Mcp-Session-Id holds a byte outside visible ASCII (0x21-0x7E): refused, "        \
     "never sent back"
-/* Tools whose x-mcp-header annotations we keep; past it, new ones are not kept (their
- * calls go without Mcp-Param headers, and a HeaderMismatch reads them again). */
-#define MAX_TOOL_SCHEMAS 10000
+/* Tools kept as safe to call again; past it, new ones are not (their calls are not
+ * repeated). */
+#define MAX_SAFE_TOOLS MCP__HEADER_MAX_TOOLS
 
 struct mcp__shttp_cfg {
     char *url;
@@ -193,10 +193,9 @@ struct shttp_ctr {
     uv_timer_t ready_timer;
     uint64_t next_reconnect_id;
     uint64_t rng;
-    int modern;          /* the client speaks 2026-07-28 (set_modern) */
-    mcp__map tool_heads; /* tool name -> mcp__mh_tool: its x-mcp-header annotations */
-    mcp__map safe_tools; /* names of the tools annotated readOnlyHint or idempotentHint */
-    int tools_full_warned;
+    int modern;                   /* the client speaks 2026-07-28 (set_modern) */
+    mcp__header_tools tool_heads; /* the tools' x-mcp-header annotations */
+    mcp__map safe_tools;          /* names of the tools annotated readOnlyHint or idempotentHint */
 };
 
 static void xfer_done(void *user, CURLcode result, long status);
@@ -647,12 +646,7 @@ static void renewal_answer(shttp_ctr *t, xfer *x, json_t *msg);
 
 static void tool_heads_free(shttp_ctr *t)
 {
-    size_t pos = 0;
-    const char *key;
-    void *v;
-    while (mcp__map_next(&t->tool_heads, &pos, &key, &v))
-        mcp__mh_tool_free(v);
-    mcp__map_free(&t->tool_heads);
+    mcp__header_tools_free(&t->tool_heads);
     mcp__map_free(&t->safe_tools);
 }
 
@@ -666,54 +660,24 @@ static void note_safe_tool(shttp_ctr *t, const char *name, const json_t *annotat
                json_is_true(json_object_get(annotations, "idempotentHint"));
     if (!safe)
         mcp__map_remove(&t->safe_tools, name);
-    else if (mcp__map_get(&t->safe_tools, name) == NULL && t->safe_tools.len < MAX_TOOL_SCHEMAS)
+    else if (mcp__map_get(&t->safe_tools, name) == NULL && t->safe_tools.len < MAX_SAFE_TOOLS)
         (void)mcp__map_put(&t->safe_tools, name, &yes); /* out of memory: not repeated */
 }
 
 /*
- * A tools/list result of the modern era: each tool's x-mcp-header annotations are
- * kept for its calls' Mcp-Param headers, and a tool whose annotations are invalid is
- * taken out of the result, with a warning naming it and why (server/tools.mdx: a
- * client of Streamable HTTP MUST exclude it).
+ * A tools/list result of the modern era: the tools whose x-mcp-header annotations are
+ * invalid are taken out (mcp__header_tools_read), the others' are kept for their calls'
+ * Mcp-Param headers, and those safe to call again are noted.
  */
 static void read_tools(shttp_ctr *t, json_t *result)
 {
+    mcp__header_tools_read(&t->tool_heads, result);
     json_t *tools = json_object_get(result, "tools");
-    if (!json_is_array(tools))
-        return;
-    for (size_t i = 0; i < json_array_size(tools);) {
+    for (size_t i = 0; i < json_array_size(tools); i++) {
         json_t *tool = json_array_get(tools, i);
         const char *name = json_string_value(json_object_get(tool, "name"));
-        mcp__mh_tool *heads = NULL;
-        char why[300];
-        int rc = mcp__mh_tool_parse(json_object_get(tool, "inputSchema"), &heads, why, sizeof(why));
-        if (rc == MCP_EINVAL || rc == MCP_ELIMIT) {
-            char q[160];
-            mcp__warn("tools/list: tool \"%s\" left out: its x-mcp-header annotations are "
-                      "invalid: %s",
-                      mcp__quotable(q, sizeof(q), name != NULL ? name : "(no name)"), why);
-            json_array_remove(tools, i);
-            continue;
-        }
-        i++;
         if (name != NULL)
             note_safe_tool(t, name, json_object_get(tool, "annotations"));
-        if (name == NULL || rc != MCP_OK) {
-            mcp__mh_tool_free(heads);
-            continue;
-        }
-        mcp__mh_tool_free(mcp__map_remove(&t->tool_heads, name));
-        if (heads == NULL)
-            continue;
-        if (t->tool_heads.len >= MAX_TOOL_SCHEMAS ||
-            mcp__map_put(&t->tool_heads, name, heads) != MCP_OK) {
-            if (!t->tools_full_warned)
-                mcp__warn("tools/list: more than %d tools with x-mcp-header annotations; "
-                          "the others' are not kept",
-                          MAX_TOOL_SCHEMAS);
-            t->tools_full_warned = 1;
-            mcp__mh_tool_free(heads);
-        }
     }
 }
 
@@ -1251,7 +1215,7 @@ static void flush(shttp_ctr *t)
 
 /* Header lines being gathered: NULL-terminated, each malloc'd. */
 typedef struct hlines {
-    char *v[MCP__MH_MAX_PARAMS + 8];
+    char *v[MCP__HEADER_MAX_PARAMS + 8];
     size_t n;
 } hlines;
 
@@ -1276,72 +1240,15 @@ static int hlines_add(hlines *h, const char *name, const char *value)
     return MCP_OK;
 }
 
-/* A value that goes into a header as it is: visible ASCII only. */
-static int header_safe(const char *s)
+static int hlines_add_cb(void *user, const char *name, const char *value)
 {
-    for (; *s != '\0'; s++)
-        if ((unsigned char)*s <= 0x20 || (unsigned char)*s > 0x7e)
-            return 0;
-    return 1;
+    return hlines_add(user, name, value);
 }
 
-/* The Mcp-Param headers of a tools/call, from the tool's x-mcp-header annotations. */
-static int param_headers(shttp_ctr *t, const char *tool, const json_t *args, hlines *h)
-{
-    const mcp__mh_tool *heads = mcp__map_get(&t->tool_heads, tool);
-    for (size_t i = 0; heads != NULL && i < heads->n; i++) {
-        const mcp__mh_param *p = &heads->params[i];
-        char *value = NULL;
-        const json_t *v = mcp__mh_param_arg(p, args);
-        int rc = v != NULL ? mcp__mh_value(v, &value) : MCP_ENOENT;
-        if (rc == MCP_ENOENT)
-            continue; /* absent or null: the header is left out */
-        if (rc == MCP_EINVAL)
-            mcp__warn("tools/call %s: the argument of x-mcp-header \"%s\" has no header "
-                      "form (an integer past 2^53, a fraction, an object or an array): not sent",
-                      tool, p->name);
-        if (rc == MCP_OK) {
-            char name[160];
-            snprintf(name, sizeof(name), "Mcp-Param-%s", p->name);
-            rc = hlines_add(h, name, value);
-        }
-        free(value);
-        if (rc != MCP_OK)
-            return rc;
-    }
-    return MCP_OK;
-}
-
-/*
- * The request metadata headers of a modern message (streamable-http.mdx, "Request
- * Metadata"): MCP-Protocol-Version, Mcp-Method, Mcp-Name for tools/call,
- * resources/read and prompts/get, and the tool's Mcp-Param headers.
- */
+/* The request metadata headers of a modern message (mcp__header_request). */
 static int modern_headers(shttp_ctr *t, const json_t *msg, const char *version, hlines *h)
 {
-    const char *method = json_string_value(json_object_get(msg, "method"));
-    const json_t *params = json_object_get(msg, "params");
-    if (!header_safe(version) || !header_safe(method)) {
-        mcp__warn("a method or protocol version that cannot go into a header: not sent");
-        return MCP_EINVAL;
-    }
-    int rc = hlines_add(h, "MCP-Protocol-Version", version);
-    if (rc == MCP_OK)
-        rc = hlines_add(h, "Mcp-Method", method);
-    const char *key = NULL;
-    if (strcmp(method, "tools/call") == 0 || strcmp(method, "prompts/get") == 0)
-        key = "name";
-    else if (strcmp(method, "resources/read") == 0)
-        key = "uri";
-    const json_t *name = key != NULL ? json_object_get(params, key) : NULL;
-    if (rc == MCP_OK && json_is_string(name)) {
-        char *value = mcp__mh_encode(json_string_value(name), json_string_length(name));
-        rc = value != NULL ? hlines_add(h, "Mcp-Name", value) : MCP_ENOMEM;
-        free(value);
-        if (rc == MCP_OK && strcmp(method, "tools/call") == 0)
-            rc = param_headers(t, json_string_value(name), json_object_get(params, "arguments"), h);
-    }
-    return rc;
+    return mcp__header_request(&t->tool_heads, msg, version, hlines_add_cb, h);
 }
 
 /* The revision a request names in its _meta, when it is a modern one. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for src/transport/mcp_headers.c: the header values of revision
+ * Unit tests for src/protocol/headers.c: the header values of revision
  * 2026-07-28 (plain, or the Base64 sentinel), with the spec's own examples and
  * the conformance suite's cases, and the x-mcp-header rules of a tool's
  * inputSchema, each way a tool can break them.
@@ -17,15 +17,15 @@
 
 #include <mcp/common.h>
 
-#include "transport/mcp_headers.h"
+#include "protocol/headers.h"
 
 static void expect_encoded(const char *in, const char *want)
 {
-    char *got = mcp__mh_encode(in, strlen(in));
+    char *got = mcp__header_value_encode(in, strlen(in));
     assert_non_null(got);
     assert_string_equal(got, want);
     size_t len = 0;
-    char *back = mcp__mh_decode(got, &len);
+    char *back = mcp__header_value_decode(got, &len);
     assert_non_null(back);
     assert_int_equal(len, strlen(in));
     assert_memory_equal(back, in, len);
@@ -64,9 +64,10 @@ static void test_decode_refuses_bad_base64(void **state)
 {
     (void)state;
     size_t len;
-    assert_null(mcp__mh_decode("=?base64?not base64!?=", &len));
-    assert_null(mcp__mh_decode("=?base64?@@@@?=", &len));
-    char *plain = mcp__mh_decode("=?BASE64?abc?=", &len); /* case-sensitive: not a sentinel */
+    assert_null(mcp__header_value_decode("=?base64?not base64!?=", &len));
+    assert_null(mcp__header_value_decode("=?base64?@@@@?=", &len));
+    char *plain =
+        mcp__header_value_decode("=?BASE64?abc?=", &len); /* case-sensitive: not a sentinel */
     assert_string_equal(plain, "=?BASE64?abc?=");
     free(plain);
 }
@@ -76,7 +77,7 @@ static void expect_arg_value(const char *json, int want_rc, const char *want)
     json_t *v = json_loads(json, JSON_DECODE_ANY, NULL);
     assert_non_null(v);
     char *out = NULL;
-    assert_int_equal(mcp__mh_value(v, &out), want_rc);
+    assert_int_equal(mcp__header_arg_value(v, &out), want_rc);
     if (want != NULL)
         assert_string_equal(out, want);
     else
@@ -105,18 +106,18 @@ static void test_argument_values_by_type(void **state)
 }
 
 /* Parses schema text; returns the status, with the tool in *out. */
-static int parse(const char *schema, mcp__mh_tool **out, char *why, size_t why_size)
+static int parse(const char *schema, mcp__header_tool **out, char *why, size_t why_size)
 {
     json_t *s = json_loads(schema, 0, NULL);
     assert_non_null(s);
-    int rc = mcp__mh_tool_parse(s, out, why, why_size);
+    int rc = mcp__header_tool_parse(s, out, why, why_size);
     json_decref(s);
     return rc;
 }
 
 static void expect_invalid(const char *schema, const char *why_part)
 {
-    mcp__mh_tool *t = (mcp__mh_tool *)1;
+    mcp__header_tool *t = (mcp__header_tool *)1;
     char why[300];
     int rc = parse(schema, &t, why, sizeof(why));
     if (rc == MCP_OK)
@@ -129,7 +130,7 @@ static void expect_invalid(const char *schema, const char *why_part)
 static void test_valid_annotations_give_their_paths(void **state)
 {
     (void)state;
-    mcp__mh_tool *t = NULL;
+    mcp__header_tool *t = NULL;
     char why[200];
     assert_int_equal(parse("{\"type\":\"object\",\"properties\":{"
                            "\"region\":{\"type\":\"string\",\"x-mcp-header\":\"Region\"},"
@@ -143,7 +144,7 @@ static void test_valid_annotations_give_their_paths(void **state)
     json_t *args =
         json_pack("{s:s, s:{s:i}, s:s}", "region", "eu", "opts", "level", 3, "query", "SELECT");
     for (size_t i = 0; i < t->n; i++) {
-        const json_t *v = mcp__mh_param_arg(&t->params[i], args);
+        const json_t *v = mcp__header_param_arg(&t->params[i], args);
         if (strcmp(t->params[i].name, "Region") == 0) {
             assert_int_equal(t->params[i].depth, 1);
             assert_string_equal(json_string_value(v), "eu");
@@ -155,13 +156,13 @@ static void test_valid_annotations_give_their_paths(void **state)
     }
     /* Absent values: no header. */
     json_t *empty = json_object();
-    assert_null(mcp__mh_param_arg(&t->params[0], empty));
+    assert_null(mcp__header_param_arg(&t->params[0], empty));
     json_decref(empty);
     json_decref(args);
-    mcp__mh_tool_free(t);
+    mcp__header_tool_free(t);
 
     /* No annotation: nothing to keep. */
-    t = (mcp__mh_tool *)1;
+    t = (mcp__header_tool *)1;
     assert_int_equal(parse("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"}}}", &t,
                            why, sizeof(why)),
                      MCP_OK);
@@ -221,7 +222,7 @@ static void test_annotations_off_the_properties_chain_make_the_tool_invalid(void
                    "\"type\":\"string\",\"x-mcp-header\":\"Extra\"}}}}",
                    "not reached");
     /* A property named x-mcp-header, and the word in data, are no annotation. */
-    mcp__mh_tool *t = (mcp__mh_tool *)1;
+    mcp__header_tool *t = (mcp__header_tool *)1;
     assert_int_equal(parse("{\"properties\":{\"x-mcp-header\":{\"type\":\"string\","
                            "\"default\":{\"x-mcp-header\":\"Data\"}}}}",
                            &t, NULL, 0),
