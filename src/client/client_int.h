@@ -22,7 +22,7 @@
 
 #include "protocol/revision.h"
 #include "protocol/rpc.h"
-#include "transport/ctransport.h"
+#include "ctransport/ctransport.h"
 #include "util/util.h"
 
 #define MCP__CLIENT_DEFAULT_TIMEOUT_MS 60000

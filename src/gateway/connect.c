@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The stdio gateway (mcp/gateway.h, mcp_gateway_stdio): one stdio client on a pair
- * of descriptors (transport/lines.h), one remote server behind the HTTP client
- * transport (transport/ctransport.h, mcp__shttp_ctr), which resumes, reconnects
+ * of descriptors (stdio/lines.h), one remote server behind the HTTP client
+ * transport (ctransport/ctransport.h, mcp__shttp_ctr), which resumes, reconnects
  * and renews the session by itself.
  *
  * Ids. The transport tracks a request by an integer id (its stream, its resend on
@@ -32,8 +32,8 @@
 #include "protocol/json.h"
 #include "protocol/revision.h"
 #include "protocol/rpc.h"
-#include "transport/ctransport.h"
-#include "transport/lines.h"
+#include "ctransport/ctransport.h"
+#include "stdio/lines.h"
 
 #define DEFAULT_MAX_MESSAGE (4u << 20)
 #define DEFAULT_MAX_PENDING 1024

@@ -4,7 +4,7 @@
  * servers run as child processes (see gateway_int.h for the ids, mcp/gateway.h
  * for what a user sees).
  *
- * A child (gw_child) is a stdio client transport (transport/ctransport.h) and the
+ * A child (gw_child) is a stdio client transport (ctransport/ctransport.h) and the
  * sessions it serves: one, or every session when it is shared. A request of a
  * client becomes a gw_req, in the table under its gateway id, in its session's
  * list and its child's; a request of a child becomes a gw_sreq. A shared child is

@@ -8,7 +8,7 @@
 #define MCP_GATEWAY_FORWARD_INT_H
 
 #include "gateway/gateway_int.h"
-#include "transport/ctransport.h"
+#include "ctransport/ctransport.h"
 
 typedef struct gw gw;
 typedef struct gw_child gw_child;

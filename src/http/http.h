@@ -344,4 +344,25 @@ void mcp__http_req_release(mcp__http_req *req);
 /* The reason phrase of a status code ("Not Found"), "Unknown" for others. */
 const char *mcp__http_status_reason(int status);
 
+/* ---- Header fields a server reads (fields.c) ---- */
+
+/*
+ * True when the Accept header value lets `type` ("text/event-stream") through:
+ * a media range equal to it, or a wildcard range covering it, without q=0.
+ */
+int mcp__accepts(const char *accept, const char *type);
+/* True when a Content-Type value's media type (parameters ignored) is `type`. */
+int mcp__media_type_is(const char *content_type, const char *type);
+
+/*
+ * Copies the host name of a Host header value ("example.com:8080",
+ * "[::1]:3000") into out, lowercased and without the port; IPv6 keeps its
+ * brackets. Returns 0, or -1 for a malformed value.
+ */
+int mcp__host_name(const char *host, char *out, size_t out_len);
+/* The same for the host of an Origin value ("http://localhost:3000"). "null" is malformed. */
+int mcp__origin_host(const char *origin, char *out, size_t out_len);
+/* True for localhost, 127.0.0.1 and [::1]. */
+int mcp__is_loopback_name(const char *host_name);
+
 #endif

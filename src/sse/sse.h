@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Server-sent events: an incremental parser of the text/event-stream format,
- * for the HTTP clients. It follows the HTML standard's "event stream
+ * Server-sent events, both sides: the writer of one event (writer.c, for the
+ * servers), and an incremental parser of the text/event-stream format
+ * (parser.c, for the HTTP clients). The parser follows the HTML standard's "event stream
  * interpretation" (https://html.spec.whatwg.org/multipage/server-sent-events.html
  * #event-stream-interpretation) to the letter, whatever way the bytes are split
  * across feeds:
@@ -158,5 +159,16 @@ int mcp__sse_parser_feed(mcp__sse_parser *p, const char *data, size_t len, size_
 void mcp__sse_parser_reset(mcp__sse_parser *p);
 /* Frees p's memory; p may then be initialised again. NULL is allowed. */
 void mcp__sse_parser_free(mcp__sse_parser *p);
+
+/* ---- Writing (writer.c) ---- */
+
+/*
+ * Appends one SSE event: optional "event:" and "id:" lines, an optional
+ * "retry:" (retry_ms >= 0), and the data (which must hold no newline: our
+ * JSON never does), ended by a blank line. With data NULL, writes "data: "
+ * so parsers dispatch the event (a priming event).
+ */
+int mcp__sse_event(mcp__buf *b, const char *event, const char *id, int retry_ms, const char *data,
+                   size_t len);
 
 #endif

@@ -27,7 +27,7 @@
 
 #include "protocol/json.h"
 #include "protocol/rpc.h"
-#include "transport/http_util.h"
+#include "sse/sse.h"
 #include "transport/shttp.h"
 
 /* Bus messages between nodes. */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/http_util.h"
+#include "sse/sse.h"
 #include "transport/shttp.h"
 
 static void on_legacy_closed(void *arg, mcp__http_req *req)

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/http_util.h"
 #include "protocol/headers.h"
 #include "protocol/json.h"
 #include "protocol/meta.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/http_util.h"
+#include "sse/sse.h"
 #include "transport/shttp.h"
 
 /* ---- Resuming a stream (GET with Last-Event-ID) ---- */

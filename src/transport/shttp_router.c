@@ -8,7 +8,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "transport/http_util.h"
 #include "transport/shttp.h"
 
 /* ---- Errors and headers ---- */

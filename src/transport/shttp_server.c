@@ -9,7 +9,7 @@
 #include <strings.h>
 
 #include "protocol/rpc.h"
-#include "transport/http_util.h"
+#include "sse/sse.h"
 #include "transport/shttp.h"
 
 /* ---- Streams ---- */

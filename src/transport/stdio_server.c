@@ -17,7 +17,7 @@
 
 #include "protocol/rpc.h"
 #include "server/answerer.h"
-#include "transport/lines.h"
+#include "stdio/lines.h"
 #include "transport/serve.h"
 
 #include <mcp/server.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the text/event-stream parser (src/sse/parser.c) against the
+ * Unit tests of the text/event-stream writer (src/sse/writer.c) and parser
+ * (src/sse/parser.c), the parser against the
  * HTML standard's event stream interpretation. Every stream is parsed whole,
  * split at every point, split at every pair of points (short streams) and one
  * byte at a time, and each way must give the same record of callbacks and
@@ -602,6 +603,21 @@ static void test_no_callbacks_at_all_is_allowed(void **state)
     mcp__sse_parser_free(NULL);
 }
 
+/* ---- The writer ---- */
+
+static void test_sse_events_are_byte_exact(void **state)
+{
+    (void)state;
+    mcp__buf b = {0};
+    assert_int_equal(mcp__sse_event(&b, "message", "s1:7", -1, "{\"a\":1}", 7), MCP_OK);
+    assert_string_equal(b.data, "event: message\nid: s1:7\ndata: {\"a\":1}\n\n");
+    mcp__buf_reset(&b);
+    /* A priming event: an id, retry, and an empty data line so parsers dispatch it. */
+    assert_int_equal(mcp__sse_event(&b, NULL, "s1:0", 5000, NULL, 0), MCP_OK);
+    assert_string_equal(b.data, "id: s1:0\nretry: 5000\ndata: \n\n");
+    mcp__buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -629,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_a_callback_can_stop_the_feed_and_the_rest_goes_on_later),
         cmocka_unit_test(test_a_callback_that_stops_may_free_the_parser),
         cmocka_unit_test(test_no_callbacks_at_all_is_allowed),
+        cmocka_unit_test(test_sse_events_are_byte_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

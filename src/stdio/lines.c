@@ -2,7 +2,7 @@
 /*
  * Newline-delimited JSON streams: see lines.h.
  */
-#include "transport/lines.h"
+#include "stdio/lines.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for src/transport/lines.c: newline-delimited message streams over a
+ * Unit tests for src/stdio/lines.c: newline-delimited message streams over a
  * socketpair, over pipes and over regular files. The test plays the peer on the other
  * end of the descriptors, reading and writing them directly.
  */
@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "transport/lines.h"
+#include "stdio/lines.h"
 
 #define DEADLINE_MS 10000
 

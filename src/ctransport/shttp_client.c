@@ -44,7 +44,7 @@
 #include "protocol/json.h"
 #include "protocol/revision.h"
 #include "sse/sse.h"
-#include "transport/ctransport.h"
+#include "ctransport/ctransport.h"
 #include "protocol/headers.h"
 #include "util/util.h"
 

@@ -8,8 +8,8 @@
  * messages never interleave and each is flushed as soon as the descriptor
  * takes it. Reads accept pipes, sockets, terminals and regular files.
  */
-#ifndef MCP_TRANSPORT_LINES_H
-#define MCP_TRANSPORT_LINES_H
+#ifndef MCP_STDIO_LINES_H
+#define MCP_STDIO_LINES_H
 
 #include "util/util.h"
 

@@ -8,8 +8,8 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include "transport/ctransport.h"
-#include "transport/lines.h"
+#include "ctransport/ctransport.h"
+#include "stdio/lines.h"
 #include "util/util.h"
 
 #define MCP__CHILD_GRACE_MS 2000

@@ -14,8 +14,8 @@
  * on_request_failed before returning, say), so callers keep no state across an
  * operation that a callback could change.
  */
-#ifndef MCP_TRANSPORT_CTRANSPORT_H
-#define MCP_TRANSPORT_CTRANSPORT_H
+#ifndef MCP_CTRANSPORT_CTRANSPORT_H
+#define MCP_CTRANSPORT_CTRANSPORT_H
 
 #include <stdint.h>
 #include <uv.h>

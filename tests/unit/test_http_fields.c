@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the transports' HTTP helpers (src/transport/http_util.c).
+ * Unit tests of the header fields a server reads (src/http/fields.c): Accept,
+ * Content-Type, and the host names of Host and Origin.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "transport/http_util.h"
+#include "http/http.h"
 
 static void test_accept_needs_the_type_or_a_wildcard_without_q0(void **state)
 {
@@ -66,26 +67,12 @@ static void test_host_and_origin_names_drop_the_port(void **state)
     assert_int_equal(mcp__origin_host("localhost", h, sizeof h), -1);
 }
 
-static void test_sse_events_are_byte_exact(void **state)
-{
-    (void)state;
-    mcp__buf b = {0};
-    assert_int_equal(mcp__sse_event(&b, "message", "s1:7", -1, "{\"a\":1}", 7), MCP_OK);
-    assert_string_equal(b.data, "event: message\nid: s1:7\ndata: {\"a\":1}\n\n");
-    mcp__buf_reset(&b);
-    /* A priming event: an id, retry, and an empty data line so parsers dispatch it. */
-    assert_int_equal(mcp__sse_event(&b, NULL, "s1:0", 5000, NULL, 0), MCP_OK);
-    assert_string_equal(b.data, "id: s1:0\nretry: 5000\ndata: \n\n");
-    mcp__buf_free(&b);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accept_needs_the_type_or_a_wildcard_without_q0),
         cmocka_unit_test(test_content_type_media_type_ignores_parameters),
         cmocka_unit_test(test_host_and_origin_names_drop_the_port),
-        cmocka_unit_test(test_sse_events_are_byte_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
