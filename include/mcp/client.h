@@ -406,7 +406,7 @@ typedef struct mcp_http_client_opts {
     /* 1: the URL is the SSE endpoint of the 2024-11-05 HTTP+SSE transport. 0:
      * Streamable HTTP, falling back to HTTP+SSE when the server answers the
      * POST of initialize with 400, 404 or 405, as the spec says. */
-    int legacy_sse;
+    int http_sse;
     /* Reconnections of one stream in a row that bring no event before the
      * client gives up: the request that waits on that stream then fails with
      * MCP_ELIMIT (for the standalone stream, it is not reopened, until a new
@@ -446,10 +446,10 @@ typedef struct mcp_http_client_opts {
 
 /*
  * Connects to an MCP server over HTTP: Streamable HTTP (revision 2026-07-28,
- * and 2025-03-26 to 2025-11-25), or the legacy HTTP+SSE transport (2024-11-05),
+ * and 2025-03-26 to 2025-11-25), or the HTTP+SSE transport (2024-11-05),
  * at url (http:// or https://; TLS, proxies from the environment and HTTP/2 as
  * libcurl gives them). Which revision: see mcp_client_set_protocol() (the auto
- * mode sends server/discover first; legacy_sse means the legacy era). In the
+ * mode sends server/discover first; http_sse means the legacy era). In the
  * modern era there is nothing more to it: each request is a POST of its own.
  * In the legacy era it runs initialize and sends notifications/initialized,
  * then opens the standalone GET stream for the server's own messages (a 405

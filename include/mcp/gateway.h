@@ -104,7 +104,7 @@ typedef struct mcp_gateway_opts {
  * the gateway's ids never meet across nodes. A node that dies takes its sessions with
  * it: their requests get 404, and a retry of its requests an error.
  *
- * Serves the stdio server gw->argv names over Streamable HTTP and the legacy
+ * Serves the stdio server gw->argv names over Streamable HTTP and the HTTP+SSE
  * HTTP+SSE transport on `loop`, as mcp_http_endpoint_new serves an mcp_server:
  * http is that function's options (NULL: the defaults), and the endpoint is
  * stopped and freed with mcp_http_endpoint_stop and mcp_http_endpoint_free; its
@@ -153,7 +153,7 @@ MCP_EXTERN int mcp_gateway_stats_get(const mcp_http_endpoint *ep, mcp_gateway_st
 /*
  * A stdio gateway serves one stdio client (newline-delimited JSON-RPC on a pair
  * of file descriptors, as mcp_stdio_endpoint reads them) from a remote server
- * reached over Streamable HTTP, or the legacy HTTP+SSE transport, with the
+ * reached over Streamable HTTP, or the HTTP+SSE transport, with the
  * library's HTTP client transport: the streams it resumes with Last-Event-ID at
  * the server's retry, its reconnection with backoff, and a new session when the
  * server forgot the old one (HTTP 404, after a restart, say), started with the
@@ -172,7 +172,7 @@ MCP_EXTERN int mcp_gateway_stats_get(const mcp_http_endpoint *ep, mcp_gateway_st
  * says why (-32603, -32001 for a timeout, or the server's own error);
  * initialize failing so ends the gateway, with the error (nothing could be
  * served), as does the loss of the server (a session that cannot be renewed,
- * the legacy SSE stream's end), after answering every pending request.
+ * the HTTP+SSE stream's end), after answering every pending request.
  *
  * The end of the input ends the gateway once the requests in flight are
  * answered: the session is ended by DELETE, then done runs with MCP_OK.
@@ -182,9 +182,9 @@ typedef struct mcp_gateway_connect_opts {
      * for this layout. */
     size_t size;
     /* The server's URL, http:// or https://: its MCP endpoint, or with
-     * http->legacy_sse its SSE endpoint. Required. Copied. */
+     * http->http_sse its SSE endpoint. Required. Copied. */
     const char *url;
-    /* The HTTP client's options (headers sent with every request, TLS, the legacy
+    /* The HTTP client's options (headers sent with every request, TLS, the HTTP+SSE
      * transport, reconnection, session renewal, the connect timeout); NULL: the
      * defaults. Read during the call. schedule_reconnect must be NULL. */
     const mcp_http_client_opts *http;

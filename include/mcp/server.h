@@ -398,7 +398,7 @@ MCP_EXTERN const json_t *mcp_ctx_meta(const mcp_ctx *ctx);
 MCP_EXTERN const char *mcp_ctx_protocol_version(const mcp_ctx *ctx);
 MCP_EXTERN const json_t *mcp_ctx_client_capabilities(const mcp_ctx *ctx);
 MCP_EXTERN const json_t *mcp_ctx_client_info(const mcp_ctx *ctx);
-/* The session id (Mcp-Session-Id, or the legacy transport's sessionId), NULL on stdio
+/* The session id (Mcp-Session-Id, or the HTTP+SSE transport's sessionId), NULL on stdio
  * and stateless HTTP. */
 MCP_EXTERN const char *mcp_ctx_session_id(const mcp_ctx *ctx);
 /* The server whose handler this is. */
@@ -585,7 +585,7 @@ MCP_EXTERN int mcp_ctx_require_capability(mcp_ctx *ctx, const char *capability);
  * was told an event id to resume from (with JSON responses, the request is
  * then answered as an SSE stream). Handler's thread, worker or inline (it
  * waits for the loop from a worker). Returns MCP_OK, also when the stream's
- * client had already gone; MCP_ENOTSUP otherwise (stdio, the legacy transport,
+ * client had already gone; MCP_ENOTSUP otherwise (stdio, the HTTP+SSE transport,
  * stateless, no event store, older clients); MCP_ECLOSED when the request was
  * cancelled or its session closed; MCP_ENOMEM.
  */
@@ -684,7 +684,7 @@ MCP_EXTERN int mcp_serve_stdio(mcp_server *srv);
  * closed; MCP_EINVAL also for a negative descriptor, MCP_EIO for one libuv cannot use. */
 MCP_EXTERN int mcp_serve_fds(mcp_server *srv, int in_fd, int out_fd);
 
-/* ---- Streamable HTTP transport (and the legacy HTTP+SSE transport) ---- */
+/* ---- Streamable HTTP transport (and the HTTP+SSE transport) ---- */
 
 /*
  * A request to a path of the endpoint's listener that is not MCP's (see
@@ -717,18 +717,18 @@ typedef struct mcp_http_opts {
      * later read as zero for a program built before them. 0 stands for the layout
      * of libmcp 0.1 (this one). */
     size_t size;
-    const char *listen;     /* "HOST:PORT" (IPv6 in brackets); default 127.0.0.1:8080;
-                               port 0 picks a free port (see on_listen) */
-    const char *path;       /* the MCP endpoint; default "/mcp" */
-    int json_response;      /* answer requests with one application/json body, not SSE; a
-                               request that sends messages of its own (progress, logs,
-                               requests to the client) before its answer gets an SSE stream
-                               instead, so they arrive before the answer */
-    int stateless;          /* no sessions: each POST stands alone; GET and DELETE get 405;
-                               requests to the client fail with MCP_ESTATELESS, and
-                               initialize offers no listChanged and no subscribe */
-    int disable_get;        /* no standalone stream: GET gets 405 */
-    int disable_legacy_sse; /* do not serve the 2024-11-05 endpoints GET /sse, POST /messages */
+    const char *listen;   /* "HOST:PORT" (IPv6 in brackets); default 127.0.0.1:8080;
+                             port 0 picks a free port (see on_listen) */
+    const char *path;     /* the MCP endpoint; default "/mcp" */
+    int json_response;    /* answer requests with one application/json body, not SSE; a
+                             request that sends messages of its own (progress, logs,
+                             requests to the client) before its answer gets an SSE stream
+                             instead, so they arrive before the answer */
+    int stateless;        /* no sessions: each POST stands alone; GET and DELETE get 405;
+                             requests to the client fail with MCP_ESTATELESS, and
+                             initialize offers no listChanged and no subscribe */
+    int disable_get;      /* no standalone stream: GET gets 405 */
+    int disable_http_sse; /* do not serve the 2024-11-05 endpoints GET /sse, POST /messages */
     const char *const *allowed_origins; /* NULL-terminated exact origins; NULL: loopback origins
                                            only (http or https, any port) */
     const char *const *allowed_hosts;   /* NULL-terminated host names; NULL: loopback names when
@@ -790,8 +790,8 @@ typedef struct mcp_http_opts {
      * reaches. A cut stream of a 2025-11-25 session resumes with Last-Event-ID and
      * loses nothing (its events stay in the event store); a cut subscriptions/listen
      * (2026-07-28) ends as when its client closes it, and its client listens again;
-     * a legacy (2024-11-05) session ends with its stream. Streams that only carry
-     * notifications (standalone GET, subscriptions/listen, legacy SSE) also keep a
+     * an HTTP+SSE (2024-11-05) session ends with its stream. Streams that only carry
+     * notifications (standalone GET, subscriptions/listen, HTTP+SSE) also keep a
      * small kernel send buffer (SO_SNDBUF 16 KiB), so that what the kernel holds for
      * them is bounded too. */
     size_t max_queued_total;
@@ -806,7 +806,7 @@ typedef struct mcp_http_endpoint mcp_http_endpoint;
 
 /*
  * Serves srv over Streamable HTTP (protocol 2025-03-26 and later) and the
- * legacy HTTP+SSE transport (2024-11-05) on `loop`, and writes the endpoint,
+ * HTTP+SSE transport (2024-11-05) on `loop`, and writes the endpoint,
  * which the caller owns, to *out once it listens; then on_listen(url, user)
  * runs, from inside this call. Loop thread. opts is copied (NULL: the
  * defaults): its strings and arrays need only live for the call; opts->store
@@ -842,7 +842,7 @@ MCP_EXTERN int mcp_http_endpoint_stopping(const mcp_http_endpoint *ep);
  * and one for GET on the same path the first added wins; a path routed for
  * other methods only is answered 405. Returns MCP_OK; MCP_EINVAL (a NULL ep,
  * path or fn, a path not starting with '/', an empty method); MCP_EEXIST when
- * the path is the MCP endpoint's, a legacy one (/sse, /messages, unless
+ * the path is the MCP endpoint's, an HTTP+SSE one (/sse, /messages, unless
  * disabled) or already routed for the same method (NULL counting as a method
  * of its own); MCP_ENOMEM.
  */
@@ -918,7 +918,7 @@ MCP_EXTERN int mcp_http_exchange_respond(mcp_http_exchange *x, int status,
                                          const char *const *headers, const void *body, size_t len);
 
 /*
- * Serves srv over Streamable HTTP and the legacy HTTP+SSE transport, blocking
+ * Serves srv over Streamable HTTP and the HTTP+SSE transport, blocking
  * the calling thread (any thread) on a loop of its own, until SIGINT or
  * SIGTERM: the first drains (opts->drain_ms), a second stops at once; it
  * returns once the endpoint has ended. Nothing else stops it: a program that

@@ -13,7 +13,7 @@ enum {
     F_JSON = HTTP_FLAG_FIRST,
     F_STATELESS,
     F_NO_GET,
-    F_NO_LEGACY,
+    F_NO_HTTP_SSE,
     F_ORIGIN,
     F_HOST,
     F_CORS,
@@ -42,7 +42,7 @@ static const struct option flags[HTTP_FLAGS_COUNT] = {
     {"json-response", no_argument, NULL, F_JSON},
     {"stateless", no_argument, NULL, F_STATELESS},
     {"no-get", no_argument, NULL, F_NO_GET},
-    {"no-legacy-sse", no_argument, NULL, F_NO_LEGACY},
+    {"no-http-sse", no_argument, NULL, F_NO_HTTP_SSE},
     {"allowed-origin", required_argument, NULL, F_ORIGIN},
     {"allowed-host", required_argument, NULL, F_HOST},
     {"cors-origin", required_argument, NULL, F_CORS},
@@ -114,8 +114,8 @@ int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
     case F_NO_GET:
         h->disable_get = 1;
         return 0;
-    case F_NO_LEGACY:
-        h->disable_legacy_sse = 1;
+    case F_NO_HTTP_SSE:
+        h->disable_http_sse = 1;
         return 0;
     case F_NO_RESUME:
         h->disable_resumability = 1;
@@ -289,7 +289,7 @@ void http_flags_help(FILE *out)
           "                        get 405; requests to the client (ping, sampling,\n"
           "                        elicitation, roots) fail at once\n"
           "      --no-get          no standalone stream: GET gets 405\n"
-          "      --no-legacy-sse   do not serve the 2024-11-05 endpoints /sse and /messages\n"
+          "      --no-http-sse     do not serve the 2024-11-05 endpoints /sse and /messages\n"
           "      --allowed-origin ORIGIN  allow this Origin (repeatable; default: only\n"
           "                        loopback origins)\n"
           "      --allowed-host NAME  allow this Host name (repeatable; default: loopback\n"

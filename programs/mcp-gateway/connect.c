@@ -60,7 +60,7 @@ void connect_help(FILE *out)
             "      --connect URL     the server's MCP endpoint (http:// or https://)\n"
             "      --header 'NAME: VALUE'  send this header with every request\n"
             "                        (repeatable), e.g. 'Authorization: Bearer TOKEN'\n"
-            "      --legacy-sse      URL is the SSE endpoint of the 2024-11-05 transport\n"
+            "      --http-sse        URL is the SSE endpoint of the 2024-11-05 transport\n"
             "                        (http://HOST:PORT/sse, say); without it, a server that\n"
             "                        refuses the POST of initialize (400, 404, 405) is\n"
             "                        tried with that transport at URL\n"
@@ -102,7 +102,7 @@ static int parse_args(int argc, char **argv, struct copts *o)
     enum {
         OPT_CONNECT = 256,
         OPT_HEADER,
-        OPT_LEGACY,
+        OPT_HTTP_SSE,
         OPT_CACERT,
         OPT_CERT,
         OPT_KEY,
@@ -120,7 +120,7 @@ static int parse_args(int argc, char **argv, struct copts *o)
     static const struct option longopts[] = {
         {"connect", required_argument, NULL, OPT_CONNECT},
         {"header", required_argument, NULL, OPT_HEADER},
-        {"legacy-sse", no_argument, NULL, OPT_LEGACY},
+        {"http-sse", no_argument, NULL, OPT_HTTP_SSE},
         {"cacert", required_argument, NULL, OPT_CACERT},
         {"cert", required_argument, NULL, OPT_CERT},
         {"key", required_argument, NULL, OPT_KEY},
@@ -169,8 +169,8 @@ static int parse_args(int argc, char **argv, struct copts *o)
             }
             o->headers[nheaders++] = optarg;
             break;
-        case OPT_LEGACY:
-            o->http.legacy_sse = 1;
+        case OPT_HTTP_SSE:
+            o->http.http_sse = 1;
             break;
         case OPT_CACERT:
             o->http.cacert = optarg;

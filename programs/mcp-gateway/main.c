@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mcp-gateway: a stdio MCP server offered over Streamable HTTP (and the legacy
+ * mcp-gateway: a stdio MCP server offered over Streamable HTTP (and the HTTP+SSE
  * HTTP+SSE transport), on the library's gateway endpoint (mcp/gateway.h).
  *
  * Exit status: 0 after a clean end (SIGTERM or SIGINT drains), 1 when serving

@@ -123,7 +123,7 @@ typedef struct cli_server {
     const char *cacert;   /* --cacert, --cert and --key, or NULL */
     const char *cert;
     const char *key;
-    bool legacy_sse;      /* --legacy-sse */
+    bool http_sse;        /* --http-sse */
     bool no_retry_safe;   /* --no-retry-safe */
     const char *protocol; /* --protocol, or NULL: auto */
 } cli_server;

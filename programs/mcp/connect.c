@@ -219,7 +219,7 @@ int cli_connect(mcp_client *c, const cli_server *server, int timeout_ms)
             .cacert = server->cacert,
             .client_cert = server->cert,
             .client_key = server->key,
-            .legacy_sse = server->legacy_sse,
+            .http_sse = server->http_sse,
             .no_retry_safe = server->no_retry_safe,
             .connect_timeout_ms =
                 timeout_ms < HTTP_CONNECT_TIMEOUT_MS ? timeout_ms : HTTP_CONNECT_TIMEOUT_MS,

@@ -69,7 +69,7 @@ static void usage(FILE *f)
           "\n"
           "A server given as a URL (http:// or https://, in any case) is reached over\n"
           "Streamable HTTP, or over the older HTTP+SSE transport when it answers\n"
-          "initialize with 400, 404 or 405 (or with --legacy-sse). Either way mcp first\n"
+          "initialize with 400, 404 or 405 (or with --http-sse). Either way mcp first\n"
           "asks whether the server speaks revision 2026-07-28 (server/discover), and\n"
           "falls back to initialize when it does not (see --protocol).\n"
           "\n"
@@ -132,7 +132,7 @@ static void usage(FILE *f)
           "                      the system's\n"
           "  --cert FILE         TLS client certificate (PEM), with its key unless --key\n"
           "  --key FILE          the private key of --cert (PEM)\n"
-          "  --legacy-sse        URL is the SSE endpoint of the 2024-11-05 HTTP+SSE\n"
+          "  --http-sse          URL is the SSE endpoint of the 2024-11-05 HTTP+SSE\n"
           "                      transport (http://HOST:PORT/sse, say)\n"
           "  --no-retry-safe     in revision 2026-07-28, which has no resumption, do not\n"
           "                      send a request once more when its connection fails\n"
@@ -408,8 +408,8 @@ static int parse_args(cli *o, int argc, char **argv)
         } else if ((val = option_value(argc, argv, &i, "--key", &missing)) != NULL) {
             o->server.key = val;
             http_option = arg;
-        } else if (strcmp(arg, "--legacy-sse") == 0) {
-            o->server.legacy_sse = true;
+        } else if (strcmp(arg, "--http-sse") == 0) {
+            o->server.http_sse = true;
             http_option = arg;
         } else if (strcmp(arg, "--no-retry-safe") == 0) {
             o->server.no_retry_safe = true;

@@ -152,9 +152,9 @@ int mcp_client_set_protocol(mcp_client *c, const char *protocol)
     if (strcmp(protocol, "auto") == 0) {
         mode = CMODE_AUTO;
     } else if (strcmp(protocol, "legacy") == 0) {
-        mode = CMODE_LEGACY;
+        mode = CMODE_HTTPSSE;
     } else if ((rev = mcp__revision_find(protocol)) != NULL) {
-        mode = rev->modern ? CMODE_MODERN : CMODE_LEGACY;
+        mode = rev->modern ? CMODE_MODERN : CMODE_HTTPSSE;
     } else {
         return MCP_EINVAL;
     }
@@ -607,7 +607,7 @@ static void init_reply(void *arg, int status, const json_t *result, const mcp_rp
     }
     const char *version = json_string_value(json_object_get(result, "protocolVersion"));
     const mcp__revision *rev = mcp__revision_find_legacy(version);
-    if (rev == NULL || (c->mode == CMODE_LEGACY && c->pinned != NULL && rev != c->pinned)) {
+    if (rev == NULL || (c->mode == CMODE_HTTPSSE && c->pinned != NULL && rev != c->pinned)) {
         /* The spec: a client that does not speak the server's version disconnects; one
          * pinned to a revision speaks no other. */
         mcp_rpc_error e = {0};
@@ -720,11 +720,11 @@ static void connect_run(mcp__mail *m)
     }
     mcp__rpc_forward_unmatched_cancel(c->rpc);
     /* The 2024-11-05 transport, named as such, has only initialize. */
-    int legacy_sse = cm->http != NULL && mcp__shttp_cfg_legacy(cm->http);
-    if (legacy_sse && c->mode == CMODE_MODERN) {
+    int http_sse = cm->http != NULL && mcp__shttp_cfg_httpsse(cm->http);
+    if (http_sse && c->mode == CMODE_MODERN) {
         mcp_rpc_error e = {0};
         snprintf(e.message, sizeof(e.message),
-                 "the HTTP+SSE transport (legacy_sse) has no revision %s",
+                 "the HTTP+SSE transport (http_sse) has no revision %s",
                  mcp__revision_modern()->version);
         mcp__rpc_close(c->rpc);
         mcp__connect_finish(cm, MCP_EINVAL, &e);
@@ -736,8 +736,8 @@ static void connect_run(mcp__mail *m)
         mcp__connect_finish(cm, rc, NULL);
         return;
     }
-    if (c->mode == CMODE_LEGACY || legacy_sse)
-        mcp__connect_initialize(cm, c->mode == CMODE_LEGACY ? c->pinned : NULL);
+    if (c->mode == CMODE_HTTPSSE || http_sse)
+        mcp__connect_initialize(cm, c->mode == CMODE_HTTPSSE ? c->pinned : NULL);
     else
         mcp__probe_send(cm);
 }

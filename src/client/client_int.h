@@ -40,7 +40,7 @@
 /* How the client chooses its era (mcp_client_set_protocol). */
 enum client_mode {
     CMODE_AUTO = 0, /* server/discover first, initialize when the server is legacy */
-    CMODE_LEGACY,   /* initialize, offering pinned (or the newest legacy revision) */
+    CMODE_HTTPSSE,  /* initialize, offering pinned (or the newest legacy revision) */
     CMODE_MODERN    /* server/discover at pinned; never initialize */
 };
 

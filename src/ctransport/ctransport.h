@@ -5,7 +5,7 @@
  * the server's back, and reports when it can no longer do so.
  *
  *   stdio_client.c   a child process, one message per line on its stdin/stdout
- *   shttp_client.c   Streamable HTTP (2025-03-26 to 2025-11-25) and the legacy
+ *   shttp_client.c   Streamable HTTP (2025-03-26 to 2025-11-25) and the HTTP+SSE
  *                    HTTP+SSE transport (2024-11-05), on libcurl driven by the
  *                    loop (http/curl_loop.c)
  *
@@ -102,7 +102,7 @@ void mcp__stdio_ctr_set_grace(mcp__ctr *t, int grace_ms);
 int mcp__stdio_ctr_pid(const mcp__ctr *t);
 
 /*
- * Streamable HTTP, or the legacy HTTP+SSE transport, to one URL. The
+ * Streamable HTTP, or the HTTP+SSE transport, to one URL. The
  * configuration is copied on the caller's thread (mcp__shttp_cfg_new: MCP_OK,
  * MCP_EINVAL for a URL that is not http:// or https:// or options out of range,
  * MCP_ENOMEM) and handed to the loop, where mcp__shttp_ctr_new takes it (freed
@@ -112,7 +112,7 @@ typedef struct mcp__shttp_cfg mcp__shttp_cfg;
 int mcp__shttp_cfg_new(const char *url, const mcp_http_client_opts *opts, mcp__shttp_cfg **out);
 void mcp__shttp_cfg_free(mcp__shttp_cfg *cfg);
 /* 1 when the URL is named as the SSE endpoint of the 2024-11-05 transport. */
-int mcp__shttp_cfg_legacy(const mcp__shttp_cfg *cfg);
+int mcp__shttp_cfg_httpsse(const mcp__shttp_cfg *cfg);
 int mcp__shttp_ctr_new(uv_loop_t *loop, mcp__shttp_cfg *cfg, size_t max_message,
                        const mcp__ctr_cbs *cbs, void *user, mcp__ctr **out);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The HTTP client transport: Streamable HTTP (2025-03-26 to 2025-11-25) and the
- * legacy HTTP+SSE transport (2024-11-05), on libcurl driven by the loop.
+ * HTTP+SSE transport (2024-11-05), on libcurl driven by the loop.
  *
  * Streamable HTTP: every message is a POST. A request's answer comes as JSON,
  * or as an SSE stream that may carry the server's notifications and requests
@@ -26,7 +26,7 @@
  * with the initialize we sent first, and every request still pending is sent
  * once more on it (unless turned off).
  *
- * Legacy HTTP+SSE: GET the SSE endpoint, wait for its `endpoint` event, POST
+ * HTTP+SSE: GET the SSE endpoint, wait for its `endpoint` event, POST
  * every message there; every answer comes on the GET stream. It is used when
  * asked for, or when the POST of initialize gets 400, 404 or 405.
  *
@@ -79,7 +79,7 @@ struct mcp__shttp_cfg {
     char *url;
     char **headers; /* NULL-terminated */
     char *cacert, *cert, *key;
-    int legacy, max_retries, initial_delay, max_delay, no_renewal, connect_timeout;
+    int httpsse, max_retries, initial_delay, max_delay, no_renewal, connect_timeout;
     int no_retry_safe;
     mcp_reconnect_fn sched;
     void *sched_user;
@@ -88,7 +88,7 @@ struct mcp__shttp_cfg {
 typedef struct shttp_ctr shttp_ctr;
 typedef struct cstream cstream;
 
-enum xkind { X_POST, X_GET, X_DELETE, X_LEGACY_GET };
+enum xkind { X_POST, X_GET, X_DELETE, X_HTTPSSE_GET };
 enum ctype { CT_NONE, CT_JSON, CT_SSE, CT_OTHER };
 
 typedef struct xfer {
@@ -96,7 +96,7 @@ typedef struct xfer {
     mcp__curl_req *req;
     enum xkind kind;
     cstream *st;   /* the stream it feeds (a request's POST, a GET) */
-    json_int_t id; /* the request it carries, when has_id (legacy POSTs too) */
+    json_int_t id; /* the request it carries, when has_id (HTTP+SSE POSTs too) */
     int has_id;
     int is_renewal;  /* the POST of a renewal's initialize */
     int is_notified; /* the POST of notifications/initialized */
@@ -148,7 +148,7 @@ struct cstream {
     cstream *prev, *next;
 };
 
-/* A message that waits: for a renewal to end, or for the legacy endpoint. */
+/* A message that waits: for a renewal to end, or for the HTTP+SSE endpoint event. */
 typedef struct queued {
     char *text;
     size_t len;
@@ -158,7 +158,7 @@ typedef struct queued {
     struct queued *next;
 } queued;
 
-enum mode { MODE_STREAMABLE, MODE_LEGACY };
+enum mode { MODE_STREAMABLE, MODE_HTTPSSE };
 
 struct shttp_ctr {
     mcp__ctr base;
@@ -182,8 +182,8 @@ struct shttp_ctr {
     int renewing;
     unsigned renewals;
     char renew_id[40];
-    char *post_url; /* legacy: the endpoint event's URL */
-    xfer *legacy_get;
+    char *post_url; /* HTTP+SSE: the endpoint event's URL */
+    xfer *httpsse_get;
     int closing, lost, closed_reported, deleting;
     int timers_open;
     /* The connect waits until the standalone stream is open (or refused): a
@@ -209,7 +209,7 @@ static void st_broke(cstream *st, xfer *x);
 static void start_renewal(shttp_ctr *t);
 static void maybe_closed(shttp_ctr *t);
 static int open_get(cstream *st);
-static void open_legacy(shttp_ctr *t);
+static void open_httpsse(shttp_ctr *t);
 static void became_ready(shttp_ctr *t);
 
 /* ---- Configuration ---- */
@@ -240,9 +240,9 @@ static int header_ok(const char *h)
     return 1;
 }
 
-int mcp__shttp_cfg_legacy(const mcp__shttp_cfg *cfg)
+int mcp__shttp_cfg_httpsse(const mcp__shttp_cfg *cfg)
 {
-    return cfg->legacy;
+    return cfg->httpsse;
 }
 
 int mcp__shttp_cfg_new(const char *url, const mcp_http_client_opts *opts, mcp__shttp_cfg **out)
@@ -274,7 +274,7 @@ int mcp__shttp_cfg_new(const char *url, const mcp_http_client_opts *opts, mcp__s
         mcp__shttp_cfg_free(cfg);
         return MCP_ENOMEM;
     }
-    cfg->legacy = o.legacy_sse != 0;
+    cfg->httpsse = o.http_sse != 0;
     cfg->max_retries = o.max_retries == 0 ? DEFAULT_MAX_RETRIES : o.max_retries;
     cfg->initial_delay = o.initial_delay_ms > 0 ? o.initial_delay_ms : DEFAULT_INITIAL_DELAY_MS;
     cfg->max_delay = o.max_delay_ms > 0 ? o.max_delay_ms : DEFAULT_MAX_DELAY_MS;
@@ -507,8 +507,8 @@ static void xfer_cancel(xfer *x)
     if (x->st != NULL && x->st->x == x)
         x->st->x = NULL;
     x->st = NULL;
-    if (x->t->legacy_get == x)
-        x->t->legacy_get = NULL;
+    if (x->t->httpsse_get == x)
+        x->t->httpsse_get = NULL;
     mcp__curl_cancel(x->req);
     x->req = NULL;
     if (x->busy == 0)
@@ -550,10 +550,10 @@ static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const ch
     if (kind == X_POST) {
         h = add_header(h, "Content-Type: application/json", &bad);
         h = add_header(h,
-                       t->mode == MODE_LEGACY ? "Accept: application/json"
-                                              : "Accept: application/json, text/event-stream",
+                       t->mode == MODE_HTTPSSE ? "Accept: application/json"
+                                               : "Accept: application/json, text/event-stream",
                        &bad);
-    } else if (kind == X_GET || kind == X_LEGACY_GET) {
+    } else if (kind == X_GET || kind == X_HTTPSSE_GET) {
         h = add_header(h, "Accept: text/event-stream", &bad);
         h = add_header(h, "Cache-Control: no-cache", &bad);
     }
@@ -760,7 +760,7 @@ static void json_answer(xfer *x, long status)
 
 /* ---- SSE ---- */
 
-static int legacy_endpoint(shttp_ctr *t, const char *data, size_t len);
+static int httpsse_endpoint(shttp_ctr *t, const char *data, size_t len);
 
 static int sse_block(void *user, const mcp__sse_block *b)
 {
@@ -788,8 +788,8 @@ static int sse_block(void *user, const mcp__sse_block *b)
     }
     if (b->data == NULL || b->data_len == 0)
         return 0; /* a priming event, or an id alone */
-    if (x->kind == X_LEGACY_GET && strcmp(b->type, "endpoint") == 0)
-        return legacy_endpoint(x->t, b->data, b->data_len) == MCP_OK ? 0 : 1;
+    if (x->kind == X_HTTPSSE_GET && strcmp(b->type, "endpoint") == 0)
+        return httpsse_endpoint(x->t, b->data, b->data_len) == MCP_OK ? 0 : 1;
     if (strcmp(b->type, "message") != 0)
         return 0; /* an event type of no meaning to MCP */
     incoming_text(x, b->data, b->data_len);
@@ -1114,7 +1114,7 @@ static void open_standalone(shttp_ctr *t)
 static int post_ex(shttp_ctr *t, const char *text, size_t len, cstream *st, int has_id,
                    json_int_t id, int modern, char *const *extra, xfer **out)
 {
-    const char *url = t->mode == MODE_LEGACY ? t->post_url : t->cfg->url;
+    const char *url = t->mode == MODE_HTTPSSE ? t->post_url : t->cfg->url;
     xfer *x = xfer_start(t, X_POST, url, text, len, NULL, !modern,
                          st == NULL ? SMALL_POST_TIMEOUT_MS : 0, extra);
     if (x == NULL)
@@ -1401,7 +1401,7 @@ static int shttp_send(mcp__ctr *base, const json_t *msg, const char *text, size_
     }
     int rc;
     xfer *x = NULL;
-    if (t->renewing || (t->mode == MODE_LEGACY && t->post_url == NULL))
+    if (t->renewing || (t->mode == MODE_HTTPSSE && t->post_url == NULL))
         rc = enqueue(t, text, len, st, is_request, id);
     else
         rc = post(t, text, len, st, is_request, id, &x);
@@ -1569,9 +1569,9 @@ static void start_renewal(shttp_ctr *t)
     x->is_renewal = 1;
 }
 
-/* ---- Legacy HTTP+SSE ---- */
+/* ---- HTTP+SSE (2024-11-05) ---- */
 
-static int legacy_endpoint(shttp_ctr *t, const char *data, size_t len)
+static int httpsse_endpoint(shttp_ctr *t, const char *data, size_t len)
 {
     if (t->post_url != NULL)
         return MCP_OK; /* the first one counts */
@@ -1597,20 +1597,20 @@ static int legacy_endpoint(shttp_ctr *t, const char *data, size_t len)
         lose(t, MCP_ENOMEM, "out of memory");
         return MCP_ENOMEM;
     }
-    mcp__debug("legacy SSE endpoint: %s", t->post_url);
+    mcp__debug("HTTP+SSE endpoint: %s", t->post_url);
     flush(t);
     return MCP_OK;
 }
 
-static void open_legacy(shttp_ctr *t)
+static void open_httpsse(shttp_ctr *t)
 {
-    t->mode = MODE_LEGACY;
-    xfer *x = xfer_start(t, X_LEGACY_GET, t->cfg->url, NULL, 0, NULL, 0, 0, NULL);
+    t->mode = MODE_HTTPSSE;
+    xfer *x = xfer_start(t, X_HTTPSSE_GET, t->cfg->url, NULL, 0, NULL, 0, 0, NULL);
     if (x == NULL) {
         lose(t, MCP_ENOMEM, "out of memory opening the SSE stream");
         return;
     }
-    t->legacy_get = x;
+    t->httpsse_get = x;
 }
 
 /* ---- The end of a transfer ---- */
@@ -1718,10 +1718,10 @@ static void post_done(xfer *x, CURLcode rc, long status)
         if (text == NULL || enqueue(t, text, strlen(text), NULL, 1, t->init_id) != MCP_OK)
             fail_request(t, t->init_id, MCP_ENOMEM, 0, "out of memory");
         free(text);
-        open_legacy(t);
+        open_httpsse(t);
         return;
     }
-    const char *what = t->mode == MODE_LEGACY ? "POST to the SSE endpoint" : "POST";
+    const char *what = t->mode == MODE_HTTPSSE ? "POST to the SSE endpoint" : "POST";
     if (rc != CURLE_OK) {
         if (st != NULL && x->ctype == CT_SSE && !st->answered) {
             st_broke(st, x); /* it may be resumed */
@@ -1832,9 +1832,9 @@ static void xfer_done(void *user, CURLcode rc, long status)
         case X_GET:
             get_done(x, rc, status);
             break;
-        case X_LEGACY_GET:
-            if (t->legacy_get == x) {
-                t->legacy_get = NULL;
+        case X_HTTPSSE_GET:
+            if (t->httpsse_get == x) {
+                t->httpsse_get = NULL;
                 if (rc != CURLE_OK)
                     lose(t, curl_status(rc), "the SSE stream of the server failed");
                 else if (status >= 400) {
@@ -1857,8 +1857,8 @@ static void xfer_done(void *user, CURLcode rc, long status)
     st = x->st;
     if (st != NULL && st->x == x)
         st->x = NULL;
-    if (t->legacy_get == x)
-        t->legacy_get = NULL;
+    if (t->httpsse_get == x)
+        t->httpsse_get = NULL;
     xfer_free(x);
     if (st != NULL)
         st_free_if_idle(st);
@@ -1995,7 +1995,7 @@ int mcp__shttp_ctr_new(uv_loop_t *loop, mcp__shttp_cfg *cfg, size_t max_message,
     if (mcp__random_bytes(&t->rng, sizeof(t->rng)) != MCP_OK || t->rng == 0)
         t->rng = 0x9e3779b97f4a7c15ull ^ mcp__now_ms();
     *out = &t->base;
-    if (cfg->legacy)
-        open_legacy(t);
+    if (cfg->httpsse)
+        open_httpsse(t);
     return MCP_OK;
 }

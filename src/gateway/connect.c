@@ -893,7 +893,7 @@ int mcp_gateway_stdio_new(uv_loop_t *loop, const mcp_gateway_connect_opts *opts,
     g->log = o.log;
     g->log_user = o.log_user;
     g->done_user = user;
-    int legacy = mcp__shttp_cfg_legacy(cfg);
+    int httpsse = mcp__shttp_cfg_httpsse(cfg);
     uv_timer_init(loop, &g->req_timer);
     uv_timer_init(loop, &g->later);
     uv_timer_init(loop, &g->drain_timer);
@@ -930,7 +930,7 @@ int mcp_gateway_stdio_new(uv_loop_t *loop, const mcp_gateway_connect_opts *opts,
     g->done = done;
     g->free_when_done = 0;
     logf_(g, MCP_LOG_INFO, "event=start url=%s transport=%s", g->url,
-          legacy ? "sse" : "streamable_http");
+          httpsse ? "sse" : "streamable_http");
     *out = g;
     return MCP_OK;
 }

@@ -2,7 +2,7 @@
 /*
  * A thin HTTP/1.1 server on libuv and llhttp: listening, connections, limits,
  * timeouts, keep-alive and pipelining, plain and streamed (chunked) responses.
- * It knows nothing of MCP; the Streamable HTTP and legacy SSE transports stand
+ * It knows nothing of MCP; the Streamable HTTP and HTTP+SSE transports stand
  * on it.
  *
  * Threading: everything here runs on the thread of the loop given to

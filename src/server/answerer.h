@@ -3,7 +3,7 @@
  * The seam between transports and the MCP side, owned by the side that implements
  * it (the server core, and the gateway's forwarder); the transports point down to it.
  *
- * A transport (stdio, Streamable HTTP, legacy HTTP+SSE) moves messages; an
+ * A transport (stdio, Streamable HTTP, HTTP+SSE) moves messages; an
  * answerer answers them. The transports reach the MCP side only through this
  * header: they open a session, feed it the messages that arrive with the stream
  * each came on, ask it the few facts a transport needs (the negotiated revision,

@@ -10,12 +10,12 @@
  *   shttp_resume.c    resuming a stream (GET with Last-Event-ID) from the store;
  *   shttp_outbox.c    messages that wait for a session's first GET stream;
  *   shttp_mcp.c       Streamable HTTP: POST, GET and DELETE on the MCP path;
- *   shttp_legacy.c    the legacy HTTP+SSE transport: GET /sse, POST /messages.
+ *   httpsse.c    the HTTP+SSE transport: GET /sse, POST /messages.
  *
  * A session (hsess) is one MCP session reached over HTTP; it owns the
  * answerer's session (mcp__asession, see answerer.h) and its streams. A stream
  * (hstream) is where a session's messages go: one per POST that carries
- * requests, one per GET (standalone), or the one SSE stream of a legacy
+ * requests, one per GET (standalone), or the one SSE stream of an HTTP+SSE
  * session. A stream's HTTP request (req) may go away before the stream ends: a
  * client that drops a POST stream does not cancel its requests (disconnection
  * is not cancellation); their answers are kept by the event store for a resume.
@@ -34,7 +34,7 @@
 typedef struct mcp_http_endpoint shttp;
 
 /* The kernel send buffer of a stream that only carries notifications (a standalone
- * GET, a subscriptions/listen, a legacy SSE stream), whose client may never read:
+ * GET, a subscriptions/listen, a HTTP+SSE stream), whose client may never read:
  * SO_SNDBUF, which Linux doubles. Without it each such socket may hold up to
  * net.ipv4.tcp_wmem's maximum (4 MiB by default) that the server's budget
  * (max_queued_total) never sees. */
@@ -57,7 +57,7 @@ typedef struct hresume hresume;
  */
 /* HS_REMOTE is a resume of a stream another node writes (--redis): its events come
  * from the shared store, replayed and then followed live (shttp_cluster.c). */
-enum hstream_kind { HS_POST_SSE, HS_POST_JSON, HS_GET, HS_IDLE, HS_LEGACY, HS_REMOTE };
+enum hstream_kind { HS_POST_SSE, HS_POST_JSON, HS_GET, HS_IDLE, HS_HTTPSSE, HS_REMOTE };
 
 struct hstream {
     hsess *hs;
@@ -139,7 +139,7 @@ struct hsess {
     shttp *t;
     char id[33]; /* hex of 16 random bytes; "" for a stateless POST */
     mcp__asession *sess;
-    int legacy;
+    int httpsse; /* a session of the HTTP+SSE transport (2024-11-05) */
     int stateless;
     int closing;
     hstream *streams;
@@ -170,14 +170,14 @@ struct hsess {
     int gaps_shared; /* of gaps, those marked in the cluster (shttp_cluster.c) */
     char source[48]; /* the address that opened it, \"\" when unknown */
     /* Shared with other nodes (shttp_cluster.c): */
-    int shared;        /* its record lives in the cluster */
-    int legacy_shared; /* a legacy session whose record names this node */
-    int pinned;        /* served here only (its answerer cannot share it): its record
-                          names this node, and other nodes relay its requests here */
-    int local_close;   /* closing only here: the session lives on elsewhere */
-    int puts;          /* record writes not yet acknowledged */
-    int unwritten;     /* a change to its record could not be written (down) */
-    int recorded;      /* its record was written once: other nodes can find it */
+    int shared;         /* its record lives in the cluster */
+    int httpsse_shared; /* an HTTP+SSE session whose record names this node */
+    int pinned;         /* served here only (its answerer cannot share it): its record
+                           names this node, and other nodes relay its requests here */
+    int local_close;    /* closing only here: the session lives on elsewhere */
+    int puts;           /* record writes not yet acknowledged */
+    int unwritten;      /* a change to its record could not be written (down) */
+    int recorded;       /* its record was written once: other nodes can find it */
     /* Its finished streams this node stored in the cluster, oldest first, and what
      * they hold in all: the session's bound (shttp_cluster.c, kept_trim). */
     struct hkept *kept, **kept_tail;
@@ -213,7 +213,7 @@ struct mcp_http_endpoint {
     mcp__answerer *ans; /* what answers the sessions' messages */
     uv_loop_t *loop;    /* the caller's */
     mcp__http_server *http;
-    mcp__map sessions; /* id -> hsess, stateful and legacy sessions */
+    mcp__map sessions; /* id -> hsess, stateful and HTTP+SSE sessions */
     hsess *all;
     hsess *deferred;
     uint64_t uses;            /* counts session uses (see hsess.last_use) */
@@ -222,7 +222,7 @@ struct mcp_http_endpoint {
 
     char *path;
     char *url;
-    int json_response, stateless, disable_get, legacy;
+    int json_response, stateless, disable_get, httpsse;
     int keepalive_ms;
     int max_sessions;
     int idle_ms;
@@ -277,7 +277,7 @@ struct mcp_http_endpoint {
 
 /* ---- shttp_router.c ---- */
 
-/* The listener's on_request: Host and Origin, CORS preflight, then MCP, legacy SSE
+/* The listener's on_request: Host and Origin, CORS preflight, then MCP, HTTP+SSE
  * and extra routes. */
 void mcp__shttp_on_request(void *user, mcp__http_req *req);
 /* Frees the extra routes. */
@@ -308,7 +308,7 @@ void mcp__shttp_keepalive(uv_timer_t *h);
 void mcp__shttp_sweep(uv_timer_t *h);
 /* Creates a session (stateful ones get an id and a place in the table). NULL when
  * out of memory. */
-hsess *mcp__hsess_new(shttp *t, int stateless, int legacy);
+hsess *mcp__hsess_new(shttp *t, int stateless, int httpsse);
 /* A session another node made, with its id and event tag (--redis). NULL when out of
  * memory. */
 hsess *mcp__hsess_restore(shttp *t, const char *id, const char *tag);
@@ -318,7 +318,7 @@ void mcp__hsess_close(hsess *hs);
  * stream, no request in flight, no resume) is closed to make room. 1 when one was,
  * 0 when every session is busy. */
 int mcp__shttp_evict_idle_session(shttp *t);
-/* True when long-lived streams (GET, resumed, legacy) hold half the connection
+/* True when long-lived streams (GET, resumed, HTTP+SSE) hold half the connection
  * limit: a new one must wait, so that they never lock out short requests. */
 int mcp__shttp_get_streams_full(shttp *t);
 /* The store failed to keep event seq of stream (see hsess.gaps). */
@@ -471,8 +471,8 @@ void mcp__shttp_cluster_session_end(hsess *hs);
 void mcp__shttp_cluster_confirm_rest(hstream *st);
 /* The answer to a DELETE that ended its session: 200 (shttp_mcp.c). */
 void mcp__shttp_deleted(shttp *t, mcp__http_req *req);
-/* The answer to a legacy POST whose messages were taken: 202 (shttp_legacy.c). */
-void mcp__shttp_legacy_accepted(shttp *t, mcp__http_req *req);
+/* The answer to an HTTP+SSE POST whose messages were taken: 202 (httpsse.c). */
+void mcp__httpsse_accepted(shttp *t, mcp__http_req *req);
 /* DELETE of a shared session: ends it here and everywhere, and answers req once every
  * other node has heard (or after a second): the client's next request, wherever it
  * lands, finds the session gone. 503 while the shared store is out of reach. */
@@ -497,20 +497,20 @@ void mcp__shttp_cluster_stream_end(hstream *st);
 /* The stream id of another node: resumed by following it (1), or 0 for this node's. */
 int mcp__shttp_cluster_resume(shttp *t, hsess *hs, mcp__http_req *req, uint64_t stream,
                               uint64_t seq);
-/* A legacy session opened here: its record names this node, and its endpoint event
+/* An HTTP+SSE session opened here: its record names this node, and its endpoint event
  * goes out once written (1), or 0 to send it now (not shared). */
-int mcp__shttp_cluster_legacy_new(hsess *hs);
-/* A legacy POST for a session this node does not have: sent to the node that has it
+int mcp__shttp_cluster_httpsse_new(hsess *hs);
+/* An HTTP+SSE POST for a session this node does not have: sent to the node that has it
  * (202), or 404. The body is checked here first. */
-void mcp__shttp_cluster_legacy_post(shttp *t, mcp__http_req *req, const char *id);
+void mcp__shttp_cluster_httpsse_post(shttp *t, mcp__http_req *req, const char *id);
 /* The owner of a stream id (0 without a cluster). */
 uint32_t mcp__stream_node(uint64_t stream);
 
-/* ---- shttp_legacy.c ---- */
+/* ---- httpsse.c ---- */
 
-void mcp__shttp_legacy_sse(shttp *t, mcp__http_req *req);
-/* Sends the legacy session's endpoint event (closes it when that fails). */
-void mcp__shttp_legacy_endpoint(hsess *hs);
-void mcp__shttp_legacy_post(shttp *t, mcp__http_req *req);
+void mcp__httpsse_get(shttp *t, mcp__http_req *req);
+/* Sends the HTTP+SSE session's endpoint event (closes it when that fails). */
+void mcp__httpsse_endpoint(hsess *hs);
+void mcp__httpsse_post(shttp *t, mcp__http_req *req);
 
 #endif

@@ -37,7 +37,7 @@
 #define MSG_CANCEL 'C'      /* a client's notifications/cancelled */
 #define MSG_STANDALONE 'M'  /* a message for the session's standalone stream */
 #define MSG_NOTICE 'N'      /* a server-wide notification raised on the sending node */
-#define MSG_LEGACY 'L'      /* a legacy session's POST body */
+#define MSG_HTTPSSE 'L'     /* an HTTP+SSE session's POST body */
 #define MSG_ENDED_HEARD 'E' /* a node took in the sender's MSG_ENDED */
 #define MSG_CAUGHT_UP 'K'   /* "<stream> <seq>": its client, reading here, has every event to seq */
 
@@ -102,15 +102,15 @@ static int record_ttl(const shttp *t)
     return t->idle_ms + t->idle_ms / 8;
 }
 
-/* The record of a session only this node serves: a legacy HTTP+SSE session (its
- * event stream is here, see mcp__shttp_cluster_legacy_new), or a pinned one (its
+/* The record of a session only this node serves: an HTTP+SSE session (its
+ * event stream is here, see mcp__shttp_cluster_httpsse_new), or a pinned one (its
  * answerer cannot share it; other nodes relay its requests here). It names the node.
  * Its length. */
 static size_t node_record(const hsess *hs, char *out, size_t size)
 {
     shttp *t = hs->t;
-    int n = hs->legacy || t->cluster_addr[0] == '\0'
-                ? snprintf(out, size, "{\"%s\":%u}", hs->legacy ? "legacy" : "pinned",
+    int n = hs->httpsse || t->cluster_addr[0] == '\0'
+                ? snprintf(out, size, "{\"%s\":%u}", hs->httpsse ? "httpsse" : "pinned",
                            (unsigned)t->node)
                 /* Where other nodes send its requests: no lookup of the node's heartbeat
                  * (which a busy node may renew late), the node itself is the authority. */
@@ -306,7 +306,7 @@ static void record_restore(hsess *hs)
 {
     shttp *t = hs->t;
     char *text = NULL;
-    if (hs->legacy_shared || hs->pinned) {
+    if (hs->httpsse_shared || hs->pinned) {
         char rec[400];
         node_record(hs, rec, sizeof(rec));
         text = mcp__strdup(rec);
@@ -618,15 +618,15 @@ out:
     return hs;
 }
 
-/* What a record is: 'L' a legacy HTTP+SSE session's (see
- * mcp__shttp_cluster_legacy_new), 'P' a pinned session's (*node holds it), 'S' a
+/* What a record is: 'L' an HTTP+SSE session's (see
+ * mcp__shttp_cluster_httpsse_new), 'P' a pinned session's (*node holds it), 'S' a
  * shared session's. */
 static char record_kind(const char *text, size_t len, uint32_t *node, char *addr, size_t addr_size)
 {
     json_t *rec = mcp__json_parse(text, len, MCP__JSON_ANY, NULL);
     json_int_t pinned = json_integer_value(json_object_get(rec, "pinned"));
     const char *a = json_string_value(json_object_get(rec, "addr"));
-    char kind = json_object_get(rec, "legacy") != NULL ? 'L' : pinned > 0 ? 'P' : 'S';
+    char kind = json_object_get(rec, "httpsse") != NULL ? 'L' : pinned > 0 ? 'P' : 'S';
     *node = pinned > 0 && pinned < ((json_int_t)1 << 20) ? (uint32_t)pinned : 0;
     snprintf(addr, addr_size, "%s", a != NULL && strlen(a) < addr_size ? a : "");
     json_decref(rec);
@@ -748,7 +748,7 @@ static void lookup_done(void *arg, int status, const char *text, size_t len)
             return;
         }
         if (kind != 'S') {
-            /* A legacy session's id (not a session of this endpoint), or a pinned
+            /* An HTTP+SSE session's id (not a session of this endpoint), or a pinned
              * session of this node that is gone here: 404 below. */
         } else if (t->sessions.len >= (size_t)t->max_sessions &&
                    !mcp__shttp_evict_idle_session(t)) {
@@ -785,15 +785,15 @@ int mcp__shttp_cluster_route(shttp *t, mcp__http_req *req)
     return 1;
 }
 
-/* ---- Legacy HTTP+SSE sessions (2024-11-05) ---- */
+/* ---- HTTP+SSE sessions (2024-11-05) ---- */
 
 /*
- * A legacy session lives with its event stream on the node that has it; its record
+ * An HTTP+SSE session lives with its event stream on the node that has it; its record
  * only names that node, so that a POST arriving elsewhere is sent there. Seed 003:
  * the record goes with the stream, and a POST after that gets 404 on every node.
  */
 
-static void legacy_put_done(void *arg, int status)
+static void httpsse_put_done(void *arg, int status)
 {
     hsess *hs = arg;
     if (--hs->puts == 0 && hs->closing) {
@@ -809,16 +809,16 @@ static void legacy_put_done(void *arg, int status)
         mcp__hsess_close(hs);
         return;
     }
-    mcp__shttp_legacy_endpoint(hs);
+    mcp__httpsse_endpoint(hs);
 }
 
-int mcp__shttp_cluster_legacy_new(hsess *hs)
+int mcp__shttp_cluster_httpsse_new(hsess *hs)
 {
     shttp *t = hs->t;
     char rec[400];
     size_t n = node_record(hs, rec, sizeof(rec));
-    int rc =
-        mcp__cluster_session_put(t->cluster, hs->id, rec, n, record_ttl(t), 0, legacy_put_done, hs);
+    int rc = mcp__cluster_session_put(t->cluster, hs->id, rec, n, record_ttl(t), 0,
+                                      httpsse_put_done, hs);
     hstream *st = hs->streams;
     if (rc != MCP_OK) {
         if (st != NULL && st->req != NULL) {
@@ -828,14 +828,14 @@ int mcp__shttp_cluster_legacy_new(hsess *hs)
         mcp__hsess_close(hs);
         return 1;
     }
-    hs->legacy_shared = 1;
+    hs->httpsse_shared = 1;
     hs->puts++;
     hs->touched_ms = mcp__now_ms();
     return 1;
 }
 
-/* Ends a legacy POST: forwarded (202), or refused. */
-static void legacy_post_end(parked *p, int alive)
+/* Ends an HTTP+SSE POST: forwarded (202), or refused. */
+static void httpsse_post_end(parked *p, int alive)
 {
     shttp *t = p->t;
     uint32_t node = p->node;
@@ -860,41 +860,41 @@ static void legacy_post_end(parked *p, int alive)
     json_decref(v);
     size_t len;
     const char *body = mcp__http_req_body(req, &len);
-    if (mcp__cluster_send(t->cluster, node, MSG_LEGACY, id, body, len) != MCP_OK) {
+    if (mcp__cluster_send(t->cluster, node, MSG_HTTPSSE, id, body, len) != MCP_OK) {
         mcp__shttp_cluster_unavailable(t, req);
         return;
     }
-    mcp__shttp_legacy_accepted(t, req);
+    mcp__httpsse_accepted(t, req);
 }
 
-static void legacy_alive(void *arg, int alive)
+static void httpsse_alive(void *arg, int alive)
 {
-    legacy_post_end(arg, alive);
+    httpsse_post_end(arg, alive);
 }
 
-static void legacy_got(void *arg, int status, const char *text, size_t len)
+static void httpsse_got(void *arg, int status, const char *text, size_t len)
 {
     parked *lp = arg;
     if (status != MCP_OK || lp->req == NULL) {
-        legacy_post_end(lp, status == MCP_ECLOSED ? -1 : 0);
+        httpsse_post_end(lp, status == MCP_ECLOSED ? -1 : 0);
         return;
     }
     json_t *rec = mcp__json_parse(text, len, MCP__JSON_ANY, NULL);
-    json_int_t node = json_integer_value(json_object_get(rec, "legacy"));
+    json_int_t node = json_integer_value(json_object_get(rec, "httpsse"));
     json_decref(rec);
     if (node <= 0 || (uint32_t)node == lp->t->node) {
-        legacy_post_end(lp, 0); /* not a legacy session, or this node's, gone */
+        httpsse_post_end(lp, 0); /* not an HTTP+SSE session, or this node's, gone */
         return;
     }
     lp->node = (uint32_t)node;
     /* A node that died leaves its records behind until they expire: its sessions are
      * gone with it. */
-    mcp__cluster_node_alive(lp->t->cluster, lp->node, legacy_alive, lp);
+    mcp__cluster_node_alive(lp->t->cluster, lp->node, httpsse_alive, lp);
 }
 
-void mcp__shttp_cluster_legacy_post(shttp *t, mcp__http_req *req, const char *id)
+void mcp__shttp_cluster_httpsse_post(shttp *t, mcp__http_req *req, const char *id)
 {
-    park(t, req, id, legacy_got);
+    park(t, req, id, httpsse_got);
 }
 
 /* ---- Messages between nodes ---- */
@@ -999,8 +999,8 @@ static void on_message(void *user, const mcp__cluster_msg *m)
         return;
     }
     hsess *hs = mcp__map_get(&t->sessions, m->session);
-    if (m->kind == MSG_LEGACY) {
-        if (hs != NULL && hs->legacy && !hs->closing) {
+    if (m->kind == MSG_HTTPSSE) {
+        if (hs != NULL && hs->httpsse && !hs->closing) {
             mcp__hsess_touch(hs);
             mcp__shttp_cluster_touch(hs);
             json_t *v = mcp__json_parse(m->data, m->len, MCP__JSON_ANY, NULL);
@@ -1098,7 +1098,7 @@ static void on_up(void *user, int up)
         void *v;
         while (mcp__map_next(&t->sessions, &pos, &id, &v)) {
             hsess *hs = v;
-            if (hs->closing || !(hs->shared || hs->legacy_shared || hs->pinned) || hs->puts > 0)
+            if (hs->closing || !(hs->shared || hs->httpsse_shared || hs->pinned) || hs->puts > 0)
                 continue;
             if (hs->unwritten)
                 record_put(hs); /* changed while the store was away (a setLevel, say) */

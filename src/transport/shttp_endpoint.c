@@ -357,7 +357,7 @@ static int configure(shttp *t, const mcp_http_opts *opts)
     t->json_response = o.json_response;
     t->stateless = o.stateless;
     t->disable_get = o.disable_get;
-    t->legacy = !o.disable_legacy_sse;
+    t->httpsse = !o.disable_http_sse;
     t->keepalive_ms = o.keepalive_ms == 0 ? DEFAULT_KEEPALIVE_MS : o.keepalive_ms;
     t->max_sessions = o.max_sessions > 0 ? o.max_sessions : DEFAULT_MAX_SESSIONS;
     t->cluster_max_sessions = o.cluster_max_sessions; /* 0: the cluster's default */

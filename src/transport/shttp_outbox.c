@@ -91,7 +91,7 @@ int mcp__outbox_put(hsess *hs, const char *text, size_t len)
     json_t *id = json_object_get(v, "id");
     const char *method = json_string_value(json_object_get(v, "method"));
     int request = method != NULL && id != NULL;
-    int no_get = hs->stateless || hs->legacy || t->disable_get ||
+    int no_get = hs->stateless || hs->httpsse || t->disable_get ||
                  !(t->ans->ops->eras(t->ans) & MCP_ERA_LEGACY);
     int full =
         hs->outbox_n >= MCP__OUTBOX_MAX_MESSAGES || len > MCP__OUTBOX_MAX_BYTES - hs->outbox_bytes;

@@ -2,7 +2,7 @@
 /*
  * The HTTP transports' router: DNS-rebinding protection (Host, Origin), CORS,
  * error answers, and the dispatch of each request to Streamable HTTP, the
- * legacy HTTP+SSE transport or an extra route (mcp_http_route). See shttp.h.
+ * HTTP+SSE transport or an extra route (mcp_http_route). See shttp.h.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,26 +22,26 @@ static void add_method(char *out, size_t size, const char *method)
  * The methods a path allows, for a 405's Allow (RFC 9110 15.5.6: the answer lists
  * what the target supports, never the method it refuses) and a preflight's
  * Access-Control-Allow-Methods: the MCP endpoint as the mode and the eras served
- * make it, the legacy transport's two paths, an extra route's methods.
+ * make it, the HTTP+SSE transport's two paths, an extra route's methods.
  */
 static void allowed_methods(const shttp *t, const char *path, char *out, size_t size)
 {
     out[0] = '\0';
     int sessions = !t->stateless && (t->ans->ops->eras(t->ans) & MCP_ERA_LEGACY);
     int mcp = strcmp(path, t->path) == 0;
-    int legacy_sse = !mcp && t->legacy && strcmp(path, "/sse") == 0;
-    int legacy_post = !mcp && t->legacy && strcmp(path, "/messages") == 0;
-    if ((mcp && sessions && !t->disable_get) || legacy_sse)
+    int httpsse_get = !mcp && t->httpsse && strcmp(path, "/sse") == 0;
+    int httpsse_post = !mcp && t->httpsse && strcmp(path, "/messages") == 0;
+    if ((mcp && sessions && !t->disable_get) || httpsse_get)
         add_method(out, size, "GET");
-    if (mcp || legacy_post)
+    if (mcp || httpsse_post)
         add_method(out, size, "POST");
     if (mcp && sessions)
         add_method(out, size, "DELETE");
-    if (!mcp && !legacy_sse && !legacy_post)
+    if (!mcp && !httpsse_get && !httpsse_post)
         for (size_t i = 0; i < t->nroutes; i++)
             if (t->routes[i].method != NULL && strcmp(t->routes[i].path, path) == 0)
                 add_method(out, size, t->routes[i].method);
-    if (t->cors_origins != NULL && (mcp || legacy_sse || legacy_post))
+    if (t->cors_origins != NULL && (mcp || httpsse_get || httpsse_post))
         add_method(out, size, "OPTIONS");
 }
 
@@ -179,7 +179,7 @@ static const shttp_route *find_route(const shttp *t, const char *method, const c
 static int reserved_path(const shttp *t, const char *path)
 {
     return strcmp(path, t->path) == 0 ||
-           (t->legacy && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0));
+           (t->httpsse && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0));
 }
 
 int mcp_http_endpoint_route(mcp_http_endpoint *t, const char *method, const char *path,
@@ -307,17 +307,17 @@ void mcp__shttp_on_request(void *user, mcp__http_req *req)
     }
     int is_mcp = strcmp(path, t->path) == 0;
     if (m == MCP__HTTP_OPTIONS && t->cors_origins != NULL &&
-        (is_mcp || (t->legacy && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0)))) {
+        (is_mcp || (t->httpsse && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0)))) {
         preflight(t, req);
         return;
     }
     if (is_mcp) {
         mcp__shttp_mcp_request(t, req);
-    } else if (t->legacy && strcmp(path, "/sse") == 0 && m == MCP__HTTP_GET) {
-        mcp__shttp_legacy_sse(t, req);
-    } else if (t->legacy && strcmp(path, "/messages") == 0 && m == MCP__HTTP_POST) {
-        mcp__shttp_legacy_post(t, req);
-    } else if (t->legacy && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0)) {
+    } else if (t->httpsse && strcmp(path, "/sse") == 0 && m == MCP__HTTP_GET) {
+        mcp__httpsse_get(t, req);
+    } else if (t->httpsse && strcmp(path, "/messages") == 0 && m == MCP__HTTP_POST) {
+        mcp__httpsse_post(t, req);
+    } else if (t->httpsse && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0)) {
         mcp__shttp_error(t, req, 405, MCP_RPC_SERVER_ERROR, "Method not allowed");
     } else {
         int routed = 0; /* the path has routes, for other methods */

@@ -96,7 +96,7 @@ static int begin(hstream *st)
                             /* Proxies such as nginx must not buffer an event stream. */
                             "X-Accel-Buffering", "no"};
     size_t n = 6;
-    if (!hs->stateless && !hs->legacy && HS_ANS(hs)->initialized(hs->sess)) {
+    if (!hs->stateless && !hs->httpsse && HS_ANS(hs)->initialized(hs->sess)) {
         hdrs[n++] = "Mcp-Session-Id";
         hdrs[n++] = hs->id;
     }
@@ -126,9 +126,9 @@ int mcp__hstream_write(hstream *st, const char *data, size_t len)
                   mcp__http_stream_queued(st->req));
         mcp__http_req_abort(st->req);
         st->req = NULL;
-        /* A legacy session lives only as long as its one stream (seed 003), and it
+        /* An HTTP+SSE session lives only as long as its one stream (seed 003), and it
          * cannot be resumed: it ends with it. */
-        if (st->kind == HS_LEGACY)
+        if (st->kind == HS_HTTPSSE)
             mcp__hsess_close_later(st->hs);
         /* Nor can a stateless one (2026-07-28, --stateless): its request, a subscription
          * too, is over, as when its client closes it. */
@@ -147,7 +147,7 @@ int mcp__hsess_primes(const hsess *hs)
      * older parsers fail on an event with empty data (the spec; the TypeScript SDK's own
      * check). */
     const mcp__revision *rev = HS_ANS(hs)->revision(hs->sess);
-    return hs->t->store != NULL && !hs->stateless && !hs->legacy && rev != NULL && rev->priming;
+    return hs->t->store != NULL && !hs->stateless && !hs->httpsse && rev != NULL && rev->priming;
 }
 
 void mcp__event_id(const hsess *hs, uint64_t stream, uint64_t seq, char out[64])
@@ -171,7 +171,7 @@ static int emit(hsess *hs, uint64_t id, hstream *st, const char *text, size_t le
     shttp *t = hs->t;
     char eid[64];
     const char *eid_p = NULL;
-    if (t->store != NULL && !hs->legacy && !hs->stateless && !(st != NULL && st->unstored)) {
+    if (t->store != NULL && !hs->httpsse && !hs->stateless && !(st != NULL && st->unstored)) {
         uint64_t seq = ++hs->next_seq;
         if (st != NULL && t->cluster != NULL && !st->described)
             mcp__shttp_cluster_stream_describe(st);
@@ -325,7 +325,7 @@ int mcp__hsess_send(hsess *hs, uint64_t stream, const char *text, size_t len, un
         hs->t->stats.messages_out++;
         hs->t->stats.bytes_out += len;
     }
-    if (hs->legacy) {
+    if (hs->httpsse) {
         hstream *st = hs->streams;
         return st != NULL && text != NULL ? mcp__hstream_event(st, text, len) : MCP_OK;
     }
@@ -506,7 +506,7 @@ static int stream_congested(hstream *st)
         mcp__http_req_on_drain(st->req, t->pause_bytes / 2, on_stream_drained, st);
         return 1;
     }
-    if (t->store == NULL || hs->legacy || (!over_share(st) && !window_full(hs)))
+    if (t->store == NULL || hs->httpsse || (!over_share(st) && !window_full(hs)))
         return 0;
     /* Only now the system calls: not for every message. */
     int unacked = queued > 0 || !mcp__http_req_caught_up(st->req);
@@ -528,7 +528,7 @@ static int stream_congested(hstream *st)
 static int cluster_backlogged(hsess *hs, hstream *st)
 {
     st->cluster_wait = 0; /* the latest word on the stream (see on_drained) */
-    if (hs->t->cluster == NULL || hs->t->store == NULL || hs->legacy || hs->stateless ||
+    if (hs->t->cluster == NULL || hs->t->store == NULL || hs->httpsse || hs->stateless ||
         st->unstored || !mcp__cluster_congested(hs->t->cluster))
         return 0;
     st->cluster_wait = 1;
@@ -538,7 +538,7 @@ static int cluster_backlogged(hsess *hs, hstream *st)
 static int io_congested(void *io, uint64_t stream)
 {
     hsess *hs = io;
-    hstream *st = hs->legacy ? hs->streams : find_stream(hs, stream);
+    hstream *st = hs->httpsse ? hs->streams : find_stream(hs, stream);
     /* A JSON-mode POST's messages travel on the standalone stream, whose other
      * sources cannot wait: its slow-reader limit covers it. */
     if (st == NULL || st->kind == HS_POST_JSON)
@@ -549,7 +549,7 @@ static int io_congested(void *io, uint64_t stream)
 static int io_backlogged(void *io, uint64_t stream)
 {
     hsess *hs = io;
-    hstream *st = hs->legacy ? hs->streams : find_stream(hs, stream);
+    hstream *st = hs->httpsse ? hs->streams : find_stream(hs, stream);
     return st != NULL && st->kind != HS_POST_JSON && cluster_backlogged(hs, st);
 }
 
@@ -646,14 +646,14 @@ void mcp__hsess_touch(hsess *hs)
     hs->last_use = ++hs->t->uses;
 }
 
-static hsess *hsess_make(shttp *t, int stateless, int legacy, const char *id, const char *tag)
+static hsess *hsess_make(shttp *t, int stateless, int httpsse, const char *id, const char *tag)
 {
     hsess *hs = calloc(1, sizeof(*hs));
     if (hs == NULL)
         return NULL;
     hs->t = t;
     hs->stateless = stateless;
-    hs->legacy = legacy;
+    hs->httpsse = httpsse;
     mcp__hsess_touch(hs);
     if (id != NULL) {
         snprintf(hs->id, sizeof(hs->id), "%s", id);
@@ -685,14 +685,14 @@ static hsess *hsess_make(shttp *t, int stateless, int legacy, const char *id, co
     if (hs->next != NULL)
         hs->next->prev = hs;
     t->all = hs;
-    if (t->cluster != NULL && !stateless && !legacy)
+    if (t->cluster != NULL && !stateless && !httpsse)
         mcp__shttp_cluster_session_new(hs);
     return hs;
 }
 
-hsess *mcp__hsess_new(shttp *t, int stateless, int legacy)
+hsess *mcp__hsess_new(shttp *t, int stateless, int httpsse)
 {
-    return hsess_make(t, stateless, legacy, NULL, NULL);
+    return hsess_make(t, stateless, httpsse, NULL, NULL);
 }
 
 hsess *mcp__hsess_restore(shttp *t, const char *id, const char *tag)
@@ -725,9 +725,9 @@ void mcp__hsess_close(hsess *hs)
     }
     /* What waits for a GET stream gets its answer while the answerer can take it. */
     mcp__outbox_end(hs);
-    if ((hs->shared || hs->legacy_shared || hs->pinned) && !hs->local_close)
+    if ((hs->shared || hs->httpsse_shared || hs->pinned) && !hs->local_close)
         mcp__shttp_cluster_session_end(hs); /* its events too, on every node */
-    else if (t->store != NULL && !hs->stateless && !hs->legacy && !hs->shared)
+    else if (t->store != NULL && !hs->stateless && !hs->httpsse && !hs->shared)
         mcp_event_store_drop_session(t->store, hs->id);
     mcp__shttp_cluster_session_free(hs);
     /* Its handlers are cancelled; the protocol session lives on, detached, until the
@@ -852,7 +852,7 @@ int mcp__shttp_evict_idle_session(shttp *t)
 {
     hsess *victim = NULL;
     for (hsess *hs = t->all; hs != NULL; hs = hs->next) {
-        if (hs->stateless || hs->legacy || hs->closing || hs->resumes != NULL ||
+        if (hs->stateless || hs->httpsse || hs->closing || hs->resumes != NULL ||
             HS_ANS(hs)->inflight(hs->sess) > 0)
             continue;
         int open = 0;
@@ -879,7 +879,7 @@ int mcp__shttp_get_streams_full(shttp *t)
     size_t n = 0;
     for (hsess *hs = t->all; hs != NULL; hs = hs->next) {
         for (hstream *st = hs->streams; st != NULL; st = st->next)
-            n += (st->kind == HS_GET || st->kind == HS_IDLE || st->kind == HS_LEGACY ||
+            n += (st->kind == HS_GET || st->kind == HS_IDLE || st->kind == HS_HTTPSSE ||
                   st->kind == HS_REMOTE || st->long_lived) &&
                  st->req != NULL;
         for (hresume *r = hs->resumes; r != NULL; r = mcp__shttp_resume_next(r))
@@ -948,10 +948,10 @@ static void cut_stalled_streams(hsess *hs, uint64_t now)
             continue;
         mcp__warn("session %s: a stream's reader took nothing for %llu ms; closing it", hs->id,
                   (unsigned long long)(now - st->stall_since));
-        if (st->kind == HS_LEGACY || hs->stateless) {
+        if (st->kind == HS_HTTPSSE || hs->stateless) {
             mcp__http_req_abort(st->req);
             st->req = NULL;
-            /* Seed 003: a legacy session ends with its stream; a stateless one (2026-07-28,
+            /* Seed 003: an HTTP+SSE session ends with its stream; a stateless one (2026-07-28,
              * --stateless) is one request, and its stream is all it has. */
             mcp__hsess_close_later(hs);
             return;
@@ -975,7 +975,7 @@ void mcp__shttp_sweep(uv_timer_t *h)
         if (hs->stateless || session_busy(hs)) {
             hs->last_active_ms = hs->stateless ? hs->last_active_ms : now;
             /* Kept alive here (an open stream, a request running): in the cluster too. */
-            if (hs->shared || hs->legacy_shared || hs->pinned)
+            if (hs->shared || hs->httpsse_shared || hs->pinned)
                 mcp__shttp_cluster_touch(hs);
             continue;
         }

@@ -11,7 +11,7 @@
  *     answers 404; one child serves the session, on one node;
  *   - a client that names a node itself (Mcp-Cluster-Node) is never relayed, and
  *     gets 404 where the session is not;
- *   - a legacy HTTP+SSE session's POSTs reach its stream from any node, and once the
+ *   - an HTTP+SSE session's POSTs reach its stream from any node, and once the
  *     stream is gone every node answers 404 (seed 003);
  *   - a node that stops answering (SIGSTOP) has the streams relayed from it cut once
  *     its heartbeat lapses, and serves again once it goes on;
@@ -290,10 +290,10 @@ static void test_a_relayed_stream_of_a_stalled_node_is_cut(void **state)
     assert_int_equal(status, 200);
 }
 
-/* ---- The legacy HTTP+SSE transport (2024-11-05) ---- */
+/* ---- The HTTP+SSE transport (2024-11-05) ---- */
 
-/* POSTs body to the legacy session id on port: the HTTP status. */
-static int legacy_post(int port, const char *id, const char *body)
+/* POSTs body to the HTTP+SSE session id on port: the HTTP status. */
+static int httpsse_post(int port, const char *id, const char *body)
 {
     char path[96];
     snprintf(path, sizeof(path), "/messages?sessionId=%s", id);
@@ -306,7 +306,7 @@ static int legacy_post(int port, const char *id, const char *body)
     return status;
 }
 
-/* The next event of the legacy stream: the message with this id. */
+/* The next event of the HTTP+SSE stream: the message with this id. */
 static void expect_answer(hc_conn *conn, long long id, const char *what)
 {
     json_t *m = NULL;
@@ -317,7 +317,7 @@ static void expect_answer(hc_conn *conn, long long id, const char *what)
     json_decref(m);
 }
 
-static void test_a_legacy_sessions_posts_reach_its_stream_from_any_node(void **state)
+static void test_an_httpsse_sessions_posts_reach_its_stream_from_any_node(void **state)
 {
     ch_cluster *c = *state;
     hc_conn sse;
@@ -337,14 +337,14 @@ static void test_a_legacy_sessions_posts_reach_its_stream_from_any_node(void **s
     hc_sse_event_free(&ev);
 
     char *init = hc_initialize_body("2024-11-05");
-    assert_int_equal(legacy_post(ch_node_port(c, 1), id, init), 202);
+    assert_int_equal(httpsse_post(ch_node_port(c, 1), id, init), 202);
     free(init);
     expect_answer(&sse, 1, "initialize posted to node1");
-    assert_int_equal(legacy_post(ch_node_port(c, 2), id,
-                                 "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"),
+    assert_int_equal(httpsse_post(ch_node_port(c, 2), id,
+                                  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}"),
                      202);
     char *call = hc_tools_call_body(2, "echo", "{\"text\":\"legacy\"}");
-    assert_int_equal(legacy_post(ch_node_port(c, 2), id, call), 202);
+    assert_int_equal(httpsse_post(ch_node_port(c, 2), id, call), 202);
     expect_answer(&sse, 2, "tools/call posted to node2");
     assert_int_equal(holder(c), 0);
 
@@ -352,7 +352,7 @@ static void test_a_legacy_sessions_posts_reach_its_stream_from_any_node(void **s
     hc_close(&sse);
     gw_await_metric(ch_node_port(c, 0), "mcp_gateway_sessions", 0, STEP_MS);
     for (int i = 0; i < c->n; i++)
-        assert_int_equal(legacy_post(ch_node_port(c, i), id, call), 404);
+        assert_int_equal(httpsse_post(ch_node_port(c, i), id, call), 404);
     free(call);
 }
 
@@ -508,8 +508,9 @@ int main(void)
             teardown),
         cmocka_unit_test_setup_teardown(test_a_relayed_stream_of_a_stalled_node_is_cut,
                                         setup_everything, teardown),
-        cmocka_unit_test_setup_teardown(test_a_legacy_sessions_posts_reach_its_stream_from_any_node,
-                                        setup_everything, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_an_httpsse_sessions_posts_reach_its_stream_from_any_node, setup_everything,
+            teardown),
         cmocka_unit_test_setup_teardown(
             test_a_retry_reaching_another_node_goes_to_the_child_that_waits, setup_peer, teardown),
         cmocka_unit_test_setup_teardown(test_a_passed_through_retry_is_served_by_any_node,

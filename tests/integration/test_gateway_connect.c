@@ -20,7 +20,7 @@
  *     the gateway exits 1 with a message on stderr;
  *   - a server that never answers: --request-timeout-ms answers -32001 and cancels
  *     the request at the server; an initialize never answered ends the gateway;
- *   - a legacy HTTP+SSE server (--legacy-sse) is served; its SSE stream's end is the
+ *   - a HTTP+SSE server (--http-sse) is served; its SSE stream's end is the
  *     server lost: the call in flight gets an error, the gateway exits 1;
  *   - a server killed and restarted on its port: the next call succeeds (a new
  *     session, with the client's initialize) with nothing done by the client;
@@ -682,7 +682,7 @@ static void test_request_timeout_when_the_server_never_answers(void **state)
     rs_stop(rs);
 }
 
-static void test_legacy_sse_server_served_then_lost(void **state)
+static void test_http_sse_server_served_then_lost(void **state)
 {
     (void)state;
     hc_server s;
@@ -691,7 +691,7 @@ static void test_legacy_sse_server_served_then_lost(void **state)
     char url[64];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/sse", s.port);
     gw g;
-    static const char *const flags[] = {"--legacy-sse", "--log-level", "warning", NULL};
+    static const char *const flags[] = {"--http-sse", "--log-level", "warning", NULL};
     gw_start(&g, url, flags);
     send_line(&g, INIT("\"init\""));
     json_t *m = next_answer(&g, LINE_MS);
@@ -1128,7 +1128,7 @@ int main(void)
         cmocka_unit_test_teardown(test_modern_client_through_the_gateway, teardown),
         cmocka_unit_test_teardown(test_server_down_at_start_is_an_error_and_exit_1, teardown),
         cmocka_unit_test_teardown(test_request_timeout_when_the_server_never_answers, teardown),
-        cmocka_unit_test_teardown(test_legacy_sse_server_served_then_lost, teardown),
+        cmocka_unit_test_teardown(test_http_sse_server_served_then_lost, teardown),
         cmocka_unit_test_teardown(test_server_restart_renews_the_session, teardown),
         cmocka_unit_test_teardown(test_standalone_stream_reopened_on_the_new_session, teardown),
         cmocka_unit_test_teardown(test_sigterm_answers_requests_in_flight_and_exits_0, teardown),

@@ -9,7 +9,7 @@
  *   notification and the result exactly once; the application scheduler is told
  *   the server's retry;
  * - tools/list and tools/call, JSON responses, a server without a standalone
- *   stream (405), the legacy HTTP+SSE transport (asked for, and found by the
+ *   stream (405), the HTTP+SSE transport (asked for, and found by the
  *   fallback), sampling and elicitation answered by the client's handlers;
  * - a server restarted on the same port forgets the session: the next request
  *   meets 404, the client starts a new session and sends it again (or, with
@@ -232,15 +232,15 @@ static void test_server_without_standalone_stream(void **state)
     expect_echo(f, "no GET here");
 }
 
-static void test_legacy_sse_transport(void **state)
+static void test_http_sse_transport(void **state)
 {
     fixture *f = start(state, NULL, "/sse");
-    mcp_http_client_opts o = {.legacy_sse = 1};
+    mcp_http_client_opts o = {.http_sse = 1};
     connect_ok(f, &o);
     expect_echo(f, "hello over HTTP+SSE");
 }
 
-static void test_fallback_to_legacy_sse(void **state)
+static void test_fallback_to_http_sse(void **state)
 {
     fixture *f = start(state, NULL, "/sse");
     /* Streamable HTTP first: the POST of initialize to /sse is refused, then the
@@ -272,11 +272,11 @@ static void test_sampling_and_elicitation_are_answered(void **state)
     assert_int_equal(f->w.elicitation_calls, 1);
 }
 
-static void test_no_fallback_without_legacy_endpoints(void **state)
+static void test_no_fallback_without_httpsse_endpoints(void **state)
 {
     /* The same URL on a server that does not serve /sse: what worked above was the
      * HTTP+SSE transport. */
-    static const char *const flags[] = {"--no-legacy-sse", NULL};
+    static const char *const flags[] = {"--no-http-sse", NULL};
     fixture *f = start(state, flags, "/sse");
     int rc = cw_connect(&f->w, f->url, NULL, CONNECT_MS, &f->c);
     if (rc != MCP_EHTTP)
@@ -349,9 +349,9 @@ int main(void)
         T(test_list_tools_and_call_echo),
         T(test_json_responses),
         T(test_server_without_standalone_stream),
-        T(test_legacy_sse_transport),
-        T(test_fallback_to_legacy_sse),
-        T(test_no_fallback_without_legacy_endpoints),
+        T(test_http_sse_transport),
+        T(test_fallback_to_http_sse),
+        T(test_no_fallback_without_httpsse_endpoints),
         T(test_sampling_and_elicitation_are_answered),
         T(test_restarted_server_gets_a_new_session),
         T(test_restarted_server_gets_a_new_session_for_both_streams),

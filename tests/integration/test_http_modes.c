@@ -2,7 +2,7 @@
 /*
  * Server modes chosen by flags, each against its own mcp-everything:
  * --json-response, --stateless, --no-get, --cors-origin (and no CORS without
- * it), and the legacy HTTP+SSE transport (2024-11-05) with the seed 003
+ * it), and the HTTP+SSE transport (2024-11-05) with the seed 003
  * regression: a disconnected /sse client's session is gone at once.
  */
 #define _GNU_SOURCE
@@ -598,7 +598,7 @@ static void test_allowed_host_and_origin_lists_are_honoured(void **state)
     hc_response_free(&r);
 }
 
-/* ---- Defaults: no CORS, legacy SSE on ---- */
+/* ---- Defaults: no CORS, HTTP+SSE on ---- */
 
 static int setup_default(void **state)
 {
@@ -626,7 +626,7 @@ static void test_no_cors_headers_or_preflight_without_cors_origin(void **state)
 }
 
 /* Opens GET /sse, checks the endpoint event and returns the session id in id. */
-static void open_legacy(hc_conn *c, const hx_fixture *f, char *id, size_t id_size)
+static void open_httpsse(hc_conn *c, const hx_fixture *f, char *id, size_t id_size)
 {
     hc_response head;
     assert_int_equal(hc_connect(c, f->port, HX_REQ_MS), 0);
@@ -649,8 +649,8 @@ static void open_legacy(hc_conn *c, const hx_fixture *f, char *id, size_t id_siz
     hc_sse_event_free(&ev);
 }
 
-static void legacy_post(const hx_fixture *f, const char *id, const char *body, hc_response *r,
-                        const char *what)
+static void httpsse_post(const hx_fixture *f, const char *id, const char *body, hc_response *r,
+                         const char *what)
 {
     char path[160];
     snprintf(path, sizeof(path), "/messages?sessionId=%s", id);
@@ -659,8 +659,8 @@ static void legacy_post(const hx_fixture *f, const char *id, const char *body, h
         fail_msg("%s: no complete response", what);
 }
 
-/* The next message event on the legacy stream, with the id given. */
-static void expect_legacy_answer(hc_conn *c, long long id, const char *what)
+/* The next message event on the HTTP+SSE stream, with the id given. */
+static void expect_httpsse_answer(hc_conn *c, long long id, const char *what)
 {
     hc_sse_event ev;
     if (hc_sse_next_event(c, &ev, HX_EVENT_MS) != 1)
@@ -677,7 +677,7 @@ static void expect_legacy_answer(hc_conn *c, long long id, const char *what)
 
 /*
  * Each 405 lists what its path allows (RFC 9110 15.5.6), never the method it refuses:
- * the legacy transport's /sse only GET, /messages only POST, and /mcp without CORS no
+ * the HTTP+SSE transport's /sse only GET, /messages only POST, and /mcp without CORS no
  * OPTIONS (every 405 used to say "GET, POST, DELETE").
  */
 static void test_each_405_allows_what_its_path_serves(void **state)
@@ -691,37 +691,37 @@ static void test_each_405_allows_what_its_path_serves(void **state)
     hx_expect_405(f->port, "DELETE", "/messages", NULL, "POST");
 }
 
-static void test_legacy_post_gets_202_and_answer_on_sse_stream(void **state)
+static void test_httpsse_post_gets_202_and_answer_on_sse_stream(void **state)
 {
     hx_fixture *f = *state;
     hc_conn c;
     char id[80];
     hc_response r;
-    open_legacy(&c, f, id, sizeof(id));
+    open_httpsse(&c, f, id, sizeof(id));
 
     char *init = hc_initialize_body("2024-11-05");
-    legacy_post(f, id, init, &r, "legacy initialize");
+    httpsse_post(f, id, init, &r, "HTTP+SSE initialize");
     free(init);
-    hx_expect_status(&r, 202, "legacy POST initialize");
+    hx_expect_status(&r, 202, "HTTP+SSE POST initialize");
     assert_string_equal(r.body, "Accepted");
     hc_response_free(&r);
-    expect_legacy_answer(&c, 1, "legacy initialize");
+    expect_httpsse_answer(&c, 1, "HTTP+SSE initialize");
 
-    legacy_post(f, id, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", &r,
-                "legacy notifications/initialized");
-    hx_expect_status(&r, 202, "legacy notifications/initialized");
+    httpsse_post(f, id, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", &r,
+                 "HTTP+SSE notifications/initialized");
+    hx_expect_status(&r, 202, "HTTP+SSE notifications/initialized");
     hc_response_free(&r);
 
     char *call = hc_tools_call_body(8, "echo", "{\"text\":\"legacy\"}");
-    legacy_post(f, id, call, &r, "legacy tools/call");
+    httpsse_post(f, id, call, &r, "HTTP+SSE tools/call");
     free(call);
-    hx_expect_status(&r, 202, "legacy tools/call");
+    hx_expect_status(&r, 202, "HTTP+SSE tools/call");
     hc_response_free(&r);
-    expect_legacy_answer(&c, 8, "legacy tools/call");
+    expect_httpsse_answer(&c, 8, "HTTP+SSE tools/call");
     hc_close(&c);
 }
 
-static void test_legacy_post_without_or_with_unknown_session_id(void **state)
+static void test_httpsse_post_without_or_with_unknown_session_id(void **state)
 {
     hx_fixture *f = *state;
     hc_response r;
@@ -730,11 +730,11 @@ static void test_legacy_post_without_or_with_unknown_session_id(void **state)
                      0);
     json_decref(hx_expect_error(&r, 400, -32000, "POST /messages without sessionId"));
     hc_response_free(&r);
-    legacy_post(f, "0123456789abcdef0123456789abcdef", PING, &r, "POST /messages unknown id");
+    httpsse_post(f, "0123456789abcdef0123456789abcdef", PING, &r, "POST /messages unknown id");
     json_decref(hx_expect_error(&r, 404, -32001, "POST /messages with an unknown sessionId"));
     hc_response_free(&r);
-    /* A Streamable HTTP session id is not a legacy one. */
-    legacy_post(f, f->session, PING, &r, "POST /messages with a Streamable HTTP session id");
+    /* A Streamable HTTP session id is not an HTTP+SSE one. */
+    httpsse_post(f, f->session, PING, &r, "POST /messages with a Streamable HTTP session id");
     hx_expect_status(&r, 404, "POST /messages with a Streamable HTTP session id");
     hc_response_free(&r);
 }
@@ -745,25 +745,25 @@ static void test_legacy_post_without_or_with_unknown_session_id(void **state)
  * asynchronously, so this polls with a deadline; every answer before the 404
  * must be a 202 (the close not yet seen), never anything else.
  */
-static void test_legacy_sse_disconnect_removes_session_seed_003(void **state)
+static void test_http_sse_disconnect_removes_session_seed_003(void **state)
 {
     hx_fixture *f = *state;
     hc_conn c;
     char id[80];
     hc_response r;
-    open_legacy(&c, f, id, sizeof(id));
+    open_httpsse(&c, f, id, sizeof(id));
     char *init = hc_initialize_body("2024-11-05");
-    legacy_post(f, id, init, &r, "legacy initialize");
+    httpsse_post(f, id, init, &r, "HTTP+SSE initialize");
     free(init);
-    hx_expect_status(&r, 202, "legacy initialize");
+    hx_expect_status(&r, 202, "HTTP+SSE initialize");
     hc_response_free(&r);
-    expect_legacy_answer(&c, 1, "legacy initialize");
+    expect_httpsse_answer(&c, 1, "HTTP+SSE initialize");
     hc_close(&c);
 
     long long deadline = hc_now_ms() + 3000;
     int status = 0, tries = 0;
     while (hc_now_ms() < deadline) {
-        legacy_post(f, id, PING, &r, "POST /messages after the /sse client left");
+        httpsse_post(f, id, PING, &r, "POST /messages after the /sse client left");
         status = r.status;
         hc_response_free(&r);
         tries++;
@@ -902,9 +902,9 @@ int main(void)
         cmocka_unit_test(test_no_cors_headers_or_preflight_without_cors_origin),
         cmocka_unit_test(test_error_answers_carry_the_request_id_whenever_it_can_be_read),
         cmocka_unit_test(test_each_405_allows_what_its_path_serves),
-        cmocka_unit_test(test_legacy_post_gets_202_and_answer_on_sse_stream),
-        cmocka_unit_test(test_legacy_post_without_or_with_unknown_session_id),
-        cmocka_unit_test(test_legacy_sse_disconnect_removes_session_seed_003),
+        cmocka_unit_test(test_httpsse_post_gets_202_and_answer_on_sse_stream),
+        cmocka_unit_test(test_httpsse_post_without_or_with_unknown_session_id),
+        cmocka_unit_test(test_http_sse_disconnect_removes_session_seed_003),
     };
     const struct CMUnitTest modern_only[] = {
         cmocka_unit_test(test_modern_only_get_and_delete_allow_only_post),
@@ -919,7 +919,7 @@ int main(void)
     failed += cmocka_run_group_tests_name("http_cors", cors, setup_cors, hx_teardown);
     failed +=
         cmocka_run_group_tests_name("http_allowed_lists", allowed, setup_allowed, hx_teardown);
-    failed += cmocka_run_group_tests_name("http_defaults_and_legacy", defaults, setup_default,
+    failed += cmocka_run_group_tests_name("http_defaults_and_httpsse", defaults, setup_default,
                                           hx_teardown);
     failed += cmocka_run_group_tests_name("http_modern_only", modern_only, setup_modern_only,
                                           hx_teardown);

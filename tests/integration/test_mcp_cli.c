@@ -10,7 +10,7 @@
  * Then against `mcp-everything --http 127.0.0.1:0` by URL: tools over
  * Streamable HTTP with progress and log lines, --header reaching the server
  * (its Origin check sees it), malformed headers refused, the exit statuses of
- * a refused connection (4) and of an HTTP error status (5), and --legacy-sse.
+ * a refused connection (4) and of an HTTP error status (5), and --http-sse.
  * HTTPS is test_mcp_cli_https.c.
  *
  * Each run of mcp is a real process with its stdout and stderr on pipes and
@@ -418,7 +418,7 @@ static void test_malformed_headers_and_http_options_without_url_are_usage_errors
     } need_url[] = {
         {"--header", {"--header", "Authorization: Bearer x", "--", "server", "ping"}},
         {"--cacert", {"--cacert", "/nonexistent/ca.pem", "--", "server", "ping"}},
-        {"--legacy-sse", {"--legacy-sse", "--", "server", "ping"}},
+        {"--http-sse", {"--http-sse", "--", "server", "ping"}},
     };
     for (size_t i = 0; i < sizeof need_url / sizeof need_url[0]; i++) {
         cr_run r;
@@ -450,8 +450,8 @@ static void test_connection_refused_exits_4(void **state)
     cr_expect_connect_failure(&r, 4, "the server cannot be reached", url);
     cr_run_free(&r);
 
-    const char *legacy[] = {"--legacy-sse", url, "tools", "list", NULL};
-    cr_mcp_expect(legacy, 4, NULL, NULL);
+    const char *httpsse[] = {"--http-sse", url, "tools", "list", NULL};
+    cr_mcp_expect(httpsse, 4, NULL, NULL);
     close(fd);
 }
 
@@ -471,12 +471,12 @@ static void test_wrong_path_exits_5_naming_the_404(void **state)
     cr_run_free(&r);
 }
 
-static void test_legacy_sse_talks_to_the_sse_endpoint(void **state)
+static void test_http_sse_talks_to_the_sse_endpoint(void **state)
 {
     (void)state;
     char url[160];
     cr_run r;
-    const char *call[] = {"--legacy-sse", server_url(url, sizeof url, "/sse"),
+    const char *call[] = {"--http-sse",   server_url(url, sizeof url, "/sse"),
                           "tools",        "call",
                           "long_running", "steps=2",
                           "delay_ms=10",  NULL};
@@ -485,7 +485,7 @@ static void test_legacy_sse_talks_to_the_sse_endpoint(void **state)
     cr_run_free(&r);
 
     /* The flag is honoured: the Streamable HTTP endpoint is no SSE endpoint. */
-    const char *wrong[] = {"--legacy-sse", mcp_url, "ping", NULL};
+    const char *wrong[] = {"--http-sse", mcp_url, "ping", NULL};
     cr_mcp_expect(wrong, 5, NULL, NULL);
 }
 
@@ -515,7 +515,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_connection_refused_exits_4, http_setup, http_teardown),
         cmocka_unit_test_setup_teardown(test_wrong_path_exits_5_naming_the_404, http_setup,
                                         http_teardown),
-        cmocka_unit_test_setup_teardown(test_legacy_sse_talks_to_the_sse_endpoint, http_setup,
+        cmocka_unit_test_setup_teardown(test_http_sse_talks_to_the_sse_endpoint, http_setup,
                                         http_teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -7,7 +7,7 @@
  * and 127.0.0.1), and removed at the end; no key is ever committed.
  *
  * With --cacert naming the CA, tools are called (progress included, streamed
- * through the proxy), over Streamable HTTP and the legacy HTTP+SSE transport.
+ * through the proxy), over Streamable HTTP and the HTTP+SSE transport.
  * Without it, the system's CAs do not know the certificate: TLS fails and mcp
  * exits 4, the status of a server that cannot be reached. A second frontend
  * requires a client certificate of the CA: --cert and --key give it.
@@ -366,11 +366,11 @@ static void test_https_streams_progress_through_the_proxy(void **state)
     cr_run_free(&r);
 }
 
-static void test_https_legacy_sse_with_cacert(void **state)
+static void test_https_http_sse_with_cacert(void **state)
 {
     (void)state;
-    const char *args[] = {"--cacert", ca_path, "--legacy-sse", sse_url, "tools",
-                          "call",     "echo",  "text=legacy",  NULL};
+    const char *args[] = {"--cacert", ca_path, "--http-sse",  sse_url, "tools",
+                          "call",     "echo",  "text=legacy", NULL};
     cr_mcp_expect(args, 0, "legacy\n", NULL);
 }
 
@@ -417,7 +417,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_https_with_cacert_calls_a_tool),
         cmocka_unit_test(test_https_streams_progress_through_the_proxy),
-        cmocka_unit_test(test_https_legacy_sse_with_cacert),
+        cmocka_unit_test(test_https_http_sse_with_cacert),
         cmocka_unit_test(test_https_without_cacert_fails_verification_with_status_4),
         cmocka_unit_test(test_https_client_certificate_with_cert_and_key),
     };

@@ -4,10 +4,10 @@
  * the interop tests that point it at other implementations' servers
  * (our_client_http.test.mjs).
  *
- *   interop_http_client_driver [--legacy-sse] URL < script.json
+ *   interop_http_client_driver [--http-sse] URL < script.json
  *   interop_http_client_driver --stdio CMD [ARGS...] < script.json
  *
- * It connects to URL with mcp_client_connect_http (--legacy-sse: URL is the
+ * It connects to URL with mcp_client_connect_http (--http-sse: URL is the
  * SSE endpoint of the 2024-11-05 HTTP+SSE transport), or starts CMD with
  * mcp_client_connect_stdio (--stdio: its name notwithstanding, the driver drives
  * the stdio client too), runs the script's steps
@@ -265,7 +265,7 @@ static json_t *step_line(size_t i, const json_t *step, int status, json_t *resul
     return line;
 }
 
-static int run(mcp_client *c, struct driver *d, const char *url, int legacy_sse,
+static int run(mcp_client *c, struct driver *d, const char *url, int http_sse,
                const char *const *argv, const json_t *script)
 {
     int timeout_ms = (int)json_integer_value(json_object_get(script, "timeout_ms"));
@@ -286,7 +286,7 @@ static int run(mcp_client *c, struct driver *d, const char *url, int legacy_sse,
         mcp_client_set_roots(c, roots);
     mcp_client_on_notification(c, on_notification, d);
 
-    mcp_http_client_opts opts = {.size = sizeof opts, .legacy_sse = legacy_sse};
+    mcp_http_client_opts opts = {.size = sizeof opts, .http_sse = http_sse};
     int rc = argv != NULL ? mcp_client_connect_stdio(c, argv, 0)
                           : mcp_client_connect_http(c, url, &opts, 0);
     json_t *line = json_pack("{s:i}", "connect", rc);
@@ -322,10 +322,10 @@ static int run(mcp_client *c, struct driver *d, const char *url, int legacy_sse,
 
 int main(int argc, char **argv)
 {
-    int legacy_sse = argc == 3 && strcmp(argv[1], "--legacy-sse") == 0;
+    int http_sse = argc == 3 && strcmp(argv[1], "--http-sse") == 0;
     int stdio = argc >= 3 && strcmp(argv[1], "--stdio") == 0;
-    if (argc != 2 + legacy_sse && !stdio) {
-        fprintf(stderr, "Usage: " DRIVER " [--legacy-sse] URL < script.json\n"
+    if (argc != 2 + http_sse && !stdio) {
+        fprintf(stderr, "Usage: " DRIVER " [--http-sse] URL < script.json\n"
                         "       " DRIVER " --stdio CMD [ARGS...] < script.json\n");
         return 2;
     }
@@ -353,8 +353,8 @@ int main(int argc, char **argv)
     int status = 1;
     mcp_client *c = mcp_client_new(DRIVER, MCP_VERSION_STRING);
     if (c != NULL) {
-        status = run(c, &d, argv[argc - 1], legacy_sse,
-                     stdio ? (const char *const *)argv + 2 : NULL, script);
+        status = run(c, &d, argv[argc - 1], http_sse, stdio ? (const char *const *)argv + 2 : NULL,
+                     script);
         mcp_client_free(c);
     } else {
         fprintf(stderr, DRIVER ": out of memory\n");

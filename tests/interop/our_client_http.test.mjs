@@ -3,7 +3,7 @@
 //     a retry of 300 ms, with tools whose stream (the call's, the standalone one) the server
 //     closes mid-call (SEP-1699), and again with JSON answers;
 //   - npm @modelcontextprotocol/server-everything (pinned in package-lock.json) over Streamable
-//     HTTP, and over its legacy HTTP+SSE endpoint, both named as such (legacy_sse) and reached by
+//     HTTP, and over its HTTP+SSE endpoint, both named as such (http_sse) and reached by
 //     the fallback of a Streamable HTTP connect.
 //
 // Run by CTest as `node our_client_http.test.mjs` in tests/interop with MCP_BIN_DIR set to the
@@ -98,9 +98,9 @@ async function startEverythingPackage(mode) {
 
 // Runs the driver against url with the script {timeout_ms, sampling, elicitation, roots, steps}
 // (see lib/driver.mjs).
-function runDriver(url, steps, { legacySse = false } = {}) {
+function runDriver(url, steps, { httpSse = false } = {}) {
     const fields = { timeout_ms: REQUEST_TIMEOUT_MS, sampling: SAMPLING_ANSWER, elicitation: ELICITATION_ANSWER, roots: ROOTS };
-    return runScript([...(legacySse ? ['--legacy-sse'] : []), url], fields, steps, RUN_TIMEOUT_MS);
+    return runScript([...(httpSse ? ['--http-sse'] : []), url], fields, steps, RUN_TIMEOUT_MS);
 }
 
 // Starts lib/ts_sdk_server.mjs on a free port with flags.
@@ -385,7 +385,7 @@ describe('server-everything, HTTP+SSE (2024-11-05)', () => {
     let run;
     before(async () => {
         server = await startEverythingPackage('sse');
-        run = await runDriver(`${server.base}/sse`, EVERYTHING_STEPS, { legacySse: true });
+        run = await runDriver(`${server.base}/sse`, EVERYTHING_STEPS, { httpSse: true });
     });
     after(async () => {
         if (server) await server.stop();

@@ -1,5 +1,5 @@
 // Interop: the official TypeScript SDK client (1.32.2) drives our mcp-everything over Streamable
-// HTTP (StreamableHTTPClientTransport), with --json-response, and over the legacy HTTP+SSE
+// HTTP (StreamableHTTPClientTransport), with --json-response, and over the HTTP+SSE
 // transport (SSEClientTransport).
 //
 // Run by CTest as `node ts_client_http.test.mjs` in tests/interop with MCP_BIN_DIR set to the
@@ -90,7 +90,7 @@ const isStandaloneGet = (ex) =>
 
 // ---- Streamable HTTP, default mode ------------------------------------------------------------
 
-let server; // the default-mode server (the legacy SSE tests use it as well)
+let server; // the default-mode server (the HTTP+SSE tests use it as well)
 const rec = new HttpRecorder();
 const env = { client: undefined, transport: undefined, initResult: undefined, ...newState() };
 const checks = everythingChecks(env);
@@ -445,17 +445,17 @@ test('the SDK saw no protocol errors', () => {
     assert.deepEqual(real, []);
 });
 
-test('legacy HTTP+SSE (/sse): initialize, list tools, call echo, close; the session is then gone', async () => {
-    const legacyRec = new HttpRecorder();
+test('HTTP+SSE (/sse): initialize, list tools, call echo, close; the session is then gone', async () => {
+    const sseRec = new HttpRecorder();
     const st = newState();
-    const transport = new SseTap(new URL('/sse', server.base), { fetch: legacyRec.fetch });
+    const transport = new SseTap(new URL('/sse', server.base), { fetch: sseRec.fetch });
     const client = makeClient(st);
     try {
-        await deadline(client.connect(transport, { timeout: REQUEST_TIMEOUT_MS }), 15_000, 'legacy connect');
+        await deadline(client.connect(transport, { timeout: REQUEST_TIMEOUT_MS }), 15_000, 'HTTP+SSE connect');
         const init = transport.wire.find((m) => 'result' in m && m.result.serverInfo);
         assert.ok(init, 'initialize result over /sse');
         assert.equal(init.result.serverInfo.name, 'mcp-everything');
-        const sse = legacyRec.exchanges.find((e) => e.method === 'GET');
+        const sse = sseRec.exchanges.find((e) => e.method === 'GET');
         assert.equal(sse.status, 200);
         assert.equal(sse.contentType, 'text/event-stream');
         const endpoint = sse.events.find((e) => e.event === 'endpoint');
@@ -472,10 +472,10 @@ test('legacy HTTP+SSE (/sse): initialize, list tools, call echo, close; the sess
         assert.deepEqual(raw.result, textResult('legacy ✓'));
         // Every POST went to the endpoint and got 202; the answers came on the /sse stream (so
         // the last 202 may still be on its way when the result is in).
-        const posts = legacyRec.exchanges.filter((e) => e.method === 'POST');
+        const posts = sseRec.exchanges.filter((e) => e.method === 'POST');
         assert.ok(posts.length >= 4, `initialize, initialized, tools/list and tools/call were POSTed (${posts.length})`);
         for (const p of posts) {
-            await legacyRec.waitResponse((e) => e === p, 5000, `the response to POST ${p.body?.method}`);
+            await sseRec.waitResponse((e) => e === p, 5000, `the response to POST ${p.body?.method}`);
             assert.equal(new URL(p.url).pathname + new URL(p.url).search, endpoint.data);
             assert.equal(p.status, 202, `POST ${p.body?.method ?? 'response'} got 202`);
         }

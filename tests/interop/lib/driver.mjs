@@ -25,7 +25,7 @@ export const SAMPLING_ANSWER = {
 export const ELICITATION_ANSWER = { action: 'accept', content: { name: 'libmcp interop' } };
 export const ROOTS = [{ uri: 'file:///tmp/libmcp-interop-root', name: 'interop root' }];
 
-// Runs the driver with args (a URL, --legacy-sse and a URL, or --stdio and a command) and the
+// Runs the driver with args (a URL, --http-sse and a URL, or --stdio and a command) and the
 // script `fields` plus the steps, a list of [label, step], within runTimeoutMs. Resolves with
 // {connect (its first line), steps: {label: line}, stderr}; the driver must exit 0, connected,
 // with one line per step.

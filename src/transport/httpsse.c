@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The legacy HTTP+SSE transport (protocol 2024-11-05), on the same server:
+ * The HTTP+SSE transport (protocol 2024-11-05), on the same server:
  * GET /sse opens the session's one event stream and names, in its first
  * `endpoint` event, where to POST; POST /messages?sessionId=... gets 202 and
  * the answer travels on the event stream.
@@ -14,7 +14,7 @@
 #include "sse/sse.h"
 #include "transport/shttp.h"
 
-static void on_legacy_closed(void *arg, mcp__http_req *req)
+static void on_httpsse_closed(void *arg, mcp__http_req *req)
 {
     hstream *st = arg;
     mcp__http_req_release(req);
@@ -22,7 +22,7 @@ static void on_legacy_closed(void *arg, mcp__http_req *req)
     mcp__hsess_close(st->hs);
 }
 
-void mcp__shttp_legacy_accepted(shttp *t, mcp__http_req *req)
+void mcp__httpsse_accepted(shttp *t, mcp__http_req *req)
 {
     const char *hdrs[12] = {"Content-Type", "text/plain"};
     size_t n = mcp__shttp_cors(t, req, hdrs, 2);
@@ -30,7 +30,7 @@ void mcp__shttp_legacy_accepted(shttp *t, mcp__http_req *req)
     mcp__http_respond(req, 202, hdrs, "Accepted", 8);
 }
 
-void mcp__shttp_legacy_sse(shttp *t, mcp__http_req *req)
+void mcp__httpsse_get(shttp *t, mcp__http_req *req)
 {
     if (t->phase != EP_RUNNING) {
         mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR, "Service Unavailable: shutting down");
@@ -47,22 +47,22 @@ void mcp__shttp_legacy_sse(shttp *t, mcp__http_req *req)
         return;
     }
     hsess *hs = mcp__hsess_new(t, 0, 1);
-    hstream *st = hs ? mcp__hstream_new(hs, HS_LEGACY, req) : NULL;
+    hstream *st = hs ? mcp__hstream_new(hs, HS_HTTPSSE, req) : NULL;
     if (st == NULL) {
         if (hs != NULL)
             mcp__hsess_close(hs);
         mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
         return;
     }
-    mcp__http_req_on_close(req, on_legacy_closed, st);
+    mcp__http_req_on_close(req, on_httpsse_closed, st);
     mcp__http_req_limit_sndbuf(req, MCP__NOTIFY_SNDBUF);
     /* Shared with other nodes: the endpoint event goes out once they can find it. */
-    if (t->cluster != NULL && mcp__shttp_cluster_legacy_new(hs))
+    if (t->cluster != NULL && mcp__shttp_cluster_httpsse_new(hs))
         return;
-    mcp__shttp_legacy_endpoint(hs);
+    mcp__httpsse_endpoint(hs);
 }
 
-void mcp__shttp_legacy_endpoint(hsess *hs)
+void mcp__httpsse_endpoint(hsess *hs)
 {
     hstream *st = hs->streams;
     if (st == NULL || st->req == NULL)
@@ -92,7 +92,7 @@ static int query_session_id(const char *query, char *out, size_t out_len)
     return -1;
 }
 
-void mcp__shttp_legacy_post(shttp *t, mcp__http_req *req)
+void mcp__httpsse_post(shttp *t, mcp__http_req *req)
 {
     char id[80];
     if (query_session_id(mcp__http_req_query(req), id, sizeof(id)) != 0) {
@@ -108,10 +108,10 @@ void mcp__shttp_legacy_post(shttp *t, mcp__http_req *req)
     }
     /* Another node's session: its messages are sent there. */
     if (hs == NULL && t->cluster != NULL && strlen(id) == 32) {
-        mcp__shttp_cluster_legacy_post(t, req, id);
+        mcp__shttp_cluster_httpsse_post(t, req, id);
         return;
     }
-    if (hs == NULL || !hs->legacy || hs->closing) {
+    if (hs == NULL || !hs->httpsse || hs->closing) {
         mcp__shttp_error(t, req, 404, MCP_RPC_REQUEST_TIMEOUT, "Session not found");
         return;
     }
@@ -127,10 +127,10 @@ void mcp__shttp_legacy_post(shttp *t, mcp__http_req *req)
         return;
     }
     mcp__hsess_touch(hs);
-    if (hs->legacy_shared)
+    if (hs->httpsse_shared)
         mcp__shttp_cluster_touch(hs);
     /* Answer first: the messages' answers may travel on the event stream at once. */
-    mcp__shttp_legacy_accepted(t, req);
+    mcp__httpsse_accepted(t, req);
     HS_ANS(hs)->feed_value(hs->sess, v, hs->streams ? hs->streams->id : 0);
     json_decref(v);
 }
