@@ -112,7 +112,7 @@ void mcp__httpsse_post(shttp *t, mcp__http_req *req)
         return;
     }
     if (hs == NULL || !hs->httpsse || hs->closing) {
-        mcp__shttp_error(t, req, 404, MCP_RPC_REQUEST_TIMEOUT, "Session not found");
+        mcp__shttp_error(t, req, 404, MCP__SESSION_NOT_FOUND, "Session not found");
         return;
     }
     size_t n_requests;

@@ -284,6 +284,10 @@ void mcp__shttp_on_request(void *user, mcp__http_req *req);
 void mcp__shttp_routes_free(shttp *t);
 /* Answers with a JSON-RPC error message (stolen) as the body and the status; finishes req. */
 void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *body);
+/* The JSON-RPC code of the 404 for a session this server does not have (never had, ended,
+ * expired): Invalid Request, since the request is not valid here, and the 404 is what
+ * tells the client to start a new session (the spec's rule). Not a timeout. */
+#define MCP__SESSION_NOT_FOUND MCP_RPC_INVALID_REQUEST
 /* Answers with a JSON-RPC error body and the status; finishes req. The body carries the
  * id of the request req's body holds when it can be read (mcp__shttp_body_id), else null. */
 void mcp__shttp_error(shttp *t, mcp__http_req *req, int status, int code, const char *message);

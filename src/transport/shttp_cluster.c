@@ -849,7 +849,7 @@ static void httpsse_post_end(parked *p, int alive)
         return;
     }
     if (alive == 0) {
-        mcp__shttp_error(t, req, 404, MCP_RPC_REQUEST_TIMEOUT, "Session not found");
+        mcp__shttp_error(t, req, 404, MCP__SESSION_NOT_FOUND, "Session not found");
         return;
     }
     size_t n_requests;

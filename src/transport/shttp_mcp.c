@@ -138,7 +138,7 @@ static hsess *find_session(shttp *t, mcp__http_req *req, const json_t *rpc_id)
     }
     hsess *hs = mcp__map_get(&t->sessions, id);
     if (hs == NULL || hs->httpsse || hs->closing) {
-        mcp__shttp_error_id(t, req, 404, rpc_id, MCP_RPC_REQUEST_TIMEOUT, "Session not found");
+        mcp__shttp_error_id(t, req, 404, rpc_id, MCP__SESSION_NOT_FOUND, "Session not found");
         return NULL;
     }
     mcp__hsess_touch(hs);

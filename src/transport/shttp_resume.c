@@ -108,7 +108,7 @@ void mcp__shttp_resumes_cancel(hsess *hs)
         if (r->st != NULL)
             r->st->resuming = NULL;
         if (r->req != NULL && mcp__http_stream_end(r->req) == MCP_ESTATE)
-            mcp__shttp_error(r->t, r->req, 404, MCP_RPC_REQUEST_TIMEOUT, "Session terminated");
+            mcp__shttp_error(r->t, r->req, 404, MCP__SESSION_NOT_FOUND, "Session terminated");
         r->req = NULL;
         if (r->old_req != NULL)
             mcp__http_req_release(r->old_req);

@@ -715,11 +715,11 @@ void mcp__hsess_close(hsess *hs)
     while (hs->streams != NULL) {
         hstream *st = hs->streams;
         if (st->req != NULL && st->kind == HS_POST_JSON)
-            mcp__shttp_error(t, st->req, 404, MCP_RPC_REQUEST_TIMEOUT, "Session terminated");
+            mcp__shttp_error(t, st->req, 404, MCP__SESSION_NOT_FOUND, "Session terminated");
         else if (st->req != NULL && st->begun)
             mcp__http_stream_end(st->req);
         else if (st->req != NULL)
-            mcp__shttp_error(t, st->req, 404, MCP_RPC_REQUEST_TIMEOUT, "Session terminated");
+            mcp__shttp_error(t, st->req, 404, MCP__SESSION_NOT_FOUND, "Session terminated");
         st->req = NULL;
         mcp__hstream_free(st);
     }

@@ -407,7 +407,7 @@ static void test_unknown_session_id_gets_404_session_not_found(void **state)
         hc_response r;
         snprintf(what, sizeof(what), "POST with unknown session '%s'", ids[i]);
         hx_post(f->port, ids[i], NULL, PING, &r, what);
-        json_t *err = hx_expect_error(&r, 404, -32001, what);
+        json_t *err = hx_expect_error(&r, 404, -32600, what);
         hx_expect_message_has(err, "Session not found", what);
         json_decref(err);
         hc_response_free(&r);
@@ -415,13 +415,13 @@ static void test_unknown_session_id_gets_404_session_not_found(void **state)
         snprintf(hdrs, sizeof(hdrs), HC_SSE_ACCEPT "Mcp-Session-Id: %s\r\n", ids[i]);
         snprintf(what, sizeof(what), "GET with unknown session '%s'", ids[i]);
         raw(f, "GET", hdrs, NULL, &r, what);
-        json_decref(hx_expect_error(&r, 404, -32001, what));
+        json_decref(hx_expect_error(&r, 404, -32600, what));
         hc_response_free(&r);
 
         snprintf(hdrs, sizeof(hdrs), "Mcp-Session-Id: %s\r\n", ids[i]);
         snprintf(what, sizeof(what), "DELETE with unknown session '%s'", ids[i]);
         raw(f, "DELETE", hdrs, NULL, &r, what);
-        json_decref(hx_expect_error(&r, 404, -32001, what));
+        json_decref(hx_expect_error(&r, 404, -32600, what));
         hc_response_free(&r);
     }
 }

@@ -528,7 +528,7 @@ static void test_cors_headers_on_responses_to_allowed_origin(void **state)
     /* Error answers carry them too. */
     hx_post(f->port, "0123456789abcdef0123456789abcdef", "Origin: " APP_ORIGIN "\r\n", PING, &r,
             "POST to an unknown session from " APP_ORIGIN);
-    json_decref(hx_expect_error(&r, 404, -32001, "unknown session from " APP_ORIGIN));
+    json_decref(hx_expect_error(&r, 404, -32600, "unknown session from " APP_ORIGIN));
     assert_non_null(hc_header_get(&r, "access-control-allow-origin"));
     hc_response_free(&r);
 
@@ -731,7 +731,7 @@ static void test_httpsse_post_without_or_with_unknown_session_id(void **state)
     json_decref(hx_expect_error(&r, 400, -32000, "POST /messages without sessionId"));
     hc_response_free(&r);
     httpsse_post(f, "0123456789abcdef0123456789abcdef", PING, &r, "POST /messages unknown id");
-    json_decref(hx_expect_error(&r, 404, -32001, "POST /messages with an unknown sessionId"));
+    json_decref(hx_expect_error(&r, 404, -32600, "POST /messages with an unknown sessionId"));
     hc_response_free(&r);
     /* A Streamable HTTP session id is not an HTTP+SSE one. */
     httpsse_post(f, f->session, PING, &r, "POST /messages with a Streamable HTTP session id");

@@ -170,17 +170,17 @@ static void test_delete_ends_session_then_404_for_post_get_and_delete(void **sta
     hc_response_free(&r);
 
     hx_post(f->port, session, NULL, PING, &r, "POST after DELETE");
-    json_decref(hx_expect_error(&r, 404, -32001, "POST after DELETE"));
+    json_decref(hx_expect_error(&r, 404, -32600, "POST after DELETE"));
     hc_response_free(&r);
 
     snprintf(hdrs, sizeof(hdrs), HC_SSE_ACCEPT "Mcp-Session-Id: %s\r\n", session);
     assert_int_equal(hc_request(f->port, "GET", "/mcp", hdrs, NULL, &r, HX_REQ_MS), 0);
-    json_decref(hx_expect_error(&r, 404, -32001, "GET after DELETE"));
+    json_decref(hx_expect_error(&r, 404, -32600, "GET after DELETE"));
     hc_response_free(&r);
 
     snprintf(hdrs, sizeof(hdrs), "Mcp-Session-Id: %s\r\n", session);
     assert_int_equal(hc_request(f->port, "DELETE", "/mcp", hdrs, NULL, &r, HX_REQ_MS), 0);
-    json_decref(hx_expect_error(&r, 404, -32001, "DELETE after DELETE"));
+    json_decref(hx_expect_error(&r, 404, -32600, "DELETE after DELETE"));
     hc_response_free(&r);
 }
 

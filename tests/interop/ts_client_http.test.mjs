@@ -525,7 +525,7 @@ test('terminateSession() deletes the session: its GET stream ends and the id the
     });
 
     // A client that still has the old id (the SDK skips initialize when given one): 404 with
-    // -32001 in a JSON body.
+    // Invalid Request (-32600) in a JSON body.
     const rec2 = new HttpRecorder();
     const t2 = new HttpTap(new URL(server.url), { fetch: rec2.fetch, sessionId });
     const st2 = newState();
@@ -541,7 +541,7 @@ test('terminateSession() deletes the session: its GET stream ends and the id the
         assert.equal(post.status, 404);
         assert.equal(post.requestHeaders.get('mcp-session-id'), sessionId);
         assert.equal(post.contentType, 'application/json');
-        assert.equal(post.messages[0]?.error?.code, -32001, `404 body: ${post.text}`);
+        assert.equal(post.messages[0]?.error?.code, -32600, `404 body: ${post.text}`);
     } finally {
         await c2.close();
     }
