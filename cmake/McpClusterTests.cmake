@@ -119,7 +119,7 @@ set_tests_properties(interop_ts_client_resume_cluster PROPERTIES
     TIMEOUT ${_cluster_interop_timeout}
     LABELS "interop;cluster")
 
-# Seed 001's leapfrog scenario across nodes: the reconnected GET of a finished POST stream stays
+# The leapfrog scenario (GET streams that end each other, for ever) across nodes: the reconnected GET of a finished POST stream stays
 # idle on another node, and the notifications triggered on every node reach the standalone GET
 # once each.
 add_test(NAME integration_resume_leapfrog_cluster COMMAND integration_resume_leapfrog)

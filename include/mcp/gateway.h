@@ -93,7 +93,7 @@ typedef struct mcp_gateway_opts {
 } mcp_gateway_opts;
 
 /*
- * Several nodes (http->redis_url, design.md Past one machine): a session of the
+ * Several nodes (http->redis_url): a session of the
  * older revisions is served by the node that began it, where its child runs; its
  * record in Redis names that node and its address (mcp_http_opts.cluster_address),
  * and a request that reaches another node is relayed there, its response streamed

@@ -145,7 +145,7 @@ typedef struct mcp__answerer_ops {
      * runs has returned; then done(arg) runs on the loop, nothing of the answerer is
      * left on it, and a is freed. Sessions closed before are waited for. */
     void (*shutdown)(mcp__answerer *a, void (*done)(void *arg), void *arg);
-    /* Sharing a session between nodes of one deployment (design.md, Past one machine).
+    /* Sharing a session between nodes of one deployment (the Redis cluster).
      * NULL for an answerer whose sessions cannot be served elsewhere. */
     /* What another node needs to serve the session: a new JSON object, NULL before
      * initialize (or out of memory). */

@@ -383,7 +383,7 @@ static void op_mail(mcp__mail *m)
 /*
  * How many of a handler's messages may wait for the loop at once. With the
  * pause on a congested stream, this is what keeps a handler that outruns its
- * client from growing memory: it waits here instead (design.md, "Backpressure").
+ * client from growing memory: it waits here instead (backpressure).
  */
 #define MAX_QUEUED_OPS 256
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What nodes of one deployment share, so that any node serves any request of a
- * session and resumes any stream (design.md, Past one machine). The transport
+ * session and resumes any stream (scale-out behind a load balancer). The transport
  * (transport/shttp_*.c) sees only this header; the one implementation keeps it in
  * Redis (store/redis/), and no other file knows of Redis.
  *

@@ -5,7 +5,8 @@
  * `endpoint` event, where to POST; POST /messages?sessionId=... gets 202 and
  * the answer travels on the event stream.
  *
- * Seed 003: when the event stream's client disconnects, the session is
+ * An HTTP+SSE session is forgotten when its stream ends: when the event stream's
+ * client disconnects, the session is
  * removed at once, so a later POST to it gets 404 and nothing is left behind.
  */
 #include <stdlib.h>

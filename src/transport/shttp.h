@@ -53,7 +53,7 @@ typedef struct hresume hresume;
  * HS_GET streams carry the session's messages not tied to a request (the newest
  * live one does). HS_IDLE is a resume of a POST stream that had already sent
  * everything: it stays open, kept alive, carrying nothing, so that clients whose
- * EventSource reconnects after every end are not pushed into a loop (seed 001).
+ * EventSource reconnects after every end are not pushed into a reconnect loop.
  */
 /* HS_REMOTE is a resume of a stream another node writes (--redis): its events come
  * from the shared store, replayed and then followed live (shttp_cluster.c). */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Sessions shared with other nodes of one deployment (--redis; design.md, Past one
- * machine), behind a load balancer that sends each request anywhere.
+ * Sessions shared with other nodes of one deployment (--redis), behind a load
+ * balancer that sends each request anywhere.
  *
  * A session lives wherever it is used: each node that serves one of its requests
  * keeps a copy (an hsess like any other, marked shared), made from the session's
@@ -789,8 +789,9 @@ int mcp__shttp_cluster_route(shttp *t, mcp__http_req *req)
 
 /*
  * An HTTP+SSE session lives with its event stream on the node that has it; its record
- * only names that node, so that a POST arriving elsewhere is sent there. Seed 003:
- * the record goes with the stream, and a POST after that gets 404 on every node.
+ * only names that node, so that a POST arriving elsewhere is sent there. The session
+ * is forgotten on disconnect: the record goes with the stream, and a POST after that gets 404 on
+ * every node.
  */
 
 static void httpsse_put_done(void *arg, int status)
@@ -1366,7 +1367,7 @@ static void follow_done(void *arg, int status, const char *text, size_t len)
         }
     } else if (status == MCP_OK && !st->begun) {
         /* Nothing was left to send: the client had the final answer. The GET stays open
-         * with nothing to carry, kept alive, as a resume here does (seed 001: ending it
+         * with nothing to carry, kept alive, as a resume here does (no reconnect loop: ending it
          * would have the client's EventSource come back at once, for ever). */
         st->kind = HS_IDLE;
         mcp__hstream_write(st, NULL, 0);

@@ -127,7 +127,7 @@ static int check_version_header(shttp *t, mcp__http_req *req, const json_t *id)
 }
 
 /* Finds the session a request names: 400 without an id, 404 for an unknown or
- * ended one (never 401: seed 001). */
+ * ended one (never 401, which clients take for an authorization failure). */
 static hsess *find_session(shttp *t, mcp__http_req *req, const json_t *rpc_id)
 {
     const char *id = mcp__http_header(req, "mcp-session-id");
@@ -522,7 +522,8 @@ static void get(shttp *t, mcp__http_req *req)
         mcp__shttp_resume(t, hs, req, last);
         return;
     }
-    /* A new standalone stream never kills another one (seed 001): the older ones stay
+    /* GET streams must not replace each other: a new standalone stream never ends an
+     * older one (whose client would reconnect and end the new one, in a loop); they stay
      * open, and the newest carries the session's messages. It gets no old events. */
     hstream *st = mcp__hstream_new(hs, HS_GET, req);
     if (st == NULL) {

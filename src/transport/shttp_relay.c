@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Relaying a request to the node that holds its session (--redis; design.md, Past
- * one machine), for sessions that only one node can serve: a gateway's, whose
- * child process runs there. The request goes to that node as it came (method,
- * path, headers, body), with Mcp-Cluster-Node naming the node it is meant for, and
- * its response comes back as it is sent: the status and headers at once, the body
- * as it arrives (an SSE stream event by event). A response cut there is cut here,
- * so the client resumes as it would have; a client that leaves here ends the
- * request there.
+ * Relaying a request to the node that holds its session (--redis), for sessions that only one node
+ * can serve: a gateway's, whose child process runs there. The request goes to that node as it came
+ * (method, path, headers, body), with Mcp-Cluster-Node naming the node it is meant for, and its
+ * response comes back as it is sent: the status and headers at once, the body as it arrives (an SSE
+ * stream event by event). A response cut there is cut here, so the client resumes as it would have;
+ * a client that leaves here ends the request there.
  *
  * Bounds: relays at once, half the connections the endpoint may hold (each holds
  * a connection to the other node too), 503 past that, and of them GET streams, which

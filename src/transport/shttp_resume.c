@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Resuming a stream of the Streamable HTTP transport: GET with Last-Event-ID
- * (spec 2025-11-25, Resumability and Redelivery; seed 000, SEP-1699). See
+ * (spec 2025-11-25, Resumability and Redelivery; SEP-1699 polling). See
  * shttp.h.
  */
 #include <stdlib.h>
@@ -59,7 +59,7 @@ int mcp__shttp_resumes_running(const hsess *hs)
 
 /*
  * A resume of a POST stream that had sent everything stays open, carrying nothing
- * (HS_IDLE, seed 001: clients that resume every finished stream would otherwise
+ * (HS_IDLE, no reconnect loop: clients that resume every finished stream would otherwise
  * reconnect in a loop). Such streams counted toward the session's GET limit, so a
  * client that resumed 16 of them was refused every new GET (429). At the limit the
  * oldest gives way: it ends as its POST stream had, and its id is remembered, so

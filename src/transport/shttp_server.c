@@ -126,7 +126,8 @@ int mcp__hstream_write(hstream *st, const char *data, size_t len)
                   mcp__http_stream_queued(st->req));
         mcp__http_req_abort(st->req);
         st->req = NULL;
-        /* An HTTP+SSE session lives only as long as its one stream (seed 003), and it
+        /* An HTTP+SSE session lives only as long as its one stream (forgotten on
+         * disconnect, then 404), and it
          * cannot be resumed: it ends with it. */
         if (st->kind == HS_HTTPSSE)
             mcp__hsess_close_later(st->hs);
@@ -951,7 +952,7 @@ static void cut_stalled_streams(hsess *hs, uint64_t now)
         if (st->kind == HS_HTTPSSE || hs->stateless) {
             mcp__http_req_abort(st->req);
             st->req = NULL;
-            /* Seed 003: an HTTP+SSE session ends with its stream; a stateless one (2026-07-28,
+            /* An HTTP+SSE session ends with its stream; a stateless one (2026-07-28,
              * --stateless) is one request, and its stream is all it has. */
             mcp__hsess_close_later(hs);
             return;

@@ -12,7 +12,7 @@
  *   - a client that names a node itself (Mcp-Cluster-Node) is never relayed, and
  *     gets 404 where the session is not;
  *   - an HTTP+SSE session's POSTs reach its stream from any node, and once the
- *     stream is gone every node answers 404 (seed 003);
+ *     stream is gone every node answers 404 (forgotten on disconnect);
  *   - a node that stops answering (SIGSTOP) has the streams relayed from it cut once
  *     its heartbeat lapses, and serves again once it goes on;
  *   - a node that is killed takes its sessions with it: the other nodes answer 503
@@ -348,7 +348,7 @@ static void test_an_httpsse_sessions_posts_reach_its_stream_from_any_node(void *
     expect_answer(&sse, 2, "tools/call posted to node2");
     assert_int_equal(holder(c), 0);
 
-    /* Seed 003: the session goes with its stream, on every node. */
+    /* The session goes with its stream, on every node. */
     hc_close(&sse);
     gw_await_metric(ch_node_port(c, 0), "mcp_gateway_sessions", 0, STEP_MS);
     for (int i = 0; i < c->n; i++)

@@ -463,7 +463,8 @@ static void test_a_notification_reaches_one_get_stream_of_a_session_on_two_nodes
                      0);
     assert_int_equal(r.status, 200);
     hc_response_free(&r);
-    /* A GET on node0, then a newer one on node1, both left open (seed 001): the newer
+    /* A GET on node0, then a newer one on node1, both left open (GET streams must
+     * not replace each other): the newer
      * one carries the session's messages, and only it. */
     rc_conn g[2];
     rc_event ev;

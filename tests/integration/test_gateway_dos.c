@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mcp-gateway against a hostile client (issue 26), over real loopback sockets, in front
+ * mcp-gateway against a hostile client, over real loopback sockets, in front
  * of server_gateway_peer (a stdio server of the older revisions):
  *   - questions a client never answers (2026-07-28 calls parked on an
  *     InputRequiredResult) hold no child that others need: with 4, then 40 of them, a

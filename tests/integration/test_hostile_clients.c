@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Hostile clients over real loopback sockets (issue 8): each attack runs
+ * Hostile clients over real loopback sockets: each attack runs
  * against a live mcp-everything while a normal client keeps initializing
  * sessions and calling a tool, and the test asserts that the server's memory
  * stays bounded and that the normal client is served, every request within a
@@ -17,14 +17,14 @@
  * - 1,024 held GET streams (64 sessions x 16);
  * - 10,000 initialize calls that never come back (idle sessions give way).
  * - 1,000 (then 100) subscriptions/listen streams never read while the tool list
- *   changes as fast as the server announces it (issue 26): the server-wide budget
+ *   changes as fast as the server announces it: the server-wide budget
  *   of queued bytes cuts the streams furthest behind, and the small kernel send
  *   buffers of notification streams keep the kernel's share bounded too.
  *
  * Memory is the server's VmRSS; the bound is its idle figure plus 64 MiB (and, for
  * the listeners, the send queues of its sockets in the kernel: 64 MiB).
  * Attack sizes are smaller in the sanitizer build, which is several times
- * slower; the figures of issue 8's "Done when" are measured by the same code
+ * slower; the full sizes are measured by the same code
  * with MCP_HOSTILE_FULL=1.
  */
 #define _GNU_SOURCE
@@ -752,7 +752,7 @@ static void test_initialize_flood_does_not_lock_others_out(void **state)
     hc_server_free(&srv);
 }
 
-/* ---- Unread listeners while lists change (issue 26) ---- */
+/* ---- Unread listeners while lists change ---- */
 
 /* Bytes the kernel holds in the send queues of the server's sockets (those whose
  * local port is port), from /proc/net/tcp and tcp6; -1 when it cannot be read. */
@@ -866,7 +866,7 @@ static int listen_open(hc_conn *c, int port, long long id)
 
 /*
  * 1,000 subscriptions/listen streams that are never read while the tool list
- * changes as fast as the server announces it (issue 26): every change goes to
+ * changes as fast as the server announces it: every change goes to
  * every listener, and no listener takes it. The server's memory stays within its
  * idle figure plus 64 MiB, and so do the send queues of its sockets in the kernel;
  * a normal client is served. Past the server-wide budget of queued bytes the
@@ -972,7 +972,7 @@ static void test_unread_listeners_under_list_changes_stay_bounded(void **state)
 }
 
 /* Fewer listeners get more each: the unfixed server queued it (646 MB of RSS in
- * issue 26, each stream up to its own 4 MiB). */
+ * a server without the budget, each stream up to its own 4 MiB). */
 static void test_few_unread_listeners_under_list_changes_stay_bounded(void **state)
 {
     (void)state;

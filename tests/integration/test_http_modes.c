@@ -2,7 +2,7 @@
 /*
  * Server modes chosen by flags, each against its own mcp-everything:
  * --json-response, --stateless, --no-get, --cors-origin (and no CORS without
- * it), and the HTTP+SSE transport (2024-11-05) with the seed 003
+ * it), and the HTTP+SSE transport (2024-11-05) with the
  * regression: a disconnected /sse client's session is gone at once.
  */
 #define _GNU_SOURCE
@@ -740,12 +740,13 @@ static void test_httpsse_post_without_or_with_unknown_session_id(void **state)
 }
 
 /*
- * Seed 003: after the /sse client disconnects, a POST to its session must get
+ * An HTTP+SSE session is forgotten on disconnect: after the /sse client
+ * disconnects, a POST to its session must get
  * 404, not 202 into a dead session. The server learns of the close
  * asynchronously, so this polls with a deadline; every answer before the 404
  * must be a 202 (the close not yet seen), never anything else.
  */
-static void test_http_sse_disconnect_removes_session_seed_003(void **state)
+static void test_http_sse_disconnect_removes_session(void **state)
 {
     hx_fixture *f = *state;
     hc_conn c;
@@ -775,7 +776,7 @@ static void test_http_sse_disconnect_removes_session_seed_003(void **state)
                      status);
     }
     if (status != 404)
-        fail_msg("seed 003: POST /messages?sessionId=%s still gets %d 3 s after the /sse client "
+        fail_msg("HTTP+SSE: POST /messages?sessionId=%s still gets %d 3 s after the /sse client "
                  "disconnected (%d tries); expected 404",
                  id, status, tries);
 }
@@ -904,7 +905,7 @@ int main(void)
         cmocka_unit_test(test_each_405_allows_what_its_path_serves),
         cmocka_unit_test(test_httpsse_post_gets_202_and_answer_on_sse_stream),
         cmocka_unit_test(test_httpsse_post_without_or_with_unknown_session_id),
-        cmocka_unit_test(test_http_sse_disconnect_removes_session_seed_003),
+        cmocka_unit_test(test_http_sse_disconnect_removes_session),
     };
     const struct CMUnitTest modern_only[] = {
         cmocka_unit_test(test_modern_only_get_and_delete_allow_only_post),

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Sessions created and deleted by the ten thousand leave nothing behind
- * (seed 003's lesson: the session table never grows with dead entries). The
+ * (the lesson of forgetting HTTP+SSE sessions on disconnect: the session table never
+ * grows with dead entries). The
  * server runs with --max-sessions 1000, so 10,000 create+delete cycles would
  * hit 503 if deleted sessions stayed in the table; afterwards every deleted id
  * gets 404, a new initialize still works, and the server's resident memory

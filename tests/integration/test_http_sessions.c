@@ -264,7 +264,7 @@ static int new_session_status(int port, char out[33])
 }
 
 /*
- * A full session table does not lock newcomers out (issue 8: 1,000 initialize
+ * A full session table does not lock newcomers out (1,000 initialize
  * calls that never came back made every new client get 503 for 30 minutes):
  * the least recently used idle session makes room. Only when every session is
  * busy (here each holds an open GET stream) does a newcomer get 503.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The leapfrog scenario of seed 001 (rmcp's "SSE reconnect loops"), over
+ * The leapfrog scenario (rmcp's "SSE reconnect loops": GET streams that end each
+ * other, for ever), over
  * real sockets for 30 s.
  *
  * A browser EventSource that read a completed POST stream with a priming

@@ -6,7 +6,7 @@
  * - the POST stream of a tool that closes it starts with a priming event
  *   (id, retry, empty data) and ends cleanly without the result; a GET with
  *   Last-Event-ID gets the result and then ends (the TypeScript SDK's
- *   "POST SSE polling with client reconnection" test, seed 000);
+ *   "POST SSE polling with client reconnection" test, SEP-1699);
  * - the messages sent while the client was away are replayed in order, each
  *   once, then the result;
  * - two concurrent GETs resuming two POST streams each get only their own
@@ -113,7 +113,7 @@ static long retry_of(long announced)
     return announced < 0 ? 1000 : announced > 5000 ? 5000 : announced;
 }
 
-/* ---- 1. POST SSE polling with client reconnection (seed 000) ---- */
+/* ---- 1. POST SSE polling with client reconnection (SEP-1699) ---- */
 
 static void test_post_sse_polling_with_client_reconnection(void **state)
 {
@@ -207,7 +207,7 @@ static void test_messages_sent_while_disconnected_are_replayed_in_order(void **s
     rc_call_free(&call);
 }
 
-/* ---- 3. Concurrent GETs resuming different POST streams (seed 000) ---- */
+/* ---- 3. Concurrent GETs resuming different POST streams (SEP-1699) ---- */
 
 static void test_concurrent_gets_resume_their_own_post_streams(void **state)
 {
