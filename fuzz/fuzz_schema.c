@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <mcp/mcp.h>
+
 #include "schema/schema.h"
 
 static json_t *tool_fn(mcp_ctx *ctx, const json_t *args, void *user)

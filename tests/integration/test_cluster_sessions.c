@@ -597,8 +597,11 @@ static void test_a_session_redis_cannot_record_is_refused_with_503(void **state)
     json_decref(body);
     hc_response_free(&r);
     free(init);
+    /* Why: Redis refused the record, or (on a machine so busy that the command timed
+     * out) the connection to Redis was given up, which refuses it too. */
     char *out = ch_node_output(c, 0);
-    if (out == NULL || strstr(out, "could not be written") == NULL)
+    if (out == NULL || (strstr(out, "could not be written") == NULL &&
+                        strstr(out, "the shared session store cannot be reached") == NULL))
         fail_msg("node0 did not say why the session was refused:\n%s", out ? out : "");
     free(out);
     /* Redis takes writes again: a session made on node0 is served by node1. */
