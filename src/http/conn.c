@@ -751,6 +751,20 @@ void mcp__http_on_connection(uv_stream_t *listener, int status)
         mcp__warn("http: accept: %s", uv_strerror(status));
         return;
     }
+    /* libuv accepts for as long as connections come: a client that reconnects as fast
+     * as it is closed (a slowloris, when the table is full) would keep the loop here,
+     * and every other connection's bytes would wait for it. */
+    uint64_t now = uv_now(srv->loop);
+    if (srv->accept_turn != now) {
+        srv->accept_turn = now;
+        srv->accepted = 0;
+    }
+    if (srv->accepted >= MCP__HTTP_ACCEPTS_PER_TURN) {
+        srv->accept_held = 1;
+        uv_check_start(&srv->accept_later, mcp__http_accept_later);
+        return;
+    }
+    srv->accepted++;
     if (srv->nconns - srv->nclosing >= srv->opts.max_connections) {
         mcp__http_conn *victim = eviction_victim(srv);
         if (victim == NULL) {
@@ -803,6 +817,18 @@ void mcp__http_on_connection(uv_stream_t *listener, int status)
     }
     mcp__http_conn_timer_set(c, srv->opts.header_timeout_ms);
     read_start(c);
+}
+
+void mcp__http_accept_later(uv_check_t *h)
+{
+    mcp__http_server *srv = h->data;
+    uv_check_stop(h);
+    srv->accepted = 0;
+    if (!srv->accept_held || srv->listener_closing)
+        return;
+    srv->accept_held = 0;
+    /* Taking it (uv_accept) has libuv watch the listener again. */
+    mcp__http_on_connection((uv_stream_t *)&srv->listener, 0);
 }
 
 /* ---- The Date header (RFC 9110 §6.6.1), cached per second ---- */

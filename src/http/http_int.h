@@ -11,6 +11,8 @@
 #include "http/http.h"
 
 #define MCP__HTTP_READ_BUF (64 * 1024)
+/* Connections accepted in one loop turn, at most (see accept_later). */
+#define MCP__HTTP_ACCEPTS_PER_TURN 64
 
 typedef struct mcp__http_conn mcp__http_conn;
 
@@ -61,7 +63,15 @@ struct mcp__http_server {
     uv_prepare_t flush_prep;
     /* Flushes connections held back (mcp__http_req_hold) when their time is up. */
     uv_timer_t hold;
-    int flush_open; /* the four handles, until their close callbacks */
+    int flush_open; /* the five handles, until their close callbacks */
+    /* Accepting takes turns with the rest: at most MCP__HTTP_ACCEPTS_PER_TURN
+     * connections are taken in one loop turn; the next one waits in libuv (which stops
+     * watching the listener meanwhile) and is taken once the turn's other I/O is done
+     * (accept_later, a check handle). */
+    uv_check_t accept_later;
+    int accept_held;      /* a connection waits to be taken */
+    unsigned accepted;    /* taken in the turn of accept_turn */
+    uint64_t accept_turn; /* the loop time of that turn */
     /* Gives freed memory back to the system once a burst is over (see util/mem.c). */
     uv_timer_t trim;
     mcp__http_conn *dirty;
@@ -143,6 +153,8 @@ int mcp__http_conn_has_input(mcp__http_conn *c);
 /* Starts (or restarts) c's timer for ms; see conn_phase. */
 void mcp__http_conn_timer_set(mcp__http_conn *c, uint64_t ms);
 void mcp__http_on_connection(uv_stream_t *listener, int status);
+/* The accept_later check handle's callback. */
+void mcp__http_accept_later(uv_check_t *h);
 void mcp__http_conn_close(mcp__http_conn *c);
 /* Marks c broken after a failed write and closes it at the next loop turn. */
 void mcp__http_conn_break(mcp__http_conn *c);

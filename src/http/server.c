@@ -134,11 +134,13 @@ int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__htt
         return MCP_EIO;
     }
     uv_check_init(loop, &srv->flush);
+    uv_check_init(loop, &srv->accept_later);
+    srv->accept_later.data = srv;
     uv_prepare_init(loop, &srv->flush_prep);
     uv_timer_init(loop, &srv->trim);
     uv_timer_init(loop, &srv->hold);
     srv->flush.data = srv->flush_prep.data = srv->trim.data = srv->hold.data = srv;
-    srv->flush_open = 4;
+    srv->flush_open = 5;
     /* It must not keep a loop alive that has nothing else to do. */
     uv_timer_start(&srv->trim, on_trim, TRIM_CHECK_MS, TRIM_CHECK_MS);
     uv_unref((uv_handle_t *)&srv->trim);
@@ -252,6 +254,7 @@ void mcp__http_server_stop(mcp__http_server *srv, mcp__http_done_fn done_cb, voi
     uv_close((uv_handle_t *)&srv->flush_prep, on_flush_close);
     uv_close((uv_handle_t *)&srv->trim, on_flush_close);
     uv_close((uv_handle_t *)&srv->hold, on_flush_close);
+    uv_close((uv_handle_t *)&srv->accept_later, on_flush_close);
     /* Connections leave the list only in their close callbacks, later, so
      * the list stays intact while on_close callbacks run from here. */
     for (mcp__http_conn *c = srv->conns; c; c = c->next)

@@ -53,10 +53,8 @@
 
 #define MEM_BOUND_KB (64L * 1024)
 /* How long one step of the normal client may take. A client locked out waits for the
- * whole attack (12 s and more); one merely slowed waits behind the attacker's
- * connections in the kernel's accept queue (about 500 of them in the slowloris), which
- * the sanitizer build, several times slower, drains in about a second on a machine
- * kept busy by other work: there it gets five. */
+ * whole attack (12 s and more). The sanitizer build, several times slower, on a
+ * machine kept busy by other work, gets five. */
 #define PROBE_MS (UNDER_ASAN ? 5000 : 1000)
 #define STEP_MS 20000
 
