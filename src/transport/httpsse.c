@@ -58,7 +58,7 @@ void mcp__httpsse_get(shttp *t, mcp__http_req *req)
     mcp__http_req_on_close(req, on_httpsse_closed, st);
     mcp__http_req_limit_sndbuf(req, MCP__NOTIFY_SNDBUF);
     /* Shared with other nodes: the endpoint event goes out once they can find it. */
-    if (t->cluster != NULL && mcp__shttp_cluster_httpsse_new(hs))
+    if (t->share != NULL && t->share->httpsse_new(hs))
         return;
     mcp__httpsse_endpoint(hs);
 }
@@ -108,10 +108,8 @@ void mcp__httpsse_post(shttp *t, mcp__http_req *req)
         return;
     }
     /* Another node's session: its messages are sent there. */
-    if (hs == NULL && t->cluster != NULL && strlen(id) == 32) {
-        mcp__shttp_cluster_httpsse_post(t, req, id);
+    if (hs == NULL && t->share != NULL && strlen(id) == 32 && t->share->httpsse_post(t, req, id))
         return;
-    }
     if (hs == NULL || !hs->httpsse || hs->closing) {
         mcp__shttp_error(t, req, 404, MCP__SESSION_NOT_FOUND, "Session not found");
         return;
@@ -128,8 +126,8 @@ void mcp__httpsse_post(shttp *t, mcp__http_req *req)
         return;
     }
     mcp__hsess_touch(hs);
-    if (hs->httpsse_shared)
-        mcp__shttp_cluster_touch(hs);
+    if (t->share != NULL)
+        t->share->touch(hs);
     /* Answer first: the messages' answers may travel on the event stream at once. */
     mcp__httpsse_accepted(t, req);
     HS_ANS(hs)->feed_value(hs->sess, v, hs->streams ? hs->streams->id : 0);

@@ -28,7 +28,6 @@
 #include <mcp/server.h>
 
 #include "http/http.h"
-#include "store/cluster.h"
 #include "server/answerer.h"
 
 typedef struct mcp_http_endpoint shttp;
@@ -45,6 +44,106 @@ typedef struct mcp_http_endpoint shttp;
 typedef struct hsess hsess;
 typedef struct hstream hstream;
 typedef struct hresume hresume;
+
+/* Why a session leaves this node while it may live on elsewhere (share->leaving). */
+enum mcp__leave { MCP__LEAVE_STOPPING, MCP__LEAVE_EVICTED, MCP__LEAVE_EXPIRED };
+/* What the plug-in says of a resume (share->resume). */
+enum mcp__resume_verdict {
+    MCP__RESUME_LOCAL, /* not its business: the single-node rules apply */
+    MCP__RESUME_TAKEN, /* it serves the request (another node's stream) */
+    MCP__RESUME_OK,    /* a stream of this node's it knows: resume it here */
+    MCP__RESUME_BAD    /* no event of this session */
+};
+
+/*
+ * What a session, a stream or a request tells the other nodes of a deployment: the
+ * hooks of a plug-in (the Redis cluster of transport/cluster/ fills them), NULL on a
+ * single node (t->share). The single-node files reach the plug-in only through this
+ * table and never read its state (t->sh, hs->sh, st->sh, which it owns). Every hook
+ * runs on the loop's thread; a hook of a session or stream is called for every one of
+ * the endpoint's (the plug-in tells its own from the others).
+ */
+typedef struct mcp__shttp_share_ops {
+    /* ---- Requests ---- */
+    /* The filter before the verbs, for every request on the MCP path: 1 when it took
+     * req (a session other nodes made is looked up first; 503 while the shared store is
+     * down), 0 to serve it as usual. */
+    int (*filter)(shttp *t, mcp__http_req *req);
+    /* 1, with req answered (503), when the shared store is out of reach. */
+    int (*down)(shttp *t, mcp__http_req *req);
+    /* A 2026-07-28 request (v, its message) that only another node can serve (the
+     * retry of a request that waits there): 1 when it was sent there. */
+    int (*relay)(shttp *t, mcp__http_req *req, const json_t *v);
+    /* An HTTP+SSE POST for a session this node does not have (id: 32 characters): 1
+     * when it took req (sent to its node, or 404). */
+    int (*httpsse_post)(shttp *t, mcp__http_req *req, const char *id);
+    /* ---- Sessions ---- */
+    /* A session was made here (every session, stateless and HTTP+SSE ones included):
+     * its state is set up. MCP_OK or MCP_ENOMEM (the session is not made). */
+    int (*session_init)(hsess *hs);
+    /* A stateful Streamable HTTP session begins here. */
+    void (*session_new)(hsess *hs);
+    /* An HTTP+SSE session opened here: 1 when its endpoint event goes out later. */
+    int (*httpsse_new)(hsess *hs);
+    /* A request for the session came, or it is kept alive by an open stream. */
+    void (*touch)(hsess *hs);
+    /* Its state changed (the answerer's io.changed). */
+    void (*changed)(hsess *hs);
+    /* Where the session's messages not tied to a request go (the answerer's io.here,
+     * MCP__HERE_*). */
+    int (*here)(hsess *hs);
+    /* 1 when the message must wait for the session's shared state (copied). */
+    int (*hold)(hsess *hs, uint64_t stream, const char *text, size_t len, unsigned flags);
+    /* A message not tied to a request while no standalone stream is open here: 1 when
+     * it went to the node that has the session's standalone stream. */
+    int (*standalone)(hsess *hs, const char *text, size_t len);
+    /* A standalone stream opened here. */
+    void (*standalone_here)(hsess *hs, uint64_t stream);
+    /* A POST body (v) of the session: answers and cancellations other nodes await. */
+    void (*posted)(hsess *hs, const json_t *v);
+    /* DELETE of the session: 1 when it took req (ended on every node first). */
+    int (*delete)(shttp *t, hsess *hs, mcp__http_req *req);
+    /* The session leaves this node (why): 1 when it lives on elsewhere. */
+    int (*leaving)(hsess *hs, enum mcp__leave why);
+    /* The session closes here: 1 when the plug-in took care of its events (they are
+     * not dropped from this node's store); *keep set when the plug-in frees hs later
+     * (with free()), else session_free comes before hs is freed. */
+    int (*session_close)(hsess *hs, int *keep);
+    void (*session_free)(hsess *hs);
+    /* ---- Streams ---- */
+    /* A stream was made (every stream): its state is set up. MCP_OK or MCP_ENOMEM. */
+    int (*stream_init)(hstream *st);
+    /* The number of a new stream of hs (n: the session's own count). */
+    uint64_t (*stream_number)(hsess *hs, uint64_t n);
+    /* A POST stream of requests (v, the body) opened. */
+    void (*post_stream)(hstream *st, const json_t *v);
+    /* An event is about to be stored for st; then it was (len bytes). */
+    void (*storing)(hstream *st);
+    void (*stored)(hstream *st, size_t len);
+    /* SEP-1699 on st, whose client may be away from this node. */
+    void (*pause)(hstream *st, int retry_ms);
+    /* st sent its last event. */
+    void (*stream_end)(hstream *st);
+    /* st's HTTP response ends or is released (st->req is still set). */
+    void (*release)(hstream *st);
+    /* st goes: its state is freed. */
+    void (*stream_free)(hstream *st);
+    /* The keep-alive timer passes st (an open stream). */
+    void (*keepalive)(hstream *st);
+    /* 1 when handlers must wait for the plug-in's backlog to drain. */
+    int (*congested)(shttp *t);
+    /* A resume on req of event seq of stream id (Last-Event-ID). */
+    enum mcp__resume_verdict (*resume)(shttp *t, hsess *hs, mcp__http_req *req, uint64_t id,
+                                       uint64_t seq);
+    /* A replay failed with status (MCP_ECLOSED: the shared store is out of reach): 1
+     * when it answered req. */
+    int (*replay_failed)(shttp *t, mcp__http_req *req, int status);
+    /* ---- The endpoint ---- */
+    /* The endpoint stops: relays are cut, the plug-in detaches. */
+    void (*stop)(shttp *t);
+    /* The endpoint's memory goes. */
+    void (*free)(shttp *t);
+} mcp__shttp_share_ops;
 
 /* The operations of the answerer behind a session. */
 #define HS_ANS(hs) ((hs)->t->ans->ops)
@@ -65,7 +164,7 @@ struct hstream {
     enum hstream_kind kind;
     mcp__http_req *req; /* NULL once the HTTP side is finished or gone */
     int begun;          /* the SSE status line and headers are out */
-    int cluster_wait;   /* its handler waits for the cluster's backlog to drain */
+    int backlog_wait;   /* its handler waits for the plug-in's backlog to drain */
     int pending;        /* answers still owed on a POST stream */
     int primed;         /* a priming event (an id to resume from) went out */
     int unstored;       /* an initialize stream: nothing to resume, nothing stored */
@@ -84,30 +183,9 @@ struct hstream {
     uint64_t away_since;      /* the sweep that first found its client away, or 0 */
     uint64_t stall_mark;      /* bytes the client had taken at the last sweep */
     uint64_t stall_since;     /* since when it has taken nothing while bytes waited */
-    /* Shared with other nodes (shttp_cluster.c): */
-    json_t *request_ids;         /* a POST stream's request ids, for its followers */
-    int described;               /* its description went to the shared store */
-    mcp__cluster_follow *follow; /* HS_REMOTE: the follow under way */
-    /* HS_REMOTE: the last event written to the client, and what went since the owner
-     * was last told the client had everything (mcp__shttp_cluster's confirmations). */
-    uint64_t followed_seq;
-    size_t followed_events, followed_bytes;
-    int confirming; /* waiting for the client to catch up, to tell the owner */
-    /* What the shared store holds of it (see mcp__shttp_cluster_stream_end). */
-    size_t kept_events;
-    uint64_t kept_bytes;
+    struct hstream_share *sh; /* what other nodes know of it (a plug-in's), or NULL */
     hstream *prev, *next;
 };
-
-/* A message held until the session's shared record is written (shttp_cluster.c). */
-typedef struct hheld {
-    struct hheld *next;
-    uint64_t stream;
-    unsigned flags;
-    size_t len;
-    int has_text;
-    char text[];
-} hheld;
 
 /*
  * A message not tied to a request that had nowhere to go (no GET stream open, none to
@@ -167,29 +245,10 @@ struct hsess {
         uint64_t stream, seq;
     } gaps[MCP__MAX_GAPS];
     int ngaps, gaps_overflowed;
-    int gaps_shared; /* of gaps, those marked in the cluster (shttp_cluster.c) */
-    char source[48]; /* the address that opened it, \"\" when unknown */
-    /* Shared with other nodes (shttp_cluster.c): */
-    int shared;         /* its record lives in the cluster */
-    int httpsse_shared; /* an HTTP+SSE session whose record names this node */
-    int pinned;         /* served here only (its answerer cannot share it): its record
-                           names this node, and other nodes relay its requests here */
-    int local_close;    /* closing only here: the session lives on elsewhere */
-    int puts;           /* record writes not yet acknowledged */
-    int unwritten;      /* a change to its record could not be written (down) */
-    int recorded;       /* its record was written once: other nodes can find it */
-    /* Its finished streams this node stored in the cluster, oldest first, and what
-     * they hold in all: the session's bound (shttp_cluster.c, kept_trim). */
-    struct hkept *kept, **kept_tail;
-    size_t kept_n, kept_events;
-    uint64_t kept_bytes;
-    hheld *held, **held_tail; /* messages waiting for them */
-    uint64_t touched_ms;      /* when its record's time to live was last extended */
-    uint32_t standalone_node; /* where its standalone stream is (0: here, or none) */
-    uint64_t standalone_stream;
-    uint64_t standalone_ver; /* bumped by each GET that takes it: see record_apply */
-    hsess *prev, *next;      /* every session, for the timers */
-    hsess *deferred_next;    /* in the list of sessions to close once the stack unwinds */
+    char source[48];        /* the address that opened it, \"\" when unknown */
+    struct hsess_share *sh; /* what other nodes know of it (a plug-in's), or NULL */
+    hsess *prev, *next;     /* every session, for the timers */
+    hsess *deferred_next;   /* in the list of sessions to close once the stack unwinds */
 };
 
 /* An extra route of the listener (mcp_http_route). */
@@ -232,7 +291,6 @@ struct mcp_http_endpoint {
     uint64_t window_events, window_bytes;
     uint64_t away_limit_ms; /* see cut_stalled_streams and sweep_away */
     int max_get_streams;
-    size_t cluster_max_sessions;
     mcp_event_store *store; /* NULL: not resumable */
     mcp_event_store *own_store;
     int store_attached;
@@ -257,22 +315,10 @@ struct mcp_http_endpoint {
     mcp_endpoint_done_fn done;
     void *done_user;
     mcp_http_stats stats;
-    /* Sessions shared with other nodes (--redis; shttp_cluster.c). */
-    mcp__cluster *cluster;
-    uint32_t node;           /* this node's number, in the high bits of its stream ids */
-    uint64_t stream_counter; /* stream ids of this node, unique across its sessions */
-    int cluster_attached;
-    int lookups;              /* requests waiting for a session's record */
-    struct hdelete *deletes;  /* DELETEs waiting for the other nodes to have heard */
-    size_t cluster_max_event; /* larger events are not kept in the cluster */
-    char cluster_addr[300];   /* where other nodes reach this one, "" when not known */
-    mcp__map pins;            /* id -> where another node's pinned session is (shttp_cluster.c) */
-    /* Requests relayed to the node that holds their session (shttp_relay.c). */
-    struct mcp__curlm *relay_curl; /* made with the first one */
-    struct relay *relays;
-    size_t nrelays, nrelay_gets; /* relays, and of them GET streams */
-    uint64_t relay_serial;       /* names relays for answers that come later */
-    uv_timer_t *relay_timer;     /* checks on idle relays' nodes */
+    /* Sessions shared with other nodes (--redis): the plug-in's hooks and its state;
+     * both NULL on a single node. */
+    const mcp__shttp_share_ops *share;
+    struct shttp_share *sh;
 };
 
 /* ---- shttp_router.c ---- */
@@ -336,6 +382,8 @@ void mcp__hsess_set_source(hsess *hs, mcp__http_req *req);
 /* Closes hs once the current callback stack has unwound. */
 void mcp__hsess_close_later(hsess *hs);
 hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req);
+/* The session's live standalone (GET) stream here, or NULL. */
+hstream *mcp__hsess_standalone(hsess *hs);
 /* The id of a new stream of hs of that kind. */
 uint64_t mcp__hstream_new_id(hsess *hs, enum hstream_kind kind);
 /* Sends a message of hs's session on a stream, as its session io does, but never held
@@ -407,6 +455,8 @@ void mcp__shttp_mcp_request_local(shttp *t, mcp__http_req *req);
  * read: a new reference, or NULL (no body, not JSON, a batch, a notification, a
  * response, an id of another type). */
 json_t *mcp__shttp_body_id(mcp__http_req *req);
+/* The ids of the requests of a POST body (a new array, NULL when out of memory). */
+json_t *mcp__shttp_request_ids(const json_t *v);
 /* mcp__shttp_error with the id already known (borrowed; NULL: null). */
 void mcp__shttp_error_id(shttp *t, mcp__http_req *req, int status, const json_t *id, int code,
                          const char *message);
@@ -417,100 +467,13 @@ void mcp__hstream_json_to_sse(hstream *st);
  * req (400) and returns NULL. *n_requests and *has_init describe it. */
 json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, int *has_init);
 
-/* ---- shttp_relay.c: requests of sessions held by another node ---- */
-
-/* Sends req to node `node`, which listens at addr (addr_len bytes, "host:port"), and
- * sends its response back as it comes; finishes req (503 when that node cannot be
- * reached, 405 for a method other than GET, POST and DELETE). */
-void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *addr,
-                      size_t addr_len);
-/* Answers req, a request whose node is gone: 404 (its session went with it), or -32602
- * for a 2026-07-28 retry (the request it continues went with it). */
-void mcp__shttp_relay_gone(shttp *t, mcp__http_req *req);
-/* The endpoint closes: relays under way are cut, and the relay's handles close (the
- * endpoint's handle count says when). */
-void mcp__shttp_relay_stop(shttp *t);
-
-/* ---- shttp_cluster.c: sessions shared with other nodes (--redis) ---- */
-
-/* The node bits of stream ids and of the ids of requests to clients. */
-#define MCP__NODE_SHIFT 40
-#define MCP__ID_NODE_SHIFT 32
-
-/* Connects to the cluster at url (keys under prefix, NULL: the default; events within
- * the memory store's bounds); its event store becomes the endpoint's. MCP_EINVAL,
- * MCP_ENOMEM, MCP_ECONNECT. */
-int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix,
-                             const mcp_memory_store_opts *bounds);
-/* Detaches and frees the cluster (the endpoint has stopped). */
-void mcp__shttp_cluster_stop(shttp *t);
-/* Sends req, a request of revision 2026-07-28 that only node `node` can serve, there
- * (mcp__shttp_relay), to addr when known ("" or NULL: the node's heartbeat names it);
- * answers an error when that node is gone. */
-void mcp__shttp_cluster_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *addr);
-/* Forgets where session id is held (the node answered 404, or could not be reached). */
-void mcp__shttp_cluster_unpin(shttp *t, const char *id);
-/* Forgets every session held elsewhere. */
-void mcp__shttp_cluster_pins_free(shttp *t);
-/* Called first for every request on the MCP path: 1 when the cluster took it (a
- * session other nodes made is looked up, then the request is served; or 503 while the
- * shared store is down), 0 to serve it as usual. */
-int mcp__shttp_cluster_route(shttp *t, mcp__http_req *req);
-/* 503 with a JSON-RPC error: the shared store cannot be reached. */
-void mcp__shttp_cluster_unavailable(shttp *t, mcp__http_req *req);
-/* A session was made here: its ids get this node's bits and its record is kept in the
- * cluster once initialized. */
-void mcp__shttp_cluster_session_new(hsess *hs);
-/* The session's state changed (io.changed): its record is written and other nodes told. */
-void mcp__shttp_cluster_changed(hsess *hs);
-/* True when a message must wait for the session's record (it is copied and sent later). */
-int mcp__shttp_cluster_hold(hsess *hs, uint64_t stream, const char *text, size_t len,
-                            unsigned flags);
-/* A request for the session came: its record's time to live is extended now and then. */
-void mcp__shttp_cluster_touch(hsess *hs);
-/* The session is ending for good (DELETE, or its answerer ended it): every node forgets it. */
-void mcp__shttp_cluster_session_end(hsess *hs);
-/* A followed stream (HS_REMOTE) that went quiet: the owner hears what its client has
- * read of the last few events too. */
-void mcp__shttp_cluster_confirm_rest(hstream *st);
 /* The answer to a DELETE that ended its session: 200 (shttp_mcp.c). */
 void mcp__shttp_deleted(shttp *t, mcp__http_req *req);
-/* The answer to an HTTP+SSE POST whose messages were taken: 202 (httpsse.c). */
-void mcp__httpsse_accepted(shttp *t, mcp__http_req *req);
-/* DELETE of a shared session: ends it here and everywhere, and answers req once every
- * other node has heard (or after a second): the client's next request, wherever it
- * lands, finds the session gone. 503 while the shared store is out of reach. */
-void mcp__shttp_cluster_delete(shttp *t, hsess *hs, mcp__http_req *req);
-/* The session's memory goes (held messages). */
-void mcp__shttp_cluster_session_free(hsess *hs);
-/* A POST body's responses to another node's requests, and its cancellations, are sent
- * to the node that awaits them (they are still fed here too). */
-void mcp__shttp_cluster_forward(hsess *hs, const json_t *v);
-/* A message not tied to a request while no standalone stream is open here: 1 when it
- * went to the node that has the session's standalone stream. */
-int mcp__shttp_cluster_standalone(hsess *hs, const char *text, size_t len);
-/* A standalone stream opened here: other nodes send the session's messages here. */
-void mcp__shttp_cluster_standalone_here(hsess *hs, uint64_t stream);
-/* A stream got its first stored event: its description goes to the shared store. */
-void mcp__shttp_cluster_stream_describe(hstream *st);
-/* SEP-1699 on a stream whose client is away from this node: a marker to resume after,
- * and the nodes that follow it for the client close their streams there. */
-void mcp__shttp_cluster_stream_pause(hstream *st, int retry_ms);
-/* A described stream sent its last event. */
-void mcp__shttp_cluster_stream_end(hstream *st);
-/* The stream id of another node: resumed by following it (1), or 0 for this node's. */
-int mcp__shttp_cluster_resume(shttp *t, hsess *hs, mcp__http_req *req, uint64_t stream,
-                              uint64_t seq);
-/* An HTTP+SSE session opened here: its record names this node, and its endpoint event
- * goes out once written (1), or 0 to send it now (not shared). */
-int mcp__shttp_cluster_httpsse_new(hsess *hs);
-/* An HTTP+SSE POST for a session this node does not have: sent to the node that has it
- * (202), or 404. The body is checked here first. */
-void mcp__shttp_cluster_httpsse_post(shttp *t, mcp__http_req *req, const char *id);
-/* The owner of a stream id (0 without a cluster). */
-uint32_t mcp__stream_node(uint64_t stream);
 
 /* ---- httpsse.c ---- */
+
+/* The answer to an HTTP+SSE POST whose messages were taken: 202. */
+void mcp__httpsse_accepted(shttp *t, mcp__http_req *req);
 
 void mcp__httpsse_get(shttp *t, mcp__http_req *req);
 /* Sends the HTTP+SSE session's endpoint event (closes it when that fails). */

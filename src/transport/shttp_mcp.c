@@ -142,8 +142,8 @@ static hsess *find_session(shttp *t, mcp__http_req *req, const json_t *rpc_id)
         return NULL;
     }
     mcp__hsess_touch(hs);
-    if (hs->shared || hs->pinned)
-        mcp__shttp_cluster_touch(hs);
+    if (t->share != NULL)
+        t->share->touch(hs);
     return hs;
 }
 
@@ -287,16 +287,8 @@ static void post_modern(shttp *t, mcp__http_req *req, json_t *v, const mcp__meta
     }
     if (check_modern_headers(t, req, v, meta, id) != 0)
         return;
-    if (t->cluster != NULL && t->ans->ops->home != NULL &&
-        mcp__http_header(req, "mcp-cluster-node") == NULL) {
-        /* A retry of a request that waits on another node is served there. */
-        char addr[300];
-        uint32_t home = t->ans->ops->home(t->ans, v, addr, sizeof(addr));
-        if (home != 0) {
-            mcp__shttp_cluster_relay(t, req, home, addr);
-            return;
-        }
-    }
+    if (t->share != NULL && t->share->relay(t, req, v))
+        return; /* a retry of a request that waits on another node is served there */
     /* A subscription holds its connection as a GET stream does: together they may not
      * take more than half the connections, so that they never lock out short requests. */
     int listen =
@@ -326,8 +318,7 @@ static void post_modern(shttp *t, mcp__http_req *req, json_t *v, const mcp__meta
     HS_ANS(hs)->feed_value(hs->sess, v, st->id);
 }
 
-/* The ids of the requests of a POST body (a new array). */
-static json_t *request_ids(const json_t *v)
+json_t *mcp__shttp_request_ids(const json_t *v)
 {
     json_t *ids = json_array();
     size_t n = json_is_array(v) ? json_array_size(v) : 1;
@@ -384,11 +375,8 @@ static void post(shttp *t, mcp__http_req *req)
             HS_ANS(hs)->assume_initialized(hs->sess, mcp__revision_find_legacy(hv));
         }
     } else if (has_init && mcp__http_header(req, "mcp-session-id") == NULL) {
-        if (t->cluster != NULL && !mcp__cluster_up(t->cluster)) {
-            /* Other nodes could not find the session: none is made until they can. */
-            mcp__shttp_cluster_unavailable(t, req);
-            goto out;
-        }
+        if (t->share != NULL && t->share->down(t, req))
+            goto out; /* other nodes could not find the session: none is made until they can */
         if (t->sessions.len >= (size_t)t->max_sessions && !mcp__shttp_evict_idle_session(t)) {
             mcp__shttp_error_id(t, req, 503, id, MCP_RPC_SERVER_ERROR,
                                 "Service Unavailable: too many open sessions, all of them busy");
@@ -416,8 +404,8 @@ static void post(shttp *t, mcp__http_req *req)
             mcp__hsess_close(hs);
         goto out;
     }
-    if (hs->shared)
-        mcp__shttp_cluster_forward(hs, v); /* answers another node awaits, cancellations */
+    if (t->share != NULL)
+        t->share->posted(hs, v); /* answers another node awaits, cancellations */
     if (n_requests == 0) {
         /* Only notifications and responses: 202 and no body (spec). */
         HS_ANS(hs)->feed_value(hs->sess, v, MCP__STREAM_STANDALONE);
@@ -439,8 +427,8 @@ static void post(shttp *t, mcp__http_req *req)
     }
     /* One POST body gets one answer: a response, or one array for a batch. */
     st->pending = 1;
-    if (hs->shared && !has_init)
-        st->request_ids = request_ids(v); /* for a node that follows it, should this one die */
+    if (t->share != NULL && !has_init)
+        t->share->post_stream(st, v); /* for a node that follows it, should this one die */
     /* initialize is answered at once and never resumed: keeping its answer would
      * only cost every session memory. */
     st->unstored = has_init;
@@ -531,8 +519,8 @@ static void get(shttp *t, mcp__http_req *req)
         return;
     }
     hs->last_standalone = st->id;
-    if (hs->shared)
-        mcp__shttp_cluster_standalone_here(hs, st->id);
+    if (t->share != NULL)
+        t->share->standalone_here(hs, st->id);
     mcp__http_req_on_close(req, mcp__shttp_stream_closed, st);
     mcp__http_req_limit_sndbuf(req, MCP__NOTIFY_SNDBUF);
     /* Headers go out at once, so the client knows its stream is open. */
@@ -553,10 +541,8 @@ static void delete (shttp *t, mcp__http_req *req)
     hsess *hs = find_session(t, req, NULL);
     if (hs == NULL || check_version_header(t, req, NULL) != 0)
         return;
-    if (hs->shared) {
-        mcp__shttp_cluster_delete(t, hs, req);
+    if (t->share != NULL && t->share->delete (t, hs, req))
         return;
-    }
     mcp__hsess_close(hs);
     mcp__shttp_deleted(t, req);
 }
@@ -618,7 +604,7 @@ void mcp__shttp_mcp_request(shttp *t, mcp__http_req *req)
 {
     if (refuse_repeated_metadata(t, req) != 0)
         return;
-    if (t->cluster != NULL && mcp__shttp_cluster_route(t, req))
+    if (t->share != NULL && t->share->filter(t, req))
         return;
     mcp__shttp_mcp_request_local(t, req);
 }

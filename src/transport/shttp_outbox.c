@@ -186,8 +186,8 @@ static void settle(hsess *hs)
             json_t *e = mcp__error_message(m->id, MCP_RPC_INTERNAL_ERROR, msg, NULL);
             /* As the client's answer: its sender's wait ends now, on whichever node it
              * waits (a request another node sent here to this node's GET stream). */
-            if (e != NULL && hs->shared)
-                mcp__shttp_cluster_forward(hs, e);
+            if (e != NULL && hs->t->share != NULL)
+                hs->t->share->posted(hs, e);
             if (e != NULL)
                 HS_ANS(hs)->feed_value(hs->sess, e, MCP__STREAM_STANDALONE);
             json_decref(e);

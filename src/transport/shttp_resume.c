@@ -185,9 +185,8 @@ static void resume_finish(hresume *r, int status)
         }
         if (r->req != NULL && r->replayed > 0)
             mcp__http_req_abort(r->req);
-        else if (r->req != NULL && status == MCP_ECLOSED && t->cluster != NULL)
-            mcp__shttp_cluster_unavailable(t, r->req); /* the shared store is out of reach */
-        else if (r->req != NULL)
+        else if (r->req != NULL &&
+                 !(t->share != NULL && t->share->replay_failed(t, r->req, status)))
             mcp__shttp_error(t, r->req, 400, MCP_RPC_SERVER_ERROR,
                              "Bad Request: Last-Event-ID is unknown or expired");
         if (st->req == NULL && (r->created || st->finished || st->kind == HS_GET))
@@ -332,14 +331,15 @@ void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last
 {
     uint64_t id, seq;
     int parsed = mcp__parse_event_id(hs, last_event_id, &id, &seq) == 0 && seq > 0;
-    if (parsed && t->cluster != NULL && mcp__shttp_cluster_resume(t, hs, req, id, seq))
+    enum mcp__resume_verdict v = MCP__RESUME_LOCAL;
+    if (parsed && t->share != NULL)
+        v = t->share->resume(t, hs, req, id, seq);
+    if (v == MCP__RESUME_TAKEN)
         return;
-    /* A shared session's stream ids count across this node's sessions, and a copy made
-     * again here (after it expired) counts its events anew: the shared store knows
-     * what it holds. */
-    uint64_t local = id & ((UINT64_C(1) << MCP__NODE_SHIFT) - 1);
-    if (!parsed || id < 2 || (!hs->shared && (local / 2 > hs->next_stream || seq > hs->next_seq)) ||
-        (hs->shared && local / 2 > t->stream_counter)) {
+    /* The plug-in knows the streams of a session it shares (their ids count across
+     * this node's sessions, and a copy made again here counts its events anew). */
+    if (!parsed || id < 2 || v == MCP__RESUME_BAD ||
+        (v == MCP__RESUME_LOCAL && (id / 2 > hs->next_stream || seq > hs->next_seq))) {
         /* Never an empty 200 stream: clients would reconnect to it forever. */
         mcp__shttp_error(t, req, 400, MCP_RPC_SERVER_ERROR,
                          "Bad Request: Last-Event-ID is not an event of this session");

@@ -24,6 +24,10 @@ hstream *mcp__hstream_attach(hsess *hs, uint64_t id, enum hstream_kind kind, mcp
     st->kind = kind;
     st->req = req;
     st->last_write_ms = mcp__now_ms();
+    if (hs->t->share != NULL && hs->t->share->stream_init(st) != MCP_OK) {
+        free(st);
+        return NULL;
+    }
     hs->t->stats.streams++;
     hs->t->stats.streams_total++;
     st->next = hs->streams;
@@ -38,27 +42,14 @@ uint64_t mcp__hstream_new_id(hsess *hs, enum hstream_kind kind)
     /* Odd ids are GET (standalone) streams, even ones POST streams: a resume then
      * knows what kind of stream it continues even after the stream is gone. */
     uint64_t n = ++hs->next_stream;
-    shttp *t = hs->t;
-    if (t->cluster != NULL && hs->shared) {
-        /* Unique across this node's sessions (a session's copy here may be made again),
-         * with the node's number above them: any node knows whose stream it is. */
-        n = ++t->stream_counter;
-        n = ((uint64_t)t->node << (MCP__NODE_SHIFT - 1)) | n;
-    }
+    if (hs->t->share != NULL)
+        n = hs->t->share->stream_number(hs, n);
     return n * 2 + (kind == HS_GET ? 1 : 0);
 }
 
 hstream *mcp__hstream_new(hsess *hs, enum hstream_kind kind, mcp__http_req *req)
 {
     return mcp__hstream_attach(hs, mcp__hstream_new_id(hs, kind), kind, req);
-}
-
-/* A follower's wait to confirm (shttp_cluster.c) ends with its response. */
-static void stop_confirming(hstream *st)
-{
-    if (st->confirming && st->req != NULL)
-        mcp__http_req_on_drain(st->req, 0, NULL, NULL);
-    st->confirming = 0;
 }
 
 void mcp__hstream_free(hstream *st)
@@ -69,12 +60,13 @@ void mcp__hstream_free(hstream *st)
         st->finished = 1;
         return;
     }
-    stop_confirming(st);
+    if (hs->t->share != NULL) {
+        if (st->req != NULL)
+            hs->t->share->release(st);
+        hs->t->share->stream_free(st);
+    }
     if (st->req != NULL)
         mcp__http_req_release(st->req);
-    if (st->follow != NULL)
-        mcp__cluster_unfollow(st->follow);
-    json_decref(st->request_ids);
     if (st->prev != NULL)
         st->prev->next = st->next;
     else
@@ -174,15 +166,13 @@ static int emit(hsess *hs, uint64_t id, hstream *st, const char *text, size_t le
     const char *eid_p = NULL;
     if (t->store != NULL && !hs->httpsse && !hs->stateless && !(st != NULL && st->unstored)) {
         uint64_t seq = ++hs->next_seq;
-        if (st != NULL && t->cluster != NULL && !st->described)
-            mcp__shttp_cluster_stream_describe(st);
+        if (st != NULL && t->share != NULL)
+            t->share->storing(st);
         if (mcp_event_store_append(t->store, hs->id, id, seq, text, len) != MCP_OK) {
             mcp__warn("session %s: an event could not be stored", hs->id);
             mcp__hsess_note_gap(hs, id, seq);
-        } else if (st != NULL && (t->cluster == NULL || len <= t->cluster_max_event)) {
-            /* (What the cluster's store passes over is not counted as kept.) */
-            st->kept_events++;
-            st->kept_bytes += len;
+        } else if (st != NULL && t->share != NULL) {
+            t->share->stored(st, len);
         }
         mcp__event_id(hs, id, seq, eid);
         eid_p = eid;
@@ -225,8 +215,8 @@ int mcp__hstream_prime(hstream *st, int retry_ms)
     hsess *hs = st->hs;
     shttp *t = hs->t;
     uint64_t seq = ++hs->next_seq;
-    if (t->cluster != NULL && !st->described)
-        mcp__shttp_cluster_stream_describe(st);
+    if (t->share != NULL)
+        t->share->storing(st);
     /* An empty event in the store: a valid place to resume after, never replayed. */
     mcp_event_store_append(t->store, hs->id, st->id, seq, "", 0);
     char eid[64];
@@ -244,7 +234,8 @@ void mcp__hstream_end(hstream *st)
 {
     if (st->req == NULL)
         return;
-    stop_confirming(st);
+    if (st->hs->t->share != NULL)
+        st->hs->t->share->release(st);
     if (begin(st) == MCP_OK)
         mcp__http_stream_end(st->req);
     else
@@ -256,7 +247,7 @@ void mcp__hstream_end(hstream *st)
 
 /* The standalone stream: the newest GET stream still connected. Messages not tied
  * to a request go to exactly one stream, never to all of them. */
-static hstream *standalone(hsess *hs)
+hstream *mcp__hsess_standalone(hsess *hs)
 {
     for (hstream *st = hs->streams; st != NULL; st = st->next)
         if (st->kind == HS_GET && st->req != NULL)
@@ -269,12 +260,12 @@ static hstream *standalone(hsess *hs)
  * none to resume it waits for the next GET (shttp_outbox.c). */
 static int emit_standalone(hsess *hs, const char *text, size_t len)
 {
-    hstream *g = standalone(hs);
+    hstream *g = mcp__hsess_standalone(hs);
     if (g != NULL) {
         hs->last_standalone = g->id;
         return emit(hs, g->id, g, text, len);
     }
-    if (hs->t->cluster != NULL && mcp__shttp_cluster_standalone(hs, text, len))
+    if (hs->t->share != NULL && hs->t->share->standalone(hs, text, len))
         return MCP_OK;
     if (hs->t->store != NULL && hs->last_standalone != 0)
         return emit(hs, hs->last_standalone, NULL, text, len);
@@ -315,7 +306,7 @@ static int io_send(void *io, uint64_t stream, const char *text, size_t len, unsi
 {
     hsess *hs = io;
     /* Other nodes cannot find what this answer tells the client yet. */
-    if ((hs->held != NULL || hs->puts > 0) && mcp__shttp_cluster_hold(hs, stream, text, len, flags))
+    if (hs->t->share != NULL && hs->t->share->hold(hs, stream, text, len, flags))
         return MCP_OK;
     return mcp__hsess_send(hs, stream, text, len, flags);
 }
@@ -344,8 +335,8 @@ int mcp__hsess_send(hsess *hs, uint64_t stream, const char *text, size_t len, un
         if (text != NULL)
             mcp__hstream_event(st, text, len);
         if ((flags & MCP__SEND_RESPONSE) && --st->pending <= 0) {
-            if (st->described)
-                mcp__shttp_cluster_stream_end(st);
+            if (hs->t->share != NULL)
+                hs->t->share->stream_end(st);
             mcp__hstream_end(st);
             mcp__hstream_free(st);
         }
@@ -367,8 +358,8 @@ static int io_close_stream(void *io, uint64_t stream, int retry_ms)
         return MCP_ENOTSUP;
     if (st->req == NULL) {
         /* Disconnected here; a node following the stream for the client closes it. */
-        if (hs->t->cluster != NULL && st->described)
-            mcp__shttp_cluster_stream_pause(st, retry_ms);
+        if (hs->t->share != NULL)
+            hs->t->share->pause(st, retry_ms);
         return MCP_OK; /* the client resumes when it can */
     }
     mcp__hstream_prime(st, retry_ms);
@@ -383,7 +374,7 @@ static int io_close_standalone(void *io, int all, int retry_ms)
     if (!mcp__hsess_primes(hs))
         return MCP_ENOTSUP;
     hstream *g;
-    while ((g = standalone(hs)) != NULL) {
+    while ((g = mcp__hsess_standalone(hs)) != NULL) {
         hs->last_standalone = g->id;
         mcp__hstream_prime(g, retry_ms);
         mcp__http_stream_end(g->req);
@@ -413,7 +404,7 @@ void mcp__hstream_maybe_ready(hstream *st)
     for (int pass = 0; pass < 4; pass++) {
         hs->window_moved = 0;
         for (hstream *p = hs->streams; p != NULL; p = p->next)
-            if (!p->cluster_wait && !stream_congested(p))
+            if (!p->backlog_wait && !stream_congested(p))
                 HS_ANS(hs)->stream_ready(hs->sess, p->id);
         if (!hs->window_moved)
             break;
@@ -523,16 +514,16 @@ static int stream_congested(hstream *st)
     return 1;
 }
 
-/* Redis is behind this node: what a handler sends next on st, to be stored there,
- * waits for it to catch up (mcp__shttp_cluster's drained), as it would for a slow
- * client. What is not stored does not wait. */
-static int cluster_backlogged(hsess *hs, hstream *st)
+/* The plug-in's store is behind this node (Redis, for the cluster): what a handler
+ * sends next on st, to be stored there, waits for it to catch up, as it would for a
+ * slow client. What is not stored does not wait. */
+static int share_backlogged(hsess *hs, hstream *st)
 {
-    st->cluster_wait = 0; /* the latest word on the stream (see on_drained) */
-    if (hs->t->cluster == NULL || hs->t->store == NULL || hs->httpsse || hs->stateless ||
-        st->unstored || !mcp__cluster_congested(hs->t->cluster))
+    st->backlog_wait = 0; /* the latest word on the stream (see on_drained) */
+    if (hs->t->share == NULL || hs->t->store == NULL || hs->httpsse || hs->stateless ||
+        st->unstored || !hs->t->share->congested(hs->t))
         return 0;
-    st->cluster_wait = 1;
+    st->backlog_wait = 1;
     return 1;
 }
 
@@ -544,14 +535,14 @@ static int io_congested(void *io, uint64_t stream)
      * sources cannot wait: its slow-reader limit covers it. */
     if (st == NULL || st->kind == HS_POST_JSON)
         return 0;
-    return cluster_backlogged(hs, st) || stream_congested(st);
+    return share_backlogged(hs, st) || stream_congested(st);
 }
 
 static int io_backlogged(void *io, uint64_t stream)
 {
     hsess *hs = io;
     hstream *st = hs->httpsse ? hs->streams : find_stream(hs, stream);
-    return st != NULL && st->kind != HS_POST_JSON && cluster_backlogged(hs, st);
+    return st != NULL && st->kind != HS_POST_JSON && share_backlogged(hs, st);
 }
 
 /* No request of the session in flight any more: a stop may be waiting for that. */
@@ -575,21 +566,14 @@ static void io_end(void *io)
 static int io_here(void *io)
 {
     hsess *hs = io;
-    /* A shared session's messages go to the standalone stream its record names, and
-     * to no other: a GET still open here after the client opened a newer one on
-     * another node does not get them too. */
-    if (!hs->shared || hs->standalone_node == hs->t->node)
-        return MCP__HERE_OWNER;
-    if (hs->standalone_node == 0)
-        return standalone(hs) != NULL ? MCP__HERE_OWNER : MCP__HERE_NONE;
-    return MCP__HERE_ELSEWHERE;
+    return hs->t->share != NULL ? hs->t->share->here(hs) : MCP__HERE_OWNER;
 }
 
 static void io_changed(void *io)
 {
     hsess *hs = io;
-    if (hs->shared)
-        mcp__shttp_cluster_changed(hs);
+    if (hs->t->share != NULL)
+        hs->t->share->changed(hs);
 }
 
 static int io_make_room(void *io)
@@ -682,12 +666,19 @@ static hsess *hsess_make(shttp *t, int stateless, int httpsse, const char *id, c
         free(hs);
         return NULL;
     }
+    if (t->share != NULL && t->share->session_init(hs) != MCP_OK) {
+        if (!stateless)
+            mcp__map_remove(&t->sessions, hs->id);
+        HS_ANS(hs)->close(hs->sess);
+        free(hs);
+        return NULL;
+    }
     hs->next = t->all;
     if (hs->next != NULL)
         hs->next->prev = hs;
     t->all = hs;
-    if (t->cluster != NULL && !stateless && !httpsse)
-        mcp__shttp_cluster_session_new(hs);
+    if (t->share != NULL && !stateless && !httpsse)
+        t->share->session_new(hs);
     return hs;
 }
 
@@ -726,11 +717,10 @@ void mcp__hsess_close(hsess *hs)
     }
     /* What waits for a GET stream gets its answer while the answerer can take it. */
     mcp__outbox_end(hs);
-    if ((hs->shared || hs->httpsse_shared || hs->pinned) && !hs->local_close)
-        mcp__shttp_cluster_session_end(hs); /* its events too, on every node */
-    else if (t->store != NULL && !hs->stateless && !hs->httpsse && !hs->shared)
+    int keep = 0;
+    int elsewhere = t->share != NULL && t->share->session_close(hs, &keep);
+    if (!elsewhere && t->store != NULL && !hs->stateless && !hs->httpsse)
         mcp_event_store_drop_session(t->store, hs->id);
-    mcp__shttp_cluster_session_free(hs);
     /* Its handlers are cancelled; the protocol session lives on, detached, until the
      * last of them returns. */
     HS_ANS(hs)->close(hs->sess);
@@ -747,9 +737,12 @@ void mcp__hsess_close(hsess *hs)
             break;
         }
     }
-    /* A write of its shared record still holds it: freed when that is answered. */
-    if (hs->puts == 0)
+    /* The plug-in may still need it (a write of its shared record): freed then. */
+    if (!keep) {
+        if (t->share != NULL)
+            t->share->session_free(hs);
         free(hs);
+    }
 }
 
 static void run_deferred(uv_idle_t *h)
@@ -786,8 +779,8 @@ void mcp__shttp_keepalive(uv_timer_t *h)
             if (st->req != NULL && st->begun &&
                 now - st->last_write_ms + 50 >= (uint64_t)t->keepalive_ms)
                 mcp__hstream_write(st, ": keepalive\n\n", 13);
-            if (st->kind == HS_REMOTE && st->req != NULL)
-                mcp__shttp_cluster_confirm_rest(st);
+            if (t->share != NULL && st->req != NULL)
+                t->share->keepalive(st);
         }
     }
 }
@@ -866,7 +859,8 @@ int mcp__shttp_evict_idle_session(shttp *t)
         return 0;
     mcp__info("session %s closed to make room (%s, opened from %s)", victim->id,
               victim->used ? "idle" : "never used", victim->source[0] ? victim->source : "?");
-    victim->local_close = victim->shared; /* other nodes still serve it, and so can this one */
+    if (t->share != NULL) /* other nodes may still serve it, and so can this one */
+        t->share->leaving(victim, MCP__LEAVE_EVICTED);
     mcp__hsess_close(victim);
     return 1;
 }
@@ -975,16 +969,16 @@ void mcp__shttp_sweep(uv_timer_t *h)
         cut_stalled_streams(hs, now);
         if (hs->stateless || session_busy(hs)) {
             hs->last_active_ms = hs->stateless ? hs->last_active_ms : now;
-            /* Kept alive here (an open stream, a request running): in the cluster too. */
-            if (hs->shared || hs->httpsse_shared || hs->pinned)
-                mcp__shttp_cluster_touch(hs);
+            /* Kept alive here (an open stream, a request running): elsewhere too. */
+            if (t->share != NULL)
+                t->share->touch(hs);
             continue;
         }
         /* Used during this sweep (a cut stream touches it): later than now. */
         if (hs->last_active_ms <= now && now - hs->last_active_ms >= (uint64_t)t->idle_ms) {
+            int elsewhere = t->share != NULL && t->share->leaving(hs, MCP__LEAVE_EXPIRED);
             mcp__info("session %s expired after %d ms idle%s", hs->id, t->idle_ms,
-                      hs->shared ? " here (its record expires by itself)" : "");
-            hs->local_close = !hs->pinned; /* a pinned session ends: its node forgets it */
+                      elsewhere ? " here (its record expires by itself)" : "");
             mcp__hsess_close(hs);
         }
     }

@@ -18,7 +18,7 @@
 #include "protocol/rpc.h"
 #include "server/answerer.h"
 #include "stdio/lines.h"
-#include "transport/serve.h"
+#include "endpoint/serve.h"
 
 #include <mcp/server.h>
 

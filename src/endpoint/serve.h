@@ -6,8 +6,8 @@
  * that a signal arriving while the process winds down is ours, not the
  * default's (which would kill it).
  */
-#ifndef MCP_TRANSPORT_SERVE_H
-#define MCP_TRANSPORT_SERVE_H
+#ifndef MCP_ENDPOINT_SERVE_H
+#define MCP_ENDPOINT_SERVE_H
 
 #include "util/util.h"
 

@@ -28,7 +28,8 @@
 #include "protocol/json.h"
 #include "protocol/rpc.h"
 #include "sse/sse.h"
-#include "transport/shttp.h"
+#include "transport/cluster/cluster.h"
+#include "transport/cluster/cluster_int.h"
 
 /* Bus messages between nodes. */
 #define MSG_RECORD 'S'      /* a session's record changed: the record */
@@ -67,8 +68,8 @@ static json_t *record_of(hsess *hs)
     if (state == NULL)
         return NULL;
     return json_pack("{s:s, s:o, s:[I,I,I]}", "tag", hs->tag, "state", state, "standalone",
-                     (json_int_t)hs->standalone_node, (json_int_t)hs->standalone_stream,
-                     (json_int_t)hs->standalone_ver);
+                     (json_int_t)hs->sh->standalone_node, (json_int_t)hs->sh->standalone_stream,
+                     (json_int_t)hs->sh->standalone_ver);
 }
 
 /* Takes a record into the session's copy. Where the standalone stream is goes by its
@@ -85,11 +86,11 @@ static int record_apply(hsess *hs, const json_t *rec)
     int rc = HS_ANS(hs)->import_state(hs->sess, state);
     if (rc != MCP_OK)
         return rc;
-    if ((uint64_t)ver > hs->standalone_ver ||
-        ((uint64_t)ver == hs->standalone_ver && (uint32_t)node > hs->standalone_node)) {
-        hs->standalone_node = (uint32_t)node;
-        hs->standalone_stream = (uint64_t)stream;
-        hs->standalone_ver = (uint64_t)ver;
+    if ((uint64_t)ver > hs->sh->standalone_ver ||
+        ((uint64_t)ver == hs->sh->standalone_ver && (uint32_t)node > hs->sh->standalone_node)) {
+        hs->sh->standalone_node = (uint32_t)node;
+        hs->sh->standalone_stream = (uint64_t)stream;
+        hs->sh->standalone_ver = (uint64_t)ver;
     }
     return MCP_OK;
 }
@@ -109,13 +110,13 @@ static int record_ttl(const shttp *t)
 static size_t node_record(const hsess *hs, char *out, size_t size)
 {
     shttp *t = hs->t;
-    int n = hs->httpsse || t->cluster_addr[0] == '\0'
+    int n = hs->httpsse || t->sh->cluster_addr[0] == '\0'
                 ? snprintf(out, size, "{\"%s\":%u}", hs->httpsse ? "httpsse" : "pinned",
-                           (unsigned)t->node)
+                           (unsigned)t->sh->node)
                 /* Where other nodes send its requests: no lookup of the node's heartbeat
                  * (which a busy node may renew late), the node itself is the authority. */
-                : snprintf(out, size, "{\"pinned\":%u,\"addr\":\"%s\"}", (unsigned)t->node,
-                           t->cluster_addr);
+                : snprintf(out, size, "{\"pinned\":%u,\"addr\":\"%s\"}", (unsigned)t->sh->node,
+                           t->sh->cluster_addr);
     return n > 0 && (size_t)n < size ? (size_t)n : 0;
 }
 
@@ -124,7 +125,7 @@ static void ended_elsewhere(hsess *hs)
 {
     if (hs->closing)
         return;
-    hs->local_close = 1;
+    hs->sh->local_close = 1;
     mcp__hsess_close(hs);
 }
 
@@ -134,7 +135,7 @@ static void pinned_put(hsess *hs);
 static void record_put(hsess *hs)
 {
     shttp *t = hs->t;
-    if (hs->pinned) {
+    if (hs->sh->pinned) {
         pinned_put(hs);
         return;
     }
@@ -146,12 +147,12 @@ static void record_put(hsess *hs)
     }
     /* What the client is told next waits until any node can find what it implies. Until
      * a record is written, each write is a new session's, counted against the bound. */
-    int rc = mcp__cluster_session_put(t->cluster, hs->id, text, strlen(text), record_ttl(t),
-                                      hs->recorded ? 0 : MCP__CLUSTER_PUT_NEW, put_done, hs);
+    int rc = mcp__cluster_session_put(t->sh->cluster, hs->id, text, strlen(text), record_ttl(t),
+                                      hs->sh->recorded ? 0 : MCP__CLUSTER_PUT_NEW, put_done, hs);
     free(text);
-    hs->unwritten = rc != MCP_OK;
+    hs->sh->unwritten = rc != MCP_OK;
     if (rc == MCP_OK) {
-        hs->puts++;
+        hs->sh->puts++;
         /* Other nodes' copies are initialized, and keep what initialize settled: the
          * change they are sent leaves out the client's capabilities and info, which
          * may be large (nodes would get them at every setLevel or subscribe). */
@@ -160,7 +161,7 @@ static void record_put(hsess *hs)
         json_object_del(state, "info");
         text = json_dumps(rec, JSON_COMPACT);
         if (text != NULL)
-            mcp__cluster_send(t->cluster, 0, MSG_RECORD, hs->id, text, strlen(text));
+            mcp__cluster_send(t->sh->cluster, 0, MSG_RECORD, hs->id, text, strlen(text));
         free(text);
     } else {
         mcp__warn("session %s: its record could not be written (%s); it will be once the "
@@ -168,7 +169,7 @@ static void record_put(hsess *hs)
                   hs->id, mcp_strerror(rc));
     }
     json_decref(rec);
-    hs->touched_ms = mcp__now_ms();
+    hs->sh->touched_ms = mcp__now_ms();
 }
 
 static void release_held(hsess *hs);
@@ -196,15 +197,16 @@ static void never_recorded(hsess *hs, int status)
                                 "the session; try again later");
         st->req = NULL;
     }
-    hs->local_close = 1; /* nothing of it is in the cluster */
+    hs->sh->local_close = 1; /* nothing of it is in the cluster */
     mcp__hsess_close(hs);
 }
 
 static void put_done(void *arg, int status)
 {
     hsess *hs = arg;
-    if (--hs->puts == 0 && hs->closing) {
-        free(hs); /* closed meanwhile: see mcp__hsess_close */
+    if (--hs->sh->puts == 0 && hs->closing) {
+        free(hs->sh); /* closed meanwhile: see mcp__hsess_close */
+        free(hs);
         return;
     }
     if (status == MCP_ECANCELED) {
@@ -213,19 +215,19 @@ static void put_done(void *arg, int status)
         return;
     }
     if (status == MCP_OK)
-        hs->recorded = 1;
-    else if (!hs->recorded && !hs->closing && (status == MCP_ELIMIT || status == MCP_EIO)) {
+        hs->sh->recorded = 1;
+    else if (!hs->sh->recorded && !hs->closing && (status == MCP_ELIMIT || status == MCP_EIO)) {
         /* Refused, not lost: a connection that went away is written again once back. */
         never_recorded(hs, status);
         return;
     }
     /* Redis answers in order: the last answer tells whether the latest state is there. */
-    hs->unwritten = status != MCP_OK;
+    hs->sh->unwritten = status != MCP_OK;
     if (status != MCP_OK)
         mcp__warn("session %s: its record was not written (%s); it will be once the shared "
                   "store is back",
                   hs->id, mcp_strerror(status));
-    if (hs->puts == 0)
+    if (hs->sh->puts == 0)
         release_held(hs);
 }
 
@@ -236,28 +238,28 @@ static void pinned_put(hsess *hs)
     shttp *t = hs->t;
     char rec[400];
     size_t n = node_record(hs, rec, sizeof(rec));
-    int rc = mcp__cluster_session_put(t->cluster, hs->id, rec, n, record_ttl(t),
-                                      hs->recorded ? 0 : MCP__CLUSTER_PUT_NEW, put_done, hs);
-    hs->unwritten = rc != MCP_OK;
+    int rc = mcp__cluster_session_put(t->sh->cluster, hs->id, rec, n, record_ttl(t),
+                                      hs->sh->recorded ? 0 : MCP__CLUSTER_PUT_NEW, put_done, hs);
+    hs->sh->unwritten = rc != MCP_OK;
     if (rc == MCP_OK)
-        hs->puts++;
-    hs->touched_ms = mcp__now_ms();
+        hs->sh->puts++;
+    hs->sh->touched_ms = mcp__now_ms();
 }
 
 void mcp__shttp_cluster_session_new(hsess *hs)
 {
     shttp *t = hs->t;
-    hs->held_tail = &hs->held;
+    hs->sh->held_tail = &hs->sh->held;
     if (HS_ANS(hs)->export_state == NULL) {
         /* Its sessions are served where they began (a gateway's, by a child process
          * here): other nodes relay their requests here. */
-        hs->pinned = 1;
+        hs->sh->pinned = 1;
         pinned_put(hs);
         return;
     }
-    hs->shared = 1;
+    hs->sh->shared = 1;
     if (HS_ANS(hs)->set_id_base != NULL)
-        HS_ANS(hs)->set_id_base(hs->sess, (json_int_t)t->node << MCP__ID_NODE_SHIFT);
+        HS_ANS(hs)->set_id_base(hs->sess, (json_int_t)t->sh->node << MCP__ID_NODE_SHIFT);
 }
 
 void mcp__shttp_cluster_changed(hsess *hs)
@@ -306,18 +308,18 @@ static void record_restore(hsess *hs)
 {
     shttp *t = hs->t;
     char *text = NULL;
-    if (hs->httpsse_shared || hs->pinned) {
+    if (hs->sh->httpsse_shared || hs->sh->pinned) {
         char rec[400];
         node_record(hs, rec, sizeof(rec));
         text = mcp__strdup(rec);
-    } else if (hs->shared) {
+    } else if (hs->sh->shared) {
         json_t *rec = record_of(hs);
         text = rec != NULL ? json_dumps(rec, JSON_COMPACT) : NULL;
         json_decref(rec);
     }
     record_check *k = text != NULL ? record_check_new(hs) : NULL;
     if (k != NULL &&
-        mcp__cluster_session_put(t->cluster, hs->id, text, strlen(text), record_ttl(t),
+        mcp__cluster_session_put(t->sh->cluster, hs->id, text, strlen(text), record_ttl(t),
                                  MCP__CLUSTER_PUT_MISSING, record_checked, k) != MCP_OK)
         free(k);
     free(text);
@@ -327,21 +329,21 @@ void mcp__shttp_cluster_touch(hsess *hs)
 {
     shttp *t = hs->t;
     uint64_t now = mcp__now_ms();
-    if (now - hs->touched_ms < (uint64_t)t->idle_ms / 8)
+    if (now - hs->sh->touched_ms < (uint64_t)t->idle_ms / 8)
         return;
-    hs->touched_ms = now;
+    hs->sh->touched_ms = now;
     /* The answer says whether the record is still there, and the session still on. */
     record_check *k = record_check_new(hs);
-    if (k != NULL &&
-        mcp__cluster_session_touch(t->cluster, hs->id, record_ttl(t), record_checked, k) != MCP_OK)
+    if (k != NULL && mcp__cluster_session_touch(t->sh->cluster, hs->id, record_ttl(t),
+                                                record_checked, k) != MCP_OK)
         free(k);
 }
 
 void mcp__shttp_cluster_session_end(hsess *hs)
 {
     shttp *t = hs->t;
-    mcp__cluster_session_delete(t->cluster, hs->id, record_ttl(t));
-    mcp__cluster_send(t->cluster, 0, MSG_ENDED, hs->id, "", 0);
+    mcp__cluster_session_delete(t->sh->cluster, hs->id, record_ttl(t));
+    mcp__cluster_send(t->sh->cluster, 0, MSG_ENDED, hs->id, "", 0);
 }
 
 /* ---- DELETE ---- */
@@ -378,7 +380,7 @@ static void free_timer(uv_handle_t *h)
 static void delete_finish(hdelete *d, int status)
 {
     shttp *t = d->t;
-    for (hdelete **p = &t->deletes; *p != NULL; p = &(*p)->next) {
+    for (hdelete **p = &t->sh->deletes; *p != NULL; p = &(*p)->next) {
         if (*p == d) {
             *p = d->next;
             break;
@@ -428,7 +430,7 @@ static void delete_published(void *arg, int receivers)
 
 static void delete_heard(shttp *t, const char *id)
 {
-    for (hdelete *d = t->deletes; d != NULL; d = d->next) {
+    for (hdelete *d = t->sh->deletes; d != NULL; d = d->next) {
         if (strcmp(d->id, id) == 0) {
             d->heard++;
             delete_check(d);
@@ -439,7 +441,7 @@ static void delete_heard(shttp *t, const char *id)
 
 void mcp__shttp_cluster_delete(shttp *t, hsess *hs, mcp__http_req *req)
 {
-    if (!mcp__cluster_up(t->cluster)) {
+    if (!mcp__cluster_up(t->sh->cluster)) {
         /* Ended here only, the others would serve it on: the client asks again. */
         mcp__shttp_cluster_unavailable(t, req);
         return;
@@ -458,17 +460,17 @@ void mcp__shttp_cluster_delete(shttp *t, hsess *hs, mcp__http_req *req)
     uv_timer_init(t->loop, timer);
     timer->data = d;
     d->timer = timer;
-    d->next = t->deletes;
-    t->deletes = d;
+    d->next = t->sh->deletes;
+    t->sh->deletes = d;
     mcp__http_req_on_close(req, delete_req_closed, d);
     /* Ended here, then in the cluster: its record and events go, and its mark stays. */
-    hs->local_close = 1;
+    hs->sh->local_close = 1;
     mcp__hsess_close(hs);
-    mcp__cluster_session_delete(t->cluster, d->id, record_ttl(t));
+    mcp__cluster_session_delete(t->sh->cluster, d->id, record_ttl(t));
     /* Its reply comes, or the connection goes (its watchdog included): either way
      * delete_published runs, and only then may d go. */
-    if (mcp__cluster_send_counted(t->cluster, 0, MSG_ENDED, d->id, "", 0, delete_published, d) !=
-        MCP_OK)
+    if (mcp__cluster_send_counted(t->sh->cluster, 0, MSG_ENDED, d->id, "", 0, delete_published,
+                                  d) != MCP_OK)
         delete_finish(d, 503);
 }
 
@@ -477,10 +479,10 @@ void mcp__shttp_cluster_delete(shttp *t, hsess *hs, mcp__http_req *req)
 int mcp__shttp_cluster_hold(hsess *hs, uint64_t stream, const char *text, size_t len,
                             unsigned flags)
 {
-    if (hs->held == NULL && hs->puts == 0)
+    if (hs->sh->held == NULL && hs->sh->puts == 0)
         return 0;
     size_t held = 0;
-    for (hheld *h = hs->held; h != NULL; h = h->next)
+    for (hheld *h = hs->sh->held; h != NULL; h = h->next)
         held += h->len;
     hheld *h = held + len <= MAX_HELD_BYTES ? malloc(sizeof(*h) + len + 1) : NULL;
     if (h == NULL)
@@ -493,19 +495,19 @@ int mcp__shttp_cluster_hold(hsess *hs, uint64_t stream, const char *text, size_t
     if (text != NULL)
         memcpy(h->text, text, len);
     h->text[len] = '\0';
-    *hs->held_tail = h;
-    hs->held_tail = &h->next;
+    *hs->sh->held_tail = h;
+    hs->sh->held_tail = &h->next;
     return 1;
 }
 
 static void release_held(hsess *hs)
 {
     /* Sent in order; a send may close the session, which frees what is left. */
-    while (hs->held != NULL && hs->puts == 0 && !hs->closing) {
-        hheld *h = hs->held;
-        hs->held = h->next;
-        if (hs->held == NULL)
-            hs->held_tail = &hs->held;
+    while (hs->sh->held != NULL && hs->sh->puts == 0 && !hs->closing) {
+        hheld *h = hs->sh->held;
+        hs->sh->held = h->next;
+        if (hs->sh->held == NULL)
+            hs->sh->held_tail = &hs->sh->held;
         mcp__hsess_send(hs, h->stream, h->has_text ? h->text : NULL, h->len, h->flags);
         free(h);
     }
@@ -513,20 +515,20 @@ static void release_held(hsess *hs)
 
 void mcp__shttp_cluster_session_free(hsess *hs)
 {
-    while (hs->kept != NULL) {
-        hkept *k = hs->kept;
-        hs->kept = k->next;
+    while (hs->sh->kept != NULL) {
+        hkept *k = hs->sh->kept;
+        hs->sh->kept = k->next;
         free(k);
     }
-    hs->kept_tail = &hs->kept;
-    hs->kept_n = hs->kept_events = 0;
-    hs->kept_bytes = 0;
-    while (hs->held != NULL) {
-        hheld *h = hs->held;
-        hs->held = h->next;
+    hs->sh->kept_tail = &hs->sh->kept;
+    hs->sh->kept_n = hs->sh->kept_events = 0;
+    hs->sh->kept_bytes = 0;
+    while (hs->sh->held != NULL) {
+        hheld *h = hs->sh->held;
+        hs->sh->held = h->next;
         free(h);
     }
-    hs->held_tail = &hs->held;
+    hs->sh->held_tail = &hs->sh->held;
 }
 
 /* ---- Looking a session up ---- */
@@ -550,7 +552,7 @@ static void parked_req_closed(void *arg, mcp__http_req *req)
  * cannot be (req is then answered: 503, 500). */
 static parked *park_new(shttp *t, mcp__http_req *req, const char *id)
 {
-    if (!mcp__cluster_up(t->cluster) || t->lookups >= MAX_LOOKUPS) {
+    if (!mcp__cluster_up(t->sh->cluster) || t->sh->lookups >= MAX_LOOKUPS) {
         mcp__shttp_cluster_unavailable(t, req);
         return NULL;
     }
@@ -562,7 +564,7 @@ static parked *park_new(shttp *t, mcp__http_req *req, const char *id)
     p->t = t;
     p->req = req;
     snprintf(p->id, sizeof(p->id), "%s", id);
-    t->lookups++;
+    t->sh->lookups++;
     mcp__http_req_on_close(req, parked_req_closed, p);
     return p;
 }
@@ -572,14 +574,14 @@ static void park(shttp *t, mcp__http_req *req, const char *id, mcp__cluster_get_
 {
     parked *p = park_new(t, req, id);
     if (p != NULL)
-        mcp__cluster_session_get(t->cluster, p->id, got, p);
+        mcp__cluster_session_get(t->sh->cluster, p->id, got, p);
 }
 
 /* The request back (NULL when its client left), and p freed. */
 static mcp__http_req *unpark(parked *p)
 {
     mcp__http_req *req = p->req;
-    p->t->lookups--;
+    p->t->sh->lookups--;
     free(p);
     if (req != NULL)
         mcp__http_req_on_close(req, NULL, NULL);
@@ -605,13 +607,13 @@ static hsess *restore(shttp *t, const char *id, const char *text, size_t len)
     hs = mcp__hsess_restore(t, id, tag);
     if (hs != NULL && record_apply(hs, rec) != MCP_OK) {
         mcp__warn("session %s: its shared record cannot be read", id);
-        hs->local_close = 1;
+        hs->sh->local_close = 1;
         mcp__hsess_close(hs);
         hs = NULL;
     }
     if (hs != NULL) {
         hs->used = 1;
-        hs->recorded = 1; /* its record is there: it is no new session */
+        hs->sh->recorded = 1; /* its record is there: it is no new session */
     }
 out:
     json_decref(rec);
@@ -649,7 +651,7 @@ typedef struct pin {
 
 static void pin_add(shttp *t, const char *id, uint32_t node, const char *addr, size_t len)
 {
-    if (t->pins.len >= MAX_PINS)
+    if (t->sh->pins.len >= MAX_PINS)
         mcp__shttp_cluster_pins_free(t);
     pin *p = malloc(sizeof(*p) + len + 1);
     if (p == NULL)
@@ -657,15 +659,15 @@ static void pin_add(shttp *t, const char *id, uint32_t node, const char *addr, s
     p->node = node;
     memcpy(p->addr, addr, len);
     p->addr[len] = '\0';
-    free(mcp__map_get(&t->pins, id));
-    if (mcp__map_put(&t->pins, id, p) != MCP_OK)
+    free(mcp__map_get(&t->sh->pins, id));
+    if (mcp__map_put(&t->sh->pins, id, p) != MCP_OK)
         free(p);
 }
 
 void mcp__shttp_cluster_unpin(shttp *t, const char *id)
 {
     if (id != NULL)
-        free(mcp__map_remove(&t->pins, id));
+        free(mcp__map_remove(&t->sh->pins, id));
 }
 
 void mcp__shttp_cluster_pins_free(shttp *t)
@@ -673,9 +675,9 @@ void mcp__shttp_cluster_pins_free(shttp *t)
     size_t pos = 0;
     const char *id;
     void *v;
-    while (mcp__map_next(&t->pins, &pos, &id, &v))
+    while (mcp__map_next(&t->sh->pins, &pos, &id, &v))
         free(v);
-    mcp__map_free(&t->pins);
+    mcp__map_free(&t->sh->pins);
 }
 
 /* The address of the node that holds a pinned session came: the request goes there. */
@@ -710,7 +712,7 @@ static void relay_park(shttp *t, mcp__http_req *req, const char *id, uint32_t no
     parked *p = park_new(t, req, id);
     if (p != NULL) {
         p->node = node;
-        mcp__cluster_node_address(t->cluster, node, relay_address, p);
+        mcp__cluster_node_address(t->sh->cluster, node, relay_address, p);
     }
 }
 
@@ -737,13 +739,13 @@ static void lookup_done(void *arg, int status, const char *text, size_t len)
         uint32_t node = 0;
         char addr[300];
         char kind = record_kind(text, len, &node, addr, sizeof(addr));
-        if (kind == 'P' && node != t->node && addr[0] != '\0') {
+        if (kind == 'P' && node != t->sh->node && addr[0] != '\0') {
             /* Served by the node that holds it: the request goes there. */
             pin_add(t, id, node, addr, strlen(addr));
             mcp__shttp_relay(t, req, node, addr, strlen(addr));
             return;
         }
-        if (kind == 'P' && node != t->node) {
+        if (kind == 'P' && node != t->sh->node) {
             relay_park(t, req, id, node); /* its address is in its node's heartbeat */
             return;
         }
@@ -776,7 +778,7 @@ int mcp__shttp_cluster_route(shttp *t, mcp__http_req *req)
         return 0; /* known here, or not an id this transport makes: 404 as usual */
     if (mcp__http_header(req, "mcp-cluster-node") != NULL)
         return 0; /* relayed here by another node: never relayed again (404 as usual) */
-    const pin *p = mcp__map_get(&t->pins, id);
+    const pin *p = mcp__map_get(&t->sh->pins, id);
     if (p != NULL) {
         mcp__shttp_relay(t, req, p->node, p->addr, strlen(p->addr)); /* no lookup */
         return 1;
@@ -797,7 +799,8 @@ int mcp__shttp_cluster_route(shttp *t, mcp__http_req *req)
 static void httpsse_put_done(void *arg, int status)
 {
     hsess *hs = arg;
-    if (--hs->puts == 0 && hs->closing) {
+    if (--hs->sh->puts == 0 && hs->closing) {
+        free(hs->sh);
         free(hs);
         return;
     }
@@ -818,7 +821,7 @@ int mcp__shttp_cluster_httpsse_new(hsess *hs)
     shttp *t = hs->t;
     char rec[400];
     size_t n = node_record(hs, rec, sizeof(rec));
-    int rc = mcp__cluster_session_put(t->cluster, hs->id, rec, n, record_ttl(t), 0,
+    int rc = mcp__cluster_session_put(t->sh->cluster, hs->id, rec, n, record_ttl(t), 0,
                                       httpsse_put_done, hs);
     hstream *st = hs->streams;
     if (rc != MCP_OK) {
@@ -829,9 +832,9 @@ int mcp__shttp_cluster_httpsse_new(hsess *hs)
         mcp__hsess_close(hs);
         return 1;
     }
-    hs->httpsse_shared = 1;
-    hs->puts++;
-    hs->touched_ms = mcp__now_ms();
+    hs->sh->httpsse_shared = 1;
+    hs->sh->puts++;
+    hs->sh->touched_ms = mcp__now_ms();
     return 1;
 }
 
@@ -861,7 +864,7 @@ static void httpsse_post_end(parked *p, int alive)
     json_decref(v);
     size_t len;
     const char *body = mcp__http_req_body(req, &len);
-    if (mcp__cluster_send(t->cluster, node, MSG_HTTPSSE, id, body, len) != MCP_OK) {
+    if (mcp__cluster_send(t->sh->cluster, node, MSG_HTTPSSE, id, body, len) != MCP_OK) {
         mcp__shttp_cluster_unavailable(t, req);
         return;
     }
@@ -883,14 +886,14 @@ static void httpsse_got(void *arg, int status, const char *text, size_t len)
     json_t *rec = mcp__json_parse(text, len, MCP__JSON_ANY, NULL);
     json_int_t node = json_integer_value(json_object_get(rec, "httpsse"));
     json_decref(rec);
-    if (node <= 0 || (uint32_t)node == lp->t->node) {
+    if (node <= 0 || (uint32_t)node == lp->t->sh->node) {
         httpsse_post_end(lp, 0); /* not an HTTP+SSE session, or this node's, gone */
         return;
     }
     lp->node = (uint32_t)node;
     /* A node that died leaves its records behind until they expire: its sessions are
      * gone with it. */
-    mcp__cluster_node_alive(lp->t->cluster, lp->node, httpsse_alive, lp);
+    mcp__cluster_node_alive(lp->t->sh->cluster, lp->node, httpsse_alive, lp);
 }
 
 void mcp__shttp_cluster_httpsse_post(shttp *t, mcp__http_req *req, const char *id)
@@ -909,11 +912,11 @@ static void forward_one(hsess *hs, const json_t *msg)
     if (method == NULL && json_is_integer(id)) {
         json_int_t v = json_integer_value(id);
         uint32_t node = v > 0 ? (uint32_t)((uint64_t)v >> MCP__ID_NODE_SHIFT) : 0;
-        if (node == 0 || node == t->node)
+        if (node == 0 || node == t->sh->node)
             return;
         char *text = json_dumps(msg, JSON_COMPACT);
         if (text != NULL)
-            mcp__cluster_send(t->cluster, node, MSG_ANSWER, hs->id, text, strlen(text));
+            mcp__cluster_send(t->sh->cluster, node, MSG_ANSWER, hs->id, text, strlen(text));
         free(text);
     } else if (method != NULL && strcmp(method, "notifications/cancelled") == 0) {
         /* Only what the owner needs: the request's id (a client's reason may be megabytes,
@@ -926,7 +929,7 @@ static void forward_one(hsess *hs, const json_t *msg)
         char *text = small != NULL ? json_dumps(small, JSON_COMPACT) : NULL;
         json_decref(small);
         if (text != NULL)
-            mcp__cluster_send(t->cluster, 0, MSG_CANCEL, hs->id, text, strlen(text));
+            mcp__cluster_send(t->sh->cluster, 0, MSG_CANCEL, hs->id, text, strlen(text));
         free(text);
     }
 }
@@ -944,17 +947,17 @@ void mcp__shttp_cluster_forward(hsess *hs, const json_t *v)
 int mcp__shttp_cluster_standalone(hsess *hs, const char *text, size_t len)
 {
     shttp *t = hs->t;
-    if (hs->standalone_node == 0 || hs->standalone_node == t->node)
+    if (hs->sh->standalone_node == 0 || hs->sh->standalone_node == t->sh->node)
         return 0;
-    return mcp__cluster_send(t->cluster, hs->standalone_node, MSG_STANDALONE, hs->id, text, len) ==
-           MCP_OK;
+    return mcp__cluster_send(t->sh->cluster, hs->sh->standalone_node, MSG_STANDALONE, hs->id, text,
+                             len) == MCP_OK;
 }
 
 void mcp__shttp_cluster_standalone_here(hsess *hs, uint64_t stream)
 {
-    hs->standalone_node = hs->t->node;
-    hs->standalone_stream = stream;
-    hs->standalone_ver++;
+    hs->sh->standalone_node = hs->t->sh->node;
+    hs->sh->standalone_stream = stream;
+    hs->sh->standalone_ver++;
     record_put(hs);
 }
 
@@ -975,7 +978,7 @@ static void fanout(void *user, const char *method, const json_t *params, const c
     char *text = v != NULL ? json_dumps(v, JSON_COMPACT) : NULL;
     json_decref(v);
     if (text != NULL)
-        mcp__cluster_send(t->cluster, 0, MSG_NOTICE, "", text, strlen(text));
+        mcp__cluster_send(t->sh->cluster, 0, MSG_NOTICE, "", text, strlen(text));
     free(text);
 }
 
@@ -1015,18 +1018,18 @@ static void on_message(void *user, const mcp__cluster_msg *m)
         /* Ended on another node, which deleted what the cluster had of it, and waits to
          * hear that this node took it in. */
         mcp__shttp_cluster_unpin(t, m->session);
-        if (hs != NULL && !hs->closing && hs->shared) {
-            hs->local_close = 1;
+        if (hs != NULL && !hs->closing && hs->sh->shared) {
+            hs->sh->local_close = 1;
             mcp__hsess_close(hs);
         }
-        mcp__cluster_send(t->cluster, m->from, MSG_ENDED_HEARD, m->session, "", 0);
+        mcp__cluster_send(t->sh->cluster, m->from, MSG_ENDED_HEARD, m->session, "", 0);
         return;
     }
     if (m->kind == MSG_ENDED_HEARD) {
         delete_heard(t, m->session);
         return;
     }
-    if (hs == NULL || hs->closing || !hs->shared)
+    if (hs == NULL || hs->closing || !hs->sh->shared)
         return; /* not a session this node has: nothing to do here */
     switch (m->kind) {
     case MSG_RECORD: {
@@ -1056,10 +1059,10 @@ static void on_message(void *user, const mcp__cluster_msg *m)
         /* Sent here because the record names this node's standalone stream; if it has
          * moved meanwhile, the record that says so is on its way to the sender. */
         if (m->len > 0) {
-            uint32_t node = hs->standalone_node;
-            hs->standalone_node = 0; /* sent from here, not back */
+            uint32_t node = hs->sh->standalone_node;
+            hs->sh->standalone_node = 0; /* sent from here, not back */
             mcp__hsess_send(hs, MCP__STREAM_STANDALONE, m->data, m->len, 0);
-            hs->standalone_node = node;
+            hs->sh->standalone_node = node;
         }
         break;
     default:
@@ -1074,8 +1077,8 @@ static void on_drained(void *user)
     for (hsess *hs = t->all; hs != NULL; hs = hs->next) {
         hstream *waited = NULL;
         for (hstream *st = hs->streams; st != NULL; st = st->next)
-            if (st->cluster_wait) {
-                st->cluster_wait = 0;
+            if (st->backlog_wait) {
+                st->backlog_wait = 0;
                 waited = st;
             }
         /* Each goes on unless its own client holds it back (mcp__hstream_maybe_ready
@@ -1099,16 +1102,18 @@ static void on_up(void *user, int up)
         void *v;
         while (mcp__map_next(&t->sessions, &pos, &id, &v)) {
             hsess *hs = v;
-            if (hs->closing || !(hs->shared || hs->httpsse_shared || hs->pinned) || hs->puts > 0)
+            if (hs->closing || !(hs->sh->shared || hs->sh->httpsse_shared || hs->sh->pinned) ||
+                hs->sh->puts > 0)
                 continue;
-            if (hs->unwritten)
+            if (hs->sh->unwritten)
                 record_put(hs); /* changed while the store was away (a setLevel, say) */
             else
                 record_restore(hs);
             /* Events lost while it was away, marked before any later one is stored. */
-            for (; hs->gaps_shared < hs->ngaps; hs->gaps_shared++)
-                mcp__cluster_stream_gap(t->cluster, hs->id, hs->gaps[hs->gaps_shared].stream,
-                                        hs->gaps[hs->gaps_shared].seq);
+            for (; hs->sh->gaps_shared < hs->ngaps; hs->sh->gaps_shared++)
+                mcp__cluster_stream_gap(t->sh->cluster, hs->id,
+                                        hs->gaps[hs->sh->gaps_shared].stream,
+                                        hs->gaps[hs->sh->gaps_shared].seq);
         }
     } else
         mcp__warn("the shared session store cannot be reached; sessions of other nodes get 503 "
@@ -1120,11 +1125,11 @@ static void on_up(void *user, int up)
 void mcp__shttp_cluster_stream_describe(hstream *st)
 {
     hsess *hs = st->hs;
-    st->described = 1;
+    st->sh->described = 1;
     if (st->kind != HS_POST_SSE && st->kind != HS_POST_JSON)
         return; /* a standalone stream answers no request */
-    char *text = st->request_ids != NULL ? json_dumps(st->request_ids, JSON_COMPACT) : NULL;
-    mcp__cluster_stream_open(hs->t->cluster, hs->id, st->id, text ? text : "[]",
+    char *text = st->sh->request_ids != NULL ? json_dumps(st->sh->request_ids, JSON_COMPACT) : NULL;
+    mcp__cluster_stream_open(hs->t->sh->cluster, hs->id, st->id, text ? text : "[]",
                              text ? strlen(text) : 2);
     free(text);
 }
@@ -1135,7 +1140,7 @@ void mcp__shttp_cluster_stream_pause(hstream *st, int retry_ms)
     shttp *t = hs->t;
     uint64_t seq = ++hs->next_seq;
     if (mcp_event_store_append(t->store, hs->id, st->id, seq, "", 0) == MCP_OK)
-        mcp__cluster_stream_pause(t->cluster, hs->id, st->id, seq,
+        mcp__cluster_stream_pause(t->sh->cluster, hs->id, st->id, seq,
                                   retry_ms >= 0 ? retry_ms : t->retry_ms);
 }
 
@@ -1151,14 +1156,15 @@ void mcp__shttp_cluster_stream_pause(hstream *st, int retry_ms)
 
 static int kept_over(const hsess *hs, size_t max_n, size_t max_events, uint64_t max_bytes)
 {
-    return hs->kept_n > max_n || hs->kept_events > max_events || hs->kept_bytes > max_bytes;
+    return hs->sh->kept_n > max_n || hs->sh->kept_events > max_events ||
+           hs->sh->kept_bytes > max_bytes;
 }
 
 static void kept_trim(hsess *hs)
 {
     shttp *t = hs->t;
     size_t max_events, max_bytes;
-    mcp__cluster_store_bounds(t->cluster, &max_events, &max_bytes);
+    mcp__cluster_store_bounds(t->sh->cluster, &max_events, &max_bytes);
     if (!kept_over(hs, MAX_KEPT, max_events, max_bytes))
         return;
     /* Past a bound, down to three quarters of each, the oldest first, in one go (two
@@ -1167,41 +1173,41 @@ static void kept_trim(hsess *hs)
     size_t n = 0;
     /* The newest stays, however large: the memory store too keeps the last events of
      * a session, and its client may not have read them yet. */
-    while (hs->kept != NULL && hs->kept->next != NULL && n < MCP__CLUSTER_DROP_MAX &&
+    while (hs->sh->kept != NULL && hs->sh->kept->next != NULL && n < MCP__CLUSTER_DROP_MAX &&
            kept_over(hs, MAX_KEPT * 3 / 4, max_events * 3 / 4, (uint64_t)max_bytes * 3 / 4)) {
-        hkept *k = hs->kept;
-        hs->kept = k->next;
-        if (hs->kept == NULL)
-            hs->kept_tail = &hs->kept;
-        hs->kept_n--;
-        hs->kept_events -= k->events;
-        hs->kept_bytes -= k->bytes;
+        hkept *k = hs->sh->kept;
+        hs->sh->kept = k->next;
+        if (hs->sh->kept == NULL)
+            hs->sh->kept_tail = &hs->sh->kept;
+        hs->sh->kept_n--;
+        hs->sh->kept_events -= k->events;
+        hs->sh->kept_bytes -= k->bytes;
         drop[n++] = k->stream;
         free(k);
     }
-    mcp__cluster_streams_drop(t->cluster, hs->id, drop, n);
+    mcp__cluster_streams_drop(t->sh->cluster, hs->id, drop, n);
 }
 
 void mcp__shttp_cluster_stream_end(hstream *st)
 {
     hsess *hs = st->hs;
-    mcp__cluster_stream_end(hs->t->cluster, hs->id, st->id, hs->next_seq);
-    if (st->kept_events == 0)
+    mcp__cluster_stream_end(hs->t->sh->cluster, hs->id, st->id, hs->next_seq);
+    if (st->sh->kept_events == 0)
         return;
     hkept *k = malloc(sizeof(*k));
     if (k == NULL)
         return; /* not counted: the stream's own bounds still hold */
     k->next = NULL;
     k->stream = st->id;
-    k->events = st->kept_events;
-    k->bytes = st->kept_bytes;
-    if (hs->kept_tail == NULL)
-        hs->kept_tail = &hs->kept;
-    *hs->kept_tail = k;
-    hs->kept_tail = &k->next;
-    hs->kept_n++;
-    hs->kept_events += k->events;
-    hs->kept_bytes += k->bytes;
+    k->events = st->sh->kept_events;
+    k->bytes = st->sh->kept_bytes;
+    if (hs->sh->kept_tail == NULL)
+        hs->sh->kept_tail = &hs->sh->kept;
+    *hs->sh->kept_tail = k;
+    hs->sh->kept_tail = &k->next;
+    hs->sh->kept_n++;
+    hs->sh->kept_events += k->events;
+    hs->sh->kept_bytes += k->bytes;
     kept_trim(hs);
 }
 
@@ -1213,19 +1219,19 @@ static void follow_drained(void *arg, mcp__http_req *req)
     (void)req;
     hstream *st = arg;
     shttp *t = st->hs->t;
-    st->confirming = 0;
+    st->sh->confirming = 0;
     char text[48];
     int n = snprintf(text, sizeof(text), "%llu %llu", (unsigned long long)st->id,
-                     (unsigned long long)st->followed_seq);
-    if (mcp__cluster_send(t->cluster, mcp__stream_node(st->id), MSG_CAUGHT_UP, st->hs->id, text,
+                     (unsigned long long)st->sh->followed_seq);
+    if (mcp__cluster_send(t->sh->cluster, mcp__stream_node(st->id), MSG_CAUGHT_UP, st->hs->id, text,
                           (size_t)n) == MCP_OK)
-        st->followed_events = st->followed_bytes = 0;
+        st->sh->followed_events = st->sh->followed_bytes = 0;
 }
 
 void mcp__shttp_cluster_confirm_rest(hstream *st)
 {
-    if (st->req != NULL && !st->confirming && st->followed_events > 0) {
-        st->confirming = 1;
+    if (st->req != NULL && !st->sh->confirming && st->sh->followed_events > 0) {
+        st->sh->confirming = 1;
         mcp__http_req_on_drain(st->req, 0, follow_drained, st);
     }
 }
@@ -1236,14 +1242,14 @@ void mcp__shttp_cluster_confirm_rest(hstream *st)
 static void follow_count(hstream *st, uint64_t seq, size_t len)
 {
     shttp *t = st->hs->t;
-    st->followed_seq = seq;
-    st->followed_events++;
-    st->followed_bytes += len;
-    if (st->confirming || st->req == NULL ||
-        (st->followed_events < t->max_unconfirmed / 4 + 1 &&
-         st->followed_bytes < t->max_unconfirmed_bytes / 4 + 1))
+    st->sh->followed_seq = seq;
+    st->sh->followed_events++;
+    st->sh->followed_bytes += len;
+    if (st->sh->confirming || st->req == NULL ||
+        (st->sh->followed_events < t->max_unconfirmed / 4 + 1 &&
+         st->sh->followed_bytes < t->max_unconfirmed_bytes / 4 + 1))
         return;
-    st->confirming = 1;
+    st->sh->confirming = 1;
     mcp__http_req_on_drain(st->req, 0, follow_drained, st);
 }
 
@@ -1310,7 +1316,7 @@ static void follow_done(void *arg, int status, const char *text, size_t len)
     hstream *st = arg;
     hsess *hs = st->hs;
     shttp *t = hs->t;
-    st->follow = NULL;
+    st->sh->follow = NULL;
     if (st->req == NULL) {
         mcp__hstream_free(st);
         return;
@@ -1383,9 +1389,9 @@ int mcp__shttp_cluster_resume(shttp *t, hsess *hs, mcp__http_req *req, uint64_t 
                               uint64_t seq)
 {
     uint32_t owner = mcp__stream_node(stream);
-    if (owner == 0 || owner == t->node || !hs->shared)
+    if (owner == 0 || owner == t->sh->node || !hs->sh->shared)
         return 0;
-    if (!mcp__cluster_up(t->cluster)) {
+    if (!mcp__cluster_up(t->sh->cluster)) {
         mcp__shttp_cluster_unavailable(t, req);
         return 1;
     }
@@ -1396,9 +1402,9 @@ int mcp__shttp_cluster_resume(shttp *t, hsess *hs, mcp__http_req *req, uint64_t 
         return 1;
     }
     mcp__http_req_on_close(req, mcp__shttp_stream_closed, st);
-    st->follow = mcp__cluster_follow_start(t->cluster, hs->id, stream, owner, seq, follow_emit,
-                                           follow_done, st);
-    if (st->follow == NULL) {
+    st->sh->follow = mcp__cluster_follow_start(t->sh->cluster, hs->id, stream, owner, seq,
+                                               follow_emit, follow_done, st);
+    if (st->sh->follow == NULL) {
         mcp__shttp_cluster_unavailable(t, req);
         st->req = NULL;
         mcp__hstream_free(st);
@@ -1408,8 +1414,8 @@ int mcp__shttp_cluster_resume(shttp *t, hsess *hs, mcp__http_req *req, uint64_t 
 
 /* ---- Start and stop ---- */
 
-int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix,
-                             const mcp_memory_store_opts *bounds)
+static int cluster_start(shttp *t, const char *url, const char *prefix,
+                         const mcp_memory_store_opts *bounds)
 {
     mcp__cluster_opts o = {0};
     o.url = url;
@@ -1418,45 +1424,351 @@ int mcp__shttp_cluster_start(shttp *t, const char *url, const char *prefix,
     o.max_events = bounds->max_events;
     o.max_event_bytes = bounds->max_bytes;
     o.ttl_ms = bounds->ttl_ms;
-    o.max_sessions = t->cluster_max_sessions;
+    o.max_sessions = t->sh->cluster_max_sessions;
     mcp__cluster_cbs cbs = {0};
     cbs.message = on_message;
     cbs.up = on_up;
     cbs.drained = on_drained;
     cbs.user = t;
     char why[256] = "";
-    int rc = mcp__cluster_new(&o, &cbs, &t->cluster, why, sizeof(why));
+    int rc = mcp__cluster_new(&o, &cbs, &t->sh->cluster, why, sizeof(why));
     if (rc != MCP_OK) {
         mcp__error("the shared session store: %s", why[0] ? why : mcp_strerror(rc));
         return rc;
     }
-    rc = mcp__cluster_attach(t->cluster, t->loop);
+    rc = mcp__cluster_attach(t->sh->cluster, t->loop);
     if (rc != MCP_OK) {
         mcp__error("the shared session store cannot be reached at %s: %s", url, mcp_strerror(rc));
-        mcp__cluster_free(t->cluster);
-        t->cluster = NULL;
+        mcp__cluster_free(t->sh->cluster);
+        t->sh->cluster = NULL;
         return rc;
     }
-    t->cluster_attached = 1;
-    t->node = mcp__cluster_node(t->cluster);
+    t->sh->cluster_attached = 1;
+    t->sh->node = mcp__cluster_node(t->sh->cluster);
     size_t max_events;
-    mcp__cluster_store_bounds(t->cluster, &max_events, &t->cluster_max_event);
-    t->store = mcp__cluster_event_store(t->cluster);
+    mcp__cluster_store_bounds(t->sh->cluster, &max_events, &t->sh->cluster_max_event);
+    t->store = mcp__cluster_event_store(t->sh->cluster);
     if (t->ans->ops->set_fanout != NULL)
         t->ans->ops->set_fanout(t->ans, fanout, t);
-    mcp__info("node %u of the deployment sharing %s", (unsigned)t->node, url);
+    mcp__info("node %u of the deployment sharing %s", (unsigned)t->sh->node, url);
     return MCP_OK;
 }
 
 void mcp__shttp_cluster_stop(shttp *t)
 {
-    if (t->cluster_attached) {
-        t->cluster_attached = 0;
+    if (t->sh->cluster_attached) {
+        t->sh->cluster_attached = 0;
         if (t->ans != NULL && t->ans->ops->set_fanout != NULL)
             t->ans->ops->set_fanout(t->ans, NULL, NULL);
-        mcp__cluster_detach(t->cluster); /* DELETEs whose news was on its way end here */
+        mcp__cluster_detach(t->sh->cluster); /* DELETEs whose news was on its way end here */
     }
-    while (t->deletes != NULL)
-        delete_finish(t->deletes, 200); /* heard, some acknowledgements missing */
+    while (t->sh->deletes != NULL)
+        delete_finish(t->sh->deletes, 200); /* heard, some acknowledgements missing */
     mcp__shttp_cluster_pins_free(t);
+}
+
+/* ---- The hooks (mcp__shttp_share_ops of shttp.h) ---- */
+
+static int h_down(shttp *t, mcp__http_req *req)
+{
+    if (mcp__cluster_up(t->sh->cluster))
+        return 0;
+    mcp__shttp_cluster_unavailable(t, req);
+    return 1;
+}
+
+static int h_relay(shttp *t, mcp__http_req *req, const json_t *v)
+{
+    /* A request relayed here already is served here. */
+    if (t->ans->ops->home == NULL || mcp__http_header(req, "mcp-cluster-node") != NULL)
+        return 0;
+    char addr[300];
+    uint32_t home = t->ans->ops->home(t->ans, v, addr, sizeof(addr));
+    if (home == 0)
+        return 0;
+    mcp__shttp_cluster_relay(t, req, home, addr);
+    return 1;
+}
+
+static int h_httpsse_post(shttp *t, mcp__http_req *req, const char *id)
+{
+    mcp__shttp_cluster_httpsse_post(t, req, id);
+    return 1;
+}
+
+static int h_session_init(hsess *hs)
+{
+    hs->sh = calloc(1, sizeof(*hs->sh));
+    return hs->sh != NULL ? MCP_OK : MCP_ENOMEM;
+}
+
+static void h_session_free(hsess *hs)
+{
+    free(hs->sh);
+    hs->sh = NULL;
+}
+
+static int kept_elsewhere(const hsess *hs)
+{
+    return hs->sh->shared || hs->sh->httpsse_shared || hs->sh->pinned;
+}
+
+static void h_touch(hsess *hs)
+{
+    if (kept_elsewhere(hs))
+        mcp__shttp_cluster_touch(hs);
+}
+
+static void h_changed(hsess *hs)
+{
+    if (hs->sh->shared)
+        mcp__shttp_cluster_changed(hs);
+}
+
+/* A shared session's messages go to the standalone stream its record names, and to no
+ * other: a GET still open here after the client opened a newer one on another node
+ * does not get them too. */
+static int h_here(hsess *hs)
+{
+    if (!hs->sh->shared || hs->sh->standalone_node == hs->t->sh->node)
+        return MCP__HERE_OWNER;
+    if (hs->sh->standalone_node == 0)
+        return mcp__hsess_standalone(hs) != NULL ? MCP__HERE_OWNER : MCP__HERE_NONE;
+    return MCP__HERE_ELSEWHERE;
+}
+
+static int h_hold(hsess *hs, uint64_t stream, const char *text, size_t len, unsigned flags)
+{
+    if (hs->sh->held == NULL && hs->sh->puts == 0)
+        return 0;
+    return mcp__shttp_cluster_hold(hs, stream, text, len, flags);
+}
+
+static void h_standalone_here(hsess *hs, uint64_t stream)
+{
+    if (hs->sh->shared)
+        mcp__shttp_cluster_standalone_here(hs, stream);
+}
+
+static void h_posted(hsess *hs, const json_t *v)
+{
+    if (hs->sh->shared)
+        mcp__shttp_cluster_forward(hs, v);
+}
+
+static int h_delete(shttp *t, hsess *hs, mcp__http_req *req)
+{
+    if (!hs->sh->shared)
+        return 0;
+    mcp__shttp_cluster_delete(t, hs, req);
+    return 1;
+}
+
+/* Evicted or stopping, a copy is forgotten here only while other nodes serve it; an
+ * expired one too, but a pinned session that expires ends: its node forgets it. */
+static int h_leaving(hsess *hs, enum mcp__leave why)
+{
+    hs->sh->local_close = why == MCP__LEAVE_EXPIRED ? !hs->sh->pinned : hs->sh->shared;
+    return hs->sh->shared;
+}
+
+static int h_session_close(hsess *hs, int *keep)
+{
+    int taken = hs->sh->shared;
+    if (kept_elsewhere(hs) && !hs->sh->local_close) {
+        mcp__shttp_cluster_session_end(hs); /* its events too, on every node */
+        taken = 1;
+    }
+    mcp__shttp_cluster_session_free(hs);
+    /* A write of its shared record still holds it: freed when that is answered. */
+    *keep = hs->sh->puts > 0;
+    return taken;
+}
+
+static int h_stream_init(hstream *st)
+{
+    st->sh = calloc(1, sizeof(*st->sh));
+    return st->sh != NULL ? MCP_OK : MCP_ENOMEM;
+}
+
+/* Unique across this node's sessions (a session's copy here may be made again), with
+ * the node's number above them: any node knows whose stream it is. */
+static uint64_t h_stream_number(hsess *hs, uint64_t n)
+{
+    if (!hs->sh->shared)
+        return n;
+    shttp *t = hs->t;
+    n = ++t->sh->stream_counter;
+    return ((uint64_t)t->sh->node << (MCP__NODE_SHIFT - 1)) | n;
+}
+
+static void h_post_stream(hstream *st, const json_t *v)
+{
+    if (!st->hs->sh->shared)
+        return;
+    json_decref(st->sh->request_ids);
+    st->sh->request_ids = mcp__shttp_request_ids(v);
+}
+
+static void h_storing(hstream *st)
+{
+    if (!st->sh->described)
+        mcp__shttp_cluster_stream_describe(st);
+}
+
+/* What the cluster's store passes over is not counted as kept. */
+static void h_stored(hstream *st, size_t len)
+{
+    if (len <= st->hs->t->sh->cluster_max_event) {
+        st->sh->kept_events++;
+        st->sh->kept_bytes += len;
+    }
+}
+
+static void h_pause(hstream *st, int retry_ms)
+{
+    if (st->sh->described)
+        mcp__shttp_cluster_stream_pause(st, retry_ms);
+}
+
+static void h_stream_end(hstream *st)
+{
+    if (st->sh->described)
+        mcp__shttp_cluster_stream_end(st);
+}
+
+/* A follower's wait to confirm ends with its response. */
+static void h_release(hstream *st)
+{
+    if (st->sh->confirming && st->req != NULL)
+        mcp__http_req_on_drain(st->req, 0, NULL, NULL);
+    st->sh->confirming = 0;
+}
+
+static void h_stream_free(hstream *st)
+{
+    if (st->sh->follow != NULL)
+        mcp__cluster_unfollow(st->sh->follow);
+    json_decref(st->sh->request_ids);
+    free(st->sh);
+    st->sh = NULL;
+}
+
+static void h_keepalive(hstream *st)
+{
+    if (st->kind == HS_REMOTE)
+        mcp__shttp_cluster_confirm_rest(st);
+}
+
+static int h_congested(shttp *t)
+{
+    return mcp__cluster_congested(t->sh->cluster);
+}
+
+/* A shared session's stream ids count across this node's sessions, and a copy made
+ * again here (after it expired) counts its events anew: the shared store knows what it
+ * holds. */
+static enum mcp__resume_verdict h_resume(shttp *t, hsess *hs, mcp__http_req *req, uint64_t id,
+                                         uint64_t seq)
+{
+    if (mcp__shttp_cluster_resume(t, hs, req, id, seq))
+        return MCP__RESUME_TAKEN;
+    if (!hs->sh->shared)
+        return MCP__RESUME_LOCAL;
+    uint64_t local = id & ((UINT64_C(1) << MCP__NODE_SHIFT) - 1);
+    return local / 2 > t->sh->stream_counter ? MCP__RESUME_BAD : MCP__RESUME_OK;
+}
+
+static int h_replay_failed(shttp *t, mcp__http_req *req, int status)
+{
+    if (status != MCP_ECLOSED)
+        return 0;
+    mcp__shttp_cluster_unavailable(t, req); /* the shared store is out of reach */
+    return 1;
+}
+
+static void h_stop(shttp *t)
+{
+    mcp__shttp_relay_stop(t);
+    mcp__shttp_cluster_stop(t);
+}
+
+static void h_free(shttp *t)
+{
+    mcp__cluster_free(t->sh->cluster);
+    free(t->sh);
+    t->sh = NULL;
+    t->share = NULL;
+}
+
+static const mcp__shttp_share_ops share_ops = {
+    .filter = mcp__shttp_cluster_route,
+    .down = h_down,
+    .relay = h_relay,
+    .httpsse_post = h_httpsse_post,
+    .session_init = h_session_init,
+    .session_new = mcp__shttp_cluster_session_new,
+    .httpsse_new = mcp__shttp_cluster_httpsse_new,
+    .touch = h_touch,
+    .changed = h_changed,
+    .here = h_here,
+    .hold = h_hold,
+    .standalone = mcp__shttp_cluster_standalone,
+    .standalone_here = h_standalone_here,
+    .posted = h_posted,
+    .delete = h_delete,
+    .leaving = h_leaving,
+    .session_close = h_session_close,
+    .session_free = h_session_free,
+    .stream_init = h_stream_init,
+    .stream_number = h_stream_number,
+    .post_stream = h_post_stream,
+    .storing = h_storing,
+    .stored = h_stored,
+    .pause = h_pause,
+    .stream_end = h_stream_end,
+    .release = h_release,
+    .stream_free = h_stream_free,
+    .keepalive = h_keepalive,
+    .congested = h_congested,
+    .resume = h_resume,
+    .replay_failed = h_replay_failed,
+    .stop = h_stop,
+    .free = h_free,
+};
+
+int mcp__shttp_cluster_start(shttp *t, const mcp_http_opts *o)
+{
+    t->sh = calloc(1, sizeof(*t->sh));
+    if (t->sh == NULL)
+        return MCP_ENOMEM;
+    t->sh->cluster_max_sessions = o->cluster_max_sessions; /* 0: the cluster's default */
+    int rc = cluster_start(t, o->redis_url, o->redis_prefix, &o->memory_store);
+    if (rc != MCP_OK) {
+        free(t->sh);
+        t->sh = NULL;
+        return rc;
+    }
+    t->share = &share_ops;
+    return MCP_OK;
+}
+
+/* Tells the cluster where other nodes reach this one (see mcp_http_opts). */
+void mcp__shttp_cluster_listening(shttp *t, const mcp_http_opts *o, const char *host, int port)
+{
+    char *addr = t->sh->cluster_addr;
+    size_t size = sizeof(t->sh->cluster_addr);
+    if (o->cluster_address != NULL)
+        snprintf(addr, size, "%s", o->cluster_address);
+    else if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0)
+        mcp__warn("listening on every address: sessions held here cannot be relayed to from "
+                  "other nodes until a cluster address is set");
+    else if (strchr(host, ':') != NULL)
+        snprintf(addr, size, "[%s]:%d", host, port);
+    else
+        snprintf(addr, size, "%s:%d", host, port);
+    if (addr[0] != '\0')
+        mcp__cluster_set_address(t->sh->cluster, addr);
+    if (t->ans->ops->set_node != NULL)
+        t->ans->ops->set_node(t->ans, t->sh->node, t->sh->cluster_addr);
 }

@@ -6,7 +6,7 @@
 #include <signal.h>
 
 #include "protocol/rpc.h"
-#include "transport/serve.h"
+#include "endpoint/serve.h"
 
 static void on_signal(uv_signal_t *h, int signum);
 

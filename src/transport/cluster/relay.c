@@ -24,7 +24,7 @@
 
 #include "http/curl_loop.h"
 #include "protocol/rpc.h"
-#include "transport/shttp.h"
+#include "transport/cluster/cluster_int.h"
 
 /* How long the other node may take to accept the connection. */
 #define RELAY_CONNECT_MS 2000
@@ -86,11 +86,11 @@ static void relay_free(relay *r)
     if (r->prev != NULL)
         r->prev->next = r->next;
     else
-        t->relays = r->next;
+        t->sh->relays = r->next;
     if (r->next != NULL)
         r->next->prev = r->prev;
-    t->nrelays--;
-    t->nrelay_gets -= r->is_get;
+    t->sh->nrelays--;
+    t->sh->nrelay_gets -= r->is_get;
     headers_clear(r);
     mcp__buf_free(&r->body);
     mcp__curl_body_free(&r->out);
@@ -158,7 +158,7 @@ typedef struct node_check {
 
 static relay *relay_find(shttp *t, uint64_t serial)
 {
-    for (relay *r = t->relays; r != NULL; r = r->next)
+    for (relay *r = t->sh->relays; r != NULL; r = r->next)
         if (r->serial == serial)
             return r;
     return NULL;
@@ -198,14 +198,14 @@ static void node_check_start(relay *r)
     k->t = r->t;
     k->serial = r->serial;
     r->checking = 1;
-    mcp__cluster_node_alive(r->t->cluster, r->node, node_checked, k);
+    mcp__cluster_node_alive(r->t->sh->cluster, r->node, node_checked, k);
 }
 
 static void relay_tick(uv_timer_t *timer)
 {
     shttp *t = timer->data;
     uint64_t now = uv_now(t->loop);
-    for (relay *r = t->relays, *next; r != NULL; r = next) {
+    for (relay *r = t->sh->relays, *next; r != NULL; r = next) {
         next = r->next; /* node_checked may free r when the cluster answers at once */
         if (r->xfer != NULL && !r->checking && now - r->last_io >= RELAY_IDLE_MS)
             node_check_start(r);
@@ -391,19 +391,19 @@ void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *a
         return;
     }
     size_t max = mcp__http_server_max_connections(t->http) / 2;
-    if (t->nrelays >= max) {
+    if (t->sh->nrelays >= max) {
         mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR,
                          "Service Unavailable: too many requests relayed to other nodes");
         return;
     }
-    if (m == MCP__HTTP_GET && t->nrelay_gets >= max / 2) {
+    if (m == MCP__HTTP_GET && t->sh->nrelay_gets >= max / 2) {
         mcp__shttp_error(t, req, 429, MCP_RPC_SERVER_ERROR,
                          "Too Many Requests: too many streams relayed to other nodes");
         return;
     }
-    if (t->relay_curl == NULL) {
+    if (t->sh->relay_curl == NULL) {
         uv_timer_t *timer = malloc(sizeof(*timer));
-        if (timer == NULL || mcp__curlm_new(t->loop, &t->relay_curl) != MCP_OK) {
+        if (timer == NULL || mcp__curlm_new(t->loop, &t->sh->relay_curl) != MCP_OK) {
             free(timer);
             mcp__shttp_error(t, req, 500, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory");
             return;
@@ -411,7 +411,7 @@ void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *a
         uv_timer_init(t->loop, timer);
         timer->data = t;
         uv_timer_start(timer, relay_tick, RELAY_TICK_MS, RELAY_TICK_MS);
-        t->relay_timer = timer;
+        t->sh->relay_timer = timer;
         t->handles += 2; /* until curl_closed and timer_closed */
     }
     const char *query = mcp__http_req_query(req);
@@ -419,7 +419,7 @@ void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *a
                               query != NULL && query[0] ? "?" : "", query != NULL ? query : "");
     relay *r = calloc(1, sizeof(*r));
     struct curl_slist *h = request_headers(req, node);
-    CURL *e = url != NULL && r != NULL && h != NULL ? mcp__curlm_easy(t->relay_curl) : NULL;
+    CURL *e = url != NULL && r != NULL && h != NULL ? mcp__curlm_easy(t->sh->relay_curl) : NULL;
     if (e == NULL) {
         free(url);
         free(r);
@@ -450,17 +450,17 @@ void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *a
     r->t = t;
     r->req = req;
     r->node = node;
-    r->serial = ++t->relay_serial;
+    r->serial = ++t->sh->relay_serial;
     r->is_get = m == MCP__HTTP_GET;
     r->last_io = uv_now(t->loop);
-    t->nrelay_gets += r->is_get;
-    r->next = t->relays;
+    t->sh->nrelay_gets += r->is_get;
+    r->next = t->sh->relays;
     if (r->next != NULL)
         r->next->prev = r;
-    t->relays = r;
-    t->nrelays++;
+    t->sh->relays = r;
+    t->sh->nrelays++;
     mcp__http_req_on_close(req, relay_req_closed, r);
-    if (mcp__curlm_start(t->relay_curl, e, h, &relay_cbs, r, &r->xfer) != MCP_OK) {
+    if (mcp__curlm_start(t->sh->relay_curl, e, h, &relay_cbs, r, &r->xfer) != MCP_OK) {
         relay_end(r, 0);
         relay_free(r);
     }
@@ -468,16 +468,16 @@ void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *a
 
 void mcp__shttp_relay_stop(shttp *t)
 {
-    while (t->relays != NULL) {
-        relay *r = t->relays;
+    while (t->sh->relays != NULL) {
+        relay *r = t->sh->relays;
         mcp__curl_cancel(r->xfer);
         relay_end(r, 0);
         relay_free(r);
     }
-    if (t->relay_curl != NULL) {
-        mcp__curlm_close(t->relay_curl, curl_closed, t);
-        t->relay_curl = NULL;
-        uv_close((uv_handle_t *)t->relay_timer, timer_closed);
-        t->relay_timer = NULL;
+    if (t->sh->relay_curl != NULL) {
+        mcp__curlm_close(t->sh->relay_curl, curl_closed, t);
+        t->sh->relay_curl = NULL;
+        uv_close((uv_handle_t *)t->sh->relay_timer, timer_closed);
+        t->sh->relay_timer = NULL;
     }
 }

@@ -20,7 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "transport/serve.h"
+#include "endpoint/serve.h"
+#include "transport/cluster/cluster.h"
 #include "transport/shttp.h"
 
 #define DEFAULT_KEEPALIVE_MS 15000
@@ -119,7 +120,8 @@ static uint64_t within_store(const mcp_http_opts *o, uint64_t dflt, uint64_t sto
 static void endpoint_free(shttp *t)
 {
     mcp_event_store_free(t->own_store);
-    mcp__cluster_free(t->cluster);
+    if (t->share != NULL)
+        t->share->free(t);
     mcp__map_free(&t->sessions);
     mcp__map_free(&t->session_sources);
     free(t->path);
@@ -214,8 +216,8 @@ static void begin_closing(shttp *t)
     close_handle(t, &t->deferred_idle);
     t->deferred = NULL; /* closed below with every other session */
     /* A node that stops ends its copies only: other nodes serve the sessions on. */
-    for (hsess *hs = t->all; hs != NULL; hs = hs->next)
-        hs->local_close = hs->shared;
+    for (hsess *hs = t->all; hs != NULL && t->share != NULL; hs = hs->next)
+        t->share->leaving(hs, MCP__LEAVE_STOPPING);
     while (t->all != NULL)
         mcp__hsess_close(t->all);
     close_handle(t, &t->outbox_timer); /* what waited was answered with its session */
@@ -223,8 +225,8 @@ static void begin_closing(shttp *t)
         t->store_attached = 0;
         mcp_event_store_detach(t->store, t->loop);
     }
-    mcp__shttp_relay_stop(t);
-    mcp__shttp_cluster_stop(t);
+    if (t->share != NULL)
+        t->share->stop(t);
     t->ans->ops->shutdown(t->ans, on_ans_closed, t);
     /* The streams just ended are sent within what is left of the deadline. */
     uint64_t now = uv_now(t->loop);
@@ -360,7 +362,6 @@ static int configure(shttp *t, const mcp_http_opts *opts)
     t->httpsse = !o.disable_http_sse;
     t->keepalive_ms = o.keepalive_ms == 0 ? DEFAULT_KEEPALIVE_MS : o.keepalive_ms;
     t->max_sessions = o.max_sessions > 0 ? o.max_sessions : DEFAULT_MAX_SESSIONS;
-    t->cluster_max_sessions = o.cluster_max_sessions; /* 0: the cluster's default */
     t->idle_ms = o.session_idle_ms > 0 ? o.session_idle_ms : DEFAULT_IDLE_MS;
     t->max_queued = o.max_queued ? o.max_queued : DEFAULT_MAX_QUEUED;
     t->pause_bytes = DEFAULT_PAUSE_BYTES;
@@ -405,27 +406,6 @@ static char *endpoint_url(const char *host, int port, const char *path)
     return mcp__asprintf("http://%s%s%s:%d%s", v6 ? "[" : "", host, v6 ? "]" : "", port, path);
 }
 
-/* Tells the cluster where other nodes reach this one (see mcp_http_opts). */
-static void cluster_address(shttp *t, const mcp_http_opts *o, const char *host)
-{
-    char *addr = t->cluster_addr;
-    size_t size = sizeof(t->cluster_addr);
-    int port = mcp__http_server_port(t->http);
-    if (o->cluster_address != NULL)
-        snprintf(addr, size, "%s", o->cluster_address);
-    else if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0)
-        mcp__warn("listening on every address: sessions held here cannot be relayed to from "
-                  "other nodes until a cluster address is set");
-    else if (strchr(host, ':') != NULL)
-        snprintf(addr, size, "[%s]:%d", host, port);
-    else
-        snprintf(addr, size, "%s:%d", host, port);
-    if (addr[0] != '\0')
-        mcp__cluster_set_address(t->cluster, addr);
-    if (t->ans->ops->set_node != NULL)
-        t->ans->ops->set_node(t->ans, t->node, t->cluster_addr);
-}
-
 int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_opts *opts,
                            mcp_http_endpoint **out)
 {
@@ -451,8 +431,7 @@ int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_o
     int rc = configure(t, opts);
     if (rc != MCP_OK)
         goto fail;
-    if (o.redis_url != NULL && !o.stateless &&
-        (rc = mcp__shttp_cluster_start(t, o.redis_url, o.redis_prefix, &o.memory_store)) != MCP_OK)
+    if (o.redis_url != NULL && !o.stateless && (rc = mcp__shttp_cluster_start(t, &o)) != MCP_OK)
         goto fail;
     if (o.disable_resumability)
         t->store = NULL; /* sessions are still shared; their streams are not resumable */
@@ -485,8 +464,8 @@ int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_o
         rc = MCP_ENOMEM;
         goto fail;
     }
-    if (t->cluster != NULL)
-        cluster_address(t, &o, host);
+    if (t->share != NULL)
+        mcp__shttp_cluster_listening(t, &o, host, mcp__http_server_port(t->http));
     t->http_open = t->ans_open = 1;
     uv_timer_init(loop, &t->keepalive_timer);
     uv_timer_init(loop, &t->sweep_timer);
@@ -511,7 +490,8 @@ int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_o
 fail:
     if (t->store_attached)
         mcp_event_store_detach(t->store, loop);
-    mcp__shttp_cluster_stop(t);
+    if (t->share != NULL)
+        t->share->stop(t);
     ans->ops->shutdown(ans, NULL, NULL);
     endpoint_free(t);
     return rc;
