@@ -1,16 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internals of the HTTP transports, by file:
- *   shttp_endpoint.c  the endpoint's life: options, start on the caller's loop,
- *                     stop and drain, mcp_serve_http;
- *   shttp_router.c    Host and Origin checks, CORS, error answers, and which of
- *                     the below (or an extra route) gets each request;
- *   shttp_server.c    the session table and the streams: where a session's
- *                     messages go, backpressure, keep-alive and idle timers;
- *   shttp_resume.c    resuming a stream (GET with Last-Event-ID) from the store;
- *   shttp_outbox.c    messages that wait for a session's first GET stream;
- *   shttp_mcp.c       Streamable HTTP: POST, GET and DELETE on the MCP path;
- *   httpsse.c    the HTTP+SSE transport: GET /sse, POST /messages.
+ * Internals of the Streamable HTTP server wing (and the HTTP+SSE transport), as a
+ * stack, from the bottom:
+ *   reply.c       what every verb answers with: JSON-RPC errors with their status,
+ *                 a 405's Allow, CORS headers, a body's request id;
+ *   sessions.c    the session table and its streams: where a session's messages
+ *                 go, event ids (made and read), backpressure, keep-alive and idle
+ *                 timers, eviction;
+ *   outbox.c      messages that wait for a session's first GET stream;
+ *   resume.c      resuming a stream (GET with Last-Event-ID: SEP-1699 polling)
+ *                 from the store;
+ *   streamable.c  Streamable HTTP: POST, GET and DELETE on the MCP path;
+ *   httpsse.c     the HTTP+SSE transport (2024-11-05): GET /sse, POST /messages;
+ *   router.c      Host and Origin checks, CORS preflights, and which verb (or an
+ *                 extra route) gets each request.
+ * On top, src/endpoint/http.c: the endpoint's life (options, start on the caller's
+ * loop, stop and drain). Beside, in a room of its own, the Redis cluster
+ * (transport/cluster/), a plug-in that fills mcp__shttp_share_ops below: these files
+ * reach it only through that table.
  *
  * A session (hsess) is one MCP session reached over HTTP; it owns the
  * answerer's session (mcp__asession, see answerer.h) and its streams. A stream
@@ -155,7 +162,7 @@ typedef struct mcp__shttp_share_ops {
  * EventSource reconnects after every end are not pushed into a reconnect loop.
  */
 /* HS_REMOTE is a resume of a stream another node writes (--redis): its events come
- * from the shared store, replayed and then followed live (shttp_cluster.c). */
+ * from the shared store, replayed and then followed live (cluster/cluster.c). */
 enum hstream_kind { HS_POST_SSE, HS_POST_JSON, HS_GET, HS_IDLE, HS_HTTPSSE, HS_REMOTE };
 
 struct hstream {
@@ -189,7 +196,7 @@ struct hstream {
 
 /*
  * A message not tied to a request that had nowhere to go (no GET stream open, none to
- * resume): it waits for the session's next GET (shttp_outbox.c). Clients open their
+ * resume): it waits for the session's next GET (outbox.c). Clients open their
  * standalone GET only after notifications/initialized is accepted, and many servers ask
  * for roots as soon as they get that notification.
  */
@@ -198,7 +205,7 @@ typedef struct houtbox {
     json_t *id;        /* a request's id; NULL for a notification */
     char method[64];   /* for the logs */
     uint64_t deadline; /* loop time it stops waiting at */
-    int why;           /* OUTBOX_* of shttp_outbox.c: why it cannot be delivered, 0 waiting */
+    int why;           /* OUTBOX_* of outbox.c: why it cannot be delivered, 0 waiting */
     size_t len;
     char text[];
 } houtbox;
@@ -259,7 +266,7 @@ typedef struct shttp_route {
     void *user;
 } shttp_route;
 
-/* Where a stop stands (see shttp_endpoint.c). */
+/* Where a stop stands (see endpoint/http.c). */
 enum shttp_phase {
     EP_RUNNING,
     EP_DRAINING, /* no new request; those in flight may finish until the deadline */
@@ -301,7 +308,7 @@ struct mcp_http_endpoint {
     size_t nroutes;
 
     uv_timer_t keepalive_timer, sweep_timer;
-    uv_timer_t outbox_timer; /* ends waits for a first GET (shttp_outbox.c) */
+    uv_timer_t outbox_timer; /* ends waits for a first GET (outbox.c) */
     uint64_t outbox_at;      /* the loop time it is set for, while active */
     size_t outbox_bytes;     /* what waits in every session's outbox */
     /* Stopping: the drain deadline, then the end of the connections' flush. */
@@ -321,13 +328,16 @@ struct mcp_http_endpoint {
     struct shttp_share *sh;
 };
 
-/* ---- shttp_router.c ---- */
+/* ---- reply.c: what every verb answers with ---- */
 
-/* The listener's on_request: Host and Origin, CORS preflight, then MCP, HTTP+SSE
- * and extra routes. */
-void mcp__shttp_on_request(void *user, mcp__http_req *req);
-/* Frees the extra routes. */
-void mcp__shttp_routes_free(shttp *t);
+/* The id to echo in an error about the message v (borrowed): a request's string or
+ * integer id; NULL for a response, a notification, a batch or an invalid id. */
+const json_t *mcp__shttp_request_id(const json_t *v);
+/* The methods a path allows (RFC 9110: a 405's Allow lists what the target supports;
+ * a preflight's Access-Control-Allow-Methods too), comma-separated into out. */
+void mcp__shttp_allowed_methods(const shttp *t, const char *path, char *out, size_t size);
+/* Whether value is in list (case-insensitively), or list holds "*". */
+int mcp__shttp_list_has(char **list, const char *value);
 /* Answers with a JSON-RPC error message (stolen) as the body and the status; finishes req. */
 void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *body);
 /* The JSON-RPC code of the 404 for a session this server does not have (never had, ended,
@@ -339,8 +349,25 @@ void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *bod
 void mcp__shttp_error(shttp *t, mcp__http_req *req, int status, int code, const char *message);
 /* The CORS headers for req (if configured), appended to a header list. */
 size_t mcp__shttp_cors(shttp *t, mcp__http_req *req, const char **hdrs, size_t n);
+/* The id of the one request a POST body holds (a string or an integer), when it can be
+ * read: a new reference, or NULL (no body, not JSON, a batch, a notification, a
+ * response, an id of another type). */
+json_t *mcp__shttp_body_id(mcp__http_req *req);
+/* The ids of the requests of a POST body (a new array, NULL when out of memory). */
+json_t *mcp__shttp_request_ids(const json_t *v);
+/* mcp__shttp_error with the id already known (borrowed; NULL: null). */
+void mcp__shttp_error_id(shttp *t, mcp__http_req *req, int status, const json_t *id, int code,
+                         const char *message);
 
-/* ---- shttp_endpoint.c ---- */
+/* ---- router.c ---- */
+
+/* The listener's on_request: Host and Origin, CORS preflight, then MCP, HTTP+SSE
+ * and extra routes. */
+void mcp__shttp_on_request(void *user, mcp__http_req *req);
+/* Frees the extra routes. */
+void mcp__shttp_routes_free(shttp *t);
+
+/* ---- endpoint/http.c ---- */
 
 /* One of the endpoint's handles (counted in t->handles) has closed. */
 void mcp__shttp_handle_closed(shttp *t);
@@ -351,7 +378,7 @@ void mcp__shttp_drain_check(shttp *t);
 int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_opts *opts,
                            mcp_http_endpoint **out);
 
-/* ---- shttp_server.c: sessions and streams ---- */
+/* ---- sessions.c: sessions and streams ---- */
 
 /* The keep-alive and sweep timers' callbacks. */
 void mcp__shttp_keepalive(uv_timer_t *h);
@@ -396,6 +423,8 @@ hstream *mcp__hstream_attach(hsess *hs, uint64_t id, enum hstream_kind kind, mcp
 int mcp__hsess_primes(const hsess *hs);
 /* The wire id of event seq of a stream: "<tag>-<stream>-<seq>". */
 void mcp__event_id(const hsess *hs, uint64_t stream, uint64_t seq, char out[64]);
+/* Reads an event id of hs (the tag must be hs's) into stream and seq. 0, or -1. */
+int mcp__parse_event_id(const hsess *hs, const char *id, uint64_t *stream, uint64_t *seq);
 /* Writes a priming event (an id to resume from, and retry) on st. */
 int mcp__hstream_prime(hstream *st, int retry_ms);
 void mcp__hstream_free(hstream *st);
@@ -412,7 +441,7 @@ void mcp__hstream_maybe_ready(hstream *st);
  * (it reads the stream through another node, which says so): as a confirmation. */
 void mcp__hstream_confirmed_elsewhere(hsess *hs, uint64_t stream, uint64_t seq);
 
-/* ---- shttp_resume.c ---- */
+/* ---- resume.c ---- */
 
 /* The next resume of a session's list. */
 hresume *mcp__shttp_resume_next(const hresume *r);
@@ -424,14 +453,12 @@ int mcp__shttp_resumes_running(const hsess *hs);
  * gave way, 0 when none may.
  */
 int mcp__shttp_idle_give_way(hsess *hs, const char *last_event_id);
-/* Parses "<tag>-<stream>-<seq>"; the tag must be hs's. 0, or -1. */
-int mcp__parse_event_id(const hsess *hs, const char *id, uint64_t *stream, uint64_t *seq);
 /* Resumes the stream Last-Event-ID names on req (GET). */
 void mcp__shttp_resume(shttp *t, hsess *hs, mcp__http_req *req, const char *last_event_id);
 /* The session is closing: replays under way are abandoned. */
 void mcp__shttp_resumes_cancel(hsess *hs);
 
-/* ---- shttp_outbox.c: messages waiting for a GET stream ---- */
+/* ---- outbox.c: messages waiting for a GET stream ---- */
 
 /* A message not tied to a request had nowhere to go: it waits for the session's next GET
  * stream, within the bounds above, or is answered with an error (requests) or dropped
@@ -444,30 +471,21 @@ void mcp__outbox_end(hsess *hs);
 /* The outbox timer's callback (t->outbox_timer). */
 void mcp__outbox_due(uv_timer_t *h);
 
-/* ---- shttp_mcp.c ---- */
+/* ---- streamable.c ---- */
 
 /* on_close of a stream's request. */
 void mcp__shttp_stream_closed(void *arg, mcp__http_req *req);
 void mcp__shttp_mcp_request(shttp *t, mcp__http_req *req);
 /* The same, past the cluster's look-up (the session is known here, or unknown). */
 void mcp__shttp_mcp_request_local(shttp *t, mcp__http_req *req);
-/* The id of the one request a POST body holds (a string or an integer), when it can be
- * read: a new reference, or NULL (no body, not JSON, a batch, a notification, a
- * response, an id of another type). */
-json_t *mcp__shttp_body_id(mcp__http_req *req);
-/* The ids of the requests of a POST body (a new array, NULL when out of memory). */
-json_t *mcp__shttp_request_ids(const json_t *v);
-/* mcp__shttp_error with the id already known (borrowed; NULL: null). */
-void mcp__shttp_error_id(shttp *t, mcp__http_req *req, int status, const json_t *id, int code,
-                         const char *message);
 /* A JSON-mode POST stream whose request sends a message of its own before its answer
- * becomes an SSE stream (primed when the session primes): see shttp_mcp.c. */
+ * becomes an SSE stream (primed when the session primes): see streamable.c. */
 void mcp__hstream_json_to_sse(hstream *st);
 /* Validates a POST body: parses it and checks every message. On failure answers
  * req (400) and returns NULL. *n_requests and *has_init describe it. */
 json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, int *has_init);
 
-/* The answer to a DELETE that ended its session: 200 (shttp_mcp.c). */
+/* The answer to a DELETE that ended its session: 200 (streamable.c). */
 void mcp__shttp_deleted(shttp *t, mcp__http_req *req);
 
 /* ---- httpsse.c ---- */

@@ -81,7 +81,7 @@ struct hstream_share {
     uint64_t kept_bytes;
 };
 
-/* ---- shttp_relay.c: requests of sessions held by another node ---- */
+/* ---- cluster/relay.c: requests of sessions held by another node ---- */
 
 /* Sends req to node `node`, which listens at addr (addr_len bytes, "host:port"), and
  * sends its response back as it comes; finishes req (503 when that node cannot be
@@ -95,7 +95,7 @@ void mcp__shttp_relay_gone(shttp *t, mcp__http_req *req);
  * endpoint's handle count says when). */
 void mcp__shttp_relay_stop(shttp *t);
 
-/* ---- shttp_cluster.c: sessions shared with other nodes (--redis) ---- */
+/* ---- cluster/cluster.c: sessions shared with other nodes (--redis) ---- */
 
 /* The node bits of stream ids and of the ids of requests to clients. */
 #define MCP__NODE_SHIFT 40

@@ -1,97 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The HTTP transports' router: DNS-rebinding protection (Host, Origin), CORS,
- * error answers, and the dispatch of each request to Streamable HTTP, the
- * HTTP+SSE transport or an extra route (mcp_http_route). See shttp.h.
+ * The HTTP transports' router: DNS-rebinding protection (Host, Origin), CORS
+ * preflights, and the dispatch of each request to Streamable HTTP, the HTTP+SSE
+ * transport or an extra route (mcp_http_route). See shttp.h.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "transport/shttp.h"
-
-/* ---- Errors and headers ---- */
-
-static void add_method(char *out, size_t size, const char *method)
-{
-    size_t len = strlen(out);
-    snprintf(out + len, size - len, "%s%s", len ? ", " : "", method);
-}
-
-/*
- * The methods a path allows, for a 405's Allow (RFC 9110 15.5.6: the answer lists
- * what the target supports, never the method it refuses) and a preflight's
- * Access-Control-Allow-Methods: the MCP endpoint as the mode and the eras served
- * make it, the HTTP+SSE transport's two paths, an extra route's methods.
- */
-static void allowed_methods(const shttp *t, const char *path, char *out, size_t size)
-{
-    out[0] = '\0';
-    int sessions = !t->stateless && (t->ans->ops->eras(t->ans) & MCP_ERA_LEGACY);
-    int mcp = strcmp(path, t->path) == 0;
-    int httpsse_get = !mcp && t->httpsse && strcmp(path, "/sse") == 0;
-    int httpsse_post = !mcp && t->httpsse && strcmp(path, "/messages") == 0;
-    if ((mcp && sessions && !t->disable_get) || httpsse_get)
-        add_method(out, size, "GET");
-    if (mcp || httpsse_post)
-        add_method(out, size, "POST");
-    if (mcp && sessions)
-        add_method(out, size, "DELETE");
-    if (!mcp && !httpsse_get && !httpsse_post)
-        for (size_t i = 0; i < t->nroutes; i++)
-            if (t->routes[i].method != NULL && strcmp(t->routes[i].path, path) == 0)
-                add_method(out, size, t->routes[i].method);
-    if (t->cors_origins != NULL && (mcp || httpsse_get || httpsse_post))
-        add_method(out, size, "OPTIONS");
-}
-
-void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *body)
-{
-    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    json_decref(body);
-    const char *hdrs[16] = {"Content-Type", "application/json"};
-    size_t n = mcp__shttp_cors(t, req, hdrs, 2);
-    char allow[256];
-    if (status == 405) {
-        allowed_methods(t, mcp__http_req_path(req), allow, sizeof(allow));
-        hdrs[n++] = "Allow";
-        hdrs[n++] = allow;
-    }
-    hdrs[n] = NULL;
-    mcp__http_respond(req, status, hdrs, text, text ? strlen(text) : 0);
-    free(text);
-}
-
-void mcp__shttp_error(shttp *t, mcp__http_req *req, int status, int code, const char *message)
-{
-    /* Every error answer carries the request's id whenever it can be read. */
-    json_t *id = mcp__shttp_body_id(req);
-    mcp__shttp_error_id(t, req, status, id, code, message);
-    json_decref(id);
-}
-
-static int list_has(char **list, const char *value)
-{
-    for (char **p = list; p != NULL && *p != NULL; p++)
-        if (strcasecmp(*p, value) == 0 || strcmp(*p, "*") == 0)
-            return 1;
-    return 0;
-}
-
-size_t mcp__shttp_cors(shttp *t, mcp__http_req *req, const char **hdrs, size_t n)
-{
-    const char *origin = mcp__http_header(req, "origin");
-    if (t->cors_origins == NULL || origin == NULL || !list_has(t->cors_origins, origin))
-        return n;
-    hdrs[n++] = "Access-Control-Allow-Origin";
-    hdrs[n++] = origin;
-    hdrs[n++] = "Vary";
-    hdrs[n++] = "Origin";
-    /* Browsers hide response headers from scripts unless they are exposed. */
-    hdrs[n++] = "Access-Control-Expose-Headers";
-    hdrs[n++] = "Mcp-Session-Id, MCP-Protocol-Version";
-    return n;
-}
 
 /*
  * DNS rebinding protection (spec, Security Warning): a browser page on a
@@ -103,9 +20,9 @@ static int check_host_origin(shttp *t, mcp__http_req *req)
     char name[256];
     const char *host = mcp__http_header(req, "host");
     if (t->allowed_hosts != NULL || t->bound_loopback) {
-        int ok =
-            host != NULL && mcp__host_name(host, name, sizeof(name)) == 0 &&
-            (t->allowed_hosts ? list_has(t->allowed_hosts, name) : mcp__is_loopback_name(name));
+        int ok = host != NULL && mcp__host_name(host, name, sizeof(name)) == 0 &&
+                 (t->allowed_hosts ? mcp__shttp_list_has(t->allowed_hosts, name)
+                                   : mcp__is_loopback_name(name));
         if (!ok) {
             char msg[320];
             snprintf(msg, sizeof(msg), "Forbidden: invalid Host header: %.256s",
@@ -119,9 +36,9 @@ static int check_host_origin(shttp *t, mcp__http_req *req)
         return 0; /* not a browser, or a same-origin GET: nothing to check */
     int ok;
     if (t->allowed_origins != NULL)
-        ok = list_has(t->allowed_origins, origin);
+        ok = mcp__shttp_list_has(t->allowed_origins, origin);
     else
-        ok = list_has(t->cors_origins, origin) ||
+        ok = mcp__shttp_list_has(t->cors_origins, origin) ||
              (mcp__origin_host(origin, name, sizeof(name)) == 0 && mcp__is_loopback_name(name));
     if (!ok) {
         char msg[320];
@@ -141,7 +58,7 @@ static void preflight(shttp *t, mcp__http_req *req)
         return;
     }
     char allow[256];
-    allowed_methods(t, mcp__http_req_path(req), allow, sizeof(allow));
+    mcp__shttp_allowed_methods(t, mcp__http_req_path(req), allow, sizeof(allow));
     hdrs[n++] = "Access-Control-Allow-Methods";
     hdrs[n++] = allow;
     hdrs[n++] = "Access-Control-Allow-Headers";

@@ -143,6 +143,11 @@ int mcp__hsess_primes(const hsess *hs)
     return hs->t->store != NULL && !hs->stateless && !hs->httpsse && rev != NULL && rev->priming;
 }
 
+/*
+ * Event ids, made and read here only: "<tag>-<stream>-<seq>", the tag a per-session
+ * secret (so that ids cannot be guessed across sessions), the stream's number (its
+ * node's in the high bits on a cluster), and the session's event count.
+ */
 void mcp__event_id(const hsess *hs, uint64_t stream, uint64_t seq, char out[64])
 {
     /* "<tag>-<stream>-<seq>": 16 + 1 + 20 + 1 + 20 + 1 bytes at most. */
@@ -152,6 +157,27 @@ void mcp__event_id(const hsess *hs, uint64_t stream, uint64_t seq, char out[64])
     n += mcp__u64_str(stream, out + n);
     out[n++] = '-';
     mcp__u64_str(seq, out + n);
+}
+
+/* Parses "<tag>-<stream>-<seq>"; the tag must be this session's. */
+int mcp__parse_event_id(const hsess *hs, const char *id, uint64_t *stream, uint64_t *seq)
+{
+    size_t tag_len = strlen(hs->tag);
+    if (strncmp(id, hs->tag, tag_len) != 0 || id[tag_len] != '-')
+        return -1;
+    char *end;
+    const char *p = id + tag_len + 1;
+    if (*p < '0' || *p > '9')
+        return -1;
+    unsigned long long a = strtoull(p, &end, 10);
+    if (*end != '-' || end[1] < '0' || end[1] > '9')
+        return -1;
+    unsigned long long b = strtoull(end + 1, &end, 10);
+    if (*end != '\0')
+        return -1;
+    *stream = a;
+    *seq = b;
+    return 0;
 }
 
 /*
@@ -257,7 +283,7 @@ hstream *mcp__hsess_standalone(hsess *hs)
 
 /* Sends a message not tied to a request. With no GET stream open it is stored under
  * the last standalone stream, so the client gets it when it resumes that stream; with
- * none to resume it waits for the next GET (shttp_outbox.c). */
+ * none to resume it waits for the next GET (outbox.c). */
 static int emit_standalone(hsess *hs, const char *text, size_t len)
 {
     hstream *g = mcp__hsess_standalone(hs);

@@ -283,27 +283,6 @@ static void resume_next(hresume *r)
     }
 }
 
-/* Parses "<tag>-<stream>-<seq>"; the tag must be this session's. */
-int mcp__parse_event_id(const hsess *hs, const char *id, uint64_t *stream, uint64_t *seq)
-{
-    size_t tag_len = strlen(hs->tag);
-    if (strncmp(id, hs->tag, tag_len) != 0 || id[tag_len] != '-')
-        return -1;
-    char *end;
-    const char *p = id + tag_len + 1;
-    if (*p < '0' || *p > '9')
-        return -1;
-    unsigned long long a = strtoull(p, &end, 10);
-    if (*end != '-' || end[1] < '0' || end[1] > '9')
-        return -1;
-    unsigned long long b = strtoull(end + 1, &end, 10);
-    if (*end != '\0')
-        return -1;
-    *stream = a;
-    *seq = b;
-    return 0;
-}
-
 /*
  * The client resumed again before the replay into its last connection ended (a store
  * that answers later: it was cut, or gave up, mid-replay): req takes that connection's

@@ -17,44 +17,6 @@
 /* How long a POST stream's head and priming event wait for its answer (see post). */
 #define PRIME_HOLD_MS 2
 
-/* The id to echo in an error about the message v (borrowed): a request's string or
- * integer id, even when the rest of it is invalid (JSON-RPC 2.0, Error object: null
- * only when the id could not be read). A response, a notification or a batch has none. */
-static const json_t *request_id(const json_t *v)
-{
-    const json_t *id = json_object_get(v, "id");
-    if (!mcp__id_valid(id))
-        return NULL;
-    if (json_object_get(v, "method") == NULL &&
-        (json_object_get(v, "result") != NULL || json_object_get(v, "error") != NULL))
-        return NULL;
-    return id;
-}
-
-json_t *mcp__shttp_body_id(mcp__http_req *req)
-{
-    size_t len;
-    const char *body = mcp__http_req_body(req, &len);
-    if (mcp__http_req_method(req) != MCP__HTTP_POST || len == 0)
-        return NULL;
-    json_t *v = mcp__json_parse(body, len, MCP__JSON_ANY, NULL);
-    json_t *id = json_incref((json_t *)request_id(v));
-    json_decref(v);
-    return id;
-}
-
-void mcp__shttp_error_id(shttp *t, mcp__http_req *req, int status, const json_t *id, int code,
-                         const char *message)
-{
-    /* Messages quote header values (Host, Origin, MCP-Protocol-Version), which may hold
-     * any byte: as they came, one that is not UTF-8 would leave the error without its
-     * body (json_pack refuses it). */
-    char text[1024];
-    mcp__shttp_error_body(
-        t, req, status,
-        mcp__error_message(id, code, mcp__quotable(text, sizeof(text), message), NULL));
-}
-
 json_t *mcp__shttp_parse_body(shttp *t, mcp__http_req *req, size_t *n_requests, int *has_init)
 {
     size_t len;
@@ -270,7 +232,7 @@ static void modern_stream_closed(void *arg, mcp__http_req *req)
 static void post_modern(shttp *t, mcp__http_req *req, json_t *v, const mcp__meta *meta,
                         size_t n_requests)
 {
-    const json_t *id = request_id(v);
+    const json_t *id = mcp__shttp_request_id(v);
     if (n_requests == 0) {
         /* This revision sends no notification over HTTP (closing a stream cancels): one
          * is accepted and has nothing to act on. */
@@ -318,18 +280,6 @@ static void post_modern(shttp *t, mcp__http_req *req, json_t *v, const mcp__meta
     HS_ANS(hs)->feed_value(hs->sess, v, st->id);
 }
 
-json_t *mcp__shttp_request_ids(const json_t *v)
-{
-    json_t *ids = json_array();
-    size_t n = json_is_array(v) ? json_array_size(v) : 1;
-    for (size_t i = 0; i < n && ids != NULL; i++) {
-        const json_t *id = request_id(json_is_array(v) ? json_array_get(v, i) : v);
-        if (id != NULL && json_object_get(json_is_array(v) ? json_array_get(v, i) : v, "method"))
-            json_array_append(ids, (json_t *)id);
-    }
-    return ids;
-}
-
 static void post(shttp *t, mcp__http_req *req)
 {
     const char *accept = mcp__http_header(req, "accept");
@@ -355,7 +305,7 @@ static void post(shttp *t, mcp__http_req *req)
         goto out;
     }
     /* From here on every refusal names the request it refuses. */
-    const json_t *id = request_id(v);
+    const json_t *id = mcp__shttp_request_id(v);
     hsess *hs;
     if (n_requests > 0 && t->phase != EP_RUNNING) {
         /* Stopping: no new work, but notifications and the client's answers to the
