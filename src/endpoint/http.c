@@ -149,22 +149,23 @@ static void maybe_done(shttp *t)
         endpoint_free(t);
 }
 
-void mcp__shttp_handle_closed(shttp *t)
+/* One of the endpoint's handles (counted in t->handles) has closed. */
+static void handle_closed(shttp *t)
 {
     t->handles--;
     maybe_done(t);
 }
 
-static void handle_closed(uv_handle_t *h)
+static void on_handle_closed(uv_handle_t *h)
 {
-    mcp__shttp_handle_closed(h->data);
+    handle_closed(h->data);
 }
 
 static void close_handle(shttp *t, void *h)
 {
     if (!uv_is_closing(h)) {
         ((uv_handle_t *)h)->data = t;
-        uv_close(h, handle_closed);
+        uv_close(h, on_handle_closed);
     }
 }
 
@@ -255,7 +256,8 @@ static int in_flight(const shttp *t)
     return 0;
 }
 
-void mcp__shttp_drain_check(shttp *t)
+/* A session has no more requests in flight: a drain may be over. */
+static void drain_check(shttp *t)
 {
     /* Never from here: this may run deep inside a session's callbacks. */
     if (t->phase == EP_DRAINING && !in_flight(t))
@@ -299,7 +301,7 @@ int mcp_http_endpoint_stop(mcp_http_endpoint *t, int drain_ms, mcp_endpoint_done
         if (!hs->closing && HS_ANS(hs)->drain != NULL)
             HS_ANS(hs)->drain(hs->sess);
     }
-    mcp__shttp_drain_check(t);
+    drain_check(t);
     return MCP_OK;
 }
 
@@ -426,6 +428,8 @@ int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_o
     }
     t->ans = ans;
     t->loop = loop;
+    t->handle_closed = handle_closed;
+    t->drain_check = drain_check;
     t->deadline = UINT64_MAX;
     t->bound_loopback = is_loopback_host(host);
     int rc = configure(t, opts);

@@ -575,7 +575,7 @@ static int io_backlogged(void *io, uint64_t stream)
 static void io_idle(void *io)
 {
     hsess *hs = io;
-    mcp__shttp_drain_check(hs->t);
+    hs->t->drain_check(hs->t);
 }
 
 static const char *io_header(void *io, uint64_t stream, const char *name)

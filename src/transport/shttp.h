@@ -316,6 +316,11 @@ struct mcp_http_endpoint {
     enum shttp_phase phase;
     uint64_t deadline; /* loop time the drain ends at; UINT64_MAX: none */
     int handles;       /* our own handles not yet closed */
+    /* Set by the endpoint, which sits above the wing: one of the handles counted in
+     * handles has closed; a session has no more requests in flight (a drain may be
+     * over). */
+    void (*handle_closed)(shttp *t);
+    void (*drain_check)(shttp *t);
     int http_open, ans_open;
     int free_when_done;
     int in_done; /* done is running */
@@ -369,10 +374,6 @@ void mcp__shttp_routes_free(shttp *t);
 
 /* ---- endpoint/http.c ---- */
 
-/* One of the endpoint's handles (counted in t->handles) has closed. */
-void mcp__shttp_handle_closed(shttp *t);
-/* A session has no more requests in flight: a drain may be over. */
-void mcp__shttp_drain_check(shttp *t);
 /* An endpoint whose sessions `ans` answers (the server's, or another answerer's);
  * takes ans over, even on failure. As mcp_http_endpoint_new otherwise. */
 int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_opts *opts,

@@ -368,14 +368,15 @@ static struct curl_slist *request_headers(mcp__http_req *req, uint32_t node)
 
 static void curl_closed(void *user)
 {
-    mcp__shttp_handle_closed(user);
+    shttp *t = user;
+    t->handle_closed(t);
 }
 
 static void timer_closed(uv_handle_t *h)
 {
     shttp *t = h->data;
     free(h);
-    mcp__shttp_handle_closed(t);
+    t->handle_closed(t);
 }
 
 void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *addr,
