@@ -952,12 +952,7 @@ void mcp__call_reply(call *k, int status, const json_t *result, const mcp_rpc_er
     k->finished = 1;
     k->in_flight = 0;
     if (k->linked) {
-        if (k->prev != NULL)
-            k->prev->next = k->next;
-        else
-            c->calls = k->next;
-        if (k->next != NULL)
-            k->next->prev = k->prev;
+        MCP__LIST_UNLINK(c->calls, k);
         k->linked = 0;
     }
     if (k->sync)

@@ -55,12 +55,7 @@ static void unlink_listen(mcp__client_listen *l)
     mcp_client *c = l->c;
     if (!l->linked)
         return;
-    if (l->prev != NULL)
-        l->prev->next = l->next;
-    else
-        c->listens = l->next;
-    if (l->next != NULL)
-        l->next->prev = l->prev;
+    MCP__LIST_UNLINK(c->listens, l);
     l->linked = 0;
 }
 
@@ -101,10 +96,7 @@ static void link_listen(mcp__client_listen *l)
 {
     mcp_client *c = l->c;
     l->prev = NULL;
-    l->next = c->listens;
-    if (c->listens != NULL)
-        c->listens->prev = l;
-    c->listens = l;
+    MCP__LIST_PUSH(c->listens, l);
     l->linked = 1;
 }
 

@@ -399,10 +399,7 @@ int mcp__modern_send(call *k, json_int_t *id)
     k->in_flight = 1;
     k->linked = 1;
     k->prev = NULL;
-    k->next = c->calls;
-    if (c->calls != NULL)
-        c->calls->prev = k;
-    c->calls = k;
+    MCP__LIST_PUSH(c->calls, k);
     if (id != NULL)
         *id = wire;
     return MCP_OK;

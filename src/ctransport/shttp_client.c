@@ -393,22 +393,14 @@ static cstream *st_new(shttp_ctr *t, int standalone)
     st->t = t;
     st->standalone = standalone;
     st->retry_ms = -1;
-    st->next = t->streams;
-    if (st->next != NULL)
-        st->next->prev = st;
-    t->streams = st;
+    MCP__LIST_PUSH(t->streams, st);
     return st;
 }
 
 static void st_unlink_free(cstream *st)
 {
     shttp_ctr *t = st->t;
-    if (st->prev != NULL)
-        st->prev->next = st->next;
-    else
-        t->streams = st->next;
-    if (st->next != NULL)
-        st->next->prev = st->prev;
+    MCP__LIST_UNLINK(t->streams, st);
     if (t->standalone == st)
         t->standalone = NULL;
     free(st->text);
@@ -484,12 +476,7 @@ static int st_timer(cstream *st)
 static void xfer_free(xfer *x)
 {
     shttp_ctr *t = x->t;
-    if (x->prev != NULL)
-        x->prev->next = x->next;
-    else
-        t->xfers = x->next;
-    if (x->next != NULL)
-        x->next->prev = x->prev;
+    MCP__LIST_UNLINK(t->xfers, x);
     if (x->sse_inited)
         mcp__sse_parser_free(&x->sse);
     mcp__buf_free(&x->body);
@@ -600,10 +587,7 @@ static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const ch
         free(x);
         return NULL;
     }
-    x->next = t->xfers;
-    if (x->next != NULL)
-        x->next->prev = x;
-    t->xfers = x;
+    MCP__LIST_PUSH(t->xfers, x);
     return x;
 }
 

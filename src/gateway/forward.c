@@ -273,12 +273,7 @@ void mcp__gw_req_fail(gw_req *r, const char *message)
 static void sreq_free(gw *g, gw_sreq *q)
 {
     mcp__map_remove(&g->sreqs, q->key);
-    if (q->prev != NULL)
-        q->prev->next = q->next;
-    else
-        q->s->sreqs = q->next;
-    if (q->next != NULL)
-        q->next->prev = q->prev;
+    MCP__LIST_UNLINK(q->s->sreqs, q);
     q->s->nsreqs--;
     json_decref(q->child_id);
     free(q);
@@ -288,12 +283,7 @@ static void sreq_free(gw *g, gw_sreq *q)
 
 static void list_remove(gw_sess **head, gw_sess *s)
 {
-    if (s->prev != NULL)
-        s->prev->next = s->next;
-    else
-        *head = s->next;
-    if (s->next != NULL)
-        s->next->prev = s->prev;
+    MCP__LIST_UNLINK(*head, s);
     s->prev = s->next = NULL;
 }
 
@@ -330,12 +320,7 @@ static void child_free_maybe(gw_child *c)
     if (!c->ctr_closed || c->timer_open)
         return;
     gw *g = c->g;
-    if (c->prev != NULL)
-        c->prev->next = c->next;
-    else
-        g->children = c->next;
-    if (c->next != NULL)
-        c->next->prev = c->prev;
+    MCP__LIST_UNLINK(g->children, c);
     json_decref(c->init_result);
     json_decref(c->server_info);
     free(c);
@@ -383,10 +368,7 @@ gw_child *mcp__gw_child_start(gw *g, int shared)
     uv_timer_init(g->loop, &c->init_timer);
     c->init_timer.data = c;
     c->timer_open = 1;
-    c->next = g->children;
-    if (c->next != NULL)
-        c->next->prev = c;
-    g->children = c;
+    MCP__LIST_PUSH(g->children, c);
     g->nchildren++;
     g->nlive++;
     c->live = 1;
@@ -646,10 +628,7 @@ static void child_request(gw_child *c, json_t *msg)
         free(q);
         return;
     }
-    q->next = s->sreqs;
-    if (q->next != NULL)
-        q->next->prev = q;
-    s->sreqs = q;
+    MCP__LIST_PUSH(s->sreqs, q);
     s->nsreqs++;
     json_object_set_new(msg, "id", json_integer(q->gid));
     mcp__gw_to_client(s, stream, msg, 0);

@@ -186,12 +186,7 @@ static void on_handle_close(uv_handle_t *h)
     if (--c->open_handles > 0)
         return;
     mcp__http_server *srv = c->srv;
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        srv->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    MCP__LIST_UNLINK(srv->conns, c);
     srv->nconns--;
     srv->nclosing--;
     source_forget(c);
@@ -788,10 +783,7 @@ void mcp__http_on_connection(uv_stream_t *listener, int status)
     c->srv = srv;
     c->tcp.data = c;
     c->timer.data = c;
-    c->next = srv->conns;
-    if (srv->conns)
-        srv->conns->prev = c;
-    srv->conns = c;
+    MCP__LIST_PUSH(srv->conns, c);
     srv->nconns++;
     c->open_handles = 1;
     uv_timer_init(srv->loop, &c->timer); /* cannot fail on Unix */

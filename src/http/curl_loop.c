@@ -121,12 +121,7 @@ static void on_timer(uv_timer_t *t)
 static void sock_close(sock_ctx *s)
 {
     mcp__curlm *m = s->m;
-    if (s->prev != NULL)
-        s->prev->next = s->next;
-    else
-        m->socks = s->next;
-    if (s->next != NULL)
-        s->next->prev = s->prev;
+    MCP__LIST_UNLINK(m->socks, s);
     uv_poll_stop(&s->poll);
     uv_close((uv_handle_t *)&s->poll, handle_closed);
 }
@@ -154,10 +149,7 @@ static int socket_cb(CURL *easy, curl_socket_t fd, int what, void *userp, void *
         s->fd = fd;
         s->m = m;
         s->poll.data = m;
-        s->next = m->socks;
-        if (s->next != NULL)
-            s->next->prev = s;
-        m->socks = s;
+        MCP__LIST_PUSH(m->socks, s);
         m->handles++;
         curl_multi_assign(m->multi, fd, s);
     }
@@ -219,12 +211,7 @@ static void req_free(mcp__curl_req *r)
     mcp__curlm *m = r->m;
     if (r->added)
         curl_multi_remove_handle(m->multi, r->easy);
-    if (r->prev != NULL)
-        r->prev->next = r->next;
-    else
-        m->all = r->next;
-    if (r->next != NULL)
-        r->next->prev = r->prev;
+    MCP__LIST_UNLINK(m->all, r);
     if (!m->closing && m->nspare < (int)(sizeof(m->spare) / sizeof(m->spare[0]))) {
         curl_easy_reset(r->easy);
         m->spare[m->nspare++] = r->easy;
@@ -362,10 +349,7 @@ int mcp__curlm_start(mcp__curlm *m, CURL *easy, struct curl_slist *hdrs, const m
     curl_easy_setopt(easy, CURLOPT_HEADERDATA, r);
     if (hdrs != NULL)
         curl_easy_setopt(easy, CURLOPT_HTTPHEADER, hdrs);
-    r->next = m->all;
-    if (r->next != NULL)
-        r->next->prev = r;
-    m->all = r;
+    MCP__LIST_PUSH(m->all, r);
     m->active++;
     if (out != NULL)
         *out = r;

@@ -322,12 +322,7 @@ static void out_release(outreq *o)
 static void out_complete(outreq *o, int status, const json_t *result, const mcp_rpc_error *err)
 {
     mcp__rpc *rpc = o->rpc;
-    if (o->prev != NULL)
-        o->prev->next = o->next;
-    else
-        rpc->out_head = o->next;
-    if (o->next != NULL)
-        o->next->prev = o->prev;
+    MCP__LIST_UNLINK(rpc->out_head, o);
     o->prev = o->next = NULL;
     if (rpc->cbs.on_request_done != NULL)
         rpc->cbs.on_request_done(rpc->user, o->id);
@@ -412,10 +407,7 @@ int mcp__rpc_request(mcp__rpc *rpc, const char *method, json_t *params, uint64_t
         o->has_timer = 1;
         uv_timer_start(&o->timer, out_timeout, (uint64_t)timeout_ms, 0);
     }
-    o->next = rpc->out_head;
-    if (o->next != NULL)
-        o->next->prev = o;
-    rpc->out_head = o;
+    MCP__LIST_PUSH(rpc->out_head, o);
     if (id_out != NULL)
         *id_out = o->id;
     o->in_send = 1;
@@ -502,12 +494,7 @@ static void handle_response(mcp__rpc *rpc, json_t *msg)
 static void in_unlink_free(mcp__inreq *req)
 {
     mcp__rpc *rpc = req->rpc;
-    if (req->prev != NULL)
-        req->prev->next = req->next;
-    else
-        rpc->in_head = req->next;
-    if (req->next != NULL)
-        req->next->prev = req->prev;
+    MCP__LIST_UNLINK(rpc->in_head, req);
     json_decref(req->msg);
     free(req);
     rpc->inflight--;
@@ -703,10 +690,7 @@ static void handle_one(mcp__rpc *rpc, json_t *msg, mcp__batch *b, uint64_t strea
     req->batch = b;
     if (b != NULL)
         b->pending++;
-    req->next = rpc->in_head;
-    if (req->next != NULL)
-        req->next->prev = req;
-    rpc->in_head = req;
+    MCP__LIST_PUSH(rpc->in_head, req);
     rpc->inflight++;
     rpc->cbs.on_request(rpc->user, req);
 }

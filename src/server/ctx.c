@@ -50,22 +50,14 @@ mcp_ctx *mcp__ctx_new(mcp__session *s, mcp__inreq *req)
         ctx->progress_token = token;
     req->data = ctx;
     s->refs++;
-    ctx->next = s->ctxs;
-    if (ctx->next != NULL)
-        ctx->next->prev = ctx;
-    s->ctxs = ctx;
+    MCP__LIST_PUSH(s->ctxs, ctx);
     return ctx;
 }
 
 static void ctx_destroy(mcp_ctx *ctx)
 {
     mcp__session *s = ctx->sess;
-    if (ctx->prev != NULL)
-        ctx->prev->next = ctx->next;
-    else
-        s->ctxs = ctx->next;
-    if (ctx->next != NULL)
-        ctx->next->prev = ctx->prev;
+    MCP__LIST_UNLINK(s->ctxs, ctx);
     json_decref(ctx->id);
     json_decref(ctx->params);
     json_decref(ctx->msg);

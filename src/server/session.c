@@ -79,10 +79,7 @@ mcp__session *mcp__session_new(mcp__srt *rt, const mcp__session_io *io, void *io
         free(s);
         return NULL;
     }
-    s->next = rt->sessions;
-    if (s->next != NULL)
-        s->next->prev = s;
-    rt->sessions = s;
+    MCP__LIST_PUSH(rt->sessions, s);
     rt->nsessions++;
     return s;
 }
@@ -253,12 +250,7 @@ void mcp__session_unref(mcp__session *s)
     if (--s->refs > 0)
         return;
     mcp__srt *rt = s->rt;
-    if (s->prev != NULL)
-        s->prev->next = s->next;
-    else
-        rt->sessions = s->next;
-    if (s->next != NULL)
-        s->next->prev = s->prev;
+    MCP__LIST_UNLINK(rt->sessions, s);
     rt->nsessions--;
     mcp__rpc_free(s->rpc);
     json_decref(s->client_caps);

@@ -30,10 +30,7 @@ hstream *mcp__hstream_attach(hsess *hs, uint64_t id, enum hstream_kind kind, mcp
     }
     hs->t->stats.streams++;
     hs->t->stats.streams_total++;
-    st->next = hs->streams;
-    if (st->next != NULL)
-        st->next->prev = st;
-    hs->streams = st;
+    MCP__LIST_PUSH(hs->streams, st);
     return st;
 }
 
@@ -67,12 +64,7 @@ void mcp__hstream_free(hstream *st)
     }
     if (st->req != NULL)
         mcp__http_req_release(st->req);
-    if (st->prev != NULL)
-        st->prev->next = st->next;
-    else
-        hs->streams = st->next;
-    if (st->next != NULL)
-        st->next->prev = st->prev;
+    MCP__LIST_UNLINK(hs->streams, st);
     hs->t->stats.streams--;
     free(st);
     mcp__hsess_touch(hs);
@@ -699,10 +691,7 @@ static hsess *hsess_make(shttp *t, int stateless, int httpsse, const char *id, c
         free(hs);
         return NULL;
     }
-    hs->next = t->all;
-    if (hs->next != NULL)
-        hs->next->prev = hs;
-    t->all = hs;
+    MCP__LIST_PUSH(t->all, hs);
     if (t->share != NULL && !stateless && !httpsse)
         t->share->session_new(hs);
     return hs;
@@ -750,12 +739,7 @@ void mcp__hsess_close(hsess *hs)
     /* Its handlers are cancelled; the protocol session lives on, detached, until the
      * last of them returns. */
     HS_ANS(hs)->close(hs->sess);
-    if (hs->prev != NULL)
-        hs->prev->next = hs->next;
-    else
-        t->all = hs->next;
-    if (hs->next != NULL)
-        hs->next->prev = hs->prev;
+    MCP__LIST_UNLINK(t->all, hs);
     /* A session still queued for a deferred close must leave that list too. */
     for (hsess **p = &t->deferred; *p != NULL; p = &(*p)->deferred_next) {
         if (*p == hs) {

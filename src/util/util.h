@@ -17,6 +17,30 @@
 
 #include <mcp/base.h>
 
+/* ---- Intrusive lists ----
+ *
+ * Doubly linked lists whose nodes carry their own prev and next pointers and whose head
+ * is a pointer to the first node (NULL: empty). PUSH puts node first; UNLINK takes it out
+ * (its own prev and next are left as they were). Arguments are evaluated more than once:
+ * plain lvalues only. */
+#define MCP__LIST_PUSH(head, node)                                                                 \
+    do {                                                                                           \
+        (node)->prev = NULL;                                                                       \
+        (node)->next = (head);                                                                     \
+        if ((head) != NULL)                                                                        \
+            (head)->prev = (node);                                                                 \
+        (head) = (node);                                                                           \
+    } while (0)
+#define MCP__LIST_UNLINK(head, node)                                                               \
+    do {                                                                                           \
+        if ((node)->prev != NULL)                                                                  \
+            (node)->prev->next = (node)->next;                                                     \
+        else                                                                                       \
+            (head) = (node)->next;                                                                 \
+        if ((node)->next != NULL)                                                                  \
+            (node)->next->prev = (node)->prev;                                                     \
+    } while (0)
+
 /* ---- Growable byte buffer ---- */
 
 /* A zeroed struct is an empty buffer. data is always NUL-terminated when len>0 or after

@@ -526,10 +526,7 @@ mcp__cluster_follow *mcp__cluster_follow_start(mcp__cluster *c, const char *sess
         ch->head->ch_prev = f;
     ch->head = f;
     ch->n++;
-    f->next = c->follows;
-    if (c->follows != NULL)
-        c->follows->prev = f;
-    c->follows = f;
+    MCP__LIST_PUSH(c->follows, f);
     f->need_ack = ch->subs_sent;
     mcp__buf_free(&key);
     if (ch->subs_acked >= f->need_ack && start_replay(f) != MCP_OK) {

@@ -83,12 +83,7 @@ static void headers_clear(relay *r)
 static void relay_free(relay *r)
 {
     shttp *t = r->t;
-    if (r->prev != NULL)
-        r->prev->next = r->next;
-    else
-        t->sh->relays = r->next;
-    if (r->next != NULL)
-        r->next->prev = r->prev;
+    MCP__LIST_UNLINK(t->sh->relays, r);
     t->sh->nrelays--;
     t->sh->nrelay_gets -= r->is_get;
     headers_clear(r);
@@ -455,10 +450,7 @@ void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *a
     r->is_get = m == MCP__HTTP_GET;
     r->last_io = uv_now(t->loop);
     t->sh->nrelay_gets += r->is_get;
-    r->next = t->sh->relays;
-    if (r->next != NULL)
-        r->next->prev = r;
-    t->sh->relays = r;
+    MCP__LIST_PUSH(t->sh->relays, r);
     t->sh->nrelays++;
     mcp__http_req_on_close(req, relay_req_closed, r);
     if (mcp__curlm_start(t->sh->relay_curl, e, h, &relay_cbs, r, &r->xfer) != MCP_OK) {
