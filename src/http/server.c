@@ -48,11 +48,6 @@ static int parse_addr(const char *host, int port, struct sockaddr_storage *ss)
     return MCP_EINVAL;
 }
 
-static void on_start_failed_close(uv_handle_t *h)
-{
-    free(h->data);
-}
-
 /* Idle connections cost a few hundred bytes: the limit that matters is the
  * file descriptors, so the default follows them, leaving some for the rest of
  * the process (the store, logs, child processes). */
@@ -128,9 +123,8 @@ int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__htt
     if (r != 0) {
         mcp__warn("http: cannot listen on %s port %d: %s", opts->host ? opts->host : "127.0.0.1",
                   opts->port, uv_strerror(r));
-        /* The handle's memory is srv: free it when libuv is done with it. */
-        srv->listener.data = srv;
-        uv_close((uv_handle_t *)&srv->listener, on_start_failed_close);
+        /* The handle's memory is srv: freed when libuv is done with it. */
+        mcp__uv_close_free((uv_handle_t *)&srv->listener, srv);
         return MCP_EIO;
     }
     uv_check_init(loop, &srv->flush);

@@ -303,17 +303,12 @@ static outreq *out_find(mcp__rpc *rpc, json_int_t id)
     return NULL;
 }
 
-static void out_timer_closed(uv_handle_t *h)
-{
-    free(h->data);
-}
-
 /* Unlinks o and completes it exactly once. */
 static void out_release(outreq *o)
 {
     if (o->has_timer) {
         uv_timer_stop(&o->timer);
-        uv_close((uv_handle_t *)&o->timer, out_timer_closed);
+        mcp__uv_close_free((uv_handle_t *)&o->timer, o);
     } else {
         free(o);
     }
@@ -337,7 +332,7 @@ static void out_complete(outreq *o, int status, const json_t *result, const mcp_
         o->cb(o->arg, status, result, err);
     if (o->has_timer) {
         uv_timer_stop(&o->timer);
-        uv_close((uv_handle_t *)&o->timer, out_timer_closed);
+        mcp__uv_close_free((uv_handle_t *)&o->timer, o);
     } else {
         free(o);
     }

@@ -17,6 +17,12 @@
 
 #include <mcp/base.h>
 
+/* ---- libuv handles (handle.c) ---- */
+
+/* Closes h and, once libuv is done with it, frees mem: h itself, or the struct that holds
+ * it (kept in h->data, which is overwritten). For handles whose memory goes with them. */
+void mcp__uv_close_free(uv_handle_t *h, void *mem);
+
 /* ---- Intrusive lists ----
  *
  * Doubly linked lists whose nodes carry their own prev and next pointers and whose head

@@ -81,16 +81,11 @@ static void del_write(void *data)
     set_events(p, p->events & ~UV_WRITABLE);
 }
 
-static void on_closed(uv_handle_t *h)
-{
-    free(h->data);
-}
-
 static void cleanup(void *data)
 {
     rpoll *p = data;
     p->ac = NULL;
-    uv_close((uv_handle_t *)&p->handle, on_closed);
+    mcp__uv_close_free((uv_handle_t *)&p->handle, p);
 }
 
 int mcp__rc_adapter_attach(redisAsyncContext *ac, uv_loop_t *loop)

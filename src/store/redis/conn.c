@@ -618,11 +618,6 @@ fail:
     return rc;
 }
 
-static void free_handle(uv_handle_t *h)
-{
-    free(h);
-}
-
 int mcp__cluster_attach(mcp__cluster *c, uv_loop_t *loop)
 {
     if (c->loop != NULL)
@@ -704,8 +699,8 @@ void mcp__cluster_detach(mcp__cluster *c)
     c->congested = 0;
     c->loop = NULL;
     c->hb_sent = c->sub_ping_sent = 0;
-    uv_close((uv_handle_t *)c->tick, free_handle);
-    uv_close((uv_handle_t *)c->retry, free_handle);
+    mcp__uv_close_free((uv_handle_t *)c->tick, c->tick);
+    mcp__uv_close_free((uv_handle_t *)c->retry, c->retry);
     c->tick = c->retry = NULL;
     drop_conns(c);
 }

@@ -369,11 +369,6 @@ static void delete_req_closed(void *arg, mcp__http_req *req)
     d->req = NULL;
 }
 
-static void free_timer(uv_handle_t *h)
-{
-    free(h);
-}
-
 /* Answers the DELETE (if its client is still there) with status and forgets it. Only
  * once the server said how many nodes got the news (or the connection went): the
  * PUBLISH's callback holds d until then. */
@@ -395,7 +390,7 @@ static void delete_finish(hdelete *d, int status)
         mcp__http_req_on_close(d->req, NULL, NULL);
         mcp__shttp_cluster_unavailable(t, d->req);
     }
-    uv_close((uv_handle_t *)d->timer, free_timer);
+    mcp__uv_close_free((uv_handle_t *)d->timer, d->timer);
     free(d);
 }
 
