@@ -53,6 +53,7 @@
 
 #include <mcp/server.h>
 
+#include "failmalloc.h"
 #include "http_client.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -69,78 +70,14 @@
 
 /* A request that takes longer than this counts as a hang (MCP_FAILMALLOC_STEP_MS). */
 static int step_ms = 10000;
+/* MCP_FAILMALLOC_TRACE: say where each failure is. */
+static int fm_trace;
 
-/* ---- The failing allocator ---- */
+/* ---- The failing allocator (failmalloc.c), and jansson's parser ---- */
 
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-char *__real_strdup(const char *s);
-char *__real_strndup(const char *s, size_t n);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t size);
-char *__wrap_strdup(const char *s);
-char *__wrap_strndup(const char *s, size_t n);
-
-/* The client's thread: its allocations are never counted nor failed. */
-static _Thread_local int fm_exempt;
 /* Inside jansson's parser, whose lexer mishandles a failed allocation (it ignores
  * strbuffer_append_byte's result, then reads and writes out of bounds: jansson 2.14,
- * akheron/jansson#362), allocations are counted but never failed. */
-static _Thread_local int fm_in_parser;
-static atomic_int fm_armed;    /* count (and maybe fail) server allocations */
-static atomic_long fm_count;   /* server allocations since armed */
-static atomic_long fm_fail_at; /* the one to fail (1-based); 0: none */
-static atomic_long fm_failed;  /* failures injected since armed */
-static int fm_trace;           /* MCP_FAILMALLOC_TRACE: print where each failure is */
-
-static int fm_fail(void)
-{
-    if (fm_exempt || !atomic_load(&fm_armed))
-        return 0;
-    long n = atomic_fetch_add(&fm_count, 1) + 1;
-    if (n != atomic_load(&fm_fail_at) || fm_in_parser)
-        return 0;
-    atomic_fetch_add(&fm_failed, 1);
-#ifdef FM_LSAN
-    if (fm_trace) {
-        fprintf(stderr, "failmalloc: failing allocation %ld here:\n", n);
-        __sanitizer_print_stack_trace();
-    }
-#endif
-    errno = ENOMEM;
-    return 1;
-}
-
-void *__wrap_malloc(size_t size)
-{
-    return fm_fail() ? NULL : __real_malloc(size);
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-    return fm_fail() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_realloc(void *p, size_t size)
-{
-    /* realloc(p, 0) frees p: failing it would leak for the wrong reason. */
-    if (size == 0)
-        return __real_realloc(p, size);
-    return fm_fail() ? NULL : __real_realloc(p, size);
-}
-
-char *__wrap_strdup(const char *s)
-{
-    return fm_fail() ? NULL : __real_strdup(s);
-}
-
-char *__wrap_strndup(const char *s, size_t n)
-{
-    return fm_fail() ? NULL : __real_strndup(s, n);
-}
-
+ * akheron/jansson#362), allocations are counted but never failed (fm_no_fail). */
 json_t *__real_json_loadb(const char *buffer, size_t buflen, size_t flags, json_error_t *error);
 json_t *__real_json_loads(const char *input, size_t flags, json_error_t *error);
 json_t *__wrap_json_loadb(const char *buffer, size_t buflen, size_t flags, json_error_t *error);
@@ -148,54 +85,18 @@ json_t *__wrap_json_loads(const char *input, size_t flags, json_error_t *error);
 
 json_t *__wrap_json_loadb(const char *buffer, size_t buflen, size_t flags, json_error_t *error)
 {
-    fm_in_parser++;
+    fm_no_fail++;
     json_t *v = __real_json_loadb(buffer, buflen, flags, error);
-    fm_in_parser--;
+    fm_no_fail--;
     return v;
 }
 
 json_t *__wrap_json_loads(const char *input, size_t flags, json_error_t *error)
 {
-    fm_in_parser++;
+    fm_no_fail++;
     json_t *v = __real_json_loads(input, flags, error);
-    fm_in_parser--;
+    fm_no_fail--;
     return v;
-}
-
-/* jansson and libuv allocate through these (their calls to malloc are inside their
- * shared libraries, out of reach of --wrap). */
-static void *fm_lib_malloc(size_t size)
-{
-    return __wrap_malloc(size);
-}
-
-static void *fm_lib_calloc(size_t n, size_t size)
-{
-    return __wrap_calloc(n, size);
-}
-
-static void *fm_lib_realloc(void *p, size_t size)
-{
-    return __wrap_realloc(p, size);
-}
-
-static void fm_lib_free(void *p)
-{
-    free(p);
-}
-
-static void fm_arm(long fail_at)
-{
-    atomic_store(&fm_count, 0);
-    atomic_store(&fm_failed, 0);
-    atomic_store(&fm_fail_at, fail_at);
-    atomic_store(&fm_armed, 1);
-}
-
-static void fm_disarm(void)
-{
-    atomic_store(&fm_armed, 0);
-    atomic_store(&fm_fail_at, 0);
 }
 
 /* ---- The server under test ---- */
@@ -581,6 +482,7 @@ static void every_allocation_fails_cleanly(int json_response)
     problem[0] = '\0';
     nkinds = 0;
     fm_trace = env_long("MCP_FAILMALLOC_TRACE", 0) != 0;
+    fm_set_trace(fm_trace);
     keep_going = env_long("MCP_FAILMALLOC_KEEP_GOING", 0) != 0;
     step_ms = (int)env_long("MCP_FAILMALLOC_STEP_MS", step_ms);
     server s;
@@ -591,7 +493,7 @@ static void every_allocation_fails_cleanly(int json_response)
     fm_arm(0);
     session_run(s.port, &clean);
     fm_disarm();
-    long n_allocs = atomic_load(&fm_count);
+    long n_allocs = fm_counted();
     /* Seven steps; six when no answer had an event id to resume from (JSON answers
      * without notifications before them). */
     int steps = clean.steps_ok;
@@ -613,7 +515,7 @@ static void every_allocation_fails_cleanly(int json_response)
         fm_arm(n);
         session_run(s.port, &r);
         fm_disarm();
-        injected += atomic_load(&fm_failed) > 0;
+        injected += fm_failures() > 0;
         runs++;
         if (problem[0] == '\0')
             check_service(s.port, &r, steps);
@@ -665,9 +567,7 @@ int main(void)
     /* LeakSanitizer ends the process without flushing stdio: keep nothing buffered. */
     setvbuf(stdout, NULL, _IONBF, 0);
     /* Before anything else allocates through them. */
-    if (uv_replace_allocator(fm_lib_malloc, fm_lib_realloc, fm_lib_calloc, fm_lib_free) != 0)
-        return 1;
-    json_set_alloc_funcs(fm_lib_malloc, fm_lib_free);
+    fm_hook_libraries();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_allocation_of_a_session_with_sse_answers_can_fail_cleanly),
         cmocka_unit_test(test_every_allocation_of_a_session_with_json_answers_can_fail_cleanly),

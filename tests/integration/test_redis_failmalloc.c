@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Allocation failures in the cluster store (test_failmalloc.c is the model). The
+ * Allocation failures in the cluster store (test_failmalloc.c is the model), with the
+ * harness of failmalloc.c. The
  * executable is linked with --wrap=malloc,calloc,realloc,strdup,strndup, so every
  * allocation made by libmcp's objects is counted; hiredis's and libuv's are not
  * (they are shared libraries, and hiredis 0.14 has no allocator hooks). A clean
@@ -35,6 +36,7 @@
 #include <cmocka.h>
 #include <uv.h>
 
+#include "failmalloc.h"
 #include "harness.h"
 #include "redis_host.h"
 #include "store/cluster.h"
@@ -52,59 +54,6 @@
 
 #define START_MS 10000
 #define RUN_MS 2000
-
-/* ---- The failing allocator (one thread: the loop's) ---- */
-
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-char *__real_strdup(const char *s);
-char *__real_strndup(const char *s, size_t n);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t size);
-char *__wrap_strdup(const char *s);
-char *__wrap_strndup(const char *s, size_t n);
-
-static int fm_armed;
-static long fm_count, fm_fail_at, fm_failed;
-
-static int fm_fail(void)
-{
-    if (!fm_armed || ++fm_count != fm_fail_at)
-        return 0;
-    fm_failed++;
-    errno = ENOMEM;
-    return 1;
-}
-
-void *__wrap_malloc(size_t size)
-{
-    return fm_fail() ? NULL : __real_malloc(size);
-}
-
-void *__wrap_calloc(size_t n, size_t size)
-{
-    return fm_fail() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_realloc(void *p, size_t size)
-{
-    /* realloc(p, 0) frees p: failing it would leak for the wrong reason. */
-    if (size == 0)
-        return __real_realloc(p, size);
-    return fm_fail() ? NULL : __real_realloc(p, size);
-}
-
-char *__wrap_strdup(const char *s)
-{
-    return fm_fail() ? NULL : __real_strdup(s);
-}
-
-char *__wrap_strndup(const char *s, size_t n)
-{
-    return fm_fail() ? NULL : __real_strndup(s, n);
-}
 
 /* ---- The scenario ---- */
 
@@ -247,12 +196,9 @@ static int run_once(const char *url, long id, long fail_at, char *why, size_t wh
     uv_loop_init(&s.loop);
     uv_timer_init(&s.loop, &s.wake);
     uv_timer_start(&s.wake, on_wake, 5, 5);
-    fm_count = 0;
-    fm_failed = 0;
-    fm_fail_at = fail_at;
-    fm_armed = 1;
+    fm_arm(fail_at);
     scenario(url, id, &s);
-    fm_armed = 0;
+    fm_disarm();
     uv_close((uv_handle_t *)&s.wake, NULL);
     uv_run(&s.loop, UV_RUN_DEFAULT);
     int closed = uv_loop_close(&s.loop);
@@ -298,7 +244,7 @@ static void test_every_allocation_of_the_cluster_fails_cleanly(void **state)
 
     if (run_once(url, 0, 0, why, sizeof why) != 0)
         fail_msg("clean run: %s", why);
-    long n_allocs = fm_count;
+    long n_allocs = fm_counted();
     assert_true(n_allocs > 50);
 
     long from = env_long("MCP_FAILMALLOC_FROM", 1);
@@ -308,7 +254,7 @@ static void test_every_allocation_of_the_cluster_fails_cleanly(void **state)
     for (long n = from; n <= to; n++) {
         int rc = run_once(url, n, n, why, sizeof why);
         runs++;
-        injected += fm_failed > 0;
+        injected += fm_failures() > 0;
         if (rc != 0)
             fail_msg("with allocation %ld of %ld failing: %s", n, n_allocs, why);
 #ifdef FM_LSAN
