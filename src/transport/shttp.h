@@ -415,7 +415,7 @@ hstream *mcp__hsess_standalone(hsess *hs);
 /* The id of a new stream of hs of that kind. */
 uint64_t mcp__hstream_new_id(hsess *hs, enum hstream_kind kind);
 /* Sends a message of hs's session on a stream, as its session io does, but never held
- * for the session's record (see mcp__shttp_cluster_hold). */
+ * for the session's record (the plug-in's hold hook). */
 int mcp__hsess_send(hsess *hs, uint64_t stream, const char *text, size_t len, unsigned flags);
 /* A stream with a given id (a resumed one). */
 hstream *mcp__hstream_attach(hsess *hs, uint64_t id, enum hstream_kind kind, mcp__http_req *req);

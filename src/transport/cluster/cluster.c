@@ -1494,7 +1494,13 @@ static int h_httpsse_post(shttp *t, mcp__http_req *req, const char *id)
 static int h_session_init(hsess *hs)
 {
     hs->sh = calloc(1, sizeof(*hs->sh));
-    return hs->sh != NULL ? MCP_OK : MCP_ENOMEM;
+    if (hs->sh == NULL)
+        return MCP_ENOMEM;
+    /* Every session's lists are valid, an HTTP+SSE session's held messages included
+     * (session_new does not run for it). */
+    hs->sh->held_tail = &hs->sh->held;
+    hs->sh->kept_tail = &hs->sh->kept;
+    return MCP_OK;
 }
 
 static void h_session_free(hsess *hs)
