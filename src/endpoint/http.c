@@ -217,8 +217,9 @@ static void begin_closing(shttp *t)
     close_handle(t, &t->deferred_idle);
     t->deferred = NULL; /* closed below with every other session */
     /* A node that stops ends its copies only: other nodes serve the sessions on. */
-    for (hsess *hs = t->all; hs != NULL && t->share != NULL; hs = hs->next)
-        t->share->leaving(hs, MCP__LEAVE_STOPPING);
+    if (t->share != NULL)
+        for (hsess *hs = t->all; hs != NULL; hs = hs->next)
+            t->share->leaving(hs, MCP__LEAVE_STOPPING);
     while (t->all != NULL)
         mcp__hsess_close(t->all);
     close_handle(t, &t->outbox_timer); /* what waited was answered with its session */

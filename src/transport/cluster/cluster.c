@@ -50,6 +50,13 @@ typedef struct hkept {
     uint64_t bytes;
 } hkept;
 
+/* Whether the session's record lives in the cluster (shared, an HTTP+SSE session's, or a
+ * pinned one's). */
+static int kept_elsewhere(const hsess *hs)
+{
+    return hs->sh->shared || hs->sh->httpsse_shared || hs->sh->pinned;
+}
+
 /* Requests waiting for a session's record, at most (more get 503). */
 #define MAX_LOOKUPS 1024
 /* Bytes of messages one session may hold while its record is written. */
@@ -1097,8 +1104,7 @@ static void on_up(void *user, int up)
         void *v;
         while (mcp__map_next(&t->sessions, &pos, &id, &v)) {
             hsess *hs = v;
-            if (hs->closing || !(hs->sh->shared || hs->sh->httpsse_shared || hs->sh->pinned) ||
-                hs->sh->puts > 0)
+            if (hs->closing || !kept_elsewhere(hs) || hs->sh->puts > 0)
                 continue;
             if (hs->sh->unwritten)
                 record_put(hs); /* changed while the store was away (a setLevel, say) */
@@ -1507,11 +1513,6 @@ static void h_session_free(hsess *hs)
 {
     free(hs->sh);
     hs->sh = NULL;
-}
-
-static int kept_elsewhere(const hsess *hs)
-{
-    return hs->sh->shared || hs->sh->httpsse_shared || hs->sh->pinned;
 }
 
 static void h_touch(hsess *hs)
