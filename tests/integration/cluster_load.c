@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "harness.h"
-#include "resume_client.h"
+#include "resume_check.h"
 
 /* Stream ids carry their node's number from this bit up (MCP__NODE_SHIFT). */
 #define NODE_SHIFT 40
@@ -36,9 +36,9 @@ static unsigned below(cl_worker *w, unsigned n)
     return n == 0 ? 0 : (unsigned)(harness_rand(&w->rng) % n);
 }
 
-static int node_of(const rc_conn *c)
+static int node_of(const hc_conn *c)
 {
-    return ch_node_index(rc_header_get(c, "x-mcp-node"));
+    return ch_node_index(hc_header_get(&c->head, "x-mcp-node"));
 }
 
 /* Records the first failure of the call. Returns -1. */
@@ -107,7 +107,7 @@ void cl_trouble(cl_run *r)
 static int troubled(cl_run *r, cl_mode mode)
 {
     long long at = __atomic_load_n(&r->trouble_at, __ATOMIC_ACQUIRE);
-    return r->mode == mode && at > 0 && rc_now_ms() >= at;
+    return r->mode == mode && at > 0 && hc_now_ms() >= at;
 }
 
 /* ---- The POST gate ---- */
@@ -206,29 +206,29 @@ static int check_owner(cl_call *k, const rc_call *call)
  * the call's deadline (RD_TIMEOUT), or the moment the client cuts (RD_CUT):
  * after max_events events (> 0), or at cut_at (> 0).
  */
-static int read_call(rc_conn *c, rc_call *call, cl_call *k, int max_events, long long cut_at,
+static int read_call(hc_conn *c, rc_call *call, cl_call *k, int max_events, long long cut_at,
                      int step_ms, long long deadline)
 {
     int processed = 0;
     for (;;) {
         if (max_events > 0 && processed >= max_events)
             return RD_CUT;
-        long long now = rc_now_ms();
+        long long now = hc_now_ms();
         long long until = now + step_ms;
         if (deadline < until)
             until = deadline;
         if (cut_at > 0 && cut_at < until)
             until = cut_at;
-        rc_event ev;
-        int r = rc_next(c, &ev, until > now ? (int)(until - now) : 0);
+        hc_sse_event ev;
+        int r = hc_sse_next(c, &ev, until > now ? (int)(until - now) : 0);
         if (r == 0)
             return RD_END;
         if (r < 0)
-            return cut_at > 0 && rc_now_ms() >= cut_at && !c->eof ? RD_CUT : RD_TIMEOUT;
+            return cut_at > 0 && hc_now_ms() >= cut_at && !c->eof ? RD_CUT : RD_TIMEOUT;
         if (!ev.comment)
             processed++;
         int f = rc_call_feed(call, &ev);
-        rc_event_free(&ev);
+        hc_sse_event_free(&ev);
         if (f < 0)
             return RD_FAIL;
         if (check_owner(k, call) != 0)
@@ -240,9 +240,9 @@ static int read_call(rc_conn *c, rc_call *call, cl_call *k, int max_events, long
 
 /* The call's answer: the result after every notification, or (a node dying) the error of
  * a node that is gone; then the stream must end cleanly. */
-static void answered(cl_run *r, cl_call *k, rc_conn *c, rc_call *call)
+static void answered(cl_run *r, cl_call *k, hc_conn *c, rc_call *call)
 {
-    k->t_answer = rc_now_ms();
+    k->t_answer = hc_now_ms();
     char at[300];
     where(k, call, at, sizeof(at));
     const json_t *error = json_object_get(call->result, "error");
@@ -267,25 +267,25 @@ static void answered(cl_run *r, cl_call *k, rc_conn *c, rc_call *call)
             fail(k, "answered with the error %lld %s after notification %lld (%s)", code,
                  message ? message : "(no message)", call->next - 1, at);
     }
-    rc_event ev;
-    int e = rc_next_event(c, &ev, r->step_ms);
+    hc_sse_event ev;
+    int e = hc_sse_next_block(c, &ev, r->step_ms);
     if (e == 1) {
         fail(k, "an event after the answer: id=%s data=%.200s (%s)", ev.id ? ev.id : "(none)",
              ev.data ? ev.data : "(none)", at);
-        rc_event_free(&ev);
-    } else if (e < 0 || !c->done) {
+        hc_sse_event_free(&ev);
+    } else if (e < 0 || !c->body_done) {
         fail(k, "the stream did not end cleanly after the answer (%s; %s)",
              e < 0 ? "no end within the deadline" : "connection closed", at);
     }
 }
 
 /* A node's refusal of the POST: an end of its own with a Redis that comes and goes. */
-static void post_refused(cl_run *r, cl_call *k, rc_conn *c, int status)
+static void post_refused(cl_run *r, cl_call *k, hc_conn *c, int status)
 {
     int node = node_of(c);
-    if (status > 0 && rc_read_body(c, r->step_ms) != 0)
+    if (status > 0 && hc_read_body(c, NULL, r->step_ms) != 0)
         status = -1;
-    const char *body = c->body ? c->body : "";
+    const char *body = c->head.body ? c->head.body : "";
     k->status = status;
     if (troubled(r, CL_STORE_DOWN) && node >= 0 && status == 503 && cl_is_rpc_error(body, NULL)) {
         k->outcome = CL_REFUSED;
@@ -305,7 +305,7 @@ static void post_refused(cl_run *r, cl_call *k, rc_conn *c, int status)
  * Returns 0 with c on the resumed stream, or -1 when the call ended (its
  * outcome says how).
  */
-static int resume(cl_worker *w, cl_call *k, rc_conn *c, rc_call *call, long long deadline)
+static int resume(cl_worker *w, cl_call *k, hc_conn *c, rc_call *call, long long deadline)
 {
     cl_run *r = w->run;
     const char *session = r->sessions[k->session];
@@ -320,13 +320,13 @@ static int resume(cl_worker *w, cl_call *k, rc_conn *c, rc_call *call, long long
             rc_wait_retry(last_status == 503 && last_node >= 0 ? UNAVAILABLE_RETRY_MS
                                                                : LB_RETRY_MS);
         }
-        if (rc_now_ms() >= deadline)
+        if (hc_now_ms() >= deadline)
             return fail(k,
                         "the call took longer than %d ms: its last resume (after notification "
                         "%lld, attempt %d) got %d from node%d",
                         r->call_ms, call->next - 1, attempt, last_status, last_node);
-        long long t0 = rc_now_ms();
-        int status = rc_get(c, r->lb_port, session, call->last_id, r->step_ms);
+        long long t0 = hc_now_ms();
+        int status = hc_mcp_get_open(c, r->lb_port, session, call->last_id, r->step_ms);
         int node = node_of(c);
         k->resumes++;
         if (node >= 0)
@@ -335,31 +335,31 @@ static int resume(cl_worker *w, cl_call *k, rc_conn *c, rc_call *call, long long
         last_node = node;
         if (status == 200) {
             k->on_node = node;
-            const char *ct = rc_header_get(c, "content-type");
+            const char *ct = hc_header_get(&c->head, "content-type");
             if (ct == NULL || strncmp(ct, "text/event-stream", 17) != 0)
                 return fail(k, "resume with %s: 200 from node%d with Content-Type %s",
                             call->last_id, node, ct ? ct : "(none)");
             return 0;
         }
-        if (status < 0 && rc_now_ms() - t0 >= r->step_ms)
+        if (status < 0 && hc_now_ms() - t0 >= r->step_ms)
             return fail(k, "resume with %s after notification %lld: no answer within %d ms",
                         call->last_id, call->next - 1, r->step_ms);
-        if (status > 0 && rc_read_body(c, r->step_ms) != 0)
+        if (status > 0 && hc_read_body(c, NULL, r->step_ms) != 0)
             status = -1;
-        const char *body = c->body ? c->body : "";
+        const char *body = c->head.body ? c->head.body : "";
         int rpc_error = cl_is_rpc_error(body, NULL);
         if ((troubled(r, CL_NODE_DIES) || troubled(r, CL_STORE_DOWN)) && node < 0 &&
             (status < 0 || status == 502 || status == 503 || status == 504)) {
             /* The balancer's own answer, or the connection closed before any: the node
              * it chose died under the request. A GET can be asked again. */
             k->lb_retries++;
-            rc_close(c);
+            hc_close(c);
             continue;
         }
         if (troubled(r, CL_STORE_DOWN) && node >= 0) {
             if (status == 503 && rpc_error) {
                 k->unavailable++;
-                rc_close(c);
+                hc_close(c);
                 continue;
             }
             if (status == 404 || (status == 400 && rpc_error)) {
@@ -378,14 +378,14 @@ static void one_call(cl_worker *w, cl_call *rec)
 {
     cl_run *r = w->run;
     cl_call k = *rec;
-    long long deadline = rc_now_ms() + r->call_ms;
+    long long deadline = hc_now_ms() + r->call_ms;
     char args[128];
     snprintf(args, sizeof(args), "{\"count\":%d,\"delay_ms\":%u,\"close_after\":0}", r->count,
              r->min_delay_ms + below(w, (unsigned)(r->max_delay_ms - r->min_delay_ms + 1)));
     char *body = rc_call_body(k.id, "poll_notify", args, NULL);
     rc_call call;
     rc_call_init(&call, k.id, r->mode == CL_STRICT ? r->count : -1);
-    rc_conn c;
+    hc_conn c;
     memset(&c, 0, sizeof(c));
     c.fd = -1;
     if (body == NULL) {
@@ -397,8 +397,8 @@ static void one_call(cl_worker *w, cl_call *rec)
         fail(&k, "the POST gate stayed closed past the call's deadline");
         goto out;
     }
-    k.t_post = rc_now_ms();
-    int status = rc_post(&c, r->lb_port, r->sessions[k.session], body, 0, r->step_ms);
+    k.t_post = hc_now_ms();
+    int status = hc_mcp_post_open(&c, r->lb_port, r->sessions[k.session], body, 0, r->step_ms);
     free(body);
     k.post_node = k.on_node = node_of(&c);
     if (status != 200) {
@@ -418,12 +418,12 @@ static void one_call(cl_worker *w, cl_call *rec)
         else if (k.cuts < r->max_cuts && below(w, 2) == 0)
             max_events = 1 + (int)below(w, 16);
         else if (k.cuts < r->max_cuts)
-            cut_at = rc_now_ms() + below(w, (unsigned)(10 * r->max_delay_ms + 10));
+            cut_at = hc_now_ms() + below(w, (unsigned)(10 * r->max_delay_ms + 10));
         int rd = read_call(&c, &call, &k, max_events, cut_at, r->step_ms, deadline);
         if (first) {
             gate_leave(r);
             if (call.last_id != NULL)
-                k.t_first = rc_now_ms();
+                k.t_first = hc_now_ms();
             publish(r, rec, &k);
             if (rd == RD_CUT)
                 continue; /* the first event was read: not a cut */
@@ -445,13 +445,13 @@ static void one_call(cl_worker *w, cl_call *rec)
         }
         if (rd == RD_CUT && below(w, 100) >= (unsigned)r->cut_percent)
             continue; /* not this time */
-        if (rd == RD_END && c.done && troubled(r, CL_STORE_DOWN)) {
+        if (rd == RD_END && c.body_done && troubled(r, CL_STORE_DOWN)) {
             /* Ended cleanly without the answer: as a stream closed for polling (SEP-1699),
              * the client comes back (a node following the stream did this once as Redis
              * went away). */
             k.clean_ends++;
-            rc_close(&c);
-        } else if (rd == RD_END && c.done) {
+            hc_close(&c);
+        } else if (rd == RD_END && c.body_done) {
             fail(&k, "the stream ended cleanly after notification %lld without the answer (%s)",
                  call.next - 1, where(&k, &call, at, sizeof(at)));
             break;
@@ -464,13 +464,13 @@ static void one_call(cl_worker *w, cl_call *rec)
                 break;
             }
             k.server_cuts++;
-            rc_close(&c);
+            hc_close(&c);
         } else {
             k.cuts++;
             if (below(w, 2) == 0)
-                rc_reset(&c);
+                hc_close_reset(&c);
             else
-                rc_close(&c);
+                hc_close(&c);
         }
         if (call.last_id == NULL) {
             fail(&k, "the stream was cut before any event id: nothing to resume from");
@@ -480,9 +480,9 @@ static void one_call(cl_worker *w, cl_call *rec)
             break;
     }
 out:
-    rc_close(&c);
+    hc_close(&c);
     k.notifications = call.next - 1;
-    k.t_end = rc_now_ms();
+    k.t_end = hc_now_ms();
     rc_call_free(&call);
     publish(r, rec, &k);
 }

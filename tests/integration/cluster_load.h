@@ -6,7 +6,7 @@
  * random moments and resume each stream with GET and Last-Event-ID through the
  * balancer, so that each resume lands on whichever node the balancer picks.
  *
- * Every call is followed on its own (resume_client.h's rc_call): each
+ * Every call is followed on its own (resume_check.h's rc_call): each
  * notification must arrive exactly once and in order, then the answer, then a
  * clean end of the stream. The client never deduplicates: a notification seen
  * twice fails the call. What each call saw is kept in a cl_call record (which

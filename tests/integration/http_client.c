@@ -98,6 +98,11 @@ void hc_response_free(hc_response *r)
 
 int hc_connect(hc_conn *c, int port, int timeout_ms)
 {
+    return hc_connect_rcvbuf(c, port, 0, timeout_ms);
+}
+
+int hc_connect_rcvbuf(hc_conn *c, int port, int rcvbuf, int timeout_ms)
+{
     long long deadline = hc_now_ms() + timeout_ms;
     memset(c, 0, sizeof(*c));
     c->fd = -1;
@@ -107,6 +112,8 @@ int hc_connect(hc_conn *c, int port, int timeout_ms)
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -1;
+    if (rcvbuf > 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -139,6 +146,7 @@ void hc_close(hc_conn *c)
     free(c->in);
     free(c->dec);
     hc_sse_reader_free(c->sse);
+    hc_response_free(&c->head);
     memset(c, 0, sizeof(*c));
     c->fd = -1;
 }
@@ -206,6 +214,7 @@ static int fill(hc_conn *c, long long deadline)
         }
         if (n == 0 || (n < 0 && (errno == ECONNRESET || errno == EPIPE))) {
             c->eof = 1;
+            c->reset = n < 0;
             return 0;
         }
         if (errno == EINTR)
@@ -303,6 +312,10 @@ static int parse_head(hc_response *r, const char *head, size_t head_len)
 int hc_read_head(hc_conn *c, hc_response *r, int timeout_ms)
 {
     long long deadline = hc_now_ms() + timeout_ms;
+    if (r == NULL) {
+        r = &c->head;
+        hc_response_free(r);
+    }
     memset(r, 0, sizeof(*r));
     for (;;) {
         char *end = find_bytes(c->in, c->in_len, "\r\n\r\n", 4);
@@ -470,6 +483,8 @@ static int pump(hc_conn *c, long long deadline)
 int hc_read_body(hc_conn *c, hc_response *r, int timeout_ms)
 {
     long long deadline = hc_now_ms() + timeout_ms;
+    if (r == NULL)
+        r = &c->head;
     while (!c->body_done) {
         if (pump(c, deadline) != 1)
             break;
@@ -480,6 +495,13 @@ int hc_read_body(hc_conn *c, hc_response *r, int timeout_ms)
     c->dec = NULL;
     c->dec_len = c->dec_cap = 0;
     return c->body_done && r->body != NULL ? 0 : -1;
+}
+
+int hc_pump(hc_conn *c)
+{
+    while (fill(c, 0) == 1) {
+    }
+    return decode(c);
 }
 
 int hc_read_response(hc_conn *c, hc_response *r, int timeout_ms)
@@ -652,21 +674,35 @@ int hc_sse_reader_take(hc_sse_reader *r, const char *buf, size_t len, size_t *us
     return 1;
 }
 
+int hc_sse_take(hc_conn *c, hc_sse_event *ev)
+{
+    memset(ev, 0, sizeof(*ev));
+    ev->retry = -1;
+    if (c->sse == NULL && (c->sse = hc_sse_reader_new()) == NULL)
+        return 0;
+    size_t used = 0;
+    int got = c->dec_len ? hc_sse_reader_take(c->sse, c->dec, c->dec_len, &used, ev) : 0;
+    if (used > 0) {
+        memmove(c->dec, c->dec + used, c->dec_len - used);
+        c->dec_len -= used;
+        c->dec[c->dec_len] = '\0';
+    }
+    return got == 1;
+}
+
+int hc_sse_is_priming(const hc_sse_event *ev)
+{
+    return ev->id != NULL && !ev->comment && ev->data[0] == '\0';
+}
+
 int hc_sse_next(hc_conn *c, hc_sse_event *ev, int timeout_ms)
 {
     long long deadline = hc_now_ms() + timeout_ms;
-    memset(ev, 0, sizeof(*ev));
     if (c->sse == NULL && (c->sse = hc_sse_reader_new()) == NULL)
         return -1;
     for (;;) {
-        size_t used = 0;
-        int got = c->dec_len ? hc_sse_reader_take(c->sse, c->dec, c->dec_len, &used, ev) : 0;
-        if (used > 0) {
-            memmove(c->dec, c->dec + used, c->dec_len - used);
-            c->dec_len -= used;
-        }
-        if (got != 0)
-            return got;
+        if (hc_sse_take(c, ev))
+            return 1;
         if (c->body_done)
             return 0;
         int r = pump(c, deadline);
@@ -674,6 +710,17 @@ int hc_sse_next(hc_conn *c, hc_sse_event *ev, int timeout_ms)
             return 0; /* the server closed mid-body: no more events */
         if (r < 0)
             return -1;
+    }
+}
+
+int hc_sse_next_block(hc_conn *c, hc_sse_event *ev, int timeout_ms)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    for (;;) {
+        int r = hc_sse_next(c, ev, left_ms(deadline));
+        if (r != 1 || !ev->comment)
+            return r;
+        hc_sse_event_free(ev);
     }
 }
 
@@ -744,6 +791,48 @@ int hc_mcp_post(int port, const char *session, const char *extra_headers, const 
         return -1;
     }
     return hc_request(port, "POST", "/mcp", hdrs, body, r, timeout_ms);
+}
+
+/* Connects, sends a request for /mcp and reads its head into c->head. */
+static int open_exchange(hc_conn *c, int port, const char *method, const char *headers,
+                         const char *body, int rcvbuf, int timeout_ms)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    if (hc_connect_rcvbuf(c, port, rcvbuf, timeout_ms) != 0)
+        return -1;
+    if (hc_send_request(c, port, method, "/mcp", headers, body, left_ms(deadline)) != 0 ||
+        hc_read_head(c, NULL, left_ms(deadline)) != 0) {
+        hc_close(c);
+        return -1;
+    }
+    return c->head.status;
+}
+
+int hc_mcp_post_open(hc_conn *c, int port, const char *session, const char *body, int rcvbuf,
+                     int timeout_ms)
+{
+    char hdrs[512];
+    snprintf(hdrs, sizeof(hdrs), "%s%s%.256s%s", HC_MCP_POST_HEADERS,
+             session ? "Mcp-Session-Id: " : "", session ? session : "", session ? "\r\n" : "");
+    return open_exchange(c, port, "POST", hdrs, body, rcvbuf, timeout_ms);
+}
+
+int hc_mcp_get_open(hc_conn *c, int port, const char *session, const char *last_id,
+                    int timeout_ms)
+{
+    size_t n = 128 + (session ? strlen(session) : 0) + (last_id ? strlen(last_id) : 0);
+    char *hdrs = malloc(n);
+    if (hdrs == NULL) {
+        memset(c, 0, sizeof(*c));
+        c->fd = -1;
+        return -1;
+    }
+    snprintf(hdrs, n, "%s%s%s%s%s%s%s", HC_SSE_ACCEPT, session ? "Mcp-Session-Id: " : "",
+             session ? session : "", session ? "\r\n" : "", last_id ? "Last-Event-ID: " : "",
+             last_id ? last_id : "", last_id ? "\r\n" : "");
+    int status = open_exchange(c, port, "GET", hdrs, NULL, 0, timeout_ms);
+    free(hdrs);
+    return status;
 }
 
 json_t *hc_messages(const hc_response *r)
@@ -1035,6 +1124,26 @@ int hc_server_wait_stderr(hc_server *s, const char *text, int timeout_ms)
         ;
     pthread_mutex_unlock(&s->mu);
     return found ? 0 : -1;
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay ? strstr(hay, needle) : NULL; p != NULL; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+int hc_server_wait_count(hc_server *s, const char *text, int count, int timeout_ms)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    pthread_mutex_lock(&s->mu);
+    int n;
+    while ((n = count_of(s->err, text)) < count && !s->err_eof &&
+           harness_cond_wait_until(&s->cv, &s->mu, deadline))
+        ;
+    pthread_mutex_unlock(&s->mu);
+    return n >= count ? n : -1;
 }
 
 long hc_proc_value(const char *path, const char *line_prefix, const char *key)

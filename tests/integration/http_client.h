@@ -72,7 +72,8 @@ typedef struct hc_conn {
     int fd;   /* -1 when closed */
     char *in; /* raw bytes read and not yet consumed */
     size_t in_len, in_cap;
-    int eof; /* the server closed its side (or reset the connection) */
+    int eof;   /* the server closed its side (or reset the connection) */
+    int reset; /* ... and it was a reset */
 
     /* The body being read. */
     int body_mode;    /* HC_BODY_* */
@@ -82,6 +83,11 @@ typedef struct hc_conn {
     char *dec; /* decoded body bytes not yet consumed */
     size_t dec_len, dec_cap;
     struct hc_sse_reader *sse; /* the body's event stream, once hc_sse_next reads it */
+
+    /* The response being read when the caller keeps none of its own (hc_read_head
+     * and hc_read_body with r NULL, hc_mcp_post_open, hc_mcp_get_open): its status
+     * and headers, and its body once hc_read_body has read it. */
+    hc_response head;
 } hc_conn;
 
 /*
@@ -89,6 +95,9 @@ typedef struct hc_conn {
  * writes never raise SIGPIPE. Returns 0, or -1 (c->fd is then -1).
  */
 int hc_connect(hc_conn *c, int port, int timeout_ms);
+/* The same with SO_RCVBUF set to rcvbuf first (when > 0): a small window, so that a
+ * client that does not read makes the server's queue grow. */
+int hc_connect_rcvbuf(hc_conn *c, int port, int rcvbuf, int timeout_ms);
 /* Closes the socket and frees the buffers; c may be closed again. */
 void hc_close(hc_conn *c);
 /* Like hc_close, but aborts the connection (RST instead of FIN). */
@@ -113,14 +122,20 @@ int hc_send_request(hc_conn *c, int port, const char *method, const char *path, 
 
 /*
  * Reads the status line and headers of the next response within timeout_ms
- * (interim 1xx responses are skipped) and prepares to read its body. Returns
- * 0, or -1 on timeout, end of file or a malformed head.
+ * (interim 1xx responses are skipped) into r (NULL: c->head) and prepares to
+ * read its body. Returns 0, or -1 on timeout, end of file or a malformed head.
  */
 int hc_read_head(hc_conn *c, hc_response *r, int timeout_ms);
-/* Reads the rest of the body into r->body within timeout_ms. Returns 0 or -1. */
+/* Reads the rest of the body into r->body (r NULL: c->head.body) within
+ * timeout_ms. Returns 0 when the body ended properly (its length, the chunked
+ * terminator, or a close where the close ends it), or -1; r->body then holds
+ * what came. */
 int hc_read_body(hc_conn *c, hc_response *r, int timeout_ms);
 /* hc_read_head, then hc_read_body, with one deadline. */
 int hc_read_response(hc_conn *c, hc_response *r, int timeout_ms);
+/* Takes whatever the socket has without waiting and decodes it. Returns 0, or -1
+ * on a malformed body. */
+int hc_pump(hc_conn *c);
 
 /*
  * One complete exchange on a new connection: connect, send, read the whole
@@ -172,11 +187,17 @@ int hc_sse_reader_take(hc_sse_reader *r, const char *buf, size_t len, size_t *us
  * chunked terminator or close) with no further event, -1 on timeout or error.
  */
 int hc_sse_next(hc_conn *c, hc_sse_event *ev, int timeout_ms);
+/* Like hc_sse_next but skips comment-only blocks (priming events are returned). */
+int hc_sse_next_block(hc_conn *c, hc_sse_event *ev, int timeout_ms);
 /*
  * Like hc_sse_next but skips comment blocks and events without data (the
  * priming events of resumable streams carry only an id and a retry).
  */
 int hc_sse_next_event(hc_conn *c, hc_sse_event *ev, int timeout_ms);
+/* The next complete SSE block already received, without any I/O: 1 or 0. */
+int hc_sse_take(hc_conn *c, hc_sse_event *ev);
+/* 1 for a priming event: an id and no data, or only empty data. */
+int hc_sse_is_priming(const hc_sse_event *ev);
 /*
  * Like hc_sse_next_event, and parses the data as JSON: returns a new
  * reference, or NULL on timeout, end of stream or data that is not JSON
@@ -199,6 +220,21 @@ json_t *hc_sse_parse_all(const char *body, size_t len);
  */
 int hc_mcp_post(int port, const char *session, const char *extra_headers, const char *body,
                 hc_response *r, int timeout_ms);
+/*
+ * Connects (with SO_RCVBUF rcvbuf when > 0), POSTs body to /mcp with
+ * HC_MCP_POST_HEADERS and Mcp-Session-Id when session is not NULL, and reads the
+ * head into c->head, leaving the body to read. Returns the HTTP status, or -1
+ * (c is closed then).
+ */
+int hc_mcp_post_open(hc_conn *c, int port, const char *session, const char *body, int rcvbuf,
+                     int timeout_ms);
+/*
+ * Connects and sends GET /mcp with HC_SSE_ACCEPT, the session and Last-Event-ID
+ * when last_id is not NULL, and reads the head into c->head. Returns the HTTP
+ * status, or -1 (c is closed then).
+ */
+int hc_mcp_get_open(hc_conn *c, int port, const char *session, const char *last_id,
+                    int timeout_ms);
 /*
  * The JSON-RPC messages of a response: its SSE events (text/event-stream) or
  * its JSON body (a single message becomes a one-element array). New
@@ -263,6 +299,9 @@ int hc_server_alive(hc_server *s);
 int hc_server_wait(hc_server *s, int timeout_ms, int *status);
 /* Waits up to timeout_ms for the server's stderr to contain text. 0 or -1. */
 int hc_server_wait_stderr(hc_server *s, const char *text, int timeout_ms);
+/* Waits up to timeout_ms until the server's stderr holds text at least count
+ * times. Returns how many times it does, or -1 when fewer by the deadline. */
+int hc_server_wait_count(hc_server *s, const char *text, int count, int timeout_ms);
 /* VmRSS of the server in KiB from /proc/<pid>/status, or -1. */
 long hc_server_rss_kb(const hc_server *s);
 /* The number in the first line of a /proc file that begins with line_prefix: right

@@ -47,7 +47,7 @@
 #include "cluster_host.h"
 #include "cluster_load.h"
 #include "harness.h"
-#include "resume_client.h"
+#include "resume_check.h"
 
 #define NODES 3
 /* The deadline of one request, one event; of a whole call. */
@@ -260,20 +260,20 @@ static int simple_call(const char *session, long long id, int count, int direct,
     char args[64];
     snprintf(args, sizeof(args), "{\"count\":%d}", count);
     char *body = rc_call_body(id, "notify", args, NULL);
-    rc_conn c;
+    hc_conn c;
     memset(&c, 0, sizeof(c));
     c.fd = -1;
     int port = direct < 0 ? ch_lb_port(&cluster) : ch_node_port(&cluster, direct);
-    int status = body ? rc_post(&c, port, session, body, 0, STEP_MS) : -1;
+    int status = body ? hc_mcp_post_open(&c, port, session, body, 0, STEP_MS) : -1;
     free(body);
-    *node = direct >= 0 ? direct : status > 0 ? ch_node_index(rc_header_get(&c, "x-mcp-node")) : -1;
+    *node = direct >= 0 ? direct : status > 0 ? ch_node_index(hc_header_get(&c.head, "x-mcp-node")) : -1;
     if (status != 200) {
-        if (status > 0 && rc_read_body(&c, STEP_MS) == 0)
+        if (status > 0 && hc_read_body(&c, NULL, STEP_MS) == 0)
             snprintf(err, size, "call %lld: HTTP %d from node%d: %.200s", id, status, *node,
-                     c.body ? c.body : "");
+                     c.head.body ? c.head.body : "");
         else
             snprintf(err, size, "call %lld: HTTP %d", id, status);
-        rc_close(&c);
+        hc_close(&c);
         return -1;
     }
     rc_call call;
@@ -290,7 +290,7 @@ static int simple_call(const char *session, long long id, int count, int direct,
         rc = -1;
     }
     rc_call_free(&call);
-    rc_close(&c);
+    hc_close(&c);
     return rc;
 }
 
@@ -333,17 +333,17 @@ static int call_resumed_elsewhere(const char *session, long long id, char *err, 
     char args[96];
     snprintf(args, sizeof(args), "{\"count\":%d,\"delay_ms\":10,\"close_after\":0}", count);
     char *body = rc_call_body(id, "poll_notify", args, NULL);
-    rc_conn c;
+    hc_conn c;
     memset(&c, 0, sizeof(c));
     c.fd = -1;
-    int status = body ? rc_post(&c, ch_lb_port(&cluster), session, body, 0, STEP_MS) : -1;
+    int status = body ? hc_mcp_post_open(&c, ch_lb_port(&cluster), session, body, 0, STEP_MS) : -1;
     free(body);
     if (status != 200) {
         snprintf(err, size, "poll_notify %lld: HTTP %d", id, status);
-        rc_close(&c);
+        hc_close(&c);
         return -1;
     }
-    int owner = ch_node_index(rc_header_get(&c, "x-mcp-node"));
+    int owner = ch_node_index(hc_header_get(&c.head, "x-mcp-node"));
     rc_call call;
     rc_call_init(&call, id, count);
     int rc = -1, elsewhere = 0;
@@ -358,14 +358,14 @@ static int call_resumed_elsewhere(const char *session, long long id, char *err, 
                      call.next - 1, call.err);
             break;
         }
-        rc_close(&c);
-        status = rc_get(&c, ch_lb_port(&cluster), session, call.last_id, STEP_MS);
-        int node = ch_node_index(rc_header_get(&c, "x-mcp-node"));
+        hc_close(&c);
+        status = hc_mcp_get_open(&c, ch_lb_port(&cluster), session, call.last_id, STEP_MS);
+        int node = ch_node_index(hc_header_get(&c.head, "x-mcp-node"));
         if (status != 200) {
             if (status > 0)
-                rc_read_body(&c, STEP_MS);
+                hc_read_body(&c, NULL, STEP_MS);
             snprintf(err, size, "poll_notify %lld: resume with %s: HTTP %d from node%d: %.200s", id,
-                     call.last_id, status, node, c.body ? c.body : "");
+                     call.last_id, status, node, c.head.body ? c.head.body : "");
             break;
         }
         elsewhere |= node >= 0 && node != owner;
@@ -376,7 +376,7 @@ static int call_resumed_elsewhere(const char *session, long long id, char *err, 
         rc = -1;
     }
     rc_call_free(&call);
-    rc_close(&c);
+    hc_close(&c);
     return rc;
 }
 

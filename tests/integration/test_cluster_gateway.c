@@ -41,7 +41,7 @@
 #include "harness.h"
 #include "http_expect.h"
 #include "modern_host.h"
-#include "resume_client.h"
+#include "resume_check.h"
 
 /* The deadline of one request or one event. */
 #define STEP_MS 5000
@@ -132,12 +132,12 @@ static int notify_call(int port, const char *session, long long id, int n)
     char args[48];
     snprintf(args, sizeof(args), "{\"count\":%d}", n);
     char *body = rc_call_body(id, "notify", args, NULL);
-    rc_conn conn;
-    int status = rc_post(&conn, port, session, body, 0, STEP_MS);
+    hc_conn conn;
+    int status = hc_mcp_post_open(&conn, port, session, body, 0, STEP_MS);
     free(body);
     if (status != 200)
         fail_msg("call %lld: HTTP %d", id, status);
-    const char *via = rc_header_get(&conn, "x-mcp-node");
+    const char *via = hc_header_get(&conn.head, "x-mcp-node");
     int node = via != NULL ? ch_node_index(via) : -1;
     rc_call call;
     rc_call_init(&call, id, n);
@@ -149,7 +149,7 @@ static int notify_call(int port, const char *session, long long id, int n)
     snprintf(want, sizeof(want), "sent %d", n);
     assert_string_equal(rc_result_text(call.result), want);
     rc_call_free(&call);
-    rc_close(&conn);
+    hc_close(&conn);
     return node;
 }
 
@@ -189,22 +189,22 @@ static void test_every_request_of_a_session_is_served_whatever_node_it_reaches(v
     /* SEP-1699: the call's stream closes after its priming event (--poll-ms 100), and
      * its GET resumes it through the balancer, on whatever node that is. */
     char *body = rc_call_body(200, "slow_echo", "{\"text\":\"polled\",\"delay_ms\":600}", NULL);
-    rc_conn post;
-    assert_int_equal(rc_post(&post, lb, session, body, 0, STEP_MS), 200);
+    hc_conn post;
+    assert_int_equal(hc_mcp_post_open(&post, lb, session, body, 0, STEP_MS), 200);
     free(body);
     rc_call call;
     rc_call_init(&call, 200, 0);
     int rc = rc_call_read(&post, &call, 0, STEP_MS);
-    rc_close(&post);
+    hc_close(&post);
     if (rc != 0 || call.got_result || call.last_id == NULL)
         fail_msg("the polled call's stream should end after its priming event (%d, %s)", rc,
                  call.err);
     for (int round = 0; !call.got_result && round < 5; round++) {
         rc_wait_retry(call.retry > 0 ? call.retry : 100);
-        rc_conn get;
-        assert_int_equal(rc_get(&get, lb, session, call.last_id, STEP_MS), 200);
+        hc_conn get;
+        assert_int_equal(hc_mcp_get_open(&get, lb, session, call.last_id, STEP_MS), 200);
         rc = rc_call_read(&get, &call, 0, STEP_MS);
-        rc_close(&get);
+        hc_close(&get);
         if (rc < 0)
             fail_msg("the resumed call: %s", call.err);
     }
@@ -262,25 +262,25 @@ static void test_a_relayed_stream_of_a_stalled_node_is_cut(void **state)
     assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
     int other = 1;
     char *body = rc_call_body(7, "slow_echo", "{\"text\":\"late\",\"delay_ms\":60000}", NULL);
-    rc_conn conn;
-    assert_int_equal(rc_post(&conn, ch_node_port(c, other), session, body, 0, STEP_MS), 200);
+    hc_conn conn;
+    assert_int_equal(hc_mcp_post_open(&conn, ch_node_port(c, other), session, body, 0, STEP_MS), 200);
     free(body);
-    rc_event ev;
-    assert_int_equal(rc_next_event(&conn, &ev, STEP_MS), 1); /* the priming event */
-    rc_event_free(&ev);
+    hc_sse_event ev;
+    assert_int_equal(hc_sse_next_block(&conn, &ev, STEP_MS), 1); /* the priming event */
+    hc_sse_event_free(&ev);
     pid_t pid = c->nodes[0].proc.pid;
     assert_int_equal(kill(pid, SIGSTOP), 0);
     long long t0 = harness_now_ms();
-    int rc = rc_next_event(&conn, &ev, GONE_MS + STEP_MS);
+    int rc = hc_sse_next_block(&conn, &ev, GONE_MS + STEP_MS);
     long long waited = harness_now_ms() - t0;
     kill(pid, SIGCONT);
     if (rc == 1) {
-        rc_event_free(&ev);
+        hc_sse_event_free(&ev);
         fail_msg("an event came from the stopped node");
     }
     if (rc == -1)
         fail_msg("the relayed stream of a stopped node was still open after %lld ms", waited);
-    rc_close(&conn);
+    hc_close(&conn);
     /* Going on, it holds the session still: served through the other node again. */
     long long deadline = harness_now_ms() + GONE_MS;
     int status;

@@ -45,7 +45,7 @@
 #include "cluster_host.h"
 #include "harness.h"
 #include "http_expect.h"
-#include "resume_client.h"
+#include "resume_check.h"
 
 /* The deadline of one request or one event. */
 #define STEP_MS 5000
@@ -101,18 +101,18 @@ static long call_and_cut(int port, const char *session, long long id, const char
                          const char *args, char last_id[160])
 {
     char *body = rc_call_body(id, tool, args, NULL);
-    rc_conn c;
-    int status = rc_post(&c, port, session, body, 0, STEP_MS);
+    hc_conn c;
+    int status = hc_mcp_post_open(&c, port, session, body, 0, STEP_MS);
     free(body);
     if (status != 200)
         fail_msg("tools/call %s: HTTP %d", tool, status);
-    rc_event ev;
-    if (rc_next_event(&c, &ev, STEP_MS) != 1 || !rc_event_is_priming(&ev))
+    hc_sse_event ev;
+    if (hc_sse_next_block(&c, &ev, STEP_MS) != 1 || !hc_sse_is_priming(&ev))
         fail_msg("tools/call %s: no priming event first", tool);
     snprintf(last_id, 160, "%s", ev.id);
     long retry = ev.retry;
-    rc_event_free(&ev);
-    rc_close(&c);
+    hc_sse_event_free(&ev);
+    hc_close(&c);
     return retry;
 }
 
@@ -136,8 +136,8 @@ static void test_a_stream_read_through_another_node_is_not_held_back(void **stat
     snprintf(args, sizeof(args), "{\"count\":%d}", n);
     call_and_cut(ch_node_port(c, 0), session, 7, "notify", args, last_id);
 
-    rc_conn g;
-    assert_int_equal(rc_get(&g, ch_node_port(c, 1), session, last_id, STEP_MS), 200);
+    hc_conn g;
+    assert_int_equal(hc_mcp_get_open(&g, ch_node_port(c, 1), session, last_id, STEP_MS), 200);
     rc_call call;
     rc_call_init(&call, 7, n);
     int rc = rc_call_read(&g, &call, 0, CALL_MS);
@@ -148,7 +148,7 @@ static void test_a_stream_read_through_another_node_is_not_held_back(void **stat
     snprintf(want, sizeof(want), "sent %d", n);
     assert_string_equal(rc_result_text(call.result), want);
     rc_call_free(&call);
-    rc_close(&g);
+    hc_close(&g);
 
     char *out = ch_node_output(c, 0);
     assert_non_null(out);
@@ -165,30 +165,30 @@ static void test_a_resume_on_another_node_answers_before_the_first_event(void **
     /* Nothing to send for 8 s: the resume's status line must not wait for it. */
     call_and_cut(ch_node_port(c, 0), session, 8, "slow_echo",
                  "{\"text\":\"late\",\"delay_ms\":8000}", last_id);
-    rc_conn g;
-    int status = rc_get(&g, ch_node_port(c, 2), session, last_id, 4000);
+    hc_conn g;
+    int status = hc_mcp_get_open(&g, ch_node_port(c, 2), session, last_id, 4000);
     if (status != 200)
         fail_msg("the resume on node2 had no response head within 4 s (%d); the answer comes "
                  "after 8 s",
                  status);
-    assert_string_equal(rc_header_get(&g, "content-type"), "text/event-stream");
+    assert_string_equal(hc_header_get(&g.head, "content-type"), "text/event-stream");
     rc_call call;
     rc_call_init(&call, 8, 0);
     assert_int_equal(rc_call_read(&g, &call, 0, CALL_MS), 1);
     assert_string_equal(rc_result_text(call.result), "late");
     rc_call_free(&call);
-    rc_close(&g);
+    hc_close(&g);
 }
 
 /* Sends a GET resuming from last_id on port, without waiting for its head. */
-static void resume_send(rc_conn *g, int port, const char *session, const char *last_id)
+static void resume_send(hc_conn *g, int port, const char *session, const char *last_id)
 {
     char hdrs[400];
     snprintf(hdrs, sizeof(hdrs),
              "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\nLast-Event-ID: %s\r\n", session,
              last_id);
-    assert_int_equal(rc_connect(g, port, 0, STEP_MS), 0);
-    assert_int_equal(rc_send_request(g, port, "GET", hdrs, NULL, STEP_MS), 0);
+    assert_int_equal(hc_connect(g, port, STEP_MS), 0);
+    assert_int_equal(hc_send_request(g, port, "GET", "/mcp", hdrs, NULL, STEP_MS), 0);
 }
 
 static int ping(int port, const char *session, int timeout_ms);
@@ -206,18 +206,18 @@ static void test_a_resume_replacing_one_still_replaying_gets_the_whole_call(void
     pid_t redis = c->redis.proc.pid;
     assert_true(redis > 0);
     assert_int_equal(kill(redis, SIGSTOP), 0);
-    rc_conn g1, g2;
+    hc_conn g1, g2;
     resume_send(&g1, ch_node_port(c, 0), session, last_id);
     /* node0 answers a request of a session it holds without Redis: once it has, it
      * has read the first resume, sent before. */
     int pinged = ping(ch_node_port(c, 0), session, STEP_MS);
     /* The client gives that resume up and resumes again, from the same event. */
-    rc_close(&g1);
+    hc_close(&g1);
     resume_send(&g2, ch_node_port(c, 0), session, last_id);
     kill(redis, SIGCONT);
     assert_int_equal(pinged, 200);
-    assert_int_equal(rc_read_head(&g2, STEP_MS), 0);
-    assert_int_equal(g2.status, 200);
+    assert_int_equal(hc_read_head(&g2, NULL, STEP_MS), 0);
+    assert_int_equal(g2.head.status, 200);
     rc_call call;
     rc_call_init(&call, 12, n);
     int rc = rc_call_read(&g2, &call, 0, CALL_MS);
@@ -229,7 +229,7 @@ static void test_a_resume_replacing_one_still_replaying_gets_the_whole_call(void
                  call.next - 1, n, call.err);
     assert_string_equal(rc_result_text(call.result), "sent 20");
     rc_call_free(&call);
-    rc_close(&g2);
+    hc_close(&g2);
 }
 
 /* Kills every connection Redis has from node number `node` (they are named after it). */
@@ -276,12 +276,12 @@ static long long number_of_node(ch_cluster *c, int i, const char *session, long 
 /* A notify call (id) of n notifications delay_ms apart runs on node0; its client, cut
  * after the priming event, follows it from node1 (g, call) and has read 10 of them. */
 static void follow_call(ch_cluster *c, const char *session, long long id, int n, int delay_ms,
-                        rc_conn *g, rc_call *call)
+                        hc_conn *g, rc_call *call)
 {
     char args[64], last_id[160];
     snprintf(args, sizeof(args), "{\"count\":%d,\"delay_ms\":%d}", n, delay_ms);
     call_and_cut(ch_node_port(c, 0), session, id, "notify", args, last_id);
-    assert_int_equal(rc_get(g, ch_node_port(c, 1), session, last_id, STEP_MS), 200);
+    assert_int_equal(hc_mcp_get_open(g, ch_node_port(c, 1), session, last_id, STEP_MS), 200);
     rc_call_init(call, id, n);
     assert_int_equal(rc_call_read(g, call, 10, STEP_MS), 2);
 }
@@ -293,7 +293,7 @@ static void test_a_follower_that_loses_redis_cuts_its_client_who_resumes_the_res
     assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
     long long node1 = number_of_node(c, 1, session, 9);
     const int n = 100;
-    rc_conn g;
+    hc_conn g;
     rc_call call;
     follow_call(c, session, 10, n, 40, &g, &call);
     /* node1 loses Redis while node0, which runs the call, keeps it. */
@@ -303,18 +303,18 @@ static void test_a_follower_that_loses_redis_cuts_its_client_who_resumes_the_res
     if (killed < 1)
         fail_msg("node1 has no connection to Redis to kill");
     int rc = rc_call_read(&g, &call, 0, STEP_MS);
-    if (rc != 0 || g.done)
+    if (rc != 0 || g.body_done)
         fail_msg("node1, cut off from Redis, %s (%s)",
                  rc == 1    ? "answered for the call that node0 still runs"
-                 : g.done   ? "ended the stream cleanly without the answer"
+                 : g.body_done   ? "ended the stream cleanly without the answer"
                  : rc == -1 ? "kept the stream open without events"
                             : "failed the stream",
                  call.err);
-    rc_close(&g);
+    hc_close(&g);
     long long had = call.next - 1;
     /* The client resumes from what it has (on node2, node1 may still be reconnecting)
      * and gets the rest, each once, in order, then the answer. */
-    assert_int_equal(rc_get(&g, ch_node_port(c, 2), session, call.last_id, STEP_MS), 200);
+    assert_int_equal(hc_mcp_get_open(&g, ch_node_port(c, 2), session, call.last_id, STEP_MS), 200);
     rc = rc_call_read(&g, &call, 0, CALL_MS);
     if (rc != 1)
         fail_msg("the resume on node2 %s after %lld of %d notifications (%s)",
@@ -323,7 +323,7 @@ static void test_a_follower_that_loses_redis_cuts_its_client_who_resumes_the_res
            "other %lld and the answer\n",
            had, (long long)n - had);
     rc_call_free(&call);
-    rc_close(&g);
+    hc_close(&g);
     char *out = ch_node_output(c, 1);
     assert_non_null(out);
     assert_non_null(strstr(out, "connection lost"));
@@ -339,7 +339,7 @@ static void test_a_resume_elsewhere_stops_at_an_event_its_owner_could_not_store(
     wait_all_serve(c); /* (node1 may be connecting again after the test before) */
     assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
     long long node0 = number_of_node(c, 0, session, 19);
-    rc_conn g;
+    hc_conn g;
     rc_call call;
     follow_call(c, session, 20, 80, 25, &g, &call);
     /* node0, which runs the call, loses Redis for a moment: the events of that moment
@@ -347,20 +347,20 @@ static void test_a_resume_elsewhere_stops_at_an_event_its_owner_could_not_store(
     if (kill_connections_of(c, node0) < 1)
         fail_msg("node0 has no connection to Redis to kill");
     int rc = rc_call_read(&g, &call, 0, CALL_MS);
-    if (rc != 0 || g.done || call.err[0] != '\0')
+    if (rc != 0 || g.body_done || call.err[0] != '\0')
         fail_msg("the resume on node1 %s after %lld notifications (%s)",
                  rc == 1    ? "got the answer, past events that were never stored"
-                 : g.done   ? "ended cleanly without the answer"
+                 : g.body_done   ? "ended cleanly without the answer"
                  : rc == -1 ? "timed out"
                             : "went wrong",
                  call.next - 1, call.err);
-    rc_close(&g);
+    hc_close(&g);
     /* Resumed from the last event it has, before the lost ones: refused, on another
      * node as on the owner. */
-    assert_int_equal(rc_get(&g, ch_node_port(c, 2), session, call.last_id, STEP_MS), 400);
-    rc_close(&g);
-    assert_int_equal(rc_get(&g, ch_node_port(c, 0), session, call.last_id, STEP_MS), 400);
-    rc_close(&g);
+    assert_int_equal(hc_mcp_get_open(&g, ch_node_port(c, 2), session, call.last_id, STEP_MS), 400);
+    hc_close(&g);
+    assert_int_equal(hc_mcp_get_open(&g, ch_node_port(c, 0), session, call.last_id, STEP_MS), 400);
+    hc_close(&g);
     printf("node0 lost Redis mid-call: the resume on node1 stopped after notification %lld; "
            "resumed from there, 400 on node2 and node0\n",
            call.next - 1);
@@ -392,15 +392,15 @@ static void test_a_session_keeps_a_bounded_number_of_streams_in_redis(void **sta
      * answer): a node keeps the newest 128 finished streams of a session. */
     for (int i = 0; i < 300; i++) {
         char *body = rc_call_body(100 + i, "notify", "{\"count\":1}", NULL);
-        rc_conn p;
-        assert_int_equal(rc_post(&p, ch_node_port(c, 0), session, body, 0, STEP_MS), 200);
+        hc_conn p;
+        assert_int_equal(hc_mcp_post_open(&p, ch_node_port(c, 0), session, body, 0, STEP_MS), 200);
         free(body);
         rc_call call;
         rc_call_init(&call, 100 + i, 1);
         assert_int_equal(rc_call_read(&p, &call, 0, STEP_MS), 1);
         snprintf(i == 0 ? first : last, 160, "%s", call.last_id);
         rc_call_free(&call);
-        rc_close(&p);
+        hc_close(&p);
     }
     snprintf(pattern, sizeof(pattern), "mcp:e:%s:*", session);
     long long kept = redis_keys(c, pattern);
@@ -408,11 +408,11 @@ static void test_a_session_keeps_a_bounded_number_of_streams_in_redis(void **sta
     assert_true(kept >= 96 && kept <= 128); /* past 128, down to 96 at once */
     /* The newest is resumed (it is over: the GET stays open and idle); the oldest is
      * gone. */
-    rc_conn g;
-    assert_int_equal(rc_get(&g, ch_node_port(c, 1), session, last, STEP_MS), 200);
-    rc_close(&g);
-    assert_int_equal(rc_get(&g, ch_node_port(c, 1), session, first, STEP_MS), 400);
-    rc_close(&g);
+    hc_conn g;
+    assert_int_equal(hc_mcp_get_open(&g, ch_node_port(c, 1), session, last, STEP_MS), 200);
+    hc_close(&g);
+    assert_int_equal(hc_mcp_get_open(&g, ch_node_port(c, 1), session, first, STEP_MS), 400);
+    hc_close(&g);
 }
 
 static void test_a_stream_past_the_session_bound_is_still_resumed(void **state)
@@ -424,18 +424,18 @@ static void test_a_stream_past_the_session_bound_is_still_resumed(void **state)
      * session may keep (10,000). The newest stream stays, as the memory store keeps a
      * session's last events. */
     char *body = rc_call_body(30, "notify", "{\"count\":10000}", NULL);
-    rc_conn p;
-    assert_int_equal(rc_post(&p, ch_node_port(c, 0), session, body, 0, STEP_MS), 200);
+    hc_conn p;
+    assert_int_equal(hc_mcp_post_open(&p, ch_node_port(c, 0), session, body, 0, STEP_MS), 200);
     free(body);
     rc_call call;
     rc_call_init(&call, 30, 10000);
     assert_int_equal(rc_call_read(&p, &call, 0, CALL_MS), 1);
-    rc_close(&p);
-    rc_conn g;
-    int status = rc_get(&g, ch_node_port(c, 1), session, call.last_id, STEP_MS);
+    hc_close(&p);
+    hc_conn g;
+    int status = hc_mcp_get_open(&g, ch_node_port(c, 1), session, call.last_id, STEP_MS);
     if (status != 200)
         fail_msg("the resume of its last event on node1 got %d", status);
-    rc_close(&g);
+    hc_close(&g);
     rc_call_free(&call);
 }
 
@@ -466,13 +466,13 @@ static void test_a_notification_reaches_one_get_stream_of_a_session_on_two_nodes
     /* A GET on node0, then a newer one on node1, both left open (GET streams must
      * not replace each other): the newer
      * one carries the session's messages, and only it. */
-    rc_conn g[2];
-    rc_event ev;
+    hc_conn g[2];
+    hc_sse_event ev;
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(rc_get(&g[i], ch_node_port(c, i), session, NULL, STEP_MS), 200);
-        assert_int_equal(rc_next_event(&g[i], &ev, STEP_MS), 1);
-        assert_true(rc_event_is_priming(&ev));
-        rc_event_free(&ev);
+        assert_int_equal(hc_mcp_get_open(&g[i], ch_node_port(c, i), session, NULL, STEP_MS), 200);
+        assert_int_equal(hc_sse_next_block(&g[i], &ev, STEP_MS), 1);
+        assert_true(hc_sse_is_priming(&ev));
+        hc_sse_event_free(&ev);
     }
     /* Raised on node1, whose record naming its GET went out before: node0 has it when
      * the notification comes (one publisher's messages arrive in order). */
@@ -482,16 +482,16 @@ static void test_a_notification_reaches_one_get_stream_of_a_session_on_two_nodes
     free(body);
     assert_int_equal(r.status, 200);
     hc_response_free(&r);
-    assert_int_equal(rc_next_event(&g[1], &ev, STEP_MS), 1);
+    assert_int_equal(hc_sse_next_block(&g[1], &ev, STEP_MS), 1);
     assert_non_null(ev.data);
     assert_non_null(strstr(ev.data, "notifications/resources/updated"));
-    rc_event_free(&ev);
+    hc_sse_event_free(&ev);
     /* node0's GET gets nothing: it would have by now (same bus message, same moment). */
-    int rc = rc_next_event(&g[0], &ev, 1000);
+    int rc = hc_sse_next_block(&g[0], &ev, 1000);
     if (rc == 1)
         fail_msg("the older GET, on node0, got a copy too: %s", ev.data ? ev.data : "(no data)");
-    rc_close(&g[0]);
-    rc_close(&g[1]);
+    hc_close(&g[0]);
+    hc_close(&g[1]);
 }
 
 static int delete_session(int port, const char *session)
@@ -795,8 +795,8 @@ static int flood_call(flood *f, const char *session, long long id, int n, int *c
     char args[64];
     snprintf(args, sizeof(args), "{\"count\":%d}", n);
     char *body = rc_call_body(id, "notify", args, NULL);
-    rc_conn c;
-    int status = body != NULL ? rc_post(&c, f->port, session, body, 0, STEP_MS) : -1;
+    hc_conn c;
+    int status = body != NULL ? hc_mcp_post_open(&c, f->port, session, body, 0, STEP_MS) : -1;
     free(body);
     rc_call call;
     rc_call_init(&call, id, n);
@@ -820,7 +820,7 @@ static int flood_call(flood *f, const char *session, long long id, int n, int *c
                      call.next - 1, call.err);
     rc_call_free(&call);
     if (status > 0)
-        rc_close(&c);
+        hc_close(&c);
     return rc == 1 ? 0 : -1;
 }
 
@@ -923,8 +923,8 @@ static void test_a_node_flooding_redis_with_events_is_not_taken_for_dead(void **
      * that resumed elsewhere at once could find the event not yet in Redis, which takes
      * node0's writes in order, behind the flood's: 400.) */
     rc_wait_retry(retry >= 0 ? retry : 1000);
-    rc_conn g;
-    int status = rc_get(&g, ch_node_port(c, 1), session, last_id, STEP_MS);
+    hc_conn g;
+    int status = hc_mcp_get_open(&g, ch_node_port(c, 1), session, last_id, STEP_MS);
     rc_call call;
     rc_call_init(&call, 11, 0);
     int rc = status == 200 ? rc_call_read(&g, &call, 0, CALL_MS) : -3;
@@ -954,7 +954,7 @@ static void test_a_node_flooding_redis_with_events_is_not_taken_for_dead(void **
         snprintf(why, sizeof(why), "the call's result was not its text");
     rc_call_free(&call);
     if (status > 0)
-        rc_close(&g);
+        hc_close(&g);
     pthread_cond_destroy(&f.cv);
     pthread_mutex_destroy(&f.mu);
     if (why[0] != '\0')

@@ -25,7 +25,7 @@
 #include "gateway_host.h"
 #include "harness.h"
 #include "http_expect.h"
-#include "resume_client.h"
+#include "resume_check.h"
 
 /* shttp.h's bounds, which the tests reach. */
 #define WAIT_MS 10000
@@ -249,7 +249,7 @@ static void test_bytes_past_the_endpoint_bound_are_answered_at_once(void **state
     long long t0 = hc_now_ms();
     for (int i = 0; i < N; i++) {
         assert_int_equal(hc_mcp_initialize(s.port, sess[i], HX_REQ_MS), 0);
-        if (rc_wait_stderr(&s, "peer: sent 1 roots/list", i + 1, HX_REQ_MS) < 0)
+        if (hc_server_wait_count(&s, "peer: sent 1 roots/list", i + 1, HX_REQ_MS) < 0)
             fail_msg("session %d: its server did not ask for roots", i);
     }
     long long took = hc_now_ms() - t0;
@@ -273,7 +273,7 @@ static void test_bytes_past_the_endpoint_bound_are_answered_at_once(void **state
     json_decref(expect_roots_request(&c, NULL, "the first session's request"));
     hc_close(&c);
     assert_int_equal(hc_mcp_initialize(s.port, sess[N], HX_REQ_MS), 0);
-    if (rc_wait_stderr(&s, "peer: sent 1 roots/list", N + 1, HX_REQ_MS) < 0)
+    if (hc_server_wait_count(&s, "peer: sent 1 roots/list", N + 1, HX_REQ_MS) < 0)
         fail_msg("the last session's server did not ask for roots");
     hx_open_get_stream(&c, s.port, sess[N], &head);
     hc_response_free(&head);

@@ -49,7 +49,7 @@
 
 #include "http_expect.h"
 #include "modern_host.h"
-#include "resume_client.h"
+#include "resume_check.h"
 
 #define MEM_BOUND_KB (64L * 1024)
 /* How long one step of the normal client may take. A client locked out waits for the
@@ -344,7 +344,7 @@ static void test_never_reading_tool_calls_wait_and_lose_nothing(void **state)
 
     char args[96];
     snprintf(args, sizeof(args), "{\"count\":%d,\"delay_ms\":0,\"close_after\":0}", count);
-    rc_conn *conns = calloc((size_t)clients, sizeof(*conns));
+    hc_conn *conns = calloc((size_t)clients, sizeof(*conns));
     rc_call *calls = calloc((size_t)clients, sizeof(*calls));
     char(*sessions)[33] = calloc((size_t)clients, sizeof(*sessions));
     assert_true(conns != NULL && calls != NULL && sessions != NULL);
@@ -352,7 +352,7 @@ static void test_never_reading_tool_calls_wait_and_lose_nothing(void **state)
         assert_int_equal(hc_mcp_initialize(srv.port, sessions[i], STEP_MS), 0);
         char *body = rc_call_body(100 + i, "poll_notify", args, NULL);
         /* A small receive window, and not a byte read. */
-        assert_int_equal(rc_post(&conns[i], srv.port, sessions[i], body, 4096, STEP_MS), 200);
+        assert_int_equal(hc_mcp_post_open(&conns[i], srv.port, sessions[i], body, 4096, STEP_MS), 200);
         free(body);
         rc_call_init(&calls[i], 100 + i, count);
     }
@@ -369,8 +369,8 @@ static void test_never_reading_tool_calls_wait_and_lose_nothing(void **state)
         if (call->err[0] != '\0' || r != 2)
             fail_msg("client %d: reading the first half: rc %d after %lld notifications %s", i, r,
                      call->next - 1, call->err);
-        rc_close(&conns[i]);
-        assert_int_equal(rc_get(&conns[i], srv.port, sessions[i], call->last_id, STEP_MS), 200);
+        hc_close(&conns[i]);
+        assert_int_equal(hc_mcp_get_open(&conns[i], srv.port, sessions[i], call->last_id, STEP_MS), 200);
         r = rc_call_read(&conns[i], call, 0, STEP_MS);
         if (call->err[0] != '\0' || r != 1)
             fail_msg("client %d: after the resume: rc %d after %lld notifications %s", i, r,
@@ -378,7 +378,7 @@ static void test_never_reading_tool_calls_wait_and_lose_nothing(void **state)
         assert_int_equal(call->next - 1, count);
         long rss = hc_server_rss_kb(&srv);
         peak = rss > peak ? rss : peak;
-        rc_close(&conns[i]);
+        hc_close(&conns[i]);
         rc_call_free(call);
     }
     printf("never-reading poll_notify calls: %d clients x %d notifications and the result, "
@@ -406,21 +406,21 @@ static void test_stream_held_without_reading_is_cut_then_resumes(void **state)
     assert_int_equal(start(&srv, flags), 0);
     char session[33];
     assert_int_equal(hc_mcp_initialize(srv.port, session, STEP_MS), 0);
-    rc_conn c;
+    hc_conn c;
     char *body = rc_call_body(100, "poll_notify",
                               "{\"count\":20000,\"delay_ms\":0,\"close_after\":0}", NULL);
-    assert_int_equal(rc_post(&c, srv.port, session, body, 4096, STEP_MS), 200);
+    assert_int_equal(hc_mcp_post_open(&c, srv.port, session, body, 4096, STEP_MS), 200);
     free(body);
-    if (rc_wait_stderr(&srv, "took nothing", 1, 10000) < 0)
+    if (hc_server_wait_count(&srv, "took nothing", 1, 10000) < 0)
         fail_msg("a stream nobody read for 4 s (--session-idle-ms 4000) was not cut within 10 s");
     rc_call call;
     rc_call_init(&call, 100, 20000);
     int r = rc_call_read(&c, &call, 0, STEP_MS);
-    if (call.err[0] != '\0' || r != 0 || c.done)
+    if (call.err[0] != '\0' || r != 0 || c.body_done)
         fail_msg("the held stream: expected it cut without its result (rc %d) %s", r, call.err);
-    rc_close(&c);
+    hc_close(&c);
     assert_non_null(call.last_id);
-    int status = rc_get(&c, srv.port, session, call.last_id, STEP_MS);
+    int status = hc_mcp_get_open(&c, srv.port, session, call.last_id, STEP_MS);
     if (status != 200) {
         char *err = hc_server_stderr(&srv);
         fail_msg("the resume after the cut got %d; the server said:\n%s", status, err ? err : "");
@@ -429,7 +429,7 @@ static void test_stream_held_without_reading_is_cut_then_resumes(void **state)
     if (call.err[0] != '\0' || r != 1)
         fail_msg("after the resume: rc %d after %lld notifications %s", r, call.next - 1, call.err);
     assert_int_equal(call.next - 1, 20000);
-    rc_close(&c);
+    hc_close(&c);
     rc_call_free(&call);
     assert_int_equal(hc_server_stop_check(&srv, 10000), 0);
     hc_server_free(&srv);
@@ -474,16 +474,16 @@ static void test_handlers_waiting_for_an_absent_client_give_their_worker_back(vo
     char away[33], other[33];
     assert_int_equal(hc_mcp_initialize(srv.port, away, STEP_MS), 0);
     assert_int_equal(hc_mcp_initialize(srv.port, other, STEP_MS), 0);
-    rc_conn c;
+    hc_conn c;
     /* The server closes the stream after the first notification (SEP-1699); the
      * client does not come back for it. */
     char *body = rc_call_body(100, "poll_notify", "{\"count\":100000,\"delay_ms\":0}", NULL);
-    assert_int_equal(rc_post(&c, srv.port, away, body, 0, STEP_MS), 200);
+    assert_int_equal(hc_mcp_post_open(&c, srv.port, away, body, 0, STEP_MS), 200);
     free(body);
     rc_call call;
     rc_call_init(&call, 100, -1);
     assert_int_equal(rc_call_read(&c, &call, 0, STEP_MS), 0);
-    rc_close(&c);
+    hc_close(&c);
     assert_non_null(call.last_id);
 
     /* The other client's call needs the one worker. Meanwhile the absent client's
@@ -505,14 +505,14 @@ static void test_handlers_waiting_for_an_absent_client_give_their_worker_back(vo
         fail_msg("with one worker held by a handler paused for an absent client, another "
                  "client's call was not answered within 15 s");
 
-    assert_int_equal(rc_get(&c, srv.port, away, call.last_id, STEP_MS), 200);
+    assert_int_equal(hc_mcp_get_open(&c, srv.port, away, call.last_id, STEP_MS), 200);
     int r = rc_call_read(&c, &call, 0, STEP_MS);
     if (call.err[0] != '\0' || r != 1)
         fail_msg("the resume: rc %d after %lld notifications %s", r, call.next - 1, call.err);
     printf("absent client: resumed, %lld notifications and the answer \"%s\"\n", call.next - 1,
            rc_result_text(call.result));
     assert_string_equal(rc_result_text(call.result), "The request was cancelled.");
-    rc_close(&c);
+    hc_close(&c);
     rc_call_free(&call);
     assert_int_equal(hc_server_stop_check(&srv, 10000), 0);
     hc_server_free(&srv);
@@ -643,18 +643,18 @@ static void test_held_get_streams_do_not_lock_others_out(void **state)
     probes warm = {0};
     probe(srv.port, &warm);
     long idle = hc_server_rss_kb(&srv);
-    rc_conn *gets = calloc(SESSIONS * PER_SESSION, sizeof(*gets));
+    hc_conn *gets = calloc(SESSIONS * PER_SESSION, sizeof(*gets));
     assert_non_null(gets);
     int held = 0, refused = 0;
     for (int s = 0; s < SESSIONS; s++) {
         char session[33];
         assert_int_equal(hc_mcp_initialize(srv.port, session, STEP_MS), 0);
         for (int i = 0; i < PER_SESSION; i++) {
-            int status = rc_get(&gets[held], srv.port, session, NULL, STEP_MS);
+            int status = hc_mcp_get_open(&gets[held], srv.port, session, NULL, STEP_MS);
             if (status == 200)
                 held++;
             else if (status == 429)
-                refused++, rc_close(&gets[held]);
+                refused++, hc_close(&gets[held]);
             else
                 fail_msg("GET stream %d of session %d: status %d", i, s, status);
         }
@@ -668,7 +668,7 @@ static void test_held_get_streams_do_not_lock_others_out(void **state)
     expect_bounded(idle, peak, "held GET streams");
     expect_served(&p, "held GET streams");
     for (int i = 0; i < held; i++)
-        rc_close(&gets[i]);
+        hc_close(&gets[i]);
     free(gets);
     assert_int_equal(hc_server_stop_check(&srv, 10000), 0);
     hc_server_free(&srv);

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "http_expect.h"
-#include "resume_client.h"
+#include "resume_check.h"
 
 #define PING "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"
 
@@ -229,7 +229,7 @@ static void test_idle_session_expires_then_404(void **state)
     long long last_use = hc_now_ms();
     char expired[80];
     snprintf(expired, sizeof(expired), "session %s expired", old);
-    if (rc_wait_stderr(&f->srv, expired, 1, 10000) < 0)
+    if (hc_server_wait_count(&f->srv, expired, 1, 10000) < 0)
         fail_msg("the idle session did not expire within 10 s of --session-idle-ms 1500");
     long long elapsed = hc_now_ms() - last_use;
     if (elapsed < 1400)
@@ -286,15 +286,15 @@ static void test_full_table_evicts_the_least_recently_used_idle_session(void **s
 
     /* Every session busy: 503, and nobody is evicted. */
     const char *live[3] = {s[0], s[2], fresh};
-    rc_conn gets[3];
+    hc_conn gets[3];
     for (int i = 0; i < 3; i++)
-        assert_int_equal(rc_get(&gets[i], f->port, live[i], NULL, HX_REQ_MS), 200);
+        assert_int_equal(hc_mcp_get_open(&gets[i], f->port, live[i], NULL, HX_REQ_MS), 200);
     char none[33];
     assert_int_equal(new_session_status(f->port, none), 503);
     for (int i = 0; i < 3; i++)
         assert_int_equal(ping_status(f->port, live[i]), 200);
     for (int i = 0; i < 3; i++)
-        rc_close(&gets[i]);
+        hc_close(&gets[i]);
     for (int i = 0; i < 3; i++)
         assert_int_equal(hc_mcp_delete(f->port, live[i], HX_REQ_MS), 200);
 }

@@ -31,7 +31,7 @@
 
 #include "harness.h"
 #include "modern_host.h"
-#include "resume_client.h"
+#include "resume_check.h"
 
 #define ELICIT_CAPS "{\"elicitation\":{}}"
 
@@ -98,33 +98,12 @@ static void assert_serves(int port, long long id, const char *what)
         fail_msg("%s: a good request took %lld ms (at most %lld)", what, took, bound);
 }
 
-/* Connects with a receive buffer of 4 KiB: a client that reads nothing fills it at
- * once, and what the server sends it then waits in the server. */
-static int connect_small_window(hc_conn *c, int port)
-{
-    memset(c, 0, sizeof(*c));
-    c->fd = -1;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    int small = 4096;
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        close(fd);
-        return -1;
-    }
-    int fl = fcntl(fd, F_GETFL);
-    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-    c->fd = fd;
-    return 0;
-}
-
 /* Opens listen `id` on a connection with a window of 4 KiB, and reads its head only. */
 static void open_slow_listen(hc_conn *c, int port, long long id)
 {
-    assert_int_equal(connect_small_window(c, port), 0);
+    /* A receive buffer of 4 KiB: a client that reads nothing fills it at once, and
+     * what the server sends it then waits in the server. */
+    assert_int_equal(hc_connect_rcvbuf(c, port, 4096, MH_WAIT_MS), 0);
     json_t *req = listen_request(id);
     assert_int_equal(mh_send(c, port, req), 0);
     json_decref(req);
@@ -257,10 +236,10 @@ static void test_a_listen_that_never_reads_is_cut_and_leaves_nothing(void **stat
 /* Reads the notifications numbered by their _meta "n" from a standalone stream, in
  * order from *next, until the stream ends or `until` arrived; the last event id goes to
  * last_id. Fails the test on a gap or a repeat. */
-static void read_numbered(rc_conn *c, int *next, int until, char last_id[128])
+static void read_numbered(hc_conn *c, int *next, int until, char last_id[128])
 {
-    rc_event ev;
-    while (*next < until && rc_next_event(c, &ev, MH_WAIT_MS) == 1) {
+    hc_sse_event ev;
+    while (*next < until && hc_sse_next_block(c, &ev, MH_WAIT_MS) == 1) {
         if (ev.id != NULL)
             snprintf(last_id, 128, "%s", ev.id);
         json_t *m = ev.data != NULL && ev.data[0] ? json_loads(ev.data, 0, NULL) : NULL;
@@ -272,7 +251,7 @@ static void read_numbered(rc_conn *c, int *next, int until, char last_id[128])
             (*next)++;
         }
         json_decref(m);
-        rc_event_free(&ev);
+        hc_sse_event_free(&ev);
     }
 }
 
@@ -290,14 +269,14 @@ static void test_a_standalone_stream_cut_for_the_budget_resumes_and_loses_nothin
     mh_host *h = own_host(&o);
     char session[33];
     assert_int_equal(hc_mcp_initialize(h->port, session, MH_WAIT_MS), 0);
-    rc_conn get;
-    assert_int_equal(rc_get(&get, h->port, session, NULL, MH_WAIT_MS), 200);
+    hc_conn get;
+    assert_int_equal(hc_mcp_get_open(&get, h->port, session, NULL, MH_WAIT_MS), 200);
     char last_id[128] = "";
-    rc_event ev;
-    assert_int_equal(rc_next(&get, &ev, MH_WAIT_MS), 1); /* the priming event */
-    assert_true(rc_event_is_priming(&ev));
+    hc_sse_event ev;
+    assert_int_equal(hc_sse_next(&get, &ev, MH_WAIT_MS), 1); /* the priming event */
+    assert_true(hc_sse_is_priming(&ev));
     snprintf(last_id, sizeof last_id, "%s", ev.id);
-    rc_event_free(&ev);
+    hc_sse_event_free(&ev);
     char pad[8192];
     memset(pad, 'x', sizeof pad - 1);
     pad[sizeof pad - 1] = '\0';
@@ -312,14 +291,14 @@ static void test_a_standalone_stream_cut_for_the_budget_resumes_and_loses_nothin
         fail_msg("3 MiB reached a client that read nothing, past a budget of 2 MiB, uncut");
     printf("cut after %d of %d changes; resuming\n", next, CHANGES);
     while (next < CHANGES && resumes < 20) {
-        rc_close(&get);
+        hc_close(&get);
         resumes++;
-        assert_int_equal(rc_get(&get, h->port, session, last_id, MH_WAIT_MS), 200);
+        assert_int_equal(hc_mcp_get_open(&get, h->port, session, last_id, MH_WAIT_MS), 200);
         read_numbered(&get, &next, CHANGES, last_id);
     }
     printf("every change after %d resumes\n", resumes);
     assert_int_equal(next, CHANGES);
-    rc_close(&get);
+    hc_close(&get);
     own_stop();
 }
 

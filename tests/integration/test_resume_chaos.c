@@ -28,7 +28,7 @@
 
 #include "harness.h"
 #include "http_expect.h"
-#include "resume_client.h"
+#include "resume_check.h"
 
 #define CALLS 200
 #define THREADS 8
@@ -80,8 +80,8 @@ static int one_call(worker *w, long long id)
     char *body = rc_call_body(id, "poll_notify", args, NULL);
     if (body == NULL)
         return failw(w, id, "ENOMEM%s%lld", "", 0);
-    rc_conn c;
-    int status = rc_post(&c, w->port, w->session, body, 0, STEP_MS);
+    hc_conn c;
+    int status = hc_mcp_post_open(&c, w->port, w->session, body, 0, STEP_MS);
     free(body);
     if (status != 200)
         return failw(w, id, "POST tools/call poll_notify%s: expected 200, got %lld", "", status);
@@ -111,17 +111,17 @@ static int one_call(worker *w, long long id)
             rc = failw(w, id,
                        "the server ended the stream (%s) after notification %lld without the "
                        "result",
-                       c.done ? "cleanly" : "connection closed", call.next - 1);
+                       c.body_done ? "cleanly" : "connection closed", call.next - 1);
             break;
         }
         if (r == 1) {
-            rc_event ev;
-            int e = rc_next_event(&c, &ev, STEP_MS);
+            hc_sse_event ev;
+            int e = hc_sse_next_block(&c, &ev, STEP_MS);
             if (e == 1) {
                 rc_call_feed(&call, &ev);
-                rc_event_free(&ev);
+                hc_sse_event_free(&ev);
                 rc = failw(w, id, "an event after the result: %s%lld", call.err, 0);
-            } else if (e < 0 || !c.done) {
+            } else if (e < 0 || !c.body_done) {
                 rc = failw(w, id, "the stream did not end cleanly after the result%s%lld", "", 0);
             }
             const char *text = rc_result_text(call.result);
@@ -132,29 +132,29 @@ static int one_call(worker *w, long long id)
         /* The client cuts its connection here. */
         cuts++;
         if (below(w, 2) == 0) {
-            rc_reset(&c);
+            hc_close_reset(&c);
             w->resets++;
         } else {
-            rc_close(&c);
+            hc_close(&c);
             w->closes++;
         }
         if (below(w, 2) == 0)
             w->immediate++;
         else
             rc_wait_retry((long)below(w, 6));
-        if (rc_now_ms() > w->t_end) {
+        if (hc_now_ms() > w->t_end) {
             rc = failw(w, id, "the run took longer than its limit%s%lld", "", 0);
             break;
         }
-        status = rc_get(&c, w->port, w->session, call.last_id, STEP_MS);
+        status = hc_mcp_get_open(&c, w->port, w->session, call.last_id, STEP_MS);
         w->resumes++;
         if (status != 200) {
             char detail[300];
-            if (status > 0 && rc_read_body(&c, STEP_MS) == 0)
+            if (status > 0 && hc_read_body(&c, NULL, STEP_MS) == 0)
                 snprintf(detail, sizeof(detail),
                          "resume with %s after notification %lld: got "
                          "%d %.150s",
-                         call.last_id, call.next - 1, status, c.body ? c.body : "");
+                         call.last_id, call.next - 1, status, c.head.body ? c.head.body : "");
             else
                 snprintf(detail, sizeof(detail), "resume with %s after notification %lld: got %d",
                          call.last_id, call.next - 1, status);
@@ -162,7 +162,7 @@ static int one_call(worker *w, long long id)
             break;
         }
     }
-    rc_close(&c);
+    hc_close(&c);
     w->calls++;
     w->notifications += call.next - 1;
     w->results += call.got_result;
@@ -191,7 +191,7 @@ static void test_random_cuts_and_resumes_lose_nothing(void **state)
 
     static worker ws[THREADS];
     pthread_t th[THREADS];
-    long long t0 = rc_now_ms();
+    long long t0 = hc_now_ms();
     for (int i = 0; i < THREADS; i++) {
         memset(&ws[i], 0, sizeof(ws[i]));
         ws[i].index = i;
@@ -215,7 +215,7 @@ static void test_random_cuts_and_resumes_lose_nothing(void **state)
         if (first_err == NULL && ws[i].err[0] != '\0')
             first_err = ws[i].err;
     }
-    long long elapsed = rc_now_ms() - t0;
+    long long elapsed = hc_now_ms() - t0;
     printf("chaos: %lld calls, %lld notifications (of %d), %lld results in %lld ms; the clients "
            "cut %lld connections (%lld closes, %lld resets) and resumed %lld times (%lld at "
            "once)\n",

@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "http_expect.h"
-#include "resume_client.h"
+#include "resume_check.h"
 
 #define STEP_MS 10000
 /* Keep-alive comments every 300 ms let a test see "nothing else came" as an event. */
@@ -44,44 +44,44 @@ static int setup_no_resumability(void **state)
 }
 
 /* Every event of a whole POST tools/call answer, in order (the body is read to its end). */
-static rc_event *post_call_events(int port, const char *session, long long id, const char *tool,
+static hc_sse_event *post_call_events(int port, const char *session, long long id, const char *tool,
                                   const char *args, size_t *n, const char *what)
 {
-    rc_conn c;
+    hc_conn c;
     char *body = rc_call_body(id, tool, args, NULL);
     assert_non_null(body);
-    int status = rc_post(&c, port, session, body, 0, STEP_MS);
+    int status = hc_mcp_post_open(&c, port, session, body, 0, STEP_MS);
     free(body);
     if (status != 200)
         fail_msg("%s: expected 200, got %d", what, status);
-    rc_event *evs = NULL;
+    hc_sse_event *evs = NULL;
     *n = 0;
     for (;;) {
-        rc_event ev;
-        int r = rc_next(&c, &ev, STEP_MS);
+        hc_sse_event ev;
+        int r = hc_sse_next(&c, &ev, STEP_MS);
         if (r == 0)
             break;
         if (r < 0)
             fail_msg("%s: the POST stream did not end within %d ms", what, STEP_MS);
         if (ev.comment) {
-            rc_event_free(&ev);
+            hc_sse_event_free(&ev);
             continue;
         }
-        rc_event *grown = realloc(evs, (*n + 1) * sizeof(*evs));
+        hc_sse_event *grown = realloc(evs, (*n + 1) * sizeof(*evs));
         assert_non_null(grown);
         evs = grown;
         evs[(*n)++] = ev;
     }
-    if (!c.done)
+    if (!c.body_done)
         fail_msg("%s: the POST stream was cut instead of ending", what);
-    rc_close(&c);
+    hc_close(&c);
     return evs;
 }
 
-static void free_events(rc_event *evs, size_t n)
+static void free_events(hc_sse_event *evs, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        rc_event_free(&evs[i]);
+        hc_sse_event_free(&evs[i]);
     free(evs);
 }
 
@@ -89,7 +89,7 @@ static void free_events(rc_event *evs, size_t n)
 static char *last_id_of_echo(int port, const char *session, const char *what)
 {
     size_t n;
-    rc_event *evs = post_call_events(port, session, 5, "echo", "{\"text\":\"hi\"}", &n, what);
+    hc_sse_event *evs = post_call_events(port, session, 5, "echo", "{\"text\":\"hi\"}", &n, what);
     if (n == 0 || evs[n - 1].id == NULL)
         fail_msg("%s: expected the response event to carry an id", what);
     char *id = strdup(evs[n - 1].id);
@@ -102,29 +102,29 @@ static char *last_id_of_echo(int port, const char *session, const char *what)
 static void expect_resume_rejected(int port, const char *session, const char *last_id,
                                    const char *why)
 {
-    rc_conn c;
-    int status = rc_get(&c, port, session, last_id, STEP_MS);
+    hc_conn c;
+    int status = hc_mcp_get_open(&c, port, session, last_id, STEP_MS);
     if (status < 0)
         fail_msg("resume with %s (%s): no answer", why, last_id);
     if (status == 200)
         fail_msg("resume with %s (Last-Event-ID: %s): expected 400, got a 200 stream (%s)", why,
-                 last_id, rc_header_get(&c, "content-type"));
-    if (rc_read_body(&c, STEP_MS) != 0)
+                 last_id, hc_header_get(&c.head, "content-type"));
+    if (hc_read_body(&c, NULL, STEP_MS) != 0)
         fail_msg("resume with %s: status %d without a complete body", why, status);
     if (status != 400)
         fail_msg("resume with %s (Last-Event-ID: %s): expected 400, got %d %s", why, last_id,
-                 status, c.body ? c.body : "");
-    const char *ct = rc_header_get(&c, "content-type");
+                 status, c.head.body ? c.head.body : "");
+    const char *ct = hc_header_get(&c.head, "content-type");
     if (ct == NULL || strncmp(ct, "application/json", 16) != 0)
         fail_msg("resume with %s: expected an application/json error body, got %s", why,
                  ct ? ct : "none");
-    json_t *body = json_loads(c.body ? c.body : "", 0, NULL);
+    json_t *body = json_loads(c.head.body ? c.head.body : "", 0, NULL);
     const json_t *code = json_object_get(json_object_get(body, "error"), "code");
     if (!json_is_integer(code) || json_integer_value(code) != -32000)
         fail_msg("resume with %s: expected a JSON-RPC error -32000, got %s", why,
-                 c.body ? c.body : "");
+                 c.head.body ? c.head.body : "");
     json_decref(body);
-    rc_close(&c);
+    hc_close(&c);
 }
 
 /* ---- 5. Unknown, forged and foreign ids ---- */
@@ -166,11 +166,11 @@ static void test_resume_with_unknown_or_foreign_id_is_400(void **state)
     expect_resume_rejected(f->port, other_session, mine, "the first session's id on the second");
 
     /* The genuine id still works: a finished stream with nothing missed stays open idle. */
-    rc_conn c;
-    int status = rc_get(&c, f->port, f->session, mine, STEP_MS);
+    hc_conn c;
+    int status = hc_mcp_get_open(&c, f->port, f->session, mine, STEP_MS);
     if (status != 200)
         fail_msg("resume with the session's own last id %s: expected 200, got %d", mine, status);
-    rc_close(&c);
+    hc_close(&c);
     free(mine);
     free(foreign);
 }
@@ -185,7 +185,7 @@ static void test_2025_06_18_session_gets_ids_but_no_priming(void **state)
         fail_msg("cannot initialize a 2025-06-18 session");
 
     size_t n;
-    rc_event *evs =
+    hc_sse_event *evs =
         post_call_events(f->port, session, 90, "notify", "{\"count\":3}", &n, "notify on 06-18");
     if (n != 4)
         fail_msg("notify count=3 on a 2025-06-18 session: expected 4 events (3 notifications "
@@ -211,38 +211,38 @@ static void test_2025_06_18_session_gets_ids_but_no_priming(void **state)
     free_events(evs, n);
 
     /* Nor does its standalone GET stream start with a priming event. */
-    rc_conn c;
-    if (rc_get(&c, f->port, session, NULL, STEP_MS) != 200)
+    hc_conn c;
+    if (hc_mcp_get_open(&c, f->port, session, NULL, STEP_MS) != 200)
         fail_msg("GET on a 2025-06-18 session: expected 200");
-    rc_event ev;
-    int r = rc_next(&c, &ev, STEP_MS);
+    hc_sse_event ev;
+    int r = hc_sse_next(&c, &ev, STEP_MS);
     if (r != 1 || !ev.comment)
         fail_msg("GET on a 2025-06-18 session: expected a keep-alive comment first, got %s "
                  "(rc %d)",
                  r == 1 ? (ev.id ? ev.id : "an event") : "nothing", r);
-    rc_event_free(&ev);
-    rc_close(&c);
+    hc_sse_event_free(&ev);
+    hc_close(&c);
 
     /* The 2025-11-25 session of the fixture gets priming on both. */
     evs =
         post_call_events(f->port, f->session, 92, "notify", "{\"count\":1}", &n, "notify on 11-25");
-    if (n < 1 || !rc_event_is_priming(&evs[0]) || evs[0].retry < 0)
+    if (n < 1 || !hc_sse_is_priming(&evs[0]) || evs[0].retry < 0)
         fail_msg("2025-11-25 session: expected a priming event first on the POST stream");
     free_events(evs, n);
-    if (rc_get(&c, f->port, f->session, NULL, STEP_MS) != 200)
+    if (hc_mcp_get_open(&c, f->port, f->session, NULL, STEP_MS) != 200)
         fail_msg("GET on a 2025-11-25 session: expected 200");
-    r = rc_next(&c, &ev, STEP_MS);
-    if (r != 1 || !rc_event_is_priming(&ev) || ev.retry < 0)
+    r = hc_sse_next(&c, &ev, STEP_MS);
+    if (r != 1 || !hc_sse_is_priming(&ev) || ev.retry < 0)
         fail_msg("GET on a 2025-11-25 session: expected a priming event first (rc %d)", r);
-    rc_event_free(&ev);
-    rc_close(&c);
+    hc_sse_event_free(&ev);
+    hc_close(&c);
 }
 
 static void test_no_resumability_gives_no_ids_and_plain_streams(void **state)
 {
     hx_fixture *f = *state;
     size_t n;
-    rc_event *evs = post_call_events(f->port, f->session, 93, "notify", "{\"count\":3}", &n,
+    hc_sse_event *evs = post_call_events(f->port, f->session, 93, "notify", "{\"count\":3}", &n,
                                      "notify with --no-resumability");
     if (n != 4)
         fail_msg("--no-resumability: expected 3 notifications and the result, got %zu events", n);
@@ -263,42 +263,42 @@ static void test_no_resumability_gives_no_ids_and_plain_streams(void **state)
     free_events(evs, n);
 
     /* Subscribe so that a standalone notification can show the GET is a live stream. */
-    rc_conn c;
-    int status = rc_post(&c, f->port, f->session,
+    hc_conn c;
+    int status = hc_mcp_post_open(&c, f->port, f->session,
                          "{\"jsonrpc\":\"2.0\",\"id\":95,\"method\":\"resources/subscribe\","
                          "\"params\":{\"uri\":\"test://watched-resource\"}}",
                          0, STEP_MS);
     assert_int_equal(status, 200);
-    assert_int_equal(rc_read_body(&c, STEP_MS), 0);
-    rc_close(&c);
+    assert_int_equal(hc_read_body(&c, NULL, STEP_MS), 0);
+    hc_close(&c);
 
     static const char *const ids[] = {"0123456789abcdef-1-5", "garbage"};
     for (size_t k = 0; k < 2; k++) {
-        status = rc_get(&c, f->port, f->session, ids[k], STEP_MS);
+        status = hc_mcp_get_open(&c, f->port, f->session, ids[k], STEP_MS);
         if (status != 200)
             fail_msg("--no-resumability: GET with Last-Event-ID %s: expected 200 (a plain "
                      "stream), got %d",
                      ids[k], status);
-        rc_event ev;
-        int r = rc_next(&c, &ev, STEP_MS);
+        hc_sse_event ev;
+        int r = hc_sse_next(&c, &ev, STEP_MS);
         if (r != 1 || !ev.comment)
             fail_msg("--no-resumability: GET with Last-Event-ID %s: expected only keep-alive "
                      "comments at first, got %s (rc %d)",
                      ids[k], r == 1 ? (ev.data ? ev.data : "an event") : "nothing", r);
-        rc_event_free(&ev);
+        hc_sse_event_free(&ev);
 
         evs = post_call_events(f->port, f->session, 96, "trigger_resource_update",
                                "{\"uri\":\"test://watched-resource\"}", &n, "trigger");
         free_events(evs, n);
-        r = rc_next_event(&c, &ev, STEP_MS);
+        r = hc_sse_next_block(&c, &ev, STEP_MS);
         if (r != 1 || ev.data == NULL || strstr(ev.data, "notifications/resources/updated") == NULL)
             fail_msg("--no-resumability: the GET stream (Last-Event-ID %s) did not carry the "
                      "resources/updated notification (rc %d)",
                      ids[k], r);
         if (ev.id != NULL)
             fail_msg("--no-resumability: a standalone event has the id %s", ev.id);
-        rc_event_free(&ev);
-        rc_close(&c);
+        hc_sse_event_free(&ev);
+        hc_close(&c);
     }
 }
 
@@ -319,28 +319,28 @@ static void test_idle_resumes_give_way_to_a_new_get_oldest_first(void **state)
     hx_fixture *f = *state;
     char session[33];
     hx_new_session(f->port, session);
-    rc_conn idle[IDLE_RESUMES];
+    hc_conn idle[IDLE_RESUMES];
     char *ids[IDLE_RESUMES];
     for (int i = 0; i < IDLE_RESUMES; i++) {
         ids[i] = last_id_of_echo(f->port, session, "an echo to resume");
-        int status = rc_get(&idle[i], f->port, session, ids[i], STEP_MS);
+        int status = hc_mcp_get_open(&idle[i], f->port, session, ids[i], STEP_MS);
         if (status != 200)
             fail_msg("idle resume %d of %d of a finished stream: expected 200, got %d", i + 1,
                      IDLE_RESUMES, status);
     }
-    rc_conn g;
-    int status = rc_get(&g, f->port, session, NULL, STEP_MS);
+    hc_conn g;
+    int status = hc_mcp_get_open(&g, f->port, session, NULL, STEP_MS);
     if (status != 200)
         fail_msg("a new GET after %d idle resumes: expected 200, got %d", IDLE_RESUMES, status);
     /* The newest GET_LIMIT - 1 idle resumes stay open beside it; the older ones ended
      * cleanly, as their POST streams had. */
     int kept_from = IDLE_RESUMES - (GET_LIMIT - 1);
     for (int i = 0; i < IDLE_RESUMES; i++) {
-        rc_event ev;
-        int r = rc_next(&idle[i], &ev, i < kept_from ? STEP_MS : 3 * KEEPALIVE_MS + 2000);
+        hc_sse_event ev;
+        int r = hc_sse_next(&idle[i], &ev, i < kept_from ? STEP_MS : 3 * KEEPALIVE_MS + 2000);
         if (r > 0)
-            rc_event_free(&ev);
-        if (i < kept_from && (r != 0 || !idle[i].done))
+            hc_sse_event_free(&ev);
+        if (i < kept_from && (r != 0 || !idle[i].body_done))
             fail_msg("idle resume %d (of the %d oldest): expected it to end cleanly, got %s", i + 1,
                      kept_from, r > 0 ? "an event" : "a cut or nothing");
         if (i >= kept_from && r <= 0)
@@ -349,21 +349,21 @@ static void test_idle_resumes_give_way_to_a_new_get_oldest_first(void **state)
                      i + 1, GET_LIMIT - 1, r == 0 ? "its end" : "nothing");
     }
     /* One that gave way comes back: refused, and nothing else is pushed out. */
-    rc_conn back;
-    status = rc_get(&back, f->port, session, ids[kept_from - 1], STEP_MS);
+    hc_conn back;
+    status = hc_mcp_get_open(&back, f->port, session, ids[kept_from - 1], STEP_MS);
     if (status != 429)
         fail_msg("the reconnect of an idle resume that gave way: expected 429, got %d", status);
-    rc_close(&back);
-    rc_event ev;
-    int r = rc_next(&idle[kept_from], &ev, 3 * KEEPALIVE_MS + 2000);
+    hc_close(&back);
+    hc_sse_event ev;
+    int r = hc_sse_next(&idle[kept_from], &ev, 3 * KEEPALIVE_MS + 2000);
     if (r <= 0)
         fail_msg("the oldest idle resume kept: ended by a refused reconnect (%d)", r);
-    rc_event_free(&ev);
+    hc_sse_event_free(&ev);
     for (int i = 0; i < IDLE_RESUMES; i++) {
-        rc_close(&idle[i]);
+        hc_close(&idle[i]);
         free(ids[i]);
     }
-    rc_close(&g);
+    hc_close(&g);
 }
 
 int main(void)

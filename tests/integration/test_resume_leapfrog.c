@@ -37,7 +37,7 @@
 
 #include "cluster_host.h"
 #include "http_expect.h"
-#include "resume_client.h"
+#include "resume_check.h"
 
 #define STEP_MS 10000
 #define RUN_MS 30000
@@ -97,9 +97,9 @@ static int teardown_leapfrog(void **state)
 }
 
 /* The node behind the balancer that answered on c, or -1 (none, or no balancer). */
-static int node_of(const rc_conn *c)
+static int node_of(const hc_conn *c)
 {
-    return ch_node_index(rc_header_get(c, "x-mcp-node"));
+    return ch_node_index(hc_header_get(&c->head, "x-mcp-node"));
 }
 
 /* What the test saw on one of the two GET streams. */
@@ -112,20 +112,20 @@ struct seen {
 };
 
 /* Handles everything already received on c; fails on anything unexpected. */
-static void drain(rc_conn *c, struct seen *s, int updates_allowed, long long t0)
+static void drain(hc_conn *c, struct seen *s, int updates_allowed, long long t0)
 {
-    if (rc_pump(c) != 0)
+    if (hc_pump(c) != 0)
         fail_msg("%s: a read error", s->name);
-    rc_event ev;
-    while (rc_take(c, &ev) == 1) {
+    hc_sse_event ev;
+    while (hc_sse_take(c, &ev) == 1) {
         if (ev.comment) {
             s->keepalives++;
-        } else if (rc_event_is_priming(&ev)) {
+        } else if (hc_sse_is_priming(&ev)) {
             s->primings++;
         } else {
             if (!updates_allowed)
                 fail_msg("%s got a message at %lld ms; it must stay idle: %s", s->name,
-                         rc_now_ms() - t0, ev.data);
+                         hc_now_ms() - t0, ev.data);
             if (strstr(ev.data, "\"notifications/resources/updated\"") == NULL)
                 fail_msg("%s: unexpected message %s", s->name, ev.data);
             s->updates++;
@@ -137,22 +137,22 @@ static void drain(rc_conn *c, struct seen *s, int updates_allowed, long long t0)
                          s->last_seq);
             s->last_seq = seq;
         }
-        rc_event_free(&ev);
+        hc_sse_event_free(&ev);
     }
-    if (c->eof || c->done)
+    if (c->eof || c->body_done)
         fail_msg("%s was closed by the server at %lld ms (%s) after %lld notifications and %lld "
                  "keep-alives",
-                 s->name, rc_now_ms() - t0, c->done ? "cleanly" : "connection closed", s->updates,
+                 s->name, hc_now_ms() - t0, c->body_done ? "cleanly" : "connection closed", s->updates,
                  s->keepalives);
 }
 
 /* Waits up to ms for either stream to have bytes, handling them. */
-static void wait_streams(rc_conn *sg, struct seen *g, rc_conn *rg, struct seen *r, int ms,
+static void wait_streams(hc_conn *sg, struct seen *g, hc_conn *rg, struct seen *r, int ms,
                          long long t0)
 {
-    long long deadline = rc_now_ms() + ms;
+    long long deadline = hc_now_ms() + ms;
     for (;;) {
-        long long left = deadline - rc_now_ms();
+        long long left = deadline - hc_now_ms();
         if (left <= 0)
             return;
         struct pollfd pfd[2] = {{.fd = sg->fd, .events = POLLIN}, {.fd = rg->fd, .events = POLLIN}};
@@ -173,16 +173,16 @@ static void trigger(const hx_fixture *f, long long id)
              "{\"jsonrpc\":\"2.0\",\"id\":%lld,\"method\":\"tools/call\",\"params\":{\"name\":"
              "\"trigger_resource_update\",\"arguments\":{\"uri\":\"test://watched-resource\"}}}",
              id);
-    rc_conn c;
-    int status = rc_post(&c, f->port, f->session, body, 0, STEP_MS);
-    if (status != 200 || rc_read_body(&c, STEP_MS) != 0 || c.body == NULL ||
-        strstr(c.body, "\"updated\"") == NULL)
+    hc_conn c;
+    int status = hc_mcp_post_open(&c, f->port, f->session, body, 0, STEP_MS);
+    if (status != 200 || hc_read_body(&c, NULL, STEP_MS) != 0 || c.head.body == NULL ||
+        strstr(c.head.body, "\"updated\"") == NULL)
         fail_msg("trigger %lld: expected 200 and the tool's result, got %d %s", id, status,
-                 c.body ? c.body : "");
+                 c.head.body ? c.head.body : "");
     int node = node_of(&c);
     if (node >= 0)
         trigger_nodes[node]++;
-    rc_close(&c);
+    hc_close(&c);
 }
 
 /*
@@ -230,8 +230,8 @@ static void test_reconnected_get_of_a_finished_post_stream_does_not_leapfrog(voi
     hx_fixture *f = *state;
 
     /* A POST stream that completes, with its priming event: the subscription. */
-    rc_conn post;
-    int status = rc_post(&post, f->port, f->session,
+    hc_conn post;
+    int status = hc_mcp_post_open(&post, f->port, f->session,
                          "{\"jsonrpc\":\"2.0\",\"id\":1001,\"method\":\"resources/subscribe\","
                          "\"params\":{\"uri\":\"test://watched-resource\"}}",
                          0, STEP_MS);
@@ -242,42 +242,42 @@ static void test_reconnected_get_of_a_finished_post_stream_does_not_leapfrog(voi
     if (sub.err[0] != '\0' || r != 1 || sub.primings < 1 || sub.last_id == NULL)
         fail_msg("resources/subscribe: expected a priming event and the result (rc %d) %s", r,
                  sub.err);
-    rc_event ev;
-    if (rc_next_event(&post, &ev, STEP_MS) != 0 || !post.done)
+    hc_sse_event ev;
+    if (hc_sse_next_block(&post, &ev, STEP_MS) != 0 || !post.body_done)
         fail_msg("resources/subscribe: the POST stream did not end after its result");
     int post_node = node_of(&post);
-    rc_close(&post);
+    hc_close(&post);
 
     /* The standalone GET, then the EventSource of the POST coming back with its last id. */
-    rc_conn sg, rg;
+    hc_conn sg, rg;
     struct seen g = {.name = "the standalone GET", .last_seq = -1};
     struct seen rs = {.name = "the reconnected GET (Last-Event-ID of the finished POST)",
                       .last_seq = -1};
-    if (rc_get(&sg, f->port, f->session, NULL, STEP_MS) != 200)
+    if (hc_mcp_get_open(&sg, f->port, f->session, NULL, STEP_MS) != 200)
         fail_msg("standalone GET: expected 200");
-    status = rc_get(&rg, f->port, f->session, sub.last_id, STEP_MS);
+    status = hc_mcp_get_open(&rg, f->port, f->session, sub.last_id, STEP_MS);
     if (status != 200)
         fail_msg("GET with the finished POST stream's last id %s: expected 200 (an idle stream), "
                  "got %d",
                  sub.last_id, status);
     int sg_node = node_of(&sg), rg_node = node_of(&rg);
 
-    long long t0 = rc_now_ms();
+    long long t0 = hc_now_ms();
     long long triggers = 0;
-    while (rc_now_ms() - t0 < RUN_MS) {
+    while (hc_now_ms() - t0 < RUN_MS) {
         trigger(f, 2000 + triggers);
         triggers++;
         wait_streams(&sg, &g, &rg, &rs, TRIGGER_EVERY_MS, t0);
     }
 
     /* Every notification arrives on the standalone GET, then no more. */
-    long long deadline = rc_now_ms() + STEP_MS;
-    while (g.updates < triggers && rc_now_ms() < deadline)
+    long long deadline = hc_now_ms() + STEP_MS;
+    while (g.updates < triggers && hc_now_ms() < deadline)
         wait_streams(&sg, &g, &rg, &rs, 100, t0);
     wait_streams(&sg, &g, &rg, &rs, KEEPALIVE_MS + 500, t0);
     printf("leapfrog: %lld s, %lld triggers; standalone GET: %lld notifications, %lld "
            "keep-alives, %lld priming; reconnected GET: %lld keep-alives, %lld priming\n",
-           (rc_now_ms() - t0) / 1000, triggers, g.updates, g.keepalives, g.primings, rs.keepalives,
+           (hc_now_ms() - t0) / 1000, triggers, g.updates, g.keepalives, g.primings, rs.keepalives,
            rs.primings);
     if (g.updates != triggers)
         fail_msg("the standalone GET got %lld notifications for %lld triggers", g.updates,
@@ -289,8 +289,8 @@ static void test_reconnected_get_of_a_finished_post_stream_does_not_leapfrog(voi
     int n = cluster_nodes();
     if (n > 0)
         check_nodes(n, post_node, sg_node, rg_node, sub.last_id);
-    rc_close(&sg);
-    rc_close(&rg);
+    hc_close(&sg);
+    hc_close(&rg);
     rc_call_free(&sub);
 }
 

@@ -28,7 +28,7 @@
 #include <cmocka.h>
 
 #include "http_expect.h"
-#include "resume_client.h"
+#include "resume_check.h"
 
 /* The deadline of one step (a head, an event, the end of a stream). */
 #define STEP_MS 10000
@@ -39,32 +39,32 @@ static int setup_default(void **state)
 }
 
 /* POSTs a tools/call and asserts a 200 text/event-stream head. */
-static void post_call(const hx_fixture *f, rc_conn *c, long long id, const char *tool,
+static void post_call(const hx_fixture *f, hc_conn *c, long long id, const char *tool,
                       const char *args, const char *token, const char *what)
 {
     char *body = rc_call_body(id, tool, args, token);
     assert_non_null(body);
-    int status = rc_post(c, f->port, f->session, body, 0, STEP_MS);
+    int status = hc_mcp_post_open(c, f->port, f->session, body, 0, STEP_MS);
     free(body);
     if (status != 200)
         fail_msg("%s: POST tools/call %s %s: expected 200, got %d", what, tool, args ? args : "{}",
                  status);
-    const char *ct = rc_header_get(c, "content-type");
+    const char *ct = hc_header_get(&c->head, "content-type");
     if (ct == NULL || strncmp(ct, "text/event-stream", 17) != 0)
         fail_msg("%s: expected a text/event-stream answer, got %s", what, ct ? ct : "none");
 }
 
 /* Opens GET /mcp with Last-Event-ID and asserts 200 text/event-stream. */
-static void resume(const hx_fixture *f, rc_conn *c, const char *last_id, const char *what)
+static void resume(const hx_fixture *f, hc_conn *c, const char *last_id, const char *what)
 {
-    int status = rc_get(c, f->port, f->session, last_id, STEP_MS);
+    int status = hc_mcp_get_open(c, f->port, f->session, last_id, STEP_MS);
     if (status != 200) {
         if (status > 0)
-            (void)rc_read_body(c, STEP_MS);
+            (void)hc_read_body(c, NULL, STEP_MS);
         fail_msg("%s: GET with Last-Event-ID %s: expected 200, got %d %s", what, last_id, status,
-                 status > 0 && c->body ? c->body : "");
+                 status > 0 && c->head.body ? c->head.body : "");
     }
-    const char *ct = rc_header_get(c, "content-type");
+    const char *ct = hc_header_get(&c->head, "content-type");
     if (ct == NULL || strncmp(ct, "text/event-stream", 17) != 0)
         fail_msg("%s: resume: expected text/event-stream, got %s", what, ct ? ct : "none");
 }
@@ -77,33 +77,33 @@ static void check_call(const rc_call *call, const char *what)
 }
 
 /* Reads c into call until the response; fails on anything else. */
-static void read_to_result(rc_conn *c, rc_call *call, const char *what)
+static void read_to_result(hc_conn *c, rc_call *call, const char *what)
 {
     int r = rc_call_read(c, call, 0, STEP_MS);
     check_call(call, what);
     if (r == 0)
         fail_msg("%s: the stream ended (%s) after %lld numbered messages, without the response",
-                 what, c->done ? "cleanly" : "connection closed", call->next - 1);
+                 what, c->body_done ? "cleanly" : "connection closed", call->next - 1);
     if (r != 1)
         fail_msg("%s: no response within %d ms (after %lld numbered messages)", what, STEP_MS,
                  call->next - 1);
 }
 
 /* Asserts the stream ends cleanly (chunked terminator) with no further event. */
-static void expect_clean_end(rc_conn *c, const char *what)
+static void expect_clean_end(hc_conn *c, const char *what)
 {
-    rc_event ev;
-    int r = rc_next_event(c, &ev, STEP_MS);
+    hc_sse_event ev;
+    int r = hc_sse_next_block(c, &ev, STEP_MS);
     if (r == 1) {
         char shown[300];
         snprintf(shown, sizeof(shown), "id=%s data=%.200s", ev.id ? ev.id : "(none)",
                  ev.data ? ev.data : "(none)");
-        rc_event_free(&ev);
+        hc_sse_event_free(&ev);
         fail_msg("%s: expected the stream to end, got another event: %s", what, shown);
     }
     if (r < 0)
         fail_msg("%s: the stream did not end within %d ms", what, STEP_MS);
-    if (!c->done)
+    if (!c->body_done)
         fail_msg("%s: the connection was closed without the chunked terminator", what);
 }
 
@@ -119,15 +119,15 @@ static void test_post_sse_polling_with_client_reconnection(void **state)
 {
     hx_fixture *f = *state;
     const char *what = "test_reconnection";
-    rc_conn c;
+    hc_conn c;
     post_call(f, &c, 10, "test_reconnection", NULL, NULL, what);
 
     /* The very first block is the priming event: id, retry, empty data, no event name. */
-    rc_event ev;
-    int r = rc_next(&c, &ev, STEP_MS);
+    hc_sse_event ev;
+    int r = hc_sse_next(&c, &ev, STEP_MS);
     if (r != 1)
         fail_msg("%s: no first event on the POST stream (rc %d)", what, r);
-    if (ev.comment || ev.id == NULL || ev.retry < 0 || ev.data == NULL || ev.data[0] != '\0' ||
+    if (ev.comment || ev.id == NULL || ev.retry < 0 || !ev.has_data || ev.data[0] != '\0' ||
         ev.event != NULL)
         fail_msg("%s: expected a priming event (id, retry, empty data, no event line) first, "
                  "got id=%s retry=%ld event=%s data=%s comment=%d",
@@ -137,29 +137,29 @@ static void test_post_sse_polling_with_client_reconnection(void **state)
     rc_call call;
     rc_call_init(&call, 10, 0);
     assert_int_equal(rc_call_feed(&call, &ev), 0);
-    rc_event_free(&ev);
+    hc_sse_event_free(&ev);
 
     /* The tool closes the stream: nothing but priming events, then a clean end. */
     long retry = 1000;
     for (;;) {
-        r = rc_next(&c, &ev, STEP_MS);
+        r = hc_sse_next(&c, &ev, STEP_MS);
         if (r != 1)
             break;
-        if (!ev.comment && !rc_event_is_priming(&ev))
+        if (!ev.comment && !hc_sse_is_priming(&ev))
             fail_msg("%s: the POST stream carried a message before it was closed: %s", what,
                      ev.data);
         if (ev.retry >= 0)
             retry = ev.retry;
         assert_int_equal(rc_call_feed(&call, &ev), 0);
-        rc_event_free(&ev);
+        hc_sse_event_free(&ev);
     }
     if (r < 0)
         fail_msg("%s: the POST stream did not end within %d ms", what, STEP_MS);
-    if (!c.done)
+    if (!c.body_done)
         fail_msg("%s: the POST stream was cut, not ended with the chunked terminator", what);
     assert_false(call.got_result);
     assert_non_null(call.last_id);
-    rc_close(&c);
+    hc_close(&c);
 
     /* Come back after the announced retry, as a client does, with the last id seen. */
     rc_wait_retry(retry_of(retry));
@@ -169,7 +169,7 @@ static void test_post_sse_polling_with_client_reconnection(void **state)
     if (text == NULL || strstr(text, "Reconnection test completed successfully") == NULL)
         fail_msg("%s: unexpected result text %s", what, text ? text : "(none)");
     expect_clean_end(&c, "the resumed GET of test_reconnection");
-    rc_close(&c);
+    hc_close(&c);
     rc_call_free(&call);
 }
 
@@ -179,14 +179,14 @@ static void test_messages_sent_while_disconnected_are_replayed_in_order(void **s
 {
     hx_fixture *f = *state;
     const char *what = "poll_notify count=20 delay_ms=5 close_after=3";
-    rc_conn c;
+    hc_conn c;
     post_call(f, &c, 20, "poll_notify", "{\"count\":20,\"delay_ms\":5,\"close_after\":3}", NULL,
               what);
     rc_call call;
     rc_call_init(&call, 20, 20);
     int r = rc_call_read(&c, &call, 0, STEP_MS);
     check_call(&call, what);
-    if (r != 0 || !c.done)
+    if (r != 0 || !c.body_done)
         fail_msg("%s: expected the POST stream to end cleanly before the result (rc %d)", what, r);
     if (call.next != 4)
         fail_msg("%s: the POST stream carried %lld notifications before closing, expected 3", what,
@@ -194,7 +194,7 @@ static void test_messages_sent_while_disconnected_are_replayed_in_order(void **s
     if (call.primings < 2)
         fail_msg("%s: expected a priming event at the start and at the close, saw %lld", what,
                  call.primings);
-    rc_close(&c);
+    hc_close(&c);
 
     /* The tool needs about 100 ms more; the client comes back after the retry
      * interval (1000 ms), by which time everything is stored. */
@@ -203,7 +203,7 @@ static void test_messages_sent_while_disconnected_are_replayed_in_order(void **s
     read_to_result(&c, &call, what);
     assert_string_equal(rc_result_text(call.result), "sent 20, closed the stream once");
     expect_clean_end(&c, "the resumed GET of poll_notify");
-    rc_close(&c);
+    hc_close(&c);
     rc_call_free(&call);
 }
 
@@ -214,7 +214,7 @@ static void test_concurrent_gets_resume_their_own_post_streams(void **state)
     hx_fixture *f = *state;
     const char *what_a = "call A (poll_notify count=12 close_after=2)";
     const char *what_b = "call B (poll_notify count=17 close_after=4)";
-    rc_conn a, b;
+    hc_conn a, b;
     post_call(f, &a, 31, "poll_notify", "{\"count\":12,\"delay_ms\":20,\"close_after\":2}", NULL,
               what_a);
     post_call(f, &b, 32, "poll_notify", "{\"count\":17,\"delay_ms\":15,\"close_after\":4}", NULL,
@@ -226,12 +226,12 @@ static void test_concurrent_gets_resume_their_own_post_streams(void **state)
     int rb = rc_call_read(&b, &cb, 0, STEP_MS);
     check_call(&ca, what_a);
     check_call(&cb, what_b);
-    if (ra != 0 || rb != 0 || !a.done || !b.done)
+    if (ra != 0 || rb != 0 || !a.body_done || !b.body_done)
         fail_msg("calls A and B: expected both POST streams to end cleanly (rc %d %d)", ra, rb);
     assert_int_equal(ca.next, 3);
     assert_int_equal(cb.next, 5);
-    rc_close(&a);
-    rc_close(&b);
+    hc_close(&a);
+    hc_close(&b);
 
     /* Both GETs are open before either is read; both tools are still running. */
     resume(f, &a, ca.last_id, what_a);
@@ -242,8 +242,8 @@ static void test_concurrent_gets_resume_their_own_post_streams(void **state)
     assert_string_equal(rc_result_text(cb.result), "sent 17, closed the stream once");
     expect_clean_end(&a, what_a);
     expect_clean_end(&b, what_b);
-    rc_close(&a);
-    rc_close(&b);
+    hc_close(&a);
+    hc_close(&b);
     rc_call_free(&ca);
     rc_call_free(&cb);
 }
@@ -254,16 +254,16 @@ static void test_second_resume_takes_over_and_closes_the_first(void **state)
 {
     hx_fixture *f = *state;
     const char *what = "takeover (poll_notify count=30 delay_ms=30 close_after=1)";
-    rc_conn post, g1, g2;
+    hc_conn post, g1, g2;
     post_call(f, &post, 60, "poll_notify", "{\"count\":30,\"delay_ms\":30,\"close_after\":1}", NULL,
               what);
     rc_call call;
     rc_call_init(&call, 60, 30);
     int r = rc_call_read(&post, &call, 0, STEP_MS);
     check_call(&call, what);
-    if (r != 0 || !post.done)
+    if (r != 0 || !post.body_done)
         fail_msg("%s: expected the POST stream to end cleanly after notification 1", what);
-    rc_close(&post);
+    hc_close(&post);
 
     resume(f, &g1, call.last_id, "first resume");
     r = rc_call_read(&g1, &call, 2, STEP_MS);
@@ -272,27 +272,27 @@ static void test_second_resume_takes_over_and_closes_the_first(void **state)
         fail_msg("first resume: expected two live notifications, rc %d", r);
 
     /* The first GET is still connected: the second takes over, no 409. */
-    int status = rc_get(&g2, f->port, f->session, call.last_id, STEP_MS);
+    int status = hc_mcp_get_open(&g2, f->port, f->session, call.last_id, STEP_MS);
     if (status != 200) {
         if (status > 0)
-            (void)rc_read_body(&g2, STEP_MS);
+            (void)hc_read_body(&g2, NULL, STEP_MS);
         fail_msg("second resume of a connected stream: expected 200 (takeover), got %d %s", status,
-                 status > 0 && g2.body ? g2.body : "");
+                 status > 0 && g2.head.body ? g2.head.body : "");
     }
 
     /* The server closes the first socket; what it still carried is ignored
      * (the client has moved on to the second). */
-    rc_event ev;
-    while ((r = rc_next(&g1, &ev, STEP_MS)) == 1)
-        rc_event_free(&ev);
+    hc_sse_event ev;
+    while ((r = hc_sse_next(&g1, &ev, STEP_MS)) == 1)
+        hc_sse_event_free(&ev);
     if (r < 0)
         fail_msg("takeover: the first GET was not closed by the server within %d ms", STEP_MS);
 
     read_to_result(&g2, &call, "second resume");
     assert_string_equal(rc_result_text(call.result), "sent 30, closed the stream once");
     expect_clean_end(&g2, "second resume");
-    rc_close(&g1);
-    rc_close(&g2);
+    hc_close(&g1);
+    hc_close(&g2);
     rc_call_free(&call);
 }
 
@@ -302,25 +302,25 @@ static void test_dropped_post_stream_is_not_cancelled(void **state)
 {
     hx_fixture *f = *state;
     const char *what = "long_running steps=10 delay_ms=50, dropped after the priming event";
-    rc_conn c;
+    hc_conn c;
     post_call(f, &c, 80, "long_running", "{\"steps\":10,\"delay_ms\":50}", "tok-80", what);
-    rc_event ev;
-    int r = rc_next(&c, &ev, STEP_MS);
-    if (r != 1 || !rc_event_is_priming(&ev))
+    hc_sse_event ev;
+    int r = hc_sse_next(&c, &ev, STEP_MS);
+    if (r != 1 || !hc_sse_is_priming(&ev))
         fail_msg("%s: expected a priming event first (rc %d)", what, r);
     rc_call call;
     rc_call_init(&call, 80, 10);
     assert_int_equal(rc_call_feed(&call, &ev), 0);
     long retry = ev.retry;
-    rc_event_free(&ev);
-    rc_reset(&c); /* the client goes away abruptly */
+    hc_sse_event_free(&ev);
+    hc_close_reset(&c); /* the client goes away abruptly */
 
     rc_wait_retry(retry_of(retry));
     resume(f, &c, call.last_id, what);
     read_to_result(&c, &call, what);
     assert_string_equal(rc_result_text(call.result), "completed 10 steps");
     expect_clean_end(&c, what);
-    rc_close(&c);
+    hc_close(&c);
     rc_call_free(&call);
 }
 

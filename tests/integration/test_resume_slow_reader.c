@@ -24,7 +24,7 @@
 #include <cmocka.h>
 
 #include "http_expect.h"
-#include "resume_client.h"
+#include "resume_check.h"
 
 #define STEP_MS 10000
 #define COUNT 40000
@@ -46,9 +46,9 @@ static void test_slow_reader_pauses_the_handler_and_loses_nothing(void **state)
     hx_fixture *f = *state;
     char *body = rc_call_body(100, "poll_notify", COUNT_ARGS, NULL);
     assert_non_null(body);
-    rc_conn c;
+    hc_conn c;
     /* A small receive window: the server's bytes pile up on its side. */
-    int status = rc_post(&c, f->port, f->session, body, 4096, STEP_MS);
+    int status = hc_mcp_post_open(&c, f->port, f->session, body, 4096, STEP_MS);
     free(body);
     assert_int_equal(status, 200);
 
@@ -64,32 +64,32 @@ static void test_slow_reader_pauses_the_handler_and_loses_nothing(void **state)
         if (r == 0)
             fail_msg("after %lld notifications the stream ended (%s) without the result: the "
                      "server cut a reader that only reads slowly",
-                     call.next - 1, c.done ? "cleanly" : "connection closed");
+                     call.next - 1, c.body_done ? "cleanly" : "connection closed");
         if (r != 2)
             fail_msg("after %lld notifications: nothing within %d ms", call.next - 1, STEP_MS);
         /* Drop the connection and stay away for the retry interval: the tool
          * (well under a second for all of it) would send everything meanwhile
          * if it did not wait, and the store could not keep it. */
-        rc_close(&c);
+        hc_close(&c);
         drops++;
         if (call.last_id == NULL)
             fail_msg("no event id read before the drop: nothing to resume from");
         rc_wait_retry(call.retry < 0 ? 1000 : call.retry > 2000 ? 2000 : call.retry);
         if (++resumes > 50)
             fail_msg("no result after 50 resumes (%lld notifications)", call.next - 1);
-        status = rc_get(&c, f->port, f->session, call.last_id, STEP_MS);
+        status = hc_mcp_get_open(&c, f->port, f->session, call.last_id, STEP_MS);
         if (status != 200)
             fail_msg("resume %d with Last-Event-ID %s (after %lld notifications): expected 200, "
                      "got %d (400: the store dropped events the client had not had)",
                      resumes, call.last_id, call.next - 1, status);
     }
-    rc_event ev;
-    if (rc_next_event(&c, &ev, STEP_MS) != 0 || !c.done)
+    hc_sse_event ev;
+    if (hc_sse_next_block(&c, &ev, STEP_MS) != 0 || !c.body_done)
         fail_msg("the stream did not end cleanly after the result");
-    rc_close(&c);
+    hc_close(&c);
     assert_int_equal(call.next - 1, COUNT);
     assert_string_equal(rc_result_text(call.result), RESULT_TEXT);
-    if (rc_wait_stderr(&f->srv, CUT_MESSAGE, 1, 0) >= 0)
+    if (hc_server_wait_count(&f->srv, CUT_MESSAGE, 1, 0) >= 0)
         fail_msg("the server cut a reader off although the handler could wait");
     printf("slow reader: %d drops and resumes, %lld notifications and the result, exactly once "
            "and in order\n",
@@ -111,24 +111,24 @@ static void test_large_backlog_replays_to_a_prompt_reader(void **state)
     char *body =
         rc_call_body(101, "poll_notify", "{\"count\":2000,\"delay_ms\":0,\"close_after\":1}", NULL);
     assert_non_null(body);
-    rc_conn c;
-    int status = rc_post(&c, f->port, f->session, body, 0, STEP_MS);
+    hc_conn c;
+    int status = hc_mcp_post_open(&c, f->port, f->session, body, 0, STEP_MS);
     free(body);
     assert_int_equal(status, 200);
     rc_call call;
     rc_call_init(&call, 101, 2000);
     int r = rc_call_read(&c, &call, 0, STEP_MS);
-    if (call.err[0] != '\0' || r != 0 || !c.done || call.next != 2)
+    if (call.err[0] != '\0' || r != 0 || !c.body_done || call.next != 2)
         fail_msg("%s: expected the POST stream to end cleanly after notification 1 (rc %d, %lld "
                  "notifications) %s",
                  what, r, call.next - 1, call.err);
-    rc_close(&c);
+    hc_close(&c);
     rc_wait_retry(call.retry < 0 ? 1000 : call.retry > 5000 ? 5000 : call.retry);
 
-    int logged = rc_wait_stderr(&f->srv, CUT_MESSAGE, 0, 0);
-    status = rc_get(&c, f->port, f->session, call.last_id, STEP_MS);
+    int logged = hc_server_wait_count(&f->srv, CUT_MESSAGE, 0, 0);
+    status = hc_mcp_get_open(&c, f->port, f->session, call.last_id, STEP_MS);
     if (status != 200) {
-        int cut = rc_wait_stderr(&f->srv, CUT_MESSAGE, logged + 1, 2000) >= 0;
+        int cut = hc_server_wait_count(&f->srv, CUT_MESSAGE, logged + 1, 2000) >= 0;
         fail_msg("%s: GET with Last-Event-ID %s (a backlog of 1999 notifications, about 290 "
                  "KiB, all stored): expected 200 and the replay, got %s%s",
                  what, call.last_id,
@@ -144,11 +144,11 @@ static void test_large_backlog_replays_to_a_prompt_reader(void **state)
     if (r != 1)
         fail_msg("%s: the resume ended (%s) after notification %lld without the result", what,
                  r < 0    ? "timeout"
-                 : c.done ? "cleanly"
+                 : c.body_done ? "cleanly"
                           : "connection closed",
                  call.next - 1);
     assert_string_equal(rc_result_text(call.result), "sent 2000, closed the stream once");
-    rc_close(&c);
+    hc_close(&c);
     rc_call_free(&call);
 }
 
@@ -165,8 +165,8 @@ static void test_a_handler_starting_behind_a_stale_window_is_not_held(void **sta
     /* A call whose client reads its first notification, then waits a minute: that one
      * stays counted as unconfirmed until something looks at its stream again. */
     char *body = rc_call_body(3, "notify", "{\"count\":2,\"delay_ms\":60000}", NULL);
-    rc_conn held;
-    assert_int_equal(rc_post(&held, srv.port, session, body, 0, STEP_MS), 200);
+    hc_conn held;
+    assert_int_equal(hc_mcp_post_open(&held, srv.port, session, body, 0, STEP_MS), 200);
     free(body);
     rc_call call;
     rc_call_init(&call, 3, 2);
@@ -185,16 +185,16 @@ static void test_a_handler_starting_behind_a_stale_window_is_not_held(void **sta
         hc_response_free(&r);
     }
     /* A handler that sends: it must not wait for the held call's next move. */
-    long long t0 = rc_now_ms();
+    long long t0 = hc_now_ms();
     body = rc_call_body(4, "notify", "{\"count\":3}", NULL);
-    rc_conn c;
-    assert_int_equal(rc_post(&c, srv.port, session, body, 0, 3000), 200);
+    hc_conn c;
+    assert_int_equal(hc_mcp_post_open(&c, srv.port, session, body, 0, 3000), 200);
     free(body);
     rc_call_init(&call, 4, 3);
     int rc = rc_call_read(&c, &call, 0, 3000);
-    long long took = rc_now_ms() - t0;
+    long long took = hc_now_ms() - t0;
     rc_call_free(&call);
-    rc_close(&c);
+    hc_close(&c);
     /* The held call is cancelled, so that the server stops without waiting for it. */
     hc_response r;
     assert_int_equal(hc_mcp_post(srv.port, session, NULL,
@@ -208,7 +208,7 @@ static void test_a_handler_starting_behind_a_stale_window_is_not_held(void **sta
     /* Its stream ends (a cancelled request is not answered). */
     assert_int_equal(rc_call_read(&held, &call, 0, STEP_MS), 0);
     rc_call_free(&call);
-    rc_close(&held);
+    hc_close(&held);
     assert_int_equal(hc_server_stop_check(&srv, STEP_MS), 0);
     hc_server_free(&srv);
     if (rc != 1)

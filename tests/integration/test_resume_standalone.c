@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "http_expect.h"
-#include "resume_client.h"
+#include "resume_check.h"
 
 #define STEP_MS 10000
 
@@ -33,13 +33,13 @@ static int setup_keepalive(void **state)
 /* A request on its own POST; the whole answer is read and must hold its response. */
 static void call(const hx_fixture *f, const char *body, const char *what)
 {
-    rc_conn c;
-    int status = rc_post(&c, f->port, f->session, body, 0, STEP_MS);
+    hc_conn c;
+    int status = hc_mcp_post_open(&c, f->port, f->session, body, 0, STEP_MS);
     if (status != 200)
         fail_msg("%s: expected 200, got %d", what, status);
-    if (rc_read_body(&c, STEP_MS) != 0 || c.body == NULL || strstr(c.body, "\"result\"") == NULL)
-        fail_msg("%s: no result: %s", what, c.body ? c.body : "(none)");
-    rc_close(&c);
+    if (hc_read_body(&c, NULL, STEP_MS) != 0 || c.head.body == NULL || strstr(c.head.body, "\"result\"") == NULL)
+        fail_msg("%s: no result: %s", what, c.head.body ? c.head.body : "(none)");
+    hc_close(&c);
 }
 
 static void trigger(const hx_fixture *f)
@@ -51,39 +51,39 @@ static void trigger(const hx_fixture *f)
 }
 
 /* Opens a GET (plain when last_id is NULL) and asserts 200. */
-static void open_get(const hx_fixture *f, rc_conn *c, const char *last_id, const char *what)
+static void open_get(const hx_fixture *f, hc_conn *c, const char *last_id, const char *what)
 {
-    int status = rc_get(c, f->port, f->session, last_id, STEP_MS);
+    int status = hc_mcp_get_open(c, f->port, f->session, last_id, STEP_MS);
     if (status != 200)
         fail_msg("%s: expected 200, got %d", what, status);
 }
 
 /* The next block must be a priming event; returns its id (malloc'd). */
-static char *expect_priming(rc_conn *c, const char *what)
+static char *expect_priming(hc_conn *c, const char *what)
 {
-    rc_event ev;
-    int r = rc_next(c, &ev, STEP_MS);
-    if (r != 1 || !rc_event_is_priming(&ev))
+    hc_sse_event ev;
+    int r = hc_sse_next(c, &ev, STEP_MS);
+    if (r != 1 || !hc_sse_is_priming(&ev))
         fail_msg("%s: expected a priming event first (rc %d, data %s)", what, r,
                  r == 1 && ev.data ? ev.data : "(none)");
     char *id = strdup(ev.id);
     assert_non_null(id);
-    rc_event_free(&ev);
+    hc_sse_event_free(&ev);
     return id;
 }
 
 /* The next event with data must be the resources/updated notification; returns its id. */
-static char *expect_updated(rc_conn *c, const char *what)
+static char *expect_updated(hc_conn *c, const char *what)
 {
-    rc_event ev;
+    hc_sse_event ev;
     for (;;) {
-        int r = rc_next_event(c, &ev, STEP_MS);
+        int r = hc_sse_next_block(c, &ev, STEP_MS);
         if (r != 1)
             fail_msg("%s: expected notifications/resources/updated, got %s", what,
                      r == 0 ? "the end of the stream" : "nothing in time");
-        if (!rc_event_is_priming(&ev))
+        if (!hc_sse_is_priming(&ev))
             break;
-        rc_event_free(&ev);
+        hc_sse_event_free(&ev);
     }
     json_t *m = json_loads(ev.data, 0, NULL);
     const char *method = json_string_value(json_object_get(m, "method"));
@@ -98,22 +98,22 @@ static char *expect_updated(rc_conn *c, const char *what)
         fail_msg("%s: the notification has no event id", what);
     char *id = strdup(ev.id);
     assert_non_null(id);
-    rc_event_free(&ev);
+    hc_sse_event_free(&ev);
     return id;
 }
 
 /* The next block must be a keep-alive comment: no message is pending on this stream. */
-static void expect_quiet(rc_conn *c, const char *what)
+static void expect_quiet(hc_conn *c, const char *what)
 {
-    rc_event ev;
-    int r = rc_next(c, &ev, STEP_MS);
+    hc_sse_event ev;
+    int r = hc_sse_next(c, &ev, STEP_MS);
     if (r != 1)
         fail_msg("%s: expected a keep-alive comment, got %s", what,
                  r == 0 ? "the end of the stream" : "nothing in time");
     if (!ev.comment)
         fail_msg("%s: expected no message (only a keep-alive comment), got id=%s data=%s", what,
                  ev.id ? ev.id : "(none)", ev.data ? ev.data : "(none)");
-    rc_event_free(&ev);
+    hc_sse_event_free(&ev);
 }
 
 static void test_standalone_failover_and_resume_of_the_last_stream(void **state)
@@ -124,7 +124,7 @@ static void test_standalone_failover_and_resume_of_the_last_stream(void **state)
          "\"test://watched-resource\"}}",
          "resources/subscribe");
 
-    rc_conn a, b, plain, resumed;
+    hc_conn a, b, plain, resumed;
     open_get(f, &a, NULL, "GET A");
     char *a_last = expect_priming(&a, "GET A");
     open_get(f, &b, NULL, "GET B");
@@ -137,21 +137,21 @@ static void test_standalone_failover_and_resume_of_the_last_stream(void **state)
     expect_quiet(&a, "GET A while B is the newest");
 
     /* B goes: the next notification takes A. */
-    rc_close(&b);
+    hc_close(&b);
     trigger(f);
     free(a_last);
     a_last = expect_updated(&a, "GET A after B was closed");
     expect_quiet(&a, "GET A after its notification");
 
     /* None open: the notification is kept under A, the last standalone stream. */
-    rc_close(&a);
+    hc_close(&a);
     trigger(f);
 
     /* A plain GET gets no old events. */
     open_get(f, &plain, NULL, "plain GET while a notification is kept");
     char *plain_priming = expect_priming(&plain, "plain GET");
     expect_quiet(&plain, "plain GET (no Last-Event-ID) must not get old events");
-    rc_close(&plain);
+    hc_close(&plain);
 
     /* Resuming A with its last event id delivers the kept notification, once. */
     open_get(f, &resumed, a_last, "resume of A");
@@ -167,7 +167,7 @@ static void test_standalone_failover_and_resume_of_the_last_stream(void **state)
     if (rc_id_seq(live) <= rc_id_seq(kept))
         fail_msg("resumed A: ids not increasing (%s after %s)", live, kept);
     expect_quiet(&resumed, "resumed A after the live notification");
-    rc_close(&resumed);
+    hc_close(&resumed);
 
     free(a_last);
     free(b_last);
@@ -189,18 +189,18 @@ static void test_notification_before_the_first_get_goes_out_on_it(void **state)
          "resources/subscribe");
     trigger(&g);
 
-    rc_conn first, resumed;
+    hc_conn first, resumed;
     open_get(&g, &first, NULL, "first GET");
     char *priming = expect_priming(&first, "first GET");
     char *sent = expect_updated(&first, "first GET (the notification sent before it)");
     expect_quiet(&first, "first GET after the notification that waited");
-    rc_close(&first);
+    hc_close(&first);
 
     open_get(&g, &resumed, priming, "resume of the first GET");
     char *replayed = expect_updated(&resumed, "resume of the first GET from its priming event");
     assert_string_equal(replayed, sent);
     expect_quiet(&resumed, "resume of the first GET after the replay");
-    rc_close(&resumed);
+    hc_close(&resumed);
     free(priming);
     free(sent);
     free(replayed);
