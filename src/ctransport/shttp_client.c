@@ -185,7 +185,7 @@ struct shttp_ctr {
     char *post_url; /* HTTP+SSE: the endpoint event's URL */
     xfer *httpsse_get;
     int closing, lost, closed_reported, deleting;
-    int timers_open;
+    mcp__uv_group timers; /* ready_timer and the streams' timers */
     /* The connect waits until the standalone stream is open (or refused): a
      * client's first request must not race the stream that may carry what the
      * server sends for it. Bounded by the connect timeout. */
@@ -207,7 +207,7 @@ static cstream *st_find(shttp_ctr *t, json_int_t id);
 static void st_finish(cstream *st);
 static void st_broke(cstream *st, xfer *x);
 static void start_renewal(shttp_ctr *t);
-static void maybe_closed(shttp_ctr *t);
+static void maybe_closed(void *arg);
 static int open_get(cstream *st);
 static void open_httpsse(shttp_ctr *t);
 static void became_ready(shttp_ctr *t);
@@ -415,7 +415,7 @@ static void timer_closed(uv_handle_t *h)
     shttp_ctr *t = st->t;
     st->timer_init = 0;
     st->timer_closing = 0;
-    t->timers_open--;
+    t->timers.open--;
     st_free_if_idle(st);
     maybe_closed(t);
 }
@@ -467,7 +467,7 @@ static int st_timer(cstream *st)
         return MCP_EIO;
     st->timer.data = st;
     st->timer_init = 1;
-    st->t->timers_open++;
+    st->t->timers.open++;
     return MCP_OK;
 }
 
@@ -1859,8 +1859,9 @@ static void curl_closed(void *user)
 }
 
 /* Once the DELETE is done (or none was needed): stop curl, then the timers. */
-static void maybe_closed(shttp_ctr *t)
+static void maybe_closed(void *arg)
 {
+    shttp_ctr *t = arg;
     if (!t->closing || t->closed_reported)
         return;
     if (t->deleting) {
@@ -1887,7 +1888,7 @@ static void maybe_closed(shttp_ctr *t)
         mcp__curlm_close(m, curl_closed, t);
         return;
     }
-    if (t->curl_open || t->timers_open > 0 || t->streams != NULL || t->xfers != NULL)
+    if (t->curl_open || t->timers.open > 0 || t->streams != NULL || t->xfers != NULL)
         return;
     t->closed_reported = 1;
     while (t->q_head != NULL) {
@@ -1908,13 +1909,6 @@ static void maybe_closed(shttp_ctr *t)
     cbs->on_closed(user);
 }
 
-static void ready_timer_closed(uv_handle_t *h)
-{
-    shttp_ctr *t = h->data;
-    t->timers_open--;
-    maybe_closed(t);
-}
-
 static void shttp_close(mcp__ctr *base)
 {
     shttp_ctr *t = (shttp_ctr *)base;
@@ -1929,7 +1923,7 @@ static void shttp_close(mcp__ctr *base)
     for (cstream *st = t->streams; st != NULL; st = st->next)
         if (st->timer_init)
             uv_timer_stop(&st->timer);
-    uv_close((uv_handle_t *)&t->ready_timer, ready_timer_closed);
+    mcp__uv_close_counted(&t->timers, (uv_handle_t *)&t->ready_timer);
     if (t->session_id != NULL && t->mode == MODE_STREAMABLE && t->curl != NULL &&
         xfer_start(t, X_DELETE, t->cfg->url, NULL, 0, NULL, 1, DELETE_TIMEOUT_MS, NULL) != NULL)
         t->deleting = 1;
@@ -1969,7 +1963,7 @@ int mcp__shttp_ctr_new(uv_loop_t *loop, mcp__shttp_cfg *cfg, size_t max_message,
     t->curl_open = 1;
     uv_timer_init(loop, &t->ready_timer);
     t->ready_timer.data = t;
-    t->timers_open = 1;
+    t->timers = (mcp__uv_group){1, maybe_closed, t};
     t->base.ops = &shttp_ops;
     t->base.cbs = cbs;
     t->base.user = user;

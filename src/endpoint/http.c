@@ -135,9 +135,12 @@ static void endpoint_free(shttp *t)
 
 /* ---- Stopping ---- */
 
-static void maybe_done(shttp *t)
+/* One of the endpoint's handles (t->handles) has closed: done once all are, and the
+ * HTTP server and the answerer too. */
+static void maybe_done(void *arg)
 {
-    if (t->phase != EP_CLOSING || t->handles > 0 || t->http_open || t->ans_open)
+    shttp *t = arg;
+    if (t->phase != EP_CLOSING || t->handles.open > 0 || t->http_open || t->ans_open)
         return;
     t->phase = EP_DONE;
     mcp_endpoint_done_fn done = t->done;
@@ -149,24 +152,9 @@ static void maybe_done(shttp *t)
         endpoint_free(t);
 }
 
-/* One of the endpoint's handles (counted in t->handles) has closed. */
-static void handle_closed(shttp *t)
-{
-    t->handles--;
-    maybe_done(t);
-}
-
-static void on_handle_closed(uv_handle_t *h)
-{
-    handle_closed(h->data);
-}
-
 static void close_handle(shttp *t, void *h)
 {
-    if (!uv_is_closing(h)) {
-        ((uv_handle_t *)h)->data = t;
-        uv_close(h, on_handle_closed);
-    }
+    mcp__uv_close_counted(&t->handles, h);
 }
 
 /* The HTTP server and the answerer are gone: the drain timer is the last of ours. */
@@ -429,7 +417,6 @@ int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_o
     }
     t->ans = ans;
     t->loop = loop;
-    t->handle_closed = handle_closed;
     t->drain_check = drain_check;
     t->deadline = UINT64_MAX;
     t->bound_loopback = is_loopback_host(host);
@@ -477,7 +464,7 @@ int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_o
     uv_timer_init(loop, &t->drain_timer);
     uv_timer_init(loop, &t->outbox_timer);
     uv_idle_init(loop, &t->deferred_idle);
-    t->handles = 5;
+    t->handles = (mcp__uv_group){5, maybe_done, t};
     t->keepalive_timer.data = t->sweep_timer.data = t->drain_timer.data = t;
     t->outbox_timer.data = t;
     t->deferred_idle.data = t;

@@ -96,7 +96,8 @@ struct mcp_gateway_stdio {
     uv_timer_t req_timer;    /* the next request deadline */
     uv_timer_t later;        /* phase changes, from the loop */
     uv_timer_t drain_timer;  /* the drain's deadline, then the flush's */
-    int ls_open, ctr_open, timers_open;
+    int ls_open, ctr_open;
+    mcp__uv_group timers; /* req_timer, later and drain_timer */
     int free_when_done, in_done;
     mcp_endpoint_done_fn done;
     void *done_user;
@@ -321,9 +322,10 @@ static void cn_free(cn *g)
     free(g);
 }
 
-static void maybe_done(cn *g)
+static void maybe_done(void *arg)
 {
-    if (g->phase != P_CLOSING || g->ctr_open || g->ls_open || g->timers_open)
+    cn *g = arg;
+    if (g->phase != P_CLOSING || g->ctr_open || g->ls_open || g->timers.open)
         return;
     g->phase = P_DONE;
     g->in_done = 1;
@@ -334,18 +336,11 @@ static void maybe_done(cn *g)
         cn_free(g);
 }
 
-static void timer_closed(uv_handle_t *h)
-{
-    cn *g = h->data;
-    g->timers_open--;
-    maybe_done(g);
-}
-
 static void close_timers(cn *g)
 {
-    uv_close((uv_handle_t *)&g->req_timer, timer_closed);
-    uv_close((uv_handle_t *)&g->later, timer_closed);
-    uv_close((uv_handle_t *)&g->drain_timer, timer_closed);
+    mcp__uv_close_counted(&g->timers, (uv_handle_t *)&g->req_timer);
+    mcp__uv_close_counted(&g->timers, (uv_handle_t *)&g->later);
+    mcp__uv_close_counted(&g->timers, (uv_handle_t *)&g->drain_timer);
 }
 
 static void on_ls_closed(void *user)
@@ -898,7 +893,7 @@ int mcp_gateway_stdio_new(uv_loop_t *loop, const mcp_gateway_connect_opts *opts,
     uv_timer_init(loop, &g->later);
     uv_timer_init(loop, &g->drain_timer);
     g->req_timer.data = g->later.data = g->drain_timer.data = g;
-    g->timers_open = 3;
+    g->timers = (mcp__uv_group){3, maybe_done, g};
     /* From here on, a failure ends the gateway as it would end anyway (its handles
      * close, then it is freed), without done. */
     g->done = NULL;

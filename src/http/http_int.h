@@ -63,7 +63,7 @@ struct mcp__http_server {
     uv_prepare_t flush_prep;
     /* Flushes connections held back (mcp__http_req_hold) when their time is up. */
     uv_timer_t hold;
-    int flush_open; /* the five handles, until their close callbacks */
+    mcp__uv_group timers; /* flush, flush_prep, trim, hold, accept_later */
     /* Accepting takes turns with the rest: at most MCP__HTTP_ACCEPTS_PER_TURN
      * connections are taken in one loop turn; the next one waits in libuv (which stops
      * watching the listener meanwhile) and is taken once the turn's other I/O is done

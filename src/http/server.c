@@ -68,6 +68,11 @@ static void on_trim(uv_timer_t *t)
     mcp__mem_trim_maybe();
 }
 
+static void server_handle_closed(void *srv)
+{
+    mcp__http_server_maybe_done(srv);
+}
+
 int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__http_server **out)
 {
     if (!out)
@@ -134,7 +139,7 @@ int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__htt
     uv_timer_init(loop, &srv->trim);
     uv_timer_init(loop, &srv->hold);
     srv->flush.data = srv->flush_prep.data = srv->trim.data = srv->hold.data = srv;
-    srv->flush_open = 5;
+    srv->timers = (mcp__uv_group){5, server_handle_closed, srv};
     /* It must not keep a loop alive that has nothing else to do. */
     uv_timer_start(&srv->trim, on_trim, TRIM_CHECK_MS, TRIM_CHECK_MS);
     uv_unref((uv_handle_t *)&srv->trim);
@@ -169,7 +174,7 @@ void mcp__http_server_maybe_done(mcp__http_server *srv)
         cb(srv->quiesced_arg); /* it may stop the server */
         return;
     }
-    if (!srv->stopping || srv->listener_open || srv->flush_open || srv->nconns > 0 ||
+    if (!srv->stopping || srv->listener_open || srv->timers.open || srv->nconns > 0 ||
         srv->nrefused > 0)
         return;
     mcp__http_done_fn cb = srv->done_cb;
@@ -178,13 +183,6 @@ void mcp__http_server_maybe_done(mcp__http_server *srv)
     free(srv);
     if (cb)
         cb(arg);
-}
-
-static void on_flush_close(uv_handle_t *h)
-{
-    mcp__http_server *srv = h->data;
-    srv->flush_open--;
-    mcp__http_server_maybe_done(srv);
 }
 
 static void on_listener_close(uv_handle_t *h)
@@ -244,11 +242,11 @@ void mcp__http_server_stop(mcp__http_server *srv, mcp__http_done_fn done_cb, voi
     srv->done_cb = done_cb;
     srv->done_arg = arg;
     close_listener(srv);
-    uv_close((uv_handle_t *)&srv->flush, on_flush_close);
-    uv_close((uv_handle_t *)&srv->flush_prep, on_flush_close);
-    uv_close((uv_handle_t *)&srv->trim, on_flush_close);
-    uv_close((uv_handle_t *)&srv->hold, on_flush_close);
-    uv_close((uv_handle_t *)&srv->accept_later, on_flush_close);
+    mcp__uv_close_counted(&srv->timers, (uv_handle_t *)&srv->flush);
+    mcp__uv_close_counted(&srv->timers, (uv_handle_t *)&srv->flush_prep);
+    mcp__uv_close_counted(&srv->timers, (uv_handle_t *)&srv->trim);
+    mcp__uv_close_counted(&srv->timers, (uv_handle_t *)&srv->hold);
+    mcp__uv_close_counted(&srv->timers, (uv_handle_t *)&srv->accept_later);
     /* Connections leave the list only in their close callbacks, later, so
      * the list stays intact while on_close callbacks run from here. */
     for (mcp__http_conn *c = srv->conns; c; c = c->next)

@@ -315,11 +315,11 @@ struct mcp_http_endpoint {
     uv_timer_t drain_timer;
     enum shttp_phase phase;
     uint64_t deadline; /* loop time the drain ends at; UINT64_MAX: none */
-    int handles;       /* our own handles not yet closed */
-    /* Set by the endpoint, which sits above the wing: one of the handles counted in
-     * handles has closed; a session has no more requests in flight (a drain may be
+    /* Our own handles not yet closed, the plug-in's among them; the endpoint, which
+     * sits above the wing, hears of each close through the group. */
+    mcp__uv_group handles;
+    /* Set by the endpoint: a session has no more requests in flight (a drain may be
      * over). */
-    void (*handle_closed)(shttp *t);
     void (*drain_check)(shttp *t);
     int http_open, ans_open;
     int free_when_done;

@@ -23,6 +23,24 @@
  * it (kept in h->data, which is overwritten). For handles whose memory goes with them. */
 void mcp__uv_close_free(uv_handle_t *h, void *mem);
 
+/* Handles an owner closes together and waits for: open counts those initialized and not
+ * yet closed (the owner sets it as it initializes them). mcp__uv_close_counted() closes h
+ * (nothing when it is closing already); once libuv is done with it, open drops by one and
+ * closed(owner) runs, after each handle: the owner's own test says whether it is done.
+ * h->data then points to the group: only for handles whose other callbacks cannot run
+ * after the close (timers, checks, prepares, idles), never a stream whose writes in
+ * flight are still called back with its data. */
+typedef struct mcp__uv_group {
+    unsigned open;
+    void (*closed)(void *owner);
+    void *owner;
+} mcp__uv_group;
+
+void mcp__uv_close_counted(mcp__uv_group *g, uv_handle_t *h);
+/* A member of g closed some other way (a handle freed with its memory, a curl multi
+ * handle) has closed: open drops by one and closed(owner) runs. */
+void mcp__uv_group_left(mcp__uv_group *g);
+
 /* ---- Intrusive lists ----
  *
  * Doubly linked lists whose nodes carry their own prev and next pointers and whose head

@@ -817,8 +817,7 @@ int hc_mcp_post_open(hc_conn *c, int port, const char *session, const char *body
     return open_exchange(c, port, "POST", hdrs, body, rcvbuf, timeout_ms);
 }
 
-int hc_mcp_get_open(hc_conn *c, int port, const char *session, const char *last_id,
-                    int timeout_ms)
+int hc_mcp_get_open(hc_conn *c, int port, const char *session, const char *last_id, int timeout_ms)
 {
     size_t n = 128 + (session ? strlen(session) : 0) + (last_id ? strlen(last_id) : 0);
     char *hdrs = malloc(n);

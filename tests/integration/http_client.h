@@ -233,8 +233,7 @@ int hc_mcp_post_open(hc_conn *c, int port, const char *session, const char *body
  * when last_id is not NULL, and reads the head into c->head. Returns the HTTP
  * status, or -1 (c is closed then).
  */
-int hc_mcp_get_open(hc_conn *c, int port, const char *session, const char *last_id,
-                    int timeout_ms);
+int hc_mcp_get_open(hc_conn *c, int port, const char *session, const char *last_id, int timeout_ms);
 /*
  * The JSON-RPC messages of a response: its SSE events (text/event-stream) or
  * its JSON body (a single message becomes a one-element array). New

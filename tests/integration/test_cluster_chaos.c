@@ -266,7 +266,9 @@ static int simple_call(const char *session, long long id, int count, int direct,
     int port = direct < 0 ? ch_lb_port(&cluster) : ch_node_port(&cluster, direct);
     int status = body ? hc_mcp_post_open(&c, port, session, body, 0, STEP_MS) : -1;
     free(body);
-    *node = direct >= 0 ? direct : status > 0 ? ch_node_index(hc_header_get(&c.head, "x-mcp-node")) : -1;
+    *node = direct >= 0  ? direct
+            : status > 0 ? ch_node_index(hc_header_get(&c.head, "x-mcp-node"))
+                         : -1;
     if (status != 200) {
         if (status > 0 && hc_read_body(&c, NULL, STEP_MS) == 0)
             snprintf(err, size, "call %lld: HTTP %d from node%d: %.200s", id, status, *node,

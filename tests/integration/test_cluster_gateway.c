@@ -263,7 +263,8 @@ static void test_a_relayed_stream_of_a_stalled_node_is_cut(void **state)
     int other = 1;
     char *body = rc_call_body(7, "slow_echo", "{\"text\":\"late\",\"delay_ms\":60000}", NULL);
     hc_conn conn;
-    assert_int_equal(hc_mcp_post_open(&conn, ch_node_port(c, other), session, body, 0, STEP_MS), 200);
+    assert_int_equal(hc_mcp_post_open(&conn, ch_node_port(c, other), session, body, 0, STEP_MS),
+                     200);
     free(body);
     hc_sse_event ev;
     assert_int_equal(hc_sse_next_block(&conn, &ev, STEP_MS), 1); /* the priming event */

@@ -305,10 +305,10 @@ static void test_a_follower_that_loses_redis_cuts_its_client_who_resumes_the_res
     int rc = rc_call_read(&g, &call, 0, STEP_MS);
     if (rc != 0 || g.body_done)
         fail_msg("node1, cut off from Redis, %s (%s)",
-                 rc == 1    ? "answered for the call that node0 still runs"
-                 : g.body_done   ? "ended the stream cleanly without the answer"
-                 : rc == -1 ? "kept the stream open without events"
-                            : "failed the stream",
+                 rc == 1       ? "answered for the call that node0 still runs"
+                 : g.body_done ? "ended the stream cleanly without the answer"
+                 : rc == -1    ? "kept the stream open without events"
+                               : "failed the stream",
                  call.err);
     hc_close(&g);
     long long had = call.next - 1;
@@ -349,10 +349,10 @@ static void test_a_resume_elsewhere_stops_at_an_event_its_owner_could_not_store(
     int rc = rc_call_read(&g, &call, 0, CALL_MS);
     if (rc != 0 || g.body_done || call.err[0] != '\0')
         fail_msg("the resume on node1 %s after %lld notifications (%s)",
-                 rc == 1    ? "got the answer, past events that were never stored"
-                 : g.body_done   ? "ended cleanly without the answer"
-                 : rc == -1 ? "timed out"
-                            : "went wrong",
+                 rc == 1       ? "got the answer, past events that were never stored"
+                 : g.body_done ? "ended cleanly without the answer"
+                 : rc == -1    ? "timed out"
+                               : "went wrong",
                  call.next - 1, call.err);
     hc_close(&g);
     /* Resumed from the last event it has, before the lost ones: refused, on another

@@ -352,7 +352,8 @@ static void test_never_reading_tool_calls_wait_and_lose_nothing(void **state)
         assert_int_equal(hc_mcp_initialize(srv.port, sessions[i], STEP_MS), 0);
         char *body = rc_call_body(100 + i, "poll_notify", args, NULL);
         /* A small receive window, and not a byte read. */
-        assert_int_equal(hc_mcp_post_open(&conns[i], srv.port, sessions[i], body, 4096, STEP_MS), 200);
+        assert_int_equal(hc_mcp_post_open(&conns[i], srv.port, sessions[i], body, 4096, STEP_MS),
+                         200);
         free(body);
         rc_call_init(&calls[i], 100 + i, count);
     }
@@ -370,7 +371,8 @@ static void test_never_reading_tool_calls_wait_and_lose_nothing(void **state)
             fail_msg("client %d: reading the first half: rc %d after %lld notifications %s", i, r,
                      call->next - 1, call->err);
         hc_close(&conns[i]);
-        assert_int_equal(hc_mcp_get_open(&conns[i], srv.port, sessions[i], call->last_id, STEP_MS), 200);
+        assert_int_equal(hc_mcp_get_open(&conns[i], srv.port, sessions[i], call->last_id, STEP_MS),
+                         200);
         r = rc_call_read(&conns[i], call, 0, STEP_MS);
         if (call->err[0] != '\0' || r != 1)
             fail_msg("client %d: after the resume: rc %d after %lld notifications %s", i, r,

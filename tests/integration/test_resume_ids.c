@@ -45,7 +45,7 @@ static int setup_no_resumability(void **state)
 
 /* Every event of a whole POST tools/call answer, in order (the body is read to its end). */
 static hc_sse_event *post_call_events(int port, const char *session, long long id, const char *tool,
-                                  const char *args, size_t *n, const char *what)
+                                      const char *args, size_t *n, const char *what)
 {
     hc_conn c;
     char *body = rc_call_body(id, tool, args, NULL);
@@ -243,7 +243,7 @@ static void test_no_resumability_gives_no_ids_and_plain_streams(void **state)
     hx_fixture *f = *state;
     size_t n;
     hc_sse_event *evs = post_call_events(f->port, f->session, 93, "notify", "{\"count\":3}", &n,
-                                     "notify with --no-resumability");
+                                         "notify with --no-resumability");
     if (n != 4)
         fail_msg("--no-resumability: expected 3 notifications and the result, got %zu events", n);
     for (size_t i = 0; i < n; i++)
@@ -264,7 +264,8 @@ static void test_no_resumability_gives_no_ids_and_plain_streams(void **state)
 
     /* Subscribe so that a standalone notification can show the GET is a live stream. */
     hc_conn c;
-    int status = hc_mcp_post_open(&c, f->port, f->session,
+    int status =
+        hc_mcp_post_open(&c, f->port, f->session,
                          "{\"jsonrpc\":\"2.0\",\"id\":95,\"method\":\"resources/subscribe\","
                          "\"params\":{\"uri\":\"test://watched-resource\"}}",
                          0, STEP_MS);

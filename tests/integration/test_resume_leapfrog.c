@@ -142,8 +142,8 @@ static void drain(hc_conn *c, struct seen *s, int updates_allowed, long long t0)
     if (c->eof || c->body_done)
         fail_msg("%s was closed by the server at %lld ms (%s) after %lld notifications and %lld "
                  "keep-alives",
-                 s->name, hc_now_ms() - t0, c->body_done ? "cleanly" : "connection closed", s->updates,
-                 s->keepalives);
+                 s->name, hc_now_ms() - t0, c->body_done ? "cleanly" : "connection closed",
+                 s->updates, s->keepalives);
 }
 
 /* Waits up to ms for either stream to have bytes, handling them. */
@@ -231,7 +231,8 @@ static void test_reconnected_get_of_a_finished_post_stream_does_not_leapfrog(voi
 
     /* A POST stream that completes, with its priming event: the subscription. */
     hc_conn post;
-    int status = hc_mcp_post_open(&post, f->port, f->session,
+    int status =
+        hc_mcp_post_open(&post, f->port, f->session,
                          "{\"jsonrpc\":\"2.0\",\"id\":1001,\"method\":\"resources/subscribe\","
                          "\"params\":{\"uri\":\"test://watched-resource\"}}",
                          0, STEP_MS);

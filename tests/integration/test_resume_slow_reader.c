@@ -143,9 +143,9 @@ static void test_large_backlog_replays_to_a_prompt_reader(void **state)
         fail_msg("%s: %s", what, call.err);
     if (r != 1)
         fail_msg("%s: the resume ended (%s) after notification %lld without the result", what,
-                 r < 0    ? "timeout"
+                 r < 0         ? "timeout"
                  : c.body_done ? "cleanly"
-                          : "connection closed",
+                               : "connection closed",
                  call.next - 1);
     assert_string_equal(rc_result_text(call.result), "sent 2000, closed the stream once");
     hc_close(&c);

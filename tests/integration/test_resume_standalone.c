@@ -37,7 +37,8 @@ static void call(const hx_fixture *f, const char *body, const char *what)
     int status = hc_mcp_post_open(&c, f->port, f->session, body, 0, STEP_MS);
     if (status != 200)
         fail_msg("%s: expected 200, got %d", what, status);
-    if (hc_read_body(&c, NULL, STEP_MS) != 0 || c.head.body == NULL || strstr(c.head.body, "\"result\"") == NULL)
+    if (hc_read_body(&c, NULL, STEP_MS) != 0 || c.head.body == NULL ||
+        strstr(c.head.body, "\"result\"") == NULL)
         fail_msg("%s: no result: %s", what, c.head.body ? c.head.body : "(none)");
     hc_close(&c);
 }

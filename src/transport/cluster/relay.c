@@ -364,14 +364,14 @@ static struct curl_slist *request_headers(mcp__http_req *req, uint32_t node)
 static void curl_closed(void *user)
 {
     shttp *t = user;
-    t->handle_closed(t);
+    mcp__uv_group_left(&t->handles);
 }
 
 static void timer_closed(uv_handle_t *h)
 {
     shttp *t = h->data;
     free(h);
-    t->handle_closed(t);
+    mcp__uv_group_left(&t->handles);
 }
 
 void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *addr,
@@ -408,7 +408,7 @@ void mcp__shttp_relay(shttp *t, mcp__http_req *req, uint32_t node, const char *a
         timer->data = t;
         uv_timer_start(timer, relay_tick, RELAY_TICK_MS, RELAY_TICK_MS);
         t->sh->relay_timer = timer;
-        t->handles += 2; /* until curl_closed and timer_closed */
+        t->handles.open += 2; /* until curl_closed and timer_closed */
     }
     const char *query = mcp__http_req_query(req);
     char *url = mcp__asprintf("http://%.*s%s%s%s", (int)addr_len, addr, mcp__http_req_path(req),
