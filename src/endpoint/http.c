@@ -47,29 +47,6 @@
 /* What SIGTERM and SIGINT give requests in flight under mcp_serve_http. */
 #define DEFAULT_DRAIN_MS 10000
 
-static char **copy_list(const char *const *list, int *err)
-{
-    if (list == NULL)
-        return NULL;
-    size_t n = 0;
-    while (list[n] != NULL)
-        n++;
-    char **copy = calloc(n + 1, sizeof(*copy));
-    for (size_t i = 0; copy != NULL && i < n; i++)
-        if ((copy[i] = mcp__strdup(list[i])) == NULL)
-            *err = 1;
-    if (copy == NULL)
-        *err = 1;
-    return copy;
-}
-
-static void free_list(char **list)
-{
-    for (char **p = list; p != NULL && *p != NULL; p++)
-        free(*p);
-    free(list);
-}
-
 /* Splits "HOST:PORT" / "[V6]:PORT" into host (brackets removed) and port. */
 static int parse_listen(const char *listen, char *host, size_t host_len, int *port)
 {
@@ -126,9 +103,9 @@ static void endpoint_free(shttp *t)
     mcp__map_free(&t->session_sources);
     free(t->path);
     free(t->url);
-    free_list(t->allowed_origins);
-    free_list(t->allowed_hosts);
-    free_list(t->cors_origins);
+    mcp__strv_free(t->allowed_origins);
+    mcp__strv_free(t->allowed_hosts);
+    mcp__strv_free(t->cors_origins);
     mcp__shttp_routes_free(t);
     free(t);
 }
@@ -378,9 +355,9 @@ static int configure(shttp *t, const mcp_http_opts *opts)
         if (t->store == NULL)
             err = 1;
     }
-    t->allowed_origins = copy_list(o.allowed_origins, &err);
-    t->allowed_hosts = copy_list(o.allowed_hosts, &err);
-    t->cors_origins = copy_list(o.cors_origins, &err);
+    t->allowed_origins = mcp__strv_copy(o.allowed_origins, &err);
+    t->allowed_hosts = mcp__strv_copy(o.allowed_hosts, &err);
+    t->cors_origins = mcp__strv_copy(o.cors_origins, &err);
     if (t->path == NULL || err)
         return MCP_ENOMEM;
     for (const mcp_http_route *r = o.routes; r != NULL && r->path != NULL; r++) {

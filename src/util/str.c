@@ -101,3 +101,26 @@ char *mcp__quotable(char *out, size_t out_len, const char *s)
     out[used] = '\0';
     return out;
 }
+
+char **mcp__strv_copy(const char *const *v, int *err)
+{
+    if (v == NULL)
+        return NULL;
+    size_t n = 0;
+    while (v[n] != NULL)
+        n++;
+    char **copy = calloc(n + 1, sizeof(*copy));
+    for (size_t i = 0; copy != NULL && i < n; i++)
+        if ((copy[i] = strdup(v[i])) == NULL)
+            *err = 1;
+    if (copy == NULL)
+        *err = 1;
+    return copy;
+}
+
+void mcp__strv_free(char **v)
+{
+    for (char **p = v; p != NULL && *p != NULL; p++)
+        free(*p);
+    free(v);
+}

@@ -104,6 +104,10 @@ int mcp__opts_copy(void *dst, size_t dst_size, const void *src, size_t v1_size);
 
 /* strdup that accepts NULL (returns NULL). */
 char *mcp__strdup(const char *s);
+/* A copy of a NULL-terminated array of strings (NULL for NULL): *err is set to 1
+ * on ENOMEM (the partial copy is still returned, for mcp__strv_free). */
+char **mcp__strv_copy(const char *const *v, int *err);
+void mcp__strv_free(char **v);
 /* malloc'd printf. NULL on ENOMEM. */
 char *mcp__asprintf(const char *fmt, ...) MCP_PRINTF(1, 2);
 
