@@ -15,6 +15,7 @@
 #include <mcp/base.h>
 #include <mcp/common.h>
 #include <mcp/store.h>
+#include <mcp/auth.h>
 #include <mcp/server.h>
 #include <mcp/client.h>
 #include <mcp/gateway.h>

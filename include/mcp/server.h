@@ -33,6 +33,7 @@
 
 #include <mcp/common.h>
 #include <mcp/store.h>
+#include <mcp/auth.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -401,6 +402,10 @@ MCP_EXTERN const json_t *mcp_ctx_client_info(const mcp_ctx *ctx);
 /* The session id (Mcp-Session-Id, or the HTTP+SSE transport's sessionId), NULL on stdio
  * and stateless HTTP. */
 MCP_EXTERN const char *mcp_ctx_session_id(const mcp_ctx *ctx);
+/* Who the request acts for: the principal of the access token it came with (see
+ * <mcp/auth.h>), or NULL when the endpoint has no authorization (stdio, or HTTP
+ * without mcp_http_opts.auth). Borrowed for the handler's call. */
+MCP_EXTERN const mcp_principal *mcp_ctx_principal(const mcp_ctx *ctx);
 /* The server whose handler this is. */
 MCP_EXTERN mcp_server *mcp_ctx_server(const mcp_ctx *ctx);
 
@@ -800,6 +805,11 @@ typedef struct mcp_http_opts {
      * 503; sessions that end or expire make room. A session also gets 503 when Redis
      * refuses its record (full). */
     size_t cluster_max_sessions;
+    /* Authorization (see <mcp/auth.h>): NULL, the default, lets every request in;
+     * otherwise every request to the MCP endpoint and the HTTP+SSE endpoints needs a
+     * bearer token that opts->auth's verifier accepts, and the Protected Resource
+     * Metadata document is served. Copied (its verifier is kept as given). */
+    const mcp_auth_opts *auth;
 } mcp_http_opts;
 
 typedef struct mcp_http_endpoint mcp_http_endpoint;

@@ -61,6 +61,10 @@ mcp_principal *mcp__principal_ref(mcp_principal *p);
 void mcp__principal_unref(mcp_principal *p);
 /* The audiences ("aud", a string or an array of strings), NULL-terminated. */
 const char *const *mcp__principal_audiences(const mcp_principal *p);
+/* Who owns what p opens (a session, a sealed request state): the hex SHA-256 of its
+ * issuer and subject (the client id when there is no subject), into out (65 bytes).
+ * MCP_OK or MCP_EIO. */
+int mcp__principal_owner(const mcp_principal *p, char out[65]);
 /* "nbf" in seconds since the epoch, 0 when none. */
 int64_t mcp__principal_not_before(const mcp_principal *p);
 /*

@@ -3,13 +3,14 @@
  * Principals: what a verified token says, read from its claims (RFC 9068 and RFC
  * 7662 names), and the checks a resource server owes them; see auth.h.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "auth/auth.h"
 
 struct mcp_principal {
-    unsigned refs;
+    atomic_uint refs; /* taken and dropped on the loop and by handlers' contexts */
     json_t *claims;
     const char *subject, *client_id, *issuer; /* borrowed from claims */
     const char **scopes;                      /* NULL-terminated; strings in scope_text or claims */
@@ -104,7 +105,7 @@ mcp_principal *mcp__principal_new(json_t *claims)
         json_decref(claims);
         return NULL;
     }
-    p->refs = 1;
+    atomic_init(&p->refs, 1);
     p->claims = claims;
     int bad = 0;
     p->subject = str_claim(claims, "sub", &bad);
@@ -138,13 +139,13 @@ mcp_principal *mcp__principal_new(json_t *claims)
 mcp_principal *mcp__principal_ref(mcp_principal *p)
 {
     if (p != NULL)
-        p->refs++;
+        atomic_fetch_add(&p->refs, 1);
     return p;
 }
 
 void mcp__principal_unref(mcp_principal *p)
 {
-    if (p == NULL || --p->refs > 0)
+    if (p == NULL || atomic_fetch_sub(&p->refs, 1) > 1)
         return;
     json_decref(p->claims);
     free(p->scopes);
@@ -224,4 +225,19 @@ const char *mcp__principal_check(const mcp_principal *p, const char *resource,
         if (strcmp(*aud, resource) == 0)
             return NULL;
     return "The access token was issued for another resource";
+}
+
+int mcp__principal_owner(const mcp_principal *p, char out[65])
+{
+    const char *iss = mcp_principal_issuer(p), *sub = mcp_principal_subject(p);
+    const char *client = sub == NULL ? mcp_principal_client_id(p) : NULL;
+    /* Lengths first, so that no two (issuer, subject) pairs run together alike. */
+    char *who = mcp__asprintf("%zu:%s|%zu:%s|%zu:%s", iss ? strlen(iss) : 0, iss ? iss : "",
+                              sub ? strlen(sub) : 0, sub ? sub : "", client ? strlen(client) : 0,
+                              client ? client : "");
+    if (who == NULL)
+        return MCP_EIO;
+    int rc = mcp__token_key(who, strlen(who), out);
+    free(who);
+    return rc;
 }

@@ -106,6 +106,7 @@ static void endpoint_free(shttp *t)
     mcp__strv_free(t->allowed_origins);
     mcp__strv_free(t->allowed_hosts);
     mcp__strv_free(t->cors_origins);
+    mcp__auth_free(t->auth);
     mcp__shttp_routes_free(t);
     free(t);
 }
@@ -360,6 +361,11 @@ static int configure(shttp *t, const mcp_http_opts *opts)
     t->cors_origins = mcp__strv_copy(o.cors_origins, &err);
     if (t->path == NULL || err)
         return MCP_ENOMEM;
+    if (o.auth != NULL) {
+        int rc = mcp__auth_new(o.auth, &t->auth);
+        if (rc != MCP_OK)
+            return rc;
+    }
     for (const mcp_http_route *r = o.routes; r != NULL && r->path != NULL; r++) {
         int rc = mcp_http_endpoint_route(t, r->method, r->path, r->fn, r->user);
         if (rc != MCP_OK)

@@ -62,6 +62,8 @@ void mcp__http_req_free(mcp__http_req *req)
     if (!req)
         return;
     mcp__mem_released(sizeof *req + req->target.cap + req->hdrs.cap + req->body.cap);
+    if (req->tag_drop != NULL)
+        req->tag_drop(req->tag);
     mcp__buf_free(&req->target);
     mcp__buf_free(&req->hdrs);
     mcp__buf_free(&req->body);

@@ -204,6 +204,11 @@ int mcp__http_req_version(const mcp__http_req *req);
 int mcp__http_req_keep_alive(const mcp__http_req *req);
 /* True once the request's connection is gone (writes return MCP_ECLOSED). */
 int mcp__http_req_closed(const mcp__http_req *req);
+/* A pointer the owner attaches to req (what an earlier stage learnt of it, such as
+ * who it acts for); drop(tag) runs when req is freed, or when another tag replaces
+ * it. */
+void mcp__http_req_set_tag(mcp__http_req *req, void *tag, void (*drop)(void *tag));
+void *mcp__http_req_tag(const mcp__http_req *req);
 
 /*
  * Asks for cb(arg, req) to run once if the connection of this request closes

@@ -145,6 +145,8 @@ struct mcp__http_req {
     mcp__http_close_fn on_drain; /* see mcp__http_req_on_drain() */
     void *on_drain_arg;
     size_t drain_below;
+    void *tag; /* see mcp__http_req_set_tag() */
+    void (*tag_drop)(void *tag);
 };
 
 /* conn.c */

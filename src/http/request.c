@@ -75,6 +75,19 @@ int mcp__http_req_closed(const mcp__http_req *req)
     return !(req->conn && !req->conn->closing && !req->conn->broken);
 }
 
+void mcp__http_req_set_tag(mcp__http_req *req, void *tag, void (*drop)(void *tag))
+{
+    if (req->tag_drop != NULL)
+        req->tag_drop(req->tag);
+    req->tag = tag;
+    req->tag_drop = drop;
+}
+
+void *mcp__http_req_tag(const mcp__http_req *req)
+{
+    return req->tag;
+}
+
 void mcp__http_req_on_close(mcp__http_req *req, mcp__http_close_fn cb, void *arg)
 {
     req->on_close = cb;

@@ -48,6 +48,14 @@ static void sa_feed_value(mcp__asession *s, json_t *value, uint64_t stream)
     mcp__session_feed_value(S(s), value, stream);
 }
 
+static void sa_set_principal(mcp__asession *s, mcp_principal *p)
+{
+    mcp__session *sess = S(s);
+    mcp__principal_ref(p);
+    mcp__principal_unref(sess->principal);
+    sess->principal = p;
+}
+
 static void sa_reject_oversized(mcp__asession *s, size_t seen, uint64_t stream)
 {
     mcp__session_reject_oversized(S(s), seen, stream);
@@ -191,6 +199,7 @@ static const mcp__answerer_ops server_answerer_ops = {
     .open = sa_open,
     .feed = sa_feed,
     .feed_value = sa_feed_value,
+    .set_principal = sa_set_principal,
     .reject_oversized = sa_reject_oversized,
     .assume_initialized = sa_assume_initialized,
     .input_closed = sa_input_closed,

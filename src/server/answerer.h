@@ -25,6 +25,8 @@
 
 #include <jansson.h>
 
+#include <mcp/auth.h>
+
 #include "protocol/revision.h"
 #include "util/util.h"
 
@@ -108,6 +110,10 @@ typedef struct mcp__answerer_ops {
      * `stream`. Nothing happens once the session is closed. */
     void (*feed)(mcp__asession *s, const char *text, size_t len, uint64_t stream);
     void (*feed_value)(mcp__asession *s, json_t *value, uint64_t stream);
+    /* Who the messages fed from now on act for (an authorized HTTP request's
+     * principal; a reference is taken, NULL for none). May be NULL: the answerer
+     * has no use for it (a gateway never passes a token on). */
+    void (*set_principal)(mcp__asession *s, mcp_principal *p);
     /* A message of `seen` bytes was too large to read: answered with an error. */
     void (*reject_oversized)(mcp__asession *s, size_t seen, uint64_t stream);
     /* Serves requests without an initialize (stateless HTTP), as if the client had

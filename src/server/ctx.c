@@ -45,6 +45,7 @@ mcp_ctx *mcp__ctx_new(mcp__session *s, mcp__inreq *req)
     ctx->client_caps = mcp__req_client_caps(s, req);
     ctx->client_info = mcp__req_client_info(s, req);
     ctx->level = mcp__req_log_level(s, req);
+    ctx->principal = mcp__principal_ref(s->principal);
     json_t *token = json_object_get(ctx->meta, "progressToken");
     if (json_is_string(token) || json_is_integer(token))
         ctx->progress_token = token;
@@ -65,6 +66,7 @@ static void ctx_destroy(mcp_ctx *ctx)
     json_decref(ctx->schema);
     json_decref(ctx->in_schema);
     json_decref(ctx->error_data);
+    mcp__principal_unref(ctx->principal);
     mcp__mrtr_free(ctx);
     free(ctx->error_message);
     free(ctx->uri);
@@ -212,6 +214,11 @@ const json_t *mcp_ctx_client_info(const mcp_ctx *ctx)
 const char *mcp_ctx_session_id(const mcp_ctx *ctx)
 {
     return ctx->sess->id;
+}
+
+const mcp_principal *mcp_ctx_principal(const mcp_ctx *ctx)
+{
+    return ctx->principal;
 }
 
 mcp_server *mcp_ctx_server(const mcp_ctx *ctx)

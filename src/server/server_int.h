@@ -18,6 +18,7 @@
 
 #include <mcp/server.h>
 
+#include "auth/auth.h"
 #include "protocol/revision.h"
 #include "protocol/rpc.h"
 #include "server/answerer.h"
@@ -161,6 +162,8 @@ struct mcp__session {
     int modern;
     mcp__listen *listens; /* open subscriptions/listen requests */
     int nlistens;
+    /* Who the messages being fed act for (a reference; NULL: no authorization). */
+    mcp_principal *principal;
     mcp__session *prev, *next;
 };
 
@@ -232,6 +235,7 @@ struct mcp_ctx {
      * request its own _meta's (borrowed from params or the server). */
     const mcp__revision *rev;
     const json_t *client_caps, *client_info;
+    mcp_principal *principal; /* the session's when the request came (a reference) */
     int level;
     int modern;
     atomic_int cancelled;

@@ -256,6 +256,7 @@ void mcp__session_unref(mcp__session *s)
     json_decref(s->client_caps);
     json_decref(s->client_info);
     json_decref(s->subscriptions);
+    mcp__principal_unref(s->principal);
     free(s->id);
     free(s);
     if (rt->sessions == NULL && rt->empty_cb != NULL)

@@ -48,6 +48,8 @@ void mcp__httpsse_get(shttp *t, mcp__http_req *req)
         return;
     }
     hsess *hs = mcp__hsess_new(t, 0, 1);
+    if (hs != NULL)
+        (void)mcp__hsess_bind(hs, req);
     hstream *st = hs ? mcp__hstream_new(hs, HS_HTTPSSE, req) : NULL;
     if (st == NULL) {
         if (hs != NULL)
@@ -110,7 +112,7 @@ void mcp__httpsse_post(shttp *t, mcp__http_req *req)
     /* Another node's session: its messages are sent there. */
     if (hs == NULL && t->share != NULL && strlen(id) == 32 && t->share->httpsse_post(t, req, id))
         return;
-    if (hs == NULL || !hs->httpsse || hs->closing) {
+    if (hs == NULL || !hs->httpsse || hs->closing || !mcp__hsess_owned_by(hs, req)) {
         mcp__shttp_error(t, req, 404, MCP__SESSION_NOT_FOUND, "Session not found");
         return;
     }
@@ -128,7 +130,9 @@ void mcp__httpsse_post(shttp *t, mcp__http_req *req)
     mcp__hsess_touch(hs);
     if (t->share != NULL)
         t->share->touch(hs);
-    /* Answer first: the messages' answers may travel on the event stream at once. */
+    /* Answer first: the messages' answers may travel on the event stream at once (req
+     * is gone then: its principal goes to the session before). */
+    mcp__hsess_set_principal(hs, req);
     mcp__httpsse_accepted(t, req);
     HS_ANS(hs)->feed_value(hs->sess, v, hs->streams ? hs->streams->id : 0);
     json_decref(v);

@@ -117,6 +117,24 @@ int mcp__shttp_list_has(char **list, const char *value)
     return 0;
 }
 
+void mcp__shttp_auth_refuse(shttp *t, mcp__http_req *req, const mcp__auth_verdict *v)
+{
+    json_t *id = mcp__shttp_body_id(req);
+    json_t *body = mcp__error_message(id, MCP_RPC_SERVER_ERROR, v->message, NULL);
+    json_decref(id);
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    const char *hdrs[16] = {"Content-Type", "application/json"};
+    size_t n = mcp__shttp_cors(t, req, hdrs, 2);
+    if (v->challenge != NULL) {
+        hdrs[n++] = "WWW-Authenticate";
+        hdrs[n++] = v->challenge;
+    }
+    hdrs[n] = NULL;
+    mcp__http_respond(req, v->status, hdrs, text, text ? strlen(text) : 0);
+    free(text);
+}
+
 size_t mcp__shttp_cors(shttp *t, mcp__http_req *req, const char **hdrs, size_t n)
 {
     const char *origin = mcp__http_header(req, "origin");
@@ -128,7 +146,7 @@ size_t mcp__shttp_cors(shttp *t, mcp__http_req *req, const char **hdrs, size_t n
     hdrs[n++] = "Origin";
     /* Browsers hide response headers from scripts unless they are exposed. */
     hdrs[n++] = "Access-Control-Expose-Headers";
-    hdrs[n++] = "Mcp-Session-Id, MCP-Protocol-Version";
+    hdrs[n++] = "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate";
     return n;
 }
 

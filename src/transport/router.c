@@ -15,7 +15,7 @@
  * hostile origin must not reach a local server, so the Host must be ours and a
  * present Origin must be allowed. Answers 403 and returns -1 when not.
  */
-static int check_host_origin(shttp *t, mcp__http_req *req)
+static int check_host(shttp *t, mcp__http_req *req)
 {
     char name[256];
     const char *host = mcp__http_header(req, "host");
@@ -31,6 +31,12 @@ static int check_host_origin(shttp *t, mcp__http_req *req)
             return -1;
         }
     }
+    return 0;
+}
+
+static int check_origin(shttp *t, mcp__http_req *req)
+{
+    char name[256];
     const char *origin = mcp__http_header(req, "origin");
     if (origin == NULL)
         return 0; /* not a browser, or a same-origin GET: nothing to check */
@@ -95,8 +101,11 @@ static const shttp_route *find_route(const shttp *t, const char *method, const c
 
 static int reserved_path(const shttp *t, const char *path)
 {
+    const char *root = t->auth != NULL ? mcp__auth_metadata_root_path(t->auth) : NULL;
     return strcmp(path, t->path) == 0 ||
-           (t->httpsse && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0));
+           (t->httpsse && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0)) ||
+           (t->auth != NULL && strcmp(path, mcp__auth_metadata_path(t->auth)) == 0) ||
+           (root != NULL && strcmp(path, root) == 0);
 }
 
 int mcp_http_endpoint_route(mcp_http_endpoint *t, const char *method, const char *path,
@@ -204,6 +213,68 @@ static void serve_route(shttp *t, const shttp_route *r, mcp__http_req *req)
     }
 }
 
+/* ---- Authorization ---- */
+
+/* The Protected Resource Metadata document (RFC 9728): public, so readable from any
+ * origin (browser clients discover the authorization server with it). */
+static int serve_metadata(shttp *t, mcp__http_req *req, const char *path)
+{
+    const char *root = mcp__auth_metadata_root_path(t->auth);
+    if (strcmp(path, mcp__auth_metadata_path(t->auth)) != 0 &&
+        (root == NULL || strcmp(path, root) != 0))
+        return 0;
+    mcp__http_method m = mcp__http_req_method(req);
+    if (m == MCP__HTTP_OPTIONS) {
+        const char *hdrs[] = {"Access-Control-Allow-Origin",
+                              "*",
+                              "Access-Control-Allow-Methods",
+                              "GET, HEAD, OPTIONS",
+                              "Access-Control-Allow-Headers",
+                              "*",
+                              "Access-Control-Max-Age",
+                              "86400",
+                              NULL};
+        mcp__http_respond(req, 204, hdrs, NULL, 0);
+    } else if (m == MCP__HTTP_GET || m == MCP__HTTP_HEAD) {
+        size_t len;
+        const char *doc = mcp__auth_metadata(t->auth, &len);
+        const char *hdrs[] = {"Content-Type",
+                              "application/json",
+                              "Access-Control-Allow-Origin",
+                              "*",
+                              "Cache-Control",
+                              "max-age=3600",
+                              NULL};
+        mcp__http_respond(req, 200, hdrs, m == MCP__HTTP_HEAD ? NULL : doc,
+                          m == MCP__HTTP_HEAD ? 0 : len);
+    } else {
+        const char *hdrs[] = {"Content-Type", "application/json", "Allow", "GET, HEAD, OPTIONS",
+                              NULL};
+        static const char body[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,"
+                                   "\"message\":\"Method not allowed\"}}";
+        mcp__http_respond(req, 405, hdrs, body, sizeof(body) - 1);
+    }
+    return 1;
+}
+
+static void route_mcp(shttp *t, mcp__http_req *req);
+
+/* The gate's verdict on a request for the MCP endpoint or the HTTP+SSE ones. */
+static void authorized(void *arg, mcp__http_req *req, mcp__auth_verdict *v)
+{
+    shttp *t = arg;
+    if (v->status != 0) {
+        mcp__shttp_auth_refuse(t, req, v);
+    } else {
+        /* The request carries its principal from here on (the verbs hand it to the
+         * session with what it feeds). */
+        mcp__http_req_set_tag(req, v->principal, (void (*)(void *))mcp__principal_unref);
+        v->principal = NULL;
+        route_mcp(t, req);
+    }
+    mcp__auth_verdict_clear(v);
+}
+
 /* ---- Routing ---- */
 
 void mcp__shttp_on_request(void *user, mcp__http_req *req)
@@ -213,9 +284,13 @@ void mcp__shttp_on_request(void *user, mcp__http_req *req)
         mcp__shttp_error(t, req, 503, MCP_RPC_SERVER_ERROR, "Service Unavailable: shutting down");
         return;
     }
-    if (check_host_origin(t, req) != 0)
+    if (check_host(t, req) != 0)
         return;
     const char *path = mcp__http_req_path(req);
+    if (t->auth != NULL && serve_metadata(t, req, path))
+        return;
+    if (check_origin(t, req) != 0)
+        return;
     mcp__http_method m = mcp__http_req_method(req);
     const shttp_route *route = find_route(t, mcp__http_req_method_name(req), path, 0);
     if (route != NULL) {
@@ -228,7 +303,21 @@ void mcp__shttp_on_request(void *user, mcp__http_req *req)
         preflight(t, req);
         return;
     }
-    if (is_mcp) {
+    int gated =
+        is_mcp || (t->httpsse && (strcmp(path, "/sse") == 0 || strcmp(path, "/messages") == 0));
+    if (gated && t->auth != NULL) {
+        mcp__auth_check(t->auth, req, authorized, t);
+        return;
+    }
+    route_mcp(t, req);
+}
+
+/* The MCP endpoint, the HTTP+SSE endpoints and what is left: past the gate. */
+static void route_mcp(shttp *t, mcp__http_req *req)
+{
+    const char *path = mcp__http_req_path(req);
+    mcp__http_method m = mcp__http_req_method(req);
+    if (strcmp(path, t->path) == 0) {
         mcp__shttp_mcp_request(t, req);
     } else if (t->httpsse && strcmp(path, "/sse") == 0 && m == MCP__HTTP_GET) {
         mcp__httpsse_get(t, req);

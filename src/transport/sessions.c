@@ -643,6 +643,34 @@ int mcp__hsess_gap_after(const hsess *hs, uint64_t stream, uint64_t seq)
     return 0;
 }
 
+void mcp__hsess_set_principal(hsess *hs, mcp__http_req *req)
+{
+    if (hs->t->auth != NULL && HS_ANS(hs)->set_principal != NULL)
+        HS_ANS(hs)->set_principal(hs->sess, mcp__http_req_tag(req));
+}
+
+void mcp__hsess_feed(hsess *hs, mcp__http_req *req, json_t *v, uint64_t stream)
+{
+    mcp__hsess_set_principal(hs, req);
+    HS_ANS(hs)->feed_value(hs->sess, v, stream);
+}
+
+int mcp__hsess_bind(hsess *hs, mcp__http_req *req)
+{
+    if (hs->t->auth == NULL)
+        return MCP_OK;
+    return mcp__principal_owner(mcp__http_req_tag(req), hs->owner);
+}
+
+int mcp__hsess_owned_by(const hsess *hs, mcp__http_req *req)
+{
+    char owner[65];
+    if (hs->t->auth == NULL)
+        return 1;
+    return mcp__principal_owner(mcp__http_req_tag(req), owner) == MCP_OK &&
+           strcmp(owner, hs->owner) == 0;
+}
+
 void mcp__hsess_touch(hsess *hs)
 {
     hs->last_active_ms = mcp__now_ms();

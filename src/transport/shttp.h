@@ -34,6 +34,7 @@
 
 #include <mcp/server.h>
 
+#include "auth/auth.h"
 #include "http/http.h"
 #include "server/answerer.h"
 
@@ -226,6 +227,9 @@ struct hsess {
     mcp__asession *sess;
     int httpsse; /* a session of the HTTP+SSE transport (2024-11-05) */
     int stateless;
+    /* With authorization: a digest of the issuer and subject of the principal that
+     * opened the session; a request of another principal does not find it (404). */
+    char owner[65];
     int closing;
     hstream *streams;
     uint64_t next_stream;
@@ -304,6 +308,7 @@ struct mcp_http_endpoint {
     int retry_ms;
     char **allowed_origins, **allowed_hosts, **cors_origins;
     int bound_loopback;
+    mcp__auth *auth; /* NULL: no authorization */
     shttp_route *routes;
     size_t nroutes;
 
@@ -345,6 +350,8 @@ void mcp__shttp_allowed_methods(const shttp *t, const char *path, char *out, siz
 int mcp__shttp_list_has(char **list, const char *value);
 /* Answers with a JSON-RPC error message (stolen) as the body and the status; finishes req. */
 void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *body);
+/* Answers req with the gate's refusal (status, WWW-Authenticate, a JSON-RPC error). */
+void mcp__shttp_auth_refuse(shttp *t, mcp__http_req *req, const mcp__auth_verdict *v);
 /* The JSON-RPC code of the 404 for a session this server does not have (never had, ended,
  * expired): Invalid Request, since the request is not valid here, and the 404 is what
  * tells the client to start a new session (the spec's rule). Not a timeout. */
@@ -405,6 +412,15 @@ void mcp__hsess_note_gap(hsess *hs, uint64_t stream, uint64_t seq);
 int mcp__hsess_gap_after(const hsess *hs, uint64_t stream, uint64_t seq);
 /* The session was used now: for its idle expiry, and its place in eviction order. */
 void mcp__hsess_touch(hsess *hs);
+/* With authorization: what hs's session is fed from now on acts for the principal req
+ * carries (the session's handlers see it). */
+void mcp__hsess_set_principal(hsess *hs, mcp__http_req *req);
+/* Feeds v, received with req on `stream`, to hs's session, with req's principal. */
+void mcp__hsess_feed(hsess *hs, mcp__http_req *req, json_t *v, uint64_t stream);
+/* With authorization: hs belongs to the principal req carries (mcp__hsess_owned_by
+ * then tells whether a later request's principal is the same one). MCP_OK or MCP_EIO. */
+int mcp__hsess_bind(hsess *hs, mcp__http_req *req);
+int mcp__hsess_owned_by(const hsess *hs, mcp__http_req *req);
 /* Records the address that opened hs (for eviction: see mcp__shttp_evict_idle_session). */
 void mcp__hsess_set_source(hsess *hs, mcp__http_req *req);
 /* Closes hs once the current callback stack has unwound. */

@@ -99,7 +99,9 @@ static hsess *find_session(shttp *t, mcp__http_req *req, const json_t *rpc_id)
         return NULL;
     }
     hsess *hs = mcp__map_get(&t->sessions, id);
-    if (hs == NULL || hs->httpsse || hs->closing) {
+    /* Another principal's session is unknown to this one: the same 404, nothing that
+     * tells it exists. */
+    if (hs == NULL || hs->httpsse || hs->closing || !mcp__hsess_owned_by(hs, req)) {
         mcp__shttp_error_id(t, req, 404, rpc_id, MCP__SESSION_NOT_FOUND, "Session not found");
         return NULL;
     }
@@ -277,7 +279,7 @@ static void post_modern(shttp *t, mcp__http_req *req, json_t *v, const mcp__meta
     if (listen)
         mcp__http_req_limit_sndbuf(req, MCP__NOTIFY_SNDBUF);
     mcp__http_req_on_close(req, modern_stream_closed, st);
-    HS_ANS(hs)->feed_value(hs->sess, v, st->id);
+    mcp__hsess_feed(hs, req, v, st->id);
 }
 
 static void post(shttp *t, mcp__http_req *req)
@@ -333,8 +335,11 @@ static void post(shttp *t, mcp__http_req *req)
             goto out;
         }
         hs = mcp__hsess_new(t, 0, 0);
-        if (hs != NULL)
+        if (hs != NULL) {
             mcp__hsess_set_source(hs, req);
+            /* A failed digest leaves the owner empty: no request finds the session. */
+            (void)mcp__hsess_bind(hs, req);
+        }
     } else {
         if ((hs = find_session(t, req, id)) == NULL || check_version_header(t, req, id) != 0)
             goto out;
@@ -358,7 +363,7 @@ static void post(shttp *t, mcp__http_req *req)
         t->share->posted(hs, v); /* answers another node awaits, cancellations */
     if (n_requests == 0) {
         /* Only notifications and responses: 202 and no body (spec). */
-        HS_ANS(hs)->feed_value(hs->sess, v, MCP__STREAM_STANDALONE);
+        mcp__hsess_feed(hs, req, v, MCP__STREAM_STANDALONE);
         const char *hdrs[12];
         size_t n = mcp__shttp_cors(t, req, hdrs, 0);
         hdrs[n] = NULL;
@@ -392,7 +397,7 @@ static void post(shttp *t, mcp__http_req *req)
      * long call's client still has them within PRIME_HOLD_MS. */
     if (st->kind == HS_POST_SSE)
         mcp__http_req_hold(req, PRIME_HOLD_MS);
-    HS_ANS(hs)->feed_value(hs->sess, v, st->id);
+    mcp__hsess_feed(hs, req, v, st->id);
     if (has_init && !hs->stateless && !HS_ANS(hs)->initialized(hs->sess)) {
         /* initialize failed (bad params): the session never began. */
         mcp__hsess_close(hs);
