@@ -71,7 +71,7 @@ target_include_directories(mcp_fuzz_lib
 # store/redis/ (the cluster store) as soon as a target links the transport.
 target_link_libraries(mcp_fuzz_lib PUBLIC
     PkgConfig::LIBMCP_JANSSON PkgConfig::LIBMCP_UV PkgConfig::LIBMCP_CURL PkgConfig::LIBMCP_CRYPTO
-    PkgConfig::LIBMCP_HIREDIS Threads::Threads m)
+    PkgConfig::LIBMCP_HIREDIS PkgConfig::LIBMCP_CJOSE Threads::Threads m)
 
 # What several targets share: the fuzz server and the stepped HTTP harness.
 # Every target links with --wrap=uv_run (see fuzz/http_harness.h); the wrapper

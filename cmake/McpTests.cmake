@@ -65,7 +65,7 @@ function(mcp_add_c_tests kind timeout)
     target_include_directories(${deps} INTERFACE "${PROJECT_SOURCE_DIR}/src" "${dir}")
     target_link_libraries(${deps} INTERFACE
         mcp_static PkgConfig::LIBMCP_CMOCKA PkgConfig::LIBMCP_UV PkgConfig::LIBMCP_CURL
-        PkgConfig::LIBMCP_HIREDIS
+        PkgConfig::LIBMCP_HIREDIS PkgConfig::LIBMCP_CJOSE
         PkgConfig::LIBMCP_JANSSON Threads::Threads m)
     set(common ${deps})
     if(helpers)

@@ -100,6 +100,32 @@ MCP_EXTERN void mcp_token_check_reject(mcp_token_check *check, const char *descr
  * 503, nothing cached. */
 MCP_EXTERN void mcp_token_check_unavailable(mcp_token_check *check, const char *description);
 
+/* ---- The built-in verifier of JWT access tokens ---- */
+
+/*
+ * JWT access tokens (RFC 9068) checked against the authorization server's keys:
+ * the signature with one of the allowed algorithms (never "none", never HMAC), the
+ * header's typ ("at+jwt"), then the claims as for any verifier (audience, issuer,
+ * expiry). The keys (JWKS, RFC 7517) are fetched on the endpoint's loop from
+ * jwks_uri, or from the jwks_uri of the issuer's metadata (RFC 8414, then OpenID
+ * Connect discovery; its "issuer" must be mcp_auth_opts.issuer exactly), kept, and
+ * fetched again when older than keys_ttl_ms or when a token names a key they lack
+ * (at most every refresh_min_ms: a storm of unknown key ids costs one fetch). While
+ * the keys cannot be fetched, the keys already there keep working, and a token
+ * that needs others gets 503.
+ */
+typedef struct mcp_jwt_opts {
+    size_t size;          /* the caller's sizeof(mcp_jwt_opts); 0: this one */
+    const char *jwks_uri; /* NULL: from the issuer's metadata */
+    /* Accepted algorithms, NULL-terminated, among RS256, RS384, RS512, PS256, PS384,
+     * PS512 and ES256 (NULL: RS256, PS256, ES256). */
+    const char *const *algorithms;
+    int refresh_min_ms; /* 0: 10000; < 0: none (each unknown key id fetches) */
+    int keys_ttl_ms;    /* 0: 3600000 */
+    int timeout_ms;     /* each fetch; 0: 5000 */
+    int any_type;       /* accept tokens whose typ is not at+jwt (not recommended) */
+} mcp_jwt_opts;
+
 /* ---- Options ---- */
 
 typedef struct mcp_auth_opts {
@@ -130,11 +156,14 @@ typedef struct mcp_auth_opts {
      * that knows them to be this server's). A token that names audiences must
      * always name this resource. Default 0: "aud" is required. */
     int allow_no_audience;
-    int clock_skew_s;            /* tolerance on exp and nbf; 0: 60 s; < 0: none */
-    size_t cache_max;            /* verified tokens remembered; 0: 10000 */
-    int cache_ttl_ms;            /* how long a verification is trusted at most; 0: 300000 */
-    size_t max_token;            /* longest token looked at; longer: 401; 0: 8192 bytes */
-    mcp_token_verifier verifier; /* required */
+    int clock_skew_s; /* tolerance on exp and nbf; 0: 60 s; < 0: none */
+    size_t cache_max; /* verified tokens remembered; 0: 10000 */
+    int cache_ttl_ms; /* how long a verification is trusted at most; 0: 300000 */
+    size_t max_token; /* longest token looked at; longer: 401; 0: 8192 bytes */
+    /* Who checks tokens: the application's verifier, or (verifier.verify NULL) the
+     * built-in JWT verifier with these options, which needs issuer. */
+    mcp_token_verifier verifier;
+    const mcp_jwt_opts *jwt;
 } mcp_auth_opts;
 
 #ifdef __cplusplus

@@ -102,6 +102,22 @@ int mcp__token_cache_put(mcp__token_cache *c, const char *key, mcp_principal *p,
 /* The hex SHA-256 of token, into key (65 bytes). MCP_OK or MCP_EIO. */
 int mcp__token_key(const char *token, size_t len, char key[65]);
 
+/* ---- The JWT verifier (jwt.c) ---- */
+
+typedef struct mcp__jwt mcp__jwt;
+
+/* MCP_OK, MCP_EINVAL (no loop or issuer, an issuer that is not an http(s) URL, an
+ * algorithm that is not offered), MCP_ENOMEM or MCP_EIO (libcurl refused). */
+int mcp__jwt_new(uv_loop_t *loop, const char *issuer, const mcp_jwt_opts *opts, mcp__jwt **out);
+mcp_token_verifier mcp__jwt_verifier(mcp__jwt *j);
+/* Takes the keys of a JWKS document now (tests; jwks_uri is then fetched only when
+ * they are old or lack a key). MCP_OK, MCP_EINVAL or MCP_ENOMEM. */
+int mcp__jwt_load_keys(mcp__jwt *j, const char *jwks);
+/* Stops: checks waiting for keys get 503, the fetch in flight is cancelled. Returns 1
+ * when closed(arg) will run once its handles are closed (it frees j then), 0 when j
+ * was freed at once. */
+int mcp__jwt_close(mcp__jwt *j, void (*closed)(void *arg), void *arg);
+
 /* ---- The gate (gate.c) ---- */
 
 typedef struct mcp__auth mcp__auth;
@@ -121,7 +137,11 @@ void mcp__auth_verdict_clear(mcp__auth_verdict *v);
  * that is not an absolute http(s) URL or has a fragment, a scope that is not a
  * scope-token, metadata_extra that is not a JSON object, a size smaller than the
  * size field) or MCP_ENOMEM. */
-int mcp__auth_new(const mcp_auth_opts *opts, mcp__auth **out);
+int mcp__auth_new(uv_loop_t *loop, const mcp_auth_opts *opts, mcp__auth **out);
+/* Stops what a built-in verifier has on the loop: 1 when closed(arg) will run once it
+ * is gone, 0 when nothing was there. The gate still answers (503 where a token needs
+ * the verifier) until mcp__auth_free. */
+int mcp__auth_close(mcp__auth *a, void (*closed)(void *arg), void *arg);
 /* The owner lets go; checks still running keep what they need until they complete. */
 void mcp__auth_free(mcp__auth *a);
 

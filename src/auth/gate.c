@@ -28,6 +28,7 @@ struct mcp__auth {
     int allow_no_audience, skew_s, ttl_ms;
     size_t max_token;
     mcp_token_verifier verifier;
+    mcp__jwt *jwt; /* the built-in verifier, when it is the one */
     mcp__token_cache cache;
     mcp__auth_stats stats;
 };
@@ -134,13 +135,14 @@ static void auth_unref(mcp__auth *a)
     free(a);
 }
 
-int mcp__auth_new(const mcp_auth_opts *opts, mcp__auth **out)
+int mcp__auth_new(uv_loop_t *loop, const mcp_auth_opts *opts, mcp__auth **out)
 {
     *out = NULL;
     mcp_auth_opts o;
     if (opts == NULL || mcp__opts_copy(&o, sizeof(o), opts, sizeof(mcp_auth_opts)) != MCP_OK)
         return MCP_EINVAL;
-    if (o.resource == NULL || o.verifier.verify == NULL || !scopes_valid(o.required_scopes) ||
+    if (o.resource == NULL || (o.verifier.verify == NULL && o.jwt == NULL) ||
+        (o.verifier.verify == NULL && o.issuer == NULL) || !scopes_valid(o.required_scopes) ||
         !scopes_valid(o.scopes_supported))
         return MCP_EINVAL;
     mcp__auth *a = calloc(1, sizeof(*a));
@@ -179,6 +181,11 @@ int mcp__auth_new(const mcp_auth_opts *opts, mcp__auth **out)
         rc = metadata_location(a, o.metadata_at_root);
     if (rc == MCP_OK)
         rc = build_metadata(a, &o);
+    if (rc == MCP_OK && o.verifier.verify == NULL) {
+        rc = mcp__jwt_new(loop, o.issuer, o.jwt, &a->jwt);
+        if (rc == MCP_OK)
+            a->verifier = mcp__jwt_verifier(a->jwt);
+    }
     if (rc != MCP_OK) {
         auth_unref(a);
         return rc;
@@ -187,10 +194,21 @@ int mcp__auth_new(const mcp_auth_opts *opts, mcp__auth **out)
     return MCP_OK;
 }
 
+int mcp__auth_close(mcp__auth *a, void (*closed)(void *arg), void *arg)
+{
+    if (a == NULL || a->jwt == NULL)
+        return 0;
+    mcp__jwt *j = a->jwt;
+    a->jwt = NULL;
+    a->verifier = (mcp_token_verifier){0};
+    return mcp__jwt_close(j, closed, arg);
+}
+
 void mcp__auth_free(mcp__auth *a)
 {
     if (a == NULL)
         return;
+    (void)mcp__auth_close(a, NULL, NULL);
     a->freed = 1;
     auth_unref(a);
 }
@@ -359,7 +377,10 @@ void mcp__auth_check(mcp__auth *a, mcp__http_req *req, mcp__auth_done_fn done, v
     memcpy(check->key, key, sizeof(key));
     mcp__http_req_on_close(req, check_req_closed, check);
     /* The token ends the header value (mcp__bearer_parse saw to it): NUL-terminated. */
-    a->verifier.verify(a->verifier.user, token, check);
+    if (a->verifier.verify == NULL)
+        mcp_token_check_unavailable(check, "the endpoint is stopping");
+    else
+        a->verifier.verify(a->verifier.user, token, check);
 }
 
 void mcp_token_check_accept(mcp_token_check *check, json_t *claims)

@@ -174,6 +174,12 @@ static void on_http_quiet(void *arg)
 
 static void on_drain_timer(uv_timer_t *h);
 
+static void auth_closed(void *arg)
+{
+    shttp *t = arg;
+    mcp__uv_group_left(&t->handles);
+}
+
 static void begin_closing(shttp *t)
 {
     t->phase = EP_CLOSING;
@@ -195,6 +201,8 @@ static void begin_closing(shttp *t)
     }
     if (t->share != NULL)
         t->share->stop(t);
+    if (mcp__auth_close(t->auth, auth_closed, t))
+        t->handles.open++; /* the JWT verifier's fetches, until auth_closed */
     t->ans->ops->shutdown(t->ans, on_ans_closed, t);
     /* The streams just ended are sent within what is left of the deadline. */
     uint64_t now = uv_now(t->loop);
@@ -362,7 +370,7 @@ static int configure(shttp *t, const mcp_http_opts *opts)
     if (t->path == NULL || err)
         return MCP_ENOMEM;
     if (o.auth != NULL) {
-        int rc = mcp__auth_new(o.auth, &t->auth);
+        int rc = mcp__auth_new(t->loop, o.auth, &t->auth);
         if (rc != MCP_OK)
             return rc;
     }

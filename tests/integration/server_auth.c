@@ -12,6 +12,12 @@
  * --root          serve the metadata document at the root too
  * --issuer ISS    tokens must come from ISS
  * --cache-ttl MS  how long a verification is trusted
+ * --jwt-issuer ISS         check tokens with the built-in JWT verifier instead, for
+ *                          issuer ISS
+ * --jwks-uri URL           where that verifier fetches the keys
+ * --jwks-file F            serve file F at GET /jwks (read at each request, so that a
+ *                          test can rotate the keys; each one logs "jwks served")
+ * --jwks-refresh-min MS    the verifier's refresh_min_ms
  *
  * Tokens: "alice", "bob" (good: aud the resource, iss https://as.test, scope
  * "mcp:tools", an hour left); "alice-noscope" (scope "other"); "expired",
@@ -127,6 +133,21 @@ static json_t *tool_whoami(mcp_ctx *ctx, const json_t *args, void *user)
     return mcp_text_result(text);
 }
 
+static const char *jwks_file;
+
+static void serve_jwks(mcp_http_exchange *x, void *user)
+{
+    (void)user;
+    char buf[65536];
+    FILE *f = fopen(jwks_file, "r");
+    size_t n = f != NULL ? fread(buf, 1, sizeof(buf), f) : 0;
+    if (f != NULL)
+        fclose(f);
+    fprintf(stderr, "server_auth: jwks served\n");
+    const char *hdrs[] = {"Content-Type", "application/json", NULL};
+    mcp_http_exchange_respond(x, f != NULL ? 200 : 404, hdrs, buf, n);
+}
+
 static json_t *tool_verifications(mcp_ctx *ctx, const json_t *args, void *user)
 {
     (void)ctx, (void)args, (void)user;
@@ -158,7 +179,8 @@ static void on_sigterm(uv_signal_t *s, int sig)
 
 int main(int argc, char **argv)
 {
-    const char *listen = "127.0.0.1:0", *issuer = NULL;
+    const char *listen = "127.0.0.1:0", *issuer = NULL, *jwt_issuer = NULL, *jwks_uri = NULL;
+    int refresh_min = 0;
     const char *scopes[16] = {NULL};
     size_t nscopes = 0;
     int root = 0, ttl = 0;
@@ -175,6 +197,14 @@ int main(int argc, char **argv)
             issuer = argv[++i];
         else if (strcmp(argv[i], "--cache-ttl") == 0 && i + 1 < argc)
             ttl = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--jwt-issuer") == 0 && i + 1 < argc)
+            jwt_issuer = argv[++i];
+        else if (strcmp(argv[i], "--jwks-uri") == 0 && i + 1 < argc)
+            jwks_uri = argv[++i];
+        else if (strcmp(argv[i], "--jwks-file") == 0 && i + 1 < argc)
+            jwks_file = argv[++i];
+        else if (strcmp(argv[i], "--jwks-refresh-min") == 0 && i + 1 < argc)
+            refresh_min = atoi(argv[++i]);
         else {
             fprintf(stderr, "server_auth: unknown argument %s\n", argv[i]);
             return 2;
@@ -199,8 +229,19 @@ int main(int argc, char **argv)
                           .issuer = issuer,
                           .cache_ttl_ms = ttl,
                           .verifier = {.verify = verify}};
-    mcp_http_opts opts = {
-        .size = sizeof(opts), .listen = listen, .on_listen = on_listen, .auth = &auth};
+    mcp_jwt_opts jwt = {.size = sizeof(jwt), .jwks_uri = jwks_uri, .refresh_min_ms = refresh_min};
+    if (jwt_issuer != NULL) {
+        auth.issuer = jwt_issuer;
+        auth.verifier.verify = NULL;
+        auth.jwt = &jwt;
+    }
+    mcp_http_route routes[] = {{.method = "GET", .path = "/jwks", .fn = serve_jwks},
+                               {.path = NULL}};
+    mcp_http_opts opts = {.size = sizeof(opts),
+                          .listen = listen,
+                          .on_listen = on_listen,
+                          .auth = &auth,
+                          .routes = jwks_file != NULL ? routes : NULL};
     uv_loop_init(&loop);
     int rc = mcp_http_endpoint_new(&loop, srv, &opts, &endpoint);
     if (rc != MCP_OK) {

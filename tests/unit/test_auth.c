@@ -265,7 +265,7 @@ static void test_metadata_document_and_paths_follow_rfc9728(void **state)
                        .metadata_at_root = 1,
                        .verifier = {.verify = never}};
     mcp__auth *a;
-    assert_int_equal(mcp__auth_new(&o, &a), MCP_OK);
+    assert_int_equal(mcp__auth_new(NULL, &o, &a), MCP_OK);
     assert_string_equal(mcp__auth_metadata_path(a), "/.well-known/oauth-protected-resource/mcp");
     assert_string_equal(mcp__auth_metadata_root_path(a), "/.well-known/oauth-protected-resource");
     size_t len;
@@ -291,7 +291,7 @@ static void test_metadata_document_and_paths_follow_rfc9728(void **state)
     /* A resource at the root has one document, at the root. */
     mcp_auth_opts r = {
         .resource = "http://127.0.0.1:8080", .metadata_at_root = 1, .verifier = {.verify = never}};
-    assert_int_equal(mcp__auth_new(&r, &a), MCP_OK);
+    assert_int_equal(mcp__auth_new(NULL, &r, &a), MCP_OK);
     assert_string_equal(mcp__auth_metadata_path(a), "/.well-known/oauth-protected-resource");
     assert_null(mcp__auth_metadata_root_path(a));
     mcp__auth_free(a);
@@ -300,26 +300,26 @@ static void test_metadata_document_and_paths_follow_rfc9728(void **state)
      * scope that is not a scope-token, extra members that are not an object. */
     mcp_auth_opts bad = {.resource = "https://x/mcp", .verifier = {.verify = never}};
     bad.resource = NULL;
-    assert_int_equal(mcp__auth_new(&bad, &a), MCP_EINVAL);
+    assert_int_equal(mcp__auth_new(NULL, &bad, &a), MCP_EINVAL);
     bad.resource = "https://x/mcp";
     bad.verifier.verify = NULL;
-    assert_int_equal(mcp__auth_new(&bad, &a), MCP_EINVAL);
+    assert_int_equal(mcp__auth_new(NULL, &bad, &a), MCP_EINVAL);
     bad.verifier.verify = never;
     const char *const bad_resources[] = {"ftp://x/mcp", "https:///mcp", "https://x/mcp#f",
                                          "https://x/mcp?q=1", "mcp"};
     for (size_t i = 0; i < sizeof(bad_resources) / sizeof(*bad_resources); i++) {
         bad.resource = bad_resources[i];
-        assert_int_equal(mcp__auth_new(&bad, &a), MCP_EINVAL);
+        assert_int_equal(mcp__auth_new(NULL, &bad, &a), MCP_EINVAL);
     }
     bad.resource = "https://x/mcp";
     const char *bad_scope[] = {"ok", "not ok", NULL};
     bad.required_scopes = bad_scope;
-    assert_int_equal(mcp__auth_new(&bad, &a), MCP_EINVAL);
+    assert_int_equal(mcp__auth_new(NULL, &bad, &a), MCP_EINVAL);
     bad.required_scopes = NULL;
     bad.metadata_extra = "[1]";
-    assert_int_equal(mcp__auth_new(&bad, &a), MCP_EINVAL);
+    assert_int_equal(mcp__auth_new(NULL, &bad, &a), MCP_EINVAL);
     bad.metadata_extra = "{\"a\":1,\"a\":2}";
-    assert_int_equal(mcp__auth_new(&bad, &a), MCP_EINVAL);
+    assert_int_equal(mcp__auth_new(NULL, &bad, &a), MCP_EINVAL);
 }
 
 int main(void)

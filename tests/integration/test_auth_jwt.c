@@ -1,0 +1,344 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The built-in JWT verifier over real sockets: server_auth with --jwt-issuer fetches
+ * the keys the test wrote (a JWKS file it serves at /jwks, read at each fetch), and
+ * the test signs its own tokens with cjose. Good tokens of each algorithm get in;
+ * "none", HMAC signed with the public key, a wrong typ, a tampered payload, an
+ * unknown key and an expired token get 401 with their reasons; a storm of unknown
+ * key ids costs one fetch; rotated keys are taken after one fetch, without a
+ * restart; keys that cannot be fetched give 503.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjose/cjose.h>
+#include <cmocka.h>
+
+#include "harness.h"
+#include "http_expect.h"
+
+#define RESOURCE "https://mcp.example.test/mcp"
+#define ISSUER "https://as.example.test"
+#define METADATA_URL "https://mcp.example.test/.well-known/oauth-protected-resource/mcp"
+
+typedef struct jwt_fixture {
+    hc_server srv;
+    int port;
+    char jwks_path[64];
+    cjose_jwk_t *rsa, *ec, *rsa2; /* rsa2: not in the JWKS until a rotation */
+} jwt_fixture;
+
+static cjose_jwk_t *make_key(int rsa, const char *kid)
+{
+    cjose_err err;
+    static const uint8_t e[] = {0x01, 0x00, 0x01};
+    cjose_jwk_t *k = rsa ? cjose_jwk_create_RSA_random(2048, e, sizeof(e), &err)
+                         : cjose_jwk_create_EC_random(CJOSE_JWK_EC_P_256, &err);
+    assert_non_null(k);
+    assert_true(cjose_jwk_set_kid(k, kid, strlen(kid), &err));
+    return k;
+}
+
+/* Writes the public keys to the fixture's JWKS file. */
+static void write_jwks(jwt_fixture *f, cjose_jwk_t *const keys[], size_t n)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        cjose_err err;
+        char *text = cjose_jwk_to_json(keys[i], false, &err);
+        assert_non_null(text);
+        json_array_append_new(arr, json_loads(text, 0, NULL));
+        free(text);
+    }
+    json_t *doc = json_pack("{s:o}", "keys", arr);
+    char tmp[80];
+    snprintf(tmp, sizeof(tmp), "%s.new", f->jwks_path);
+    assert_int_equal(json_dump_file(doc, tmp, JSON_COMPACT), 0);
+    assert_int_equal(rename(tmp, f->jwks_path), 0);
+    json_decref(doc);
+}
+
+/* Claims for RESOURCE from ISSUER, valid for an hour (exp_in seconds). */
+static json_t *claims(const char *sub, long long exp_in)
+{
+    long long now = (long long)time(NULL);
+    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "iss", ISSUER, "sub", sub, "aud", RESOURCE,
+                     "scope", "mcp:tools", "iat", (json_int_t)now, "exp",
+                     (json_int_t)(now + exp_in));
+}
+
+/* A compact JWS of payload signed with key, alg and typ (NULL: none), kid from key
+ * unless kid is given. malloc'd. */
+static char *sign(cjose_jwk_t *key, const char *alg, const char *typ, const char *kid,
+                  json_t *payload)
+{
+    cjose_err err;
+    json_t *hdr = json_pack("{s:s}", "alg", alg);
+    if (typ != NULL)
+        json_object_set_new(hdr, "typ", json_string(typ));
+    json_object_set_new(hdr, "kid", json_string(kid ? kid : cjose_jwk_get_kid(key, &err)));
+    char *text = json_dumps(payload, JSON_COMPACT);
+    json_decref(payload);
+    cjose_jws_t *jws =
+        cjose_jws_sign(key, (cjose_header_t *)hdr, (const uint8_t *)text, strlen(text), &err);
+    free(text);
+    json_decref(hdr);
+    assert_non_null(jws);
+    const char *ser;
+    assert_true(cjose_jws_export(jws, &ser, &err));
+    char *out = strdup(ser);
+    cjose_jws_release(jws);
+    return out;
+}
+
+static int start(void **state, int refresh_min_ms, int jwks_reachable)
+{
+    jwt_fixture *f = calloc(1, sizeof(*f));
+    if (f == NULL)
+        return -1;
+    f->rsa = make_key(1, "rsa-1");
+    f->ec = make_key(0, "ec-1");
+    f->rsa2 = make_key(1, "rsa-2");
+    snprintf(f->jwks_path, sizeof(f->jwks_path), "/tmp/mcp-jwks-%d-%d-%d.json", (int)getpid(),
+             refresh_min_ms, jwks_reachable);
+    cjose_jwk_t *keys[] = {f->rsa, f->ec};
+    write_jwks(f, keys, 2);
+    int port = harness_free_port();
+    char uri[128], refresh[24];
+    /* Unreachable: a port of this server's where nothing serves /jwks (404). */
+    snprintf(uri, sizeof(uri), "http://127.0.0.1:%d/%s", port, jwks_reachable ? "jwks" : "nokeys");
+    snprintf(refresh, sizeof(refresh), "%d", refresh_min_ms);
+    const char *flags[] = {
+        "--resource",  RESOURCE,     "--jwt-issuer",       ISSUER,  "--jwks-uri", uri,
+        "--jwks-file", f->jwks_path, "--jwks-refresh-min", refresh, NULL};
+    if (hc_server_start_program(&f->srv, "server_auth", port, flags, NULL, HX_START_MS) != 0) {
+        free(f);
+        return -1;
+    }
+    f->port = f->srv.port;
+    *state = f;
+    return 0;
+}
+
+static int setup_storm(void **state)
+{
+    return start(state, 60000, 1);
+}
+
+static int setup_rotation(void **state)
+{
+    return start(state, -1, 1); /* no minimum between fetches */
+}
+
+static int setup_unreachable(void **state)
+{
+    return start(state, -1, 0);
+}
+
+static int teardown(void **state)
+{
+    jwt_fixture *f = *state;
+    int rc = hc_server_stop_check(&f->srv, HX_STOP_MS);
+    unlink(f->jwks_path);
+    cjose_jwk_release(f->rsa);
+    cjose_jwk_release(f->ec);
+    cjose_jwk_release(f->rsa2);
+    free(f);
+    if (rc != 0)
+        hx_teardown_failures++;
+    return rc;
+}
+
+/* POSTs initialize with token; the response into r. */
+static void initialize_with(int port, const char *token, hc_response *r)
+{
+    char *hdrs = NULL;
+    assert_true(asprintf(&hdrs, "%sAuthorization: Bearer %s\r\n", HC_MCP_POST_HEADERS, token) > 0);
+    char *body = hc_initialize_body(NULL);
+    if (hc_request(port, "POST", "/mcp", hdrs, body, r, HX_REQ_MS) != 0)
+        fail_msg("POST initialize: no response");
+    free(body);
+    free(hdrs);
+}
+
+static void expect_ok(int port, const char *token, const char *what)
+{
+    hc_response r;
+    initialize_with(port, token, &r);
+    hx_expect_status(&r, 200, what);
+    hc_response_free(&r);
+}
+
+static void expect_invalid(int port, const char *token, const char *description, const char *what)
+{
+    hc_response r;
+    initialize_with(port, token, &r);
+    char want[400];
+    snprintf(want, sizeof(want),
+             "Bearer error=\"invalid_token\", error_description=\"%s\", "
+             "resource_metadata=\"" METADATA_URL "\"",
+             description);
+    const char *got = hc_header_get(&r, "www-authenticate");
+    if (r.status != 401 || got == NULL || strcmp(got, want) != 0)
+        fail_msg("%s: %d, WWW-Authenticate %s\n  expected 401, %s", what, r.status,
+                 got ? got : "(none)", want);
+    hc_response_free(&r);
+}
+
+static int served(jwt_fixture *f)
+{
+    char *log = hc_server_stderr(&f->srv);
+    int n = 0;
+    for (const char *p = log; (p = strstr(p, "jwks served")) != NULL; p++)
+        n++;
+    free(log);
+    return n;
+}
+
+/* ---- Tokens ---- */
+
+static void test_good_tokens_of_each_algorithm_get_in(void **state)
+{
+    jwt_fixture *f = *state;
+    char *t = sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
+    expect_ok(f->port, t, "RS256");
+    free(t);
+    t = sign(f->rsa, "PS256", "at+jwt", NULL, claims("alice", 3600));
+    expect_ok(f->port, t, "PS256");
+    free(t);
+    t = sign(f->ec, "ES256", "application/at+jwt", NULL, claims("alice", 3600));
+    expect_ok(f->port, t, "ES256 (typ application/at+jwt)");
+    free(t);
+}
+
+static void test_bad_tokens_get_401_with_their_reasons(void **state)
+{
+    jwt_fixture *f = *state;
+    /* alg none: a token anyone can make. */
+    json_t *c = claims("mallory", 3600);
+    char *payload = json_dumps(c, JSON_COMPACT);
+    json_decref(c);
+    char none[2048];
+    cjose_err err;
+    char *hdr_b64 = NULL, *pl_b64 = NULL;
+    size_t hl, pl;
+    const char *hdr = "{\"alg\":\"none\",\"typ\":\"at+jwt\"}";
+    assert_true(cjose_base64url_encode((const uint8_t *)hdr, strlen(hdr), &hdr_b64, &hl, &err));
+    assert_true(
+        cjose_base64url_encode((const uint8_t *)payload, strlen(payload), &pl_b64, &pl, &err));
+    snprintf(none, sizeof(none), "%s.%s.", hdr_b64, pl_b64);
+    expect_invalid(f->port, none, "The access token's signature algorithm is not accepted",
+                   "alg none");
+    /* HS256 whose secret is the RSA public key's JSON text (the confusion attack). */
+    char *pub = cjose_jwk_to_json(f->rsa, false, &err);
+    cjose_jwk_t *oct = cjose_jwk_create_oct_spec((const uint8_t *)pub, strlen(pub), &err);
+    assert_non_null(oct);
+    char *t = sign(oct, "HS256", "at+jwt", "rsa-1", claims("mallory", 3600));
+    expect_invalid(f->port, t, "The access token's signature algorithm is not accepted",
+                   "HS256 with the public key");
+    free(t);
+    cjose_jwk_release(oct);
+    free(pub);
+    /* Not an access token: no typ, or an ID token's. */
+    t = sign(f->rsa, "RS256", NULL, NULL, claims("alice", 3600));
+    expect_invalid(f->port, t, "The token is not a JWT access token (typ at+jwt)", "no typ");
+    free(t);
+    t = sign(f->rsa, "RS256", "JWT", NULL, claims("alice", 3600));
+    expect_invalid(f->port, t, "The token is not a JWT access token (typ at+jwt)", "typ JWT");
+    free(t);
+    /* A payload changed after signing. */
+    t = sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
+    char *dot = strchr(t, '.');
+    char *swapped = NULL;
+    assert_true(asprintf(&swapped, "%.*s.%s.%s", (int)(dot - t), t, pl_b64, strrchr(t, '.') + 1) >
+                0);
+    expect_invalid(f->port, swapped, "The access token's signature does not verify", "tampered");
+    free(swapped);
+    free(t);
+    /* Expired, and signed by the right key for the wrong algorithm family. */
+    t = sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", -3600));
+    expect_invalid(f->port, t, "The access token expired", "expired");
+    free(t);
+    t = sign(f->ec, "ES256", "at+jwt", "rsa-1", claims("alice", 3600));
+    expect_invalid(f->port, t, "The access token was signed by an unknown key",
+                   "ES256 naming an RSA key");
+    free(t);
+    free(hdr_b64);
+    free(pl_b64);
+    free(payload);
+}
+
+static void test_a_storm_of_unknown_key_ids_costs_one_fetch(void **state)
+{
+    jwt_fixture *f = *state;
+    char *t = sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
+    expect_ok(f->port, t, "a good token first (the keys are fetched)");
+    free(t);
+    int before = served(f);
+    for (int i = 0; i < 50; i++) {
+        char kid[32];
+        snprintf(kid, sizeof(kid), "unknown-%d", i);
+        t = sign(f->rsa2, "RS256", "at+jwt", kid, claims("mallory", 3600));
+        expect_invalid(f->port, t, "The access token was signed by an unknown key", kid);
+        free(t);
+    }
+    int after = served(f);
+    if (after - before > 1)
+        fail_msg("50 unknown key ids fetched the keys %d times (at most once)", after - before);
+}
+
+static void test_rotated_keys_are_taken_after_one_fetch(void **state)
+{
+    jwt_fixture *f = *state;
+    char *t = sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
+    expect_ok(f->port, t, "the first key");
+    free(t);
+    /* The authorization server rotates: rsa-2 joins, rsa-1 leaves. */
+    cjose_jwk_t *keys[] = {f->rsa2, f->ec};
+    write_jwks(f, keys, 2);
+    int before = served(f);
+    t = sign(f->rsa2, "RS256", "at+jwt", NULL, claims("alice", 3600));
+    expect_ok(f->port, t, "a token of the new key");
+    free(t);
+    assert_int_equal(served(f) - before, 1);
+}
+
+static void test_keys_that_cannot_be_fetched_give_503(void **state)
+{
+    jwt_fixture *f = *state;
+    char *t = sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
+    hc_response r;
+    initialize_with(f->port, t, &r);
+    free(t);
+    hx_expect_status(&r, 503, "no keys to be had");
+    assert_null(hc_header_get(&r, "www-authenticate"));
+    hc_response_free(&r);
+    assert_int_equal(hc_server_wait_stderr(&f->srv, "could not be fetched", HX_REQ_MS), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest storm[] = {
+        cmocka_unit_test(test_good_tokens_of_each_algorithm_get_in),
+        cmocka_unit_test(test_bad_tokens_get_401_with_their_reasons),
+        cmocka_unit_test(test_a_storm_of_unknown_key_ids_costs_one_fetch),
+    };
+    const struct CMUnitTest rotation[] = {
+        cmocka_unit_test(test_rotated_keys_are_taken_after_one_fetch),
+    };
+    const struct CMUnitTest unreachable[] = {
+        cmocka_unit_test(test_keys_that_cannot_be_fetched_give_503),
+    };
+    int failed = cmocka_run_group_tests_name("storm", storm, setup_storm, teardown);
+    failed += cmocka_run_group_tests_name("rotation", rotation, setup_rotation, teardown);
+    failed += cmocka_run_group_tests_name("unreachable", unreachable, setup_unreachable, teardown);
+    return failed + hx_teardown_failures;
+}
