@@ -35,7 +35,14 @@ enum {
     F_REDIS,
     F_REDIS_PREFIX,
     F_CLUSTER_ADDRESS,
-    F_CLUSTER_MAX_SESSIONS
+    F_CLUSTER_MAX_SESSIONS,
+    F_AUTH_RESOURCE,
+    F_AUTH_ISSUER,
+    F_AUTH_JWKS,
+    F_AUTH_SCOPE,
+    F_AUTH_SUPPORTED,
+    F_AUTH_ROOT,
+    F_AUTH_NAME
 };
 
 static const struct option flags[HTTP_FLAGS_COUNT] = {
@@ -65,6 +72,13 @@ static const struct option flags[HTTP_FLAGS_COUNT] = {
     {"redis-prefix", required_argument, NULL, F_REDIS_PREFIX},
     {"cluster-address", required_argument, NULL, F_CLUSTER_ADDRESS},
     {"cluster-max-sessions", required_argument, NULL, F_CLUSTER_MAX_SESSIONS},
+    {"auth-resource", required_argument, NULL, F_AUTH_RESOURCE},
+    {"auth-issuer", required_argument, NULL, F_AUTH_ISSUER},
+    {"auth-jwks-uri", required_argument, NULL, F_AUTH_JWKS},
+    {"auth-scope", required_argument, NULL, F_AUTH_SCOPE},
+    {"auth-scopes-supported", required_argument, NULL, F_AUTH_SUPPORTED},
+    {"auth-metadata-at-root", no_argument, NULL, F_AUTH_ROOT},
+    {"auth-resource-name", required_argument, NULL, F_AUTH_NAME},
 };
 
 void http_flags_add(struct option *out)
@@ -97,6 +111,28 @@ int http_flags_check_listen(const char *listen)
     }
     int port;
     return http_flags_parse_int(colon + 1, 0, 65535, &port);
+}
+
+/* An absolute http(s) URL with no space or control character. */
+static int is_url(const char *s)
+{
+    if (strncmp(s, "https://", 8) != 0 && strncmp(s, "http://", 7) != 0)
+        return 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p <= ' ' || *p == 0x7F)
+            return 0;
+    return 1;
+}
+
+/* A scope-token of RFC 6749: printable ASCII but space, '"' and '\'. */
+static int is_scope(const char *s)
+{
+    if (*s == '\0')
+        return 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p <= ' ' || *p == '"' || *p == '\\' || *p >= 0x7F)
+            return 0;
+    return 1;
 }
 
 int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
@@ -147,6 +183,42 @@ int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
             return 2;
         }
         h->cluster_max_sessions = (size_t)v;
+        return 0;
+    case F_AUTH_RESOURCE:
+    case F_AUTH_ISSUER:
+    case F_AUTH_JWKS:
+        if (!is_url(arg) || (code == F_AUTH_RESOURCE && strpbrk(arg, "#?") != NULL)) {
+            usage("option '%s' needs an http(s) URL%s, not '%s'", name,
+                  code == F_AUTH_RESOURCE ? " without a query or fragment" : "", arg);
+            return 2;
+        }
+        if (code == F_AUTH_RESOURCE)
+            f->auth.resource = arg;
+        else if (code == F_AUTH_ISSUER)
+            f->auth.issuer = arg;
+        else
+            f->jwt.jwks_uri = arg;
+        return 0;
+    case F_AUTH_SCOPE:
+    case F_AUTH_SUPPORTED: {
+        const char **list = code == F_AUTH_SCOPE ? f->scopes : f->supported;
+        int *n = code == F_AUTH_SCOPE ? &f->n_scopes : &f->n_supported;
+        if (!is_scope(arg)) {
+            usage("option '%s' needs one scope (no space, '\"' or '\\'), not '%s'", name, arg);
+            return 2;
+        }
+        if (*n >= 16) {
+            usage("option '%s' may be given at most 16 times", name);
+            return 2;
+        }
+        list[(*n)++] = arg;
+        return 0;
+    }
+    case F_AUTH_ROOT:
+        f->auth.metadata_at_root = 1;
+        return 0;
+    case F_AUTH_NAME:
+        f->auth.resource_name = arg;
         return 0;
     case F_ORIGIN:
     case F_HOST:
@@ -271,11 +343,33 @@ void http_flags_healthz(mcp_http_exchange *x, void *user)
         mcp_http_exchange_respond(x, 200, hdrs, "ok\n", 3);
 }
 
-void http_flags_finish(http_flags *f)
+int http_flags_finish(http_flags *f, http_flags_usage_fn usage)
 {
     f->http.allowed_origins = f->n_origins ? f->origins : NULL;
     f->http.allowed_hosts = f->n_hosts ? f->hosts : NULL;
     f->http.cors_origins = f->n_cors ? f->cors : NULL;
+    int some = f->auth.issuer != NULL || f->jwt.jwks_uri != NULL || f->n_scopes > 0 ||
+               f->n_supported > 0 || f->auth.metadata_at_root || f->auth.resource_name != NULL;
+    if (f->auth.resource == NULL) {
+        if (some) {
+            usage("the --auth-* options need --auth-resource URL");
+            return 2;
+        }
+        return 0;
+    }
+    if (f->auth.issuer == NULL) {
+        usage("--auth-resource needs --auth-issuer URL (the authorization server)");
+        return 2;
+    }
+    f->auth.size = sizeof(f->auth);
+    f->jwt.size = sizeof(f->jwt);
+    f->auth_servers[0] = f->auth.issuer;
+    f->auth.authorization_servers = f->auth_servers;
+    f->auth.required_scopes = f->n_scopes ? f->scopes : NULL;
+    f->auth.scopes_supported = f->n_supported ? f->supported : NULL;
+    f->auth.jwt = &f->jwt;
+    f->http.auth = &f->auth;
+    return 0;
 }
 
 void http_flags_help(FILE *out)
@@ -338,7 +432,21 @@ void http_flags_help(FILE *out)
           "      --cluster-address HOST:PORT  where other nodes reach this one (default:\n"
           "                        the --http address, unless it is 0.0.0.0 or [::])\n"
           "      --cluster-max-sessions N  live sessions in the whole deployment, counted\n"
-          "                        in Redis (default 100000); past it initialize gets 503\n",
+          "                        in Redis (default 100000); past it initialize gets 503\n"
+          "\n"
+          "Authorization (OAuth 2.1 resource server; off unless --auth-resource is given):\n"
+          "      --auth-resource URL  this server's URL as clients reach it (RFC 8707):\n"
+          "                        every MCP request then needs a bearer token issued\n"
+          "                        for it, and the metadata document (RFC 9728) is\n"
+          "                        served at /.well-known/oauth-protected-resource/PATH\n"
+          "      --auth-issuer URL the authorization server: tokens are JWT access\n"
+          "                        tokens it signed (RFC 9068), \"iss\" exactly this\n"
+          "      --auth-jwks-uri URL  where its keys are (default: from its metadata)\n"
+          "      --auth-scope S    a scope every request needs (repeatable); without it\n"
+          "                        403 insufficient_scope\n"
+          "      --auth-scopes-supported S  a scope the document lists (repeatable)\n"
+          "      --auth-metadata-at-root  serve the document at the root too\n"
+          "      --auth-resource-name NAME  the document's resource_name\n",
           out);
 }
 

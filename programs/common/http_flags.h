@@ -17,12 +17,17 @@
 #define HTTP_FLAG_FIRST 1000
 
 /* How many entries http_flags_add writes (without the terminating one). */
-#define HTTP_FLAGS_COUNT 26
+#define HTTP_FLAGS_COUNT 33
 
 typedef struct http_flags {
     mcp_http_opts http; /* the options; lists point into argv */
     const char *origins[33], *hosts[33], *cors[33];
     int n_origins, n_hosts, n_cors;
+    /* Authorization (--auth-*): the built-in JWT verifier. */
+    mcp_auth_opts auth;
+    mcp_jwt_opts jwt;
+    const char *auth_servers[2], *scopes[17], *supported[17];
+    int n_scopes, n_supported;
 } http_flags;
 
 /* Reports a usage error: the program prints "<name>: <message>" and its hint. */
@@ -48,8 +53,9 @@ int http_flags_other(http_flags *f, int c, const char *arg, const char *name, ch
 /* GET /healthz: 200, or 503 once the endpoint's stop is draining (so that a load
  * balancer sends new clients elsewhere). An mcp_http_route_fn. */
 void http_flags_healthz(mcp_http_exchange *x, void *user);
-/* Points f->http's lists at what the flags gathered; call after the last flag. */
-void http_flags_finish(http_flags *f);
+/* Points f->http's lists at what the flags gathered; call after the last flag. 0, or
+ * 2 (a usage error, reported) when the flags do not go together. */
+int http_flags_finish(http_flags *f, http_flags_usage_fn usage);
 /* The help text of the HTTP and resumability flags. */
 void http_flags_help(FILE *out);
 

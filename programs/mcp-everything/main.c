@@ -202,7 +202,8 @@ static int parse_args(int argc, char **argv, struct options *opt)
         usage_error("unexpected argument '%s'", argv[optind]);
         return EXIT_USAGE;
     }
-    http_flags_finish(&opt->flags);
+    if (http_flags_finish(&opt->flags, usage_error) != 0)
+        return EXIT_USAGE;
     return 0;
 }
 

@@ -224,7 +224,8 @@ static int parse_args(int argc, char **argv, struct options *opt)
         return EXIT_USAGE;
     }
     opt->gw.argv = (const char *const *)(argv + optind);
-    http_flags_finish(&opt->flags);
+    if (http_flags_finish(&opt->flags, usage_error) != 0)
+        return EXIT_USAGE;
     return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjose/cjose.h>
@@ -32,6 +33,8 @@
 typedef struct jwt_fixture {
     hc_server srv;
     int port;
+    hc_server everything; /* mcp-everything --auth-*, keys from srv (group "everything") */
+    int eport;
     char jwks_path[64];
     cjose_jwk_t *rsa, *ec, *rsa2; /* rsa2: not in the JWKS until a rotation */
 } jwt_fixture;
@@ -66,13 +69,17 @@ static void write_jwks(jwt_fixture *f, cjose_jwk_t *const keys[], size_t n)
     json_decref(doc);
 }
 
-/* Claims for RESOURCE from ISSUER, valid for an hour (exp_in seconds). */
-static json_t *claims(const char *sub, long long exp_in)
+/* Claims for RESOURCE from ISSUER with scope, exp_in seconds left. */
+static json_t *claims_scoped(const char *sub, long long exp_in, const char *scope)
 {
     long long now = (long long)time(NULL);
     return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "iss", ISSUER, "sub", sub, "aud", RESOURCE,
-                     "scope", "mcp:tools", "iat", (json_int_t)now, "exp",
-                     (json_int_t)(now + exp_in));
+                     "scope", scope, "iat", (json_int_t)now, "exp", (json_int_t)(now + exp_in));
+}
+
+static json_t *claims(const char *sub, long long exp_in)
+{
+    return claims_scoped(sub, exp_in, "mcp:tools");
 }
 
 /* A compact JWS of payload signed with key, alg and typ (NULL: none), kid from key
@@ -143,10 +150,38 @@ static int setup_unreachable(void **state)
     return start(state, -1, 0);
 }
 
+/* server_auth serves the keys; mcp-everything, configured by its flags alone, checks
+ * tokens with them. */
+static int setup_everything(void **state)
+{
+    if (start(state, -1, 1) != 0)
+        return -1;
+    jwt_fixture *f = *state;
+    char uri[128];
+    snprintf(uri, sizeof(uri), "http://127.0.0.1:%d/jwks", f->port);
+    const char *flags[] = {"--auth-resource",
+                           RESOURCE,
+                           "--auth-issuer",
+                           ISSUER,
+                           "--auth-jwks-uri",
+                           uri,
+                           "--auth-scope",
+                           "mcp:tools",
+                           NULL};
+    if (hc_server_start(&f->everything, flags, HX_START_MS) != 0)
+        return -1;
+    f->eport = f->everything.port;
+    return 0;
+}
+
 static int teardown(void **state)
 {
     jwt_fixture *f = *state;
-    int rc = hc_server_stop_check(&f->srv, HX_STOP_MS);
+    int rc = 0;
+    if (f->eport != 0 && hc_server_stop_check(&f->everything, HX_STOP_MS) != 0)
+        rc = -1;
+    if (hc_server_stop_check(&f->srv, HX_STOP_MS) != 0)
+        rc = -1;
     unlink(f->jwks_path);
     cjose_jwk_release(f->rsa);
     cjose_jwk_release(f->ec);
@@ -324,6 +359,65 @@ static void test_keys_that_cannot_be_fetched_give_503(void **state)
     assert_int_equal(hc_server_wait_stderr(&f->srv, "could not be fetched", HX_REQ_MS), 0);
 }
 
+/* ---- mcp-everything's flags ---- */
+
+static void test_mcp_everything_checks_tokens_from_its_flags_alone(void **state)
+{
+    jwt_fixture *f = *state;
+    hc_response r;
+    assert_int_equal(hc_mcp_post(f->eport, NULL, NULL,
+                                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", &r,
+                                 HX_REQ_MS),
+                     0);
+    hx_expect_status(&r, 401, "no token");
+    assert_string_equal(hc_header_get(&r, "www-authenticate"),
+                        "Bearer resource_metadata=\"" METADATA_URL "\", scope=\"mcp:tools\"");
+    hc_response_free(&r);
+    char *t = sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
+    expect_ok(f->eport, t, "a good token");
+    free(t);
+    t = sign(f->ec, "ES256", "at+jwt", NULL, claims_scoped("alice", 3600, "other"));
+    initialize_with(f->eport, t, &r);
+    free(t);
+    hx_expect_status(&r, 403, "a token without mcp:tools");
+    hc_response_free(&r);
+}
+
+/* mcp-everything with args exits with status 2 (a usage error) at once. */
+static void expect_usage_error(const char *const args[], const char *what)
+{
+    char path[4096];
+    assert_int_equal(harness_bin_path("mcp-everything", path, sizeof(path)), 0);
+    const char *argv[16] = {path, "--http", "127.0.0.1:0"};
+    size_t n = 3;
+    for (size_t i = 0; args[i] != NULL && n < 15; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    harness_proc p;
+    assert_int_equal(harness_spawn(&p, argv), 0);
+    int status = 0;
+    int waited = harness_wait_exit(&p, HX_START_MS, &status);
+    harness_kill(&p); /* reaped already: this frees what it read */
+    if (waited != 0)
+        fail_msg("%s: mcp-everything did not exit", what);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 2)
+        fail_msg("%s: exit status %d, expected 2", what, status);
+}
+
+static void test_auth_flags_that_do_not_go_together_are_usage_errors(void **state)
+{
+    (void)state;
+    const char *no_resource[] = {"--auth-scope", "x", NULL};
+    expect_usage_error(no_resource, "--auth-scope without --auth-resource");
+    const char *no_issuer[] = {"--auth-resource", RESOURCE, NULL};
+    expect_usage_error(no_issuer, "--auth-resource without --auth-issuer");
+    const char *bad_url[] = {"--auth-resource", "ftp://x/mcp", "--auth-issuer", ISSUER, NULL};
+    expect_usage_error(bad_url, "an ftp resource");
+    const char *bad_scope[] = {
+        "--auth-resource", RESOURCE, "--auth-issuer", ISSUER, "--auth-scope", "a b", NULL};
+    expect_usage_error(bad_scope, "a scope with a space");
+}
+
 int main(void)
 {
     const struct CMUnitTest storm[] = {
@@ -337,7 +431,12 @@ int main(void)
     const struct CMUnitTest unreachable[] = {
         cmocka_unit_test(test_keys_that_cannot_be_fetched_give_503),
     };
+    const struct CMUnitTest everything[] = {
+        cmocka_unit_test(test_mcp_everything_checks_tokens_from_its_flags_alone),
+        cmocka_unit_test(test_auth_flags_that_do_not_go_together_are_usage_errors),
+    };
     int failed = cmocka_run_group_tests_name("storm", storm, setup_storm, teardown);
+    failed += cmocka_run_group_tests_name("everything", everything, setup_everything, teardown);
     failed += cmocka_run_group_tests_name("rotation", rotation, setup_rotation, teardown);
     failed += cmocka_run_group_tests_name("unreachable", unreachable, setup_unreachable, teardown);
     return failed + hx_teardown_failures;
