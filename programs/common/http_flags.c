@@ -42,7 +42,8 @@ enum {
     F_AUTH_SCOPE,
     F_AUTH_SUPPORTED,
     F_AUTH_ROOT,
-    F_AUTH_NAME
+    F_AUTH_NAME,
+    F_AUTH_REFRESH
 };
 
 static const struct option flags[HTTP_FLAGS_COUNT] = {
@@ -79,6 +80,7 @@ static const struct option flags[HTTP_FLAGS_COUNT] = {
     {"auth-scopes-supported", required_argument, NULL, F_AUTH_SUPPORTED},
     {"auth-metadata-at-root", no_argument, NULL, F_AUTH_ROOT},
     {"auth-resource-name", required_argument, NULL, F_AUTH_NAME},
+    {"auth-jwks-min-refresh-ms", required_argument, NULL, F_AUTH_REFRESH},
 };
 
 void http_flags_add(struct option *out)
@@ -220,6 +222,14 @@ int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
     case F_AUTH_NAME:
         f->auth.resource_name = arg;
         return 0;
+    case F_AUTH_REFRESH:
+        if (http_flags_parse_int(arg, 0, 86400000, &v) != 0) {
+            usage("--auth-jwks-min-refresh-ms needs an integer from 0 to 86400000, not '%s'", arg);
+            return 2;
+        }
+        f->jwt.refresh_min_ms = v > 0 ? v : -1;
+        f->auth_refresh_set = 1;
+        return 0;
     case F_ORIGIN:
     case F_HOST:
     case F_CORS: {
@@ -349,7 +359,8 @@ int http_flags_finish(http_flags *f, http_flags_usage_fn usage)
     f->http.allowed_hosts = f->n_hosts ? f->hosts : NULL;
     f->http.cors_origins = f->n_cors ? f->cors : NULL;
     int some = f->auth.issuer != NULL || f->jwt.jwks_uri != NULL || f->n_scopes > 0 ||
-               f->n_supported > 0 || f->auth.metadata_at_root || f->auth.resource_name != NULL;
+               f->auth_refresh_set || f->n_supported > 0 || f->auth.metadata_at_root ||
+               f->auth.resource_name != NULL;
     if (f->auth.resource == NULL) {
         if (some) {
             usage("the --auth-* options need --auth-resource URL");
@@ -442,6 +453,9 @@ void http_flags_help(FILE *out)
           "      --auth-issuer URL the authorization server: tokens are JWT access\n"
           "                        tokens it signed (RFC 9068), \"iss\" exactly this\n"
           "      --auth-jwks-uri URL  where its keys are (default: from its metadata)\n"
+          "      --auth-jwks-min-refresh-ms N  a token naming a key not fetched yet fetches\n"
+          "                        the keys again at most every N ms (default 10000;\n"
+          "                        0: every time)\n"
           "      --auth-scope S    a scope every request needs (repeatable); without it\n"
           "                        403 insufficient_scope\n"
           "      --auth-scopes-supported S  a scope the document lists (repeatable)\n"

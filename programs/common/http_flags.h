@@ -17,7 +17,7 @@
 #define HTTP_FLAG_FIRST 1000
 
 /* How many entries http_flags_add writes (without the terminating one). */
-#define HTTP_FLAGS_COUNT 33
+#define HTTP_FLAGS_COUNT 34
 
 typedef struct http_flags {
     mcp_http_opts http; /* the options; lists point into argv */
@@ -28,6 +28,7 @@ typedef struct http_flags {
     mcp_jwt_opts jwt;
     const char *auth_servers[2], *scopes[17], *supported[17];
     int n_scopes, n_supported;
+    int auth_refresh_set;
 } http_flags;
 
 /* Reports a usage error: the program prints "<name>: <message>" and its hint. */
