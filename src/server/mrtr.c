@@ -68,20 +68,22 @@ int mcp__mrtr_init(mcp_server *srv)
 
 /*
  * What a requestState is bound to: the method, what it names (tool or prompt name,
- * resource URI) and the digest of the arguments, length-prefixed so that no two
- * requests give the same bytes.
+ * resource URI), the digest of the arguments and, with authorization, who the request
+ * acts for (a digest of the principal's issuer and subject: another principal's retry
+ * cannot use it), length-prefixed so that no two requests give the same bytes.
  */
 static char *binding_of(const mcp_ctx *ctx, size_t *len)
 {
     const char *name = json_string_value(json_object_get(ctx->params, "name"));
     if (name == NULL)
         name = json_string_value(json_object_get(ctx->params, "uri"));
-    char args[65];
-    if (mcp__json_digest_hex(json_object_get(ctx->params, "arguments"), args) != MCP_OK)
+    char args[65], owner[65] = "";
+    if (mcp__json_digest_hex(json_object_get(ctx->params, "arguments"), args) != MCP_OK ||
+        (ctx->principal != NULL && mcp__principal_owner(ctx->principal, owner) != MCP_OK))
         return NULL;
     mcp__buf b = {0};
-    if (mcp__buf_appendf(&b, "%zu:%s|%zu:%s|%s", strlen(ctx->method), ctx->method,
-                         name ? strlen(name) : 0, name ? name : "", args) != MCP_OK) {
+    if (mcp__buf_appendf(&b, "%zu:%s|%zu:%s|%s|%s", strlen(ctx->method), ctx->method,
+                         name ? strlen(name) : 0, name ? name : "", args, owner) != MCP_OK) {
         mcp__buf_free(&b);
         return NULL;
     }

@@ -27,7 +27,9 @@
  * anything else is refused.
  *
  * Tools: "whoami" answers "sub=S client=C scopes=A,B" from its principal;
- * "verifications" answers how many times the verifier was asked.
+ * "verifications" answers how many times the verifier was asked; "ask" asks the client
+ * its name (elicitation; in revision 2026-07-28 a Multi Round-Trip Request) and answers
+ * "NAME, for SUB".
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -148,6 +150,27 @@ static void serve_jwks(mcp_http_exchange *x, void *user)
     mcp_http_exchange_respond(x, f != NULL ? 200 : 404, hdrs, buf, n);
 }
 
+static json_t *tool_ask(mcp_ctx *ctx, const json_t *args, void *user)
+{
+    (void)args, (void)user;
+    json_t *params =
+        json_pack("{s:s, s:{s:s, s:{s:{s:s}}, s:[s]}}", "message", "Your name?", "requestedSchema",
+                  "type", "object", "properties", "name", "type", "string", "required", "name");
+    json_t *answer = NULL;
+    mcp_rpc_error err = {0};
+    int rc = mcp_ctx_ask(ctx, "name", "elicitation/create", params, 0, &answer, &err);
+    mcp_rpc_error_clear(&err);
+    if (rc != MCP_OK)
+        return NULL; /* asked: the InputRequiredResult goes out */
+    const char *name =
+        json_string_value(json_object_get(json_object_get(answer, "content"), "name"));
+    char text[256];
+    snprintf(text, sizeof(text), "%s, for %s", name ? name : "(none)",
+             mcp_principal_subject(mcp_ctx_principal(ctx)));
+    json_decref(answer);
+    return mcp_text_result(text);
+}
+
 static json_t *tool_verifications(mcp_ctx *ctx, const json_t *args, void *user)
 {
     (void)ctx, (void)args, (void)user;
@@ -215,7 +238,8 @@ int main(int argc, char **argv)
         mcp_server_add_tool(srv, "whoami", "Who the request acts for", NULL, tool_whoami, NULL) !=
             MCP_OK ||
         mcp_server_add_tool(srv, "verifications", "How many tokens were verified", NULL,
-                            tool_verifications, NULL) != MCP_OK)
+                            tool_verifications, NULL) != MCP_OK ||
+        mcp_server_add_tool(srv, "ask", "Asks the client its name", NULL, tool_ask, NULL) != MCP_OK)
         return 1;
     const char *as[] = {"https://as.test", NULL};
     const char *supported[] = {"mcp:tools", "other", NULL};

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "http_expect.h"
+#include "modern_host.h"
 
 #define RESOURCE "https://mcp.example.test/mcp"
 #define METADATA_URL "https://mcp.example.test/.well-known/oauth-protected-resource/mcp"
@@ -383,6 +384,55 @@ static void test_an_http_sse_session_is_unknown_to_another_principal(void **stat
     hc_close(&c);
 }
 
+/* A 2026-07-28 tools/call of "ask" with token, and more params (stolen, may be NULL):
+ * the one response. */
+static json_t *ask_as(int port, const char *token, long long id, json_t *more, int status, int code)
+{
+    json_t *params = json_pack("{s:s, s:{}}", "name", "ask", "arguments");
+    if (more != NULL) {
+        json_object_update(params, more);
+        json_decref(more);
+    }
+    json_t *req = mh_request(id, "tools/call", params, "{\"elicitation\":{}}");
+    char auth[64];
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s\r\n", token);
+    hc_response r;
+    assert_int_equal(mh_post(port, req, auth, &r), 0);
+    json_decref(req);
+    json_t *resp = mh_expect(&r, status, code, id, "ask");
+    hc_response_free(&r);
+    return resp;
+}
+
+static void test_a_request_state_serves_only_its_principal(void **state)
+{
+    hx_fixture *f = *state;
+    json_t *first = ask_as(f->port, "alice", 20, NULL, 200, 0);
+    json_t *result = json_object_get(first, "result");
+    assert_string_equal(json_string_value(json_object_get(result, "resultType")), "input_required");
+    json_t *rs = json_incref(json_object_get(result, "requestState"));
+    json_decref(first);
+    json_t *answers =
+        json_pack("{s:{s:s, s:{s:s}}}", "name", "action", "accept", "content", "name", "Alice");
+    /* bob's retry with alice's state: refused, as a state given for another request. */
+    json_t *theirs =
+        ask_as(f->port, "bob", 21,
+               json_pack("{s:O, s:O}", "inputResponses", answers, "requestState", rs), 200, -32602);
+    const char *why =
+        json_string_value(json_object_get(json_object_get(theirs, "error"), "message"));
+    if (why == NULL || strstr(why, "is not one this server gave for this request") == NULL)
+        fail_msg("bob's retry with alice's requestState: %s", why ? why : "(no message)");
+    json_decref(theirs);
+    /* alice's own retry goes through. */
+    json_t *mine =
+        ask_as(f->port, "alice", 22,
+               json_pack("{s:O, s:O}", "inputResponses", answers, "requestState", rs), 200, 0);
+    assert_string_equal(mh_text(mine, "alice's retry"), "Alice, for alice");
+    json_decref(mine);
+    json_decref(answers);
+    json_decref(rs);
+}
+
 static void test_a_client_leaving_during_verification_changes_nothing(void **state)
 {
     hx_fixture *f = *state;
@@ -423,6 +473,7 @@ int main(void)
         cmocka_unit_test(test_handlers_see_the_principal_of_their_request),
         cmocka_unit_test(test_a_session_is_unknown_to_another_principal),
         cmocka_unit_test(test_an_http_sse_session_is_unknown_to_another_principal),
+        cmocka_unit_test(test_a_request_state_serves_only_its_principal),
         cmocka_unit_test(test_a_client_leaving_during_verification_changes_nothing),
     };
     const struct CMUnitTest issuer[] = {
