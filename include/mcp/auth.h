@@ -164,6 +164,9 @@ typedef struct mcp_auth_opts {
      * built-in JWT verifier with these options, which needs issuer. */
     mcp_token_verifier verifier;
     const mcp_jwt_opts *jwt;
+    /* A tools/call whose token lacks the tool's scopes (mcp_tool_def.scopes) is answered
+     * with a tool error the model can read instead of 403 insufficient_scope. */
+    int scope_error_as_result;
 } mcp_auth_opts;
 
 #ifdef __cplusplus

@@ -108,6 +108,12 @@ typedef struct mcp_tool_def {
     mcp_tool_fn fn;            /* required */
     void *user;
     unsigned flags; /* MCP_HANDLER_INLINE */
+    /* With authorization (mcp_http_opts.auth): the scopes, space-separated, a caller's
+     * token must hold to call the tool (NULL: none beyond the endpoint's own). A call
+     * without them gets 403 insufficient_scope naming every scope it needs, so that the
+     * client steps up; or, with mcp_auth_opts.scope_error_as_result, a tool error the
+     * model can read. Each must be a scope-token (RFC 6749; else MCP_EINVAL). */
+    const char *scopes;
 } mcp_tool_def;
 
 typedef struct mcp_resource_def {

@@ -61,6 +61,8 @@ mcp_principal *mcp__principal_ref(mcp_principal *p);
 void mcp__principal_unref(mcp_principal *p);
 /* The audiences ("aud", a string or an array of strings), NULL-terminated. */
 const char *const *mcp__principal_audiences(const mcp_principal *p);
+/* 1 when p lacks one of the space-separated scopes, else 0. */
+int mcp__principal_lacks(const mcp_principal *p, const char *scopes);
 /* Who owns what p opens (a session, a sealed request state): the hex SHA-256 of its
  * issuer and subject (the client id when there is no subject), into out (65 bytes).
  * MCP_OK or MCP_EIO. */
@@ -153,6 +155,13 @@ void mcp__auth_free(mcp__auth *a);
  */
 typedef void (*mcp__auth_done_fn)(void *arg, mcp__http_req *req, mcp__auth_verdict *v);
 void mcp__auth_check(mcp__auth *a, mcp__http_req *req, mcp__auth_done_fn done, void *arg);
+
+/* 1 when a token without a tool's scopes gets 403 (step-up), 0 when the tool answers
+ * with an error instead (mcp_auth_opts.scope_error_as_result). */
+int mcp__auth_step_up(const mcp__auth *a);
+/* The 403 for a request that needs `scopes` (space-separated) beyond what p holds:
+ * its challenge names the endpoint's required scopes and these. */
+void mcp__auth_scope_refusal(mcp__auth *a, const char *scopes, mcp__auth_verdict *v);
 
 /* The metadata document's paths on this server (the path-inserted one, then the root
  * one or NULL): borrowed from a. */

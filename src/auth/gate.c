@@ -25,7 +25,7 @@ struct mcp__auth {
     char *metadata_path, *metadata_root_path;
     char *metadata; /* the document */
     size_t metadata_len;
-    int allow_no_audience, skew_s, ttl_ms;
+    int allow_no_audience, skew_s, ttl_ms, scope_error_as_result;
     size_t max_token;
     mcp_token_verifier verifier;
     mcp__jwt *jwt; /* the built-in verifier, when it is the one */
@@ -151,6 +151,7 @@ int mcp__auth_new(uv_loop_t *loop, const mcp_auth_opts *opts, mcp__auth **out)
     a->refs = 1;
     a->verifier = o.verifier;
     a->allow_no_audience = o.allow_no_audience;
+    a->scope_error_as_result = o.scope_error_as_result;
     a->skew_s = o.clock_skew_s == 0 ? DEFAULT_SKEW_S : o.clock_skew_s < 0 ? 0 : o.clock_skew_s;
     a->ttl_ms = o.cache_ttl_ms > 0 ? o.cache_ttl_ms : DEFAULT_CACHE_TTL_MS;
     a->max_token = o.max_token > 0 ? o.max_token : DEFAULT_MAX_TOKEN;
@@ -228,6 +229,25 @@ const char *mcp__auth_metadata(const mcp__auth *a, size_t *len)
     if (len != NULL)
         *len = a->metadata_len;
     return a->metadata;
+}
+
+int mcp__auth_step_up(const mcp__auth *a)
+{
+    return !a->scope_error_as_result;
+}
+
+void mcp__auth_scope_refusal(mcp__auth *a, const char *scopes, mcp__auth_verdict *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->status = 403;
+    v->message = "Forbidden: insufficient scope";
+    char *all = mcp__asprintf("%s%s%s", a->required_text ? a->required_text : "",
+                              a->required_text ? " " : "", scopes);
+    v->challenge = mcp__bearer_challenge("insufficient_scope",
+                                         "The access token lacks a scope this request needs",
+                                         all != NULL ? all : scopes, a->metadata_url);
+    free(all);
+    a->stats.insufficient_scope++;
 }
 
 const mcp__auth_stats *mcp__auth_stats_get(const mcp__auth *a)

@@ -241,3 +241,21 @@ int mcp__principal_owner(const mcp_principal *p, char out[65])
     free(who);
     return rc;
 }
+
+int mcp__principal_lacks(const mcp_principal *p, const char *scopes)
+{
+    for (const char *s = scopes; s != NULL && *s != '\0';) {
+        while (*s == ' ')
+            s++;
+        size_t n = strcspn(s, " ");
+        if (n == 0)
+            break;
+        int held = 0;
+        for (const char *const *g = mcp_principal_scopes(p); *g != NULL && !held; g++)
+            held = strlen(*g) == n && memcmp(*g, s, n) == 0;
+        if (!held)
+            return 1;
+        s += n;
+    }
+    return 0;
+}

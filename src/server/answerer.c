@@ -56,6 +56,11 @@ static void sa_set_principal(mcp__asession *s, mcp_principal *p)
     sess->principal = p;
 }
 
+static int sa_tool_scopes(mcp__answerer *a, const char *tool, char *buf, size_t len)
+{
+    return mcp__tool_scopes(((server_answerer *)a)->rt->srv, tool, buf, len);
+}
+
 static void sa_reject_oversized(mcp__asession *s, size_t seen, uint64_t stream)
 {
     mcp__session_reject_oversized(S(s), seen, stream);
@@ -200,6 +205,7 @@ static const mcp__answerer_ops server_answerer_ops = {
     .feed = sa_feed,
     .feed_value = sa_feed_value,
     .set_principal = sa_set_principal,
+    .tool_scopes = sa_tool_scopes,
     .reject_oversized = sa_reject_oversized,
     .assume_initialized = sa_assume_initialized,
     .input_closed = sa_input_closed,

@@ -114,6 +114,9 @@ typedef struct mcp__answerer_ops {
      * principal; a reference is taken, NULL for none). May be NULL: the answerer
      * has no use for it (a gateway never passes a token on). */
     void (*set_principal)(mcp__asession *s, mcp_principal *p);
+    /* The scopes (space-separated) a call of `tool` needs into buf (len bytes): 1 when
+     * it names some, else 0. May be NULL: none. Any thread. */
+    int (*tool_scopes)(mcp__answerer *a, const char *tool, char *buf, size_t len);
     /* A message of `seen` bytes was too large to read: answered with an error. */
     void (*reject_oversized)(mcp__asession *s, size_t seen, uint64_t stream);
     /* Serves requests without an initialize (stateless HTTP), as if the client had

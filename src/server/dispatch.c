@@ -340,6 +340,25 @@ static void do_tools_call(mcp__session *s, mcp__inreq *req)
         mcp__rpc_respond_error(req, MCP_RPC_INVALID_PARAMS, msg, NULL);
         return;
     }
+    /* With authorization, a caller without the tool's scopes: the transport refuses it
+     * with 403 insufficient_scope (step-up) unless the endpoint asked for a tool error,
+     * which is this, so that the model can read why. */
+    char scopes[512];
+    if (s->principal != NULL && mcp__tool_scopes(srv, name, scopes, sizeof scopes) &&
+        mcp__principal_lacks(s->principal, scopes)) {
+        json_decref(args);
+        json_decref(in_schema);
+        json_decref(out_schema);
+        char msg[700];
+        snprintf(msg, sizeof(msg),
+                 "This tool needs an access token with the scope(s) \"%s\", which the caller's "
+                 "token does not hold.",
+                 scopes);
+        json_t *r = mcp_text_result(msg);
+        json_object_set_new(r, "isError", json_true());
+        mcp__respond(s, req, r);
+        return;
+    }
     char why[256];
     header_src hs = {s, req};
     if ((req->flags & MCP__REQ_MODERN) && s->io != NULL && s->io->header != NULL &&

@@ -72,6 +72,7 @@ fail:
 static void tool_free(mcp__tool *t)
 {
     free(t->name);
+    free(t->scopes);
     json_decref(t->listing);
     json_decref(t->input_schema);
     json_decref(t->output_schema);
@@ -310,6 +311,32 @@ static int read_def(void *copy, size_t size, const void *given)
     return mcp__opts_copy(copy, size, given, size);
 }
 
+/* Space-separated scope-tokens (RFC 6749 §3.3), at least one. */
+static int scopes_valid(const char *scopes)
+{
+    int any = 0;
+    for (const unsigned char *p = (const unsigned char *)scopes; *p; p++) {
+        if (*p == ' ')
+            continue;
+        if (!(*p == 0x21 || (*p >= 0x23 && *p <= 0x5B) || (*p >= 0x5D && *p <= 0x7E)))
+            return 0;
+        any = 1;
+    }
+    return any;
+}
+
+int mcp__tool_scopes(mcp_server *srv, const char *tool, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    uv_mutex_lock(&srv->lock);
+    mcp__tool *t = tool != NULL ? mcp__find_tool(srv, tool) : NULL;
+    int some = t != NULL && t->scopes != NULL && strlen(t->scopes) < len;
+    if (some)
+        memcpy(buf, t->scopes, strlen(t->scopes) + 1);
+    uv_mutex_unlock(&srv->lock);
+    return some;
+}
+
 int mcp_server_add_tool_def(mcp_server *srv, const mcp_tool_def *given)
 {
     mcp_tool_def copy;
@@ -356,6 +383,16 @@ int mcp_server_add_tool_def(mcp_server *srv, const mcp_tool_def *given)
     t->fn = def->fn;
     t->user = def->user;
     t->flags = def->flags;
+    if (def->scopes != NULL && def->scopes[0] != '\0') {
+        if (!scopes_valid(def->scopes)) {
+            rc = MCP_EINVAL;
+            goto fail;
+        }
+        if ((t->scopes = strdup(def->scopes)) == NULL) {
+            rc = MCP_ENOMEM;
+            goto fail;
+        }
+    }
 
     uv_mutex_lock(&srv->lock);
     if (mcp__find_tool(srv, def->name) != NULL)

@@ -39,6 +39,7 @@ typedef struct mcp__tool {
     mcp_tool_fn fn;
     void *user;
     unsigned flags;
+    char *scopes; /* space-separated, NULL: none */
 } mcp__tool;
 
 typedef struct mcp__resource {
@@ -363,6 +364,9 @@ int mcp__vec_push(mcp__vec *v, void *item);
 void mcp__registry_free(mcp_server *srv);
 /* Under srv->lock: */
 mcp__tool *mcp__find_tool(mcp_server *srv, const char *name);
+/* The scopes tool needs (space-separated) into buf (len bytes): 1 when it names some
+ * (and they fit), else 0 with buf "". Any thread. */
+int mcp__tool_scopes(mcp_server *srv, const char *tool, char *buf, size_t len);
 mcp__resource *mcp__find_resource(mcp_server *srv, const char *uri);
 /* Finds a template matching uri; *vars gets the variables (new object). */
 mcp__template *mcp__match_template(mcp_server *srv, const char *uri, json_t **vars);

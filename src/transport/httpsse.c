@@ -119,6 +119,10 @@ void mcp__httpsse_post(shttp *t, mcp__http_req *req)
     size_t n_requests;
     int has_init;
     json_t *v = mcp__shttp_parse_body(t, req, &n_requests, &has_init);
+    if (v != NULL && mcp__shttp_scope_check(t, req, v)) {
+        json_decref(v);
+        return;
+    }
     if (v == NULL)
         return;
     if (n_requests > 0 && t->phase != EP_RUNNING) {

@@ -350,6 +350,8 @@ void mcp__shttp_allowed_methods(const shttp *t, const char *path, char *out, siz
 int mcp__shttp_list_has(char **list, const char *value);
 /* Answers with a JSON-RPC error message (stolen) as the body and the status; finishes req. */
 void mcp__shttp_error_body(shttp *t, mcp__http_req *req, int status, json_t *body);
+/* The step-up check of a POST's messages v (streamable.c): 1 when req was answered (403). */
+int mcp__shttp_scope_check(shttp *t, mcp__http_req *req, const json_t *v);
 /* Answers req with the gate's refusal (status, WWW-Authenticate, a JSON-RPC error). */
 void mcp__shttp_auth_refuse(shttp *t, mcp__http_req *req, const mcp__auth_verdict *v);
 /* The JSON-RPC code of the 404 for a session this server does not have (never had, ended,

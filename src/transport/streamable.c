@@ -282,6 +282,41 @@ static void post_modern(shttp *t, mcp__http_req *req, json_t *v, const mcp__meta
     mcp__hsess_feed(hs, req, v, st->id);
 }
 
+/* Step-up: a tools/call whose token lacks the tool's scopes gets 403 insufficient_scope
+ * naming every scope the request needs (MCP's scope challenge handling), before any of
+ * its messages runs. 1 when req was answered. */
+int mcp__shttp_scope_check(shttp *t, mcp__http_req *req, const json_t *v)
+{
+    if (t->auth == NULL || !mcp__auth_step_up(t->auth) || t->ans->ops->tool_scopes == NULL)
+        return 0;
+    const mcp_principal *p = mcp__http_req_tag(req);
+    mcp__buf need = {0};
+    size_t n = json_is_array(v) ? json_array_size(v) : 1;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *m = json_is_array(v) ? json_array_get(v, i) : v;
+        const char *method = json_string_value(json_object_get(m, "method"));
+        const char *tool = json_string_value(json_object_get(json_object_get(m, "params"), "name"));
+        char scopes[512];
+        if (method == NULL || strcmp(method, "tools/call") != 0 || tool == NULL ||
+            !t->ans->ops->tool_scopes(t->ans, tool, scopes, sizeof scopes) ||
+            !mcp__principal_lacks(p, scopes))
+            continue;
+        if ((need.len > 0 && mcp__buf_appends(&need, " ") != MCP_OK) ||
+            mcp__buf_appends(&need, scopes) != MCP_OK)
+            break;
+    }
+    if (need.len == 0) {
+        mcp__buf_free(&need);
+        return 0;
+    }
+    mcp__auth_verdict verdict;
+    mcp__auth_scope_refusal(t->auth, need.data, &verdict);
+    mcp__shttp_auth_refuse(t, req, &verdict);
+    mcp__auth_verdict_clear(&verdict);
+    mcp__buf_free(&need);
+    return 1;
+}
+
 static void post(shttp *t, mcp__http_req *req)
 {
     const char *accept = mcp__http_header(req, "accept");
@@ -301,6 +336,8 @@ static void post(shttp *t, mcp__http_req *req)
     json_t *v = mcp__shttp_parse_body(t, req, &n_requests, &has_init);
     if (v == NULL)
         return;
+    if (mcp__shttp_scope_check(t, req, v))
+        goto out;
     mcp__meta meta;
     if (goes_modern(t, req, v, &meta)) {
         post_modern(t, req, v, &meta, n_requests);

@@ -12,6 +12,7 @@
  * --root          serve the metadata document at the root too
  * --issuer ISS    tokens must come from ISS
  * --cache-ttl MS  how long a verification is trusted
+ * --scope-error-as-result  a call without a tool's scopes gets a tool error, not 403
  * --jwt-issuer ISS         check tokens with the built-in JWT verifier instead, for
  *                          issuer ISS
  * --jwks-uri URL           where that verifier fetches the keys
@@ -26,10 +27,10 @@
  * cannot decide); "slow-alice" (alice, accepted 300 ms later, from a timer);
  * anything else is refused.
  *
- * Tools: "whoami" answers "sub=S client=C scopes=A,B" from its principal;
- * "verifications" answers how many times the verifier was asked; "ask" asks the client
- * its name (elicitation; in revision 2026-07-28 a Multi Round-Trip Request) and answers
- * "NAME, for SUB".
+ * Tools: "admin" needs the scope mcp:admin and answers "done"; "whoami" answers "sub=S client=C
+ * scopes=A,B" from its principal; "verifications" answers how many times the verifier was asked;
+ * "ask" asks the client its name (elicitation; in revision 2026-07-28 a Multi Round-Trip Request)
+ * and answers "NAME, for SUB".
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -86,7 +87,10 @@ static void verify(void *user, const char *token, mcp_token_check *check)
     (void)user;
     verifications++;
     const char *iss = "https://as.test";
-    if (strcmp(token, "alice") == 0 || strcmp(token, "bob") == 0)
+    if (strcmp(token, "root") == 0)
+        mcp_token_check_accept(check,
+                               claims_for("root", resource, iss, "mcp:tools mcp:admin", 3600, 0));
+    else if (strcmp(token, "alice") == 0 || strcmp(token, "bob") == 0)
         mcp_token_check_accept(check, claims_for(token, resource, iss, "mcp:tools", 3600, 0));
     else if (strcmp(token, "alice-noscope") == 0)
         mcp_token_check_accept(check, claims_for("alice", resource, iss, "other", 3600, 0));
@@ -171,6 +175,12 @@ static json_t *tool_ask(mcp_ctx *ctx, const json_t *args, void *user)
     return mcp_text_result(text);
 }
 
+static json_t *tool_admin(mcp_ctx *ctx, const json_t *args, void *user)
+{
+    (void)ctx, (void)args, (void)user;
+    return mcp_text_result("done");
+}
+
 static json_t *tool_verifications(mcp_ctx *ctx, const json_t *args, void *user)
 {
     (void)ctx, (void)args, (void)user;
@@ -206,7 +216,7 @@ int main(int argc, char **argv)
     int refresh_min = 0;
     const char *scopes[16] = {NULL};
     size_t nscopes = 0;
-    int root = 0, ttl = 0;
+    int root = 0, ttl = 0, scope_error = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--http") == 0 && i + 1 < argc)
             listen = argv[++i];
@@ -216,6 +226,8 @@ int main(int argc, char **argv)
             scopes[nscopes++] = argv[++i];
         else if (strcmp(argv[i], "--root") == 0)
             root = 1;
+        else if (strcmp(argv[i], "--scope-error-as-result") == 0)
+            scope_error = 1;
         else if (strcmp(argv[i], "--issuer") == 0 && i + 1 < argc)
             issuer = argv[++i];
         else if (strcmp(argv[i], "--cache-ttl") == 0 && i + 1 < argc)
@@ -239,7 +251,12 @@ int main(int argc, char **argv)
             MCP_OK ||
         mcp_server_add_tool(srv, "verifications", "How many tokens were verified", NULL,
                             tool_verifications, NULL) != MCP_OK ||
-        mcp_server_add_tool(srv, "ask", "Asks the client its name", NULL, tool_ask, NULL) != MCP_OK)
+        mcp_server_add_tool(srv, "ask", "Asks the client its name", NULL, tool_ask, NULL) !=
+            MCP_OK ||
+        mcp_server_add_tool_def(srv, &(mcp_tool_def){.size = sizeof(mcp_tool_def),
+                                                     .name = "admin",
+                                                     .fn = tool_admin,
+                                                     .scopes = "mcp:admin"}) != MCP_OK)
         return 1;
     const char *as[] = {"https://as.test", NULL};
     const char *supported[] = {"mcp:tools", "other", NULL};
@@ -252,7 +269,8 @@ int main(int argc, char **argv)
                           .metadata_at_root = root,
                           .issuer = issuer,
                           .cache_ttl_ms = ttl,
-                          .verifier = {.verify = verify}};
+                          .verifier = {.verify = verify},
+                          .scope_error_as_result = scope_error};
     mcp_jwt_opts jwt = {.size = sizeof(jwt), .jwks_uri = jwks_uri, .refresh_min_ms = refresh_min};
     if (jwt_issuer != NULL) {
         auth.issuer = jwt_issuer;

@@ -44,6 +44,13 @@ static int setup_scoped(void **state)
     return start(state, flags);
 }
 
+static int setup_tool_errors(void **state)
+{
+    const char *flags[] = {
+        "--resource", RESOURCE, "--scope", "mcp:tools", "--scope-error-as-result", NULL};
+    return start(state, flags);
+}
+
 static int setup_issuer(void **state)
 {
     const char *flags[] = {"--resource", RESOURCE, "--issuer", "https://as.test", NULL};
@@ -310,6 +317,50 @@ static char *call_as(int port, const char *token, const char *session, const cha
     return text;
 }
 
+/* alice (scope mcp:tools) calls the tool admin (scope mcp:admin) on a session of hers. */
+static void alice_calls_admin(int port, hc_response *r)
+{
+    char session[33];
+    initialize_as(port, "alice", session);
+    char *body = hc_tools_call_body(3, "admin", NULL);
+    post_with(port, "alice", session, NULL, body, r);
+    free(body);
+}
+
+static void test_a_tool_without_its_scope_gets_403_naming_every_scope_needed(void **state)
+{
+    hx_fixture *f = *state;
+    hc_response r;
+    alice_calls_admin(f->port, &r);
+    expect_refusal(&r, 403,
+                   "Bearer error=\"insufficient_scope\", scope=\"mcp:tools mcp:admin\", "
+                   "resource_metadata=\"" METADATA_URL "\", error_description=\"The access token "
+                   "lacks a scope this request needs\"",
+                   "insufficient scope", "alice calling admin");
+    hc_response_free(&r);
+    /* A token with the scope: the call runs. */
+    char root_session[33];
+    initialize_as(f->port, "root", root_session);
+    char *text = call_as(f->port, "root", root_session, "admin");
+    assert_string_equal(text, "done");
+    free(text);
+}
+
+static void test_a_tool_without_its_scope_can_answer_with_a_tool_error(void **state)
+{
+    hx_fixture *f = *state;
+    hc_response r;
+    alice_calls_admin(f->port, &r);
+    hx_expect_status(&r, 200, "alice calling admin, tool errors asked for");
+    json_t *msgs = hx_messages(&r, "admin");
+    json_t *resp = hx_find_response(msgs, 3, "admin");
+    json_t *result = json_object_get(resp, "result");
+    assert_true(json_is_true(json_object_get(result, "isError")));
+    assert_non_null(strstr(hx_result_text(resp, "admin"), "\"mcp:admin\""));
+    json_decref(msgs);
+    hc_response_free(&r);
+}
+
 static void test_handlers_see_the_principal_of_their_request(void **state)
 {
     hx_fixture *f = *state;
@@ -474,12 +525,18 @@ int main(void)
         cmocka_unit_test(test_a_session_is_unknown_to_another_principal),
         cmocka_unit_test(test_an_http_sse_session_is_unknown_to_another_principal),
         cmocka_unit_test(test_a_request_state_serves_only_its_principal),
+        cmocka_unit_test(test_a_tool_without_its_scope_gets_403_naming_every_scope_needed),
         cmocka_unit_test(test_a_client_leaving_during_verification_changes_nothing),
     };
     const struct CMUnitTest issuer[] = {
         cmocka_unit_test(test_issuer_must_match_when_configured),
     };
+    const struct CMUnitTest tool_errors[] = {
+        cmocka_unit_test(test_a_tool_without_its_scope_can_answer_with_a_tool_error),
+    };
     int failed = cmocka_run_group_tests_name("scoped", scoped, setup_scoped, hx_teardown);
+    failed +=
+        cmocka_run_group_tests_name("tool errors", tool_errors, setup_tool_errors, hx_teardown);
     failed += cmocka_run_group_tests_name("issuer", issuer, setup_issuer, hx_teardown);
     return failed + hx_teardown_failures;
 }
