@@ -126,6 +126,24 @@ typedef struct mcp_jwt_opts {
     int any_type;       /* accept tokens whose typ is not at+jwt (not recommended) */
 } mcp_jwt_opts;
 
+/* ---- The built-in verifier of opaque tokens: introspection ---- */
+
+/*
+ * OAuth 2.0 Token Introspection (RFC 7662): a token the cache does not know is posted
+ * to the authorization server's introspection endpoint with this server's client
+ * credentials (HTTP Basic); "active": true and its claims make a good token (the gate
+ * then checks audience, issuer and time, and keeps it for cache_ttl_ms at most, never
+ * past its "exp"), "active": false a bad one (401), no answer a 503. At most 256
+ * introspections are in flight; more get 503.
+ */
+typedef struct mcp_introspection_opts {
+    size_t size;           /* the caller's sizeof; 0: this one */
+    const char *endpoint;  /* the introspection endpoint's URL; required */
+    const char *client_id; /* this server's client at the authorization server */
+    const char *client_secret;
+    int timeout_ms; /* each introspection; 0: 5000 */
+} mcp_introspection_opts;
+
 /* ---- Options ---- */
 
 typedef struct mcp_auth_opts {
@@ -161,9 +179,12 @@ typedef struct mcp_auth_opts {
     int cache_ttl_ms; /* how long a verification is trusted at most; 0: 300000 */
     size_t max_token; /* longest token looked at; longer: 401; 0: 8192 bytes */
     /* Who checks tokens: the application's verifier, or (verifier.verify NULL) the
-     * built-in JWT verifier with these options, which needs issuer. */
+     * built-in ones: JWT access tokens with jwt's options (which needs issuer), opaque
+     * tokens by introspection with introspection's. With both, a token that has the
+     * shape of a JWS (three parts) goes to the first, any other to the second. */
     mcp_token_verifier verifier;
     const mcp_jwt_opts *jwt;
+    const mcp_introspection_opts *introspection;
     /* A tools/call whose token lacks the tool's scopes (mcp_tool_def.scopes) is answered
      * with a tool error the model can read instead of 403 insufficient_scope. */
     int scope_error_as_result;

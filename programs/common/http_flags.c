@@ -43,7 +43,10 @@ enum {
     F_AUTH_SUPPORTED,
     F_AUTH_ROOT,
     F_AUTH_NAME,
-    F_AUTH_REFRESH
+    F_AUTH_REFRESH,
+    F_AUTH_INTROSPECT,
+    F_AUTH_CLIENT_ID,
+    F_AUTH_SECRET_FILE
 };
 
 static const struct option flags[HTTP_FLAGS_COUNT] = {
@@ -81,6 +84,9 @@ static const struct option flags[HTTP_FLAGS_COUNT] = {
     {"auth-metadata-at-root", no_argument, NULL, F_AUTH_ROOT},
     {"auth-resource-name", required_argument, NULL, F_AUTH_NAME},
     {"auth-jwks-min-refresh-ms", required_argument, NULL, F_AUTH_REFRESH},
+    {"auth-introspection-endpoint", required_argument, NULL, F_AUTH_INTROSPECT},
+    {"auth-client-id", required_argument, NULL, F_AUTH_CLIENT_ID},
+    {"auth-client-secret-file", required_argument, NULL, F_AUTH_SECRET_FILE},
 };
 
 void http_flags_add(struct option *out)
@@ -186,8 +192,15 @@ int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
         }
         h->cluster_max_sessions = (size_t)v;
         return 0;
+    case F_AUTH_CLIENT_ID:
+        f->introspection.client_id = arg;
+        return 0;
+    case F_AUTH_SECRET_FILE:
+        f->secret_file = arg;
+        return 0;
     case F_AUTH_RESOURCE:
     case F_AUTH_ISSUER:
+    case F_AUTH_INTROSPECT:
     case F_AUTH_JWKS:
         if (!is_url(arg) || (code == F_AUTH_RESOURCE && strpbrk(arg, "#?") != NULL)) {
             usage("option '%s' needs an http(s) URL%s, not '%s'", name,
@@ -198,6 +211,8 @@ int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
             f->auth.resource = arg;
         else if (code == F_AUTH_ISSUER)
             f->auth.issuer = arg;
+        else if (code == F_AUTH_INTROSPECT)
+            f->introspection.endpoint = arg;
         else
             f->jwt.jwks_uri = arg;
         return 0;
@@ -359,8 +374,9 @@ int http_flags_finish(http_flags *f, http_flags_usage_fn usage)
     f->http.allowed_hosts = f->n_hosts ? f->hosts : NULL;
     f->http.cors_origins = f->n_cors ? f->cors : NULL;
     int some = f->auth.issuer != NULL || f->jwt.jwks_uri != NULL || f->n_scopes > 0 ||
-               f->auth_refresh_set || f->n_supported > 0 || f->auth.metadata_at_root ||
-               f->auth.resource_name != NULL;
+               f->auth_refresh_set || f->introspection.endpoint != NULL ||
+               f->introspection.client_id != NULL || f->secret_file != NULL || f->n_supported > 0 ||
+               f->auth.metadata_at_root || f->auth.resource_name != NULL;
     if (f->auth.resource == NULL) {
         if (some) {
             usage("the --auth-* options need --auth-resource URL");
@@ -368,17 +384,47 @@ int http_flags_finish(http_flags *f, http_flags_usage_fn usage)
         }
         return 0;
     }
-    if (f->auth.issuer == NULL) {
-        usage("--auth-resource needs --auth-issuer URL (the authorization server)");
+    if (f->auth.issuer == NULL && f->introspection.endpoint == NULL) {
+        usage("--auth-resource needs --auth-issuer URL (JWT access tokens) or "
+              "--auth-introspection-endpoint URL (opaque tokens)");
+        return 2;
+    }
+    if (f->introspection.endpoint != NULL) {
+        if (f->introspection.client_id == NULL || f->secret_file == NULL) {
+            usage("--auth-introspection-endpoint needs --auth-client-id and "
+                  "--auth-client-secret-file");
+            return 2;
+        }
+        /* A file, not an argument: the command line of a process is readable by all. */
+        FILE *in = fopen(f->secret_file, "r");
+        size_t n = in != NULL ? fread(f->secret, 1, sizeof(f->secret) - 1, in) : 0;
+        if (in != NULL)
+            fclose(in);
+        while (n > 0 && (f->secret[n - 1] == '\n' || f->secret[n - 1] == '\r'))
+            n--;
+        f->secret[n] = '\0';
+        if (n == 0 || n == sizeof(f->secret) - 1) {
+            usage("--auth-client-secret-file: '%s' holds no secret of 1 to 1023 bytes",
+                  f->secret_file);
+            return 2;
+        }
+        f->introspection.size = sizeof(f->introspection);
+        f->introspection.client_secret = f->secret;
+        f->auth.introspection = &f->introspection;
+    } else if (f->introspection.client_id != NULL || f->secret_file != NULL) {
+        usage("--auth-client-id and --auth-client-secret-file go with "
+              "--auth-introspection-endpoint");
         return 2;
     }
     f->auth.size = sizeof(f->auth);
-    f->jwt.size = sizeof(f->jwt);
-    f->auth_servers[0] = f->auth.issuer;
-    f->auth.authorization_servers = f->auth_servers;
+    if (f->auth.issuer != NULL) {
+        f->jwt.size = sizeof(f->jwt);
+        f->auth.jwt = &f->jwt;
+        f->auth_servers[0] = f->auth.issuer;
+        f->auth.authorization_servers = f->auth_servers;
+    }
     f->auth.required_scopes = f->n_scopes ? f->scopes : NULL;
     f->auth.scopes_supported = f->n_supported ? f->supported : NULL;
-    f->auth.jwt = &f->jwt;
     f->http.auth = &f->auth;
     return 0;
 }
@@ -456,6 +502,10 @@ void http_flags_help(FILE *out)
           "      --auth-jwks-min-refresh-ms N  a token naming a key not fetched yet fetches\n"
           "                        the keys again at most every N ms (default 10000;\n"
           "                        0: every time)\n"
+          "      --auth-introspection-endpoint URL  check opaque tokens there (RFC 7662),\n"
+          "                        as the client --auth-client-id ID whose secret is in\n"
+          "                        --auth-client-secret-file FILE (with --auth-issuer\n"
+          "                        too, JWTs are checked by signature, others there)\n"
           "      --auth-scope S    a scope every request needs (repeatable); without it\n"
           "                        403 insufficient_scope\n"
           "      --auth-scopes-supported S  a scope the document lists (repeatable)\n"

@@ -17,7 +17,7 @@
 #define HTTP_FLAG_FIRST 1000
 
 /* How many entries http_flags_add writes (without the terminating one). */
-#define HTTP_FLAGS_COUNT 34
+#define HTTP_FLAGS_COUNT 37
 
 typedef struct http_flags {
     mcp_http_opts http; /* the options; lists point into argv */
@@ -29,6 +29,9 @@ typedef struct http_flags {
     const char *auth_servers[2], *scopes[17], *supported[17];
     int n_scopes, n_supported;
     int auth_refresh_set;
+    mcp_introspection_opts introspection;
+    const char *secret_file;
+    char secret[1025];
 } http_flags;
 
 /* Reports a usage error: the program prints "<name>: <message>" and its hint. */

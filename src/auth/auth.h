@@ -120,6 +120,17 @@ int mcp__jwt_load_keys(mcp__jwt *j, const char *jwks);
  * was freed at once. */
 int mcp__jwt_close(mcp__jwt *j, void (*closed)(void *arg), void *arg);
 
+/* ---- The introspection verifier (introspect.c) ---- */
+
+typedef struct mcp__introspect mcp__introspect;
+
+/* MCP_OK, MCP_EINVAL (no loop, endpoint or credentials, an endpoint that is not an
+ * http(s) URL), MCP_ENOMEM or MCP_EIO. */
+int mcp__introspect_new(uv_loop_t *loop, const mcp_introspection_opts *opts, mcp__introspect **out);
+mcp_token_verifier mcp__introspect_verifier(mcp__introspect *in);
+/* As mcp__jwt_close: introspections in flight get 503. */
+int mcp__introspect_close(mcp__introspect *in, void (*closed)(void *arg), void *arg);
+
 /* ---- The gate (gate.c) ---- */
 
 typedef struct mcp__auth mcp__auth;

@@ -28,7 +28,11 @@ struct mcp__auth {
     int allow_no_audience, skew_s, ttl_ms, scope_error_as_result;
     size_t max_token;
     mcp_token_verifier verifier;
-    mcp__jwt *jwt; /* the built-in verifier, when it is the one */
+    mcp__jwt *jwt; /* the built-in verifiers, when they are the ones */
+    mcp__introspect *introspect;
+    int closing_parts; /* mcp__auth_close: built-in verifiers still closing */
+    void (*closed)(void *arg);
+    void *closed_arg;
     mcp__token_cache cache;
     mcp__auth_stats stats;
 };
@@ -135,14 +139,17 @@ static void auth_unref(mcp__auth *a)
     free(a);
 }
 
+static void builtin_verify(void *user, const char *token, mcp_token_check *check);
+
 int mcp__auth_new(uv_loop_t *loop, const mcp_auth_opts *opts, mcp__auth **out)
 {
     *out = NULL;
     mcp_auth_opts o;
     if (opts == NULL || mcp__opts_copy(&o, sizeof(o), opts, sizeof(mcp_auth_opts)) != MCP_OK)
         return MCP_EINVAL;
-    if (o.resource == NULL || (o.verifier.verify == NULL && o.jwt == NULL) ||
-        (o.verifier.verify == NULL && o.issuer == NULL) || !scopes_valid(o.required_scopes) ||
+    int builtin = o.verifier.verify == NULL;
+    if (o.resource == NULL || (builtin && o.jwt == NULL && o.introspection == NULL) ||
+        (builtin && o.jwt != NULL && o.issuer == NULL) || !scopes_valid(o.required_scopes) ||
         !scopes_valid(o.scopes_supported))
         return MCP_EINVAL;
     mcp__auth *a = calloc(1, sizeof(*a));
@@ -182,11 +189,12 @@ int mcp__auth_new(uv_loop_t *loop, const mcp_auth_opts *opts, mcp__auth **out)
         rc = metadata_location(a, o.metadata_at_root);
     if (rc == MCP_OK)
         rc = build_metadata(a, &o);
-    if (rc == MCP_OK && o.verifier.verify == NULL) {
+    if (rc == MCP_OK && builtin && o.jwt != NULL)
         rc = mcp__jwt_new(loop, o.issuer, o.jwt, &a->jwt);
-        if (rc == MCP_OK)
-            a->verifier = mcp__jwt_verifier(a->jwt);
-    }
+    if (rc == MCP_OK && builtin && o.introspection != NULL)
+        rc = mcp__introspect_new(loop, o.introspection, &a->introspect);
+    if (rc == MCP_OK && builtin)
+        a->verifier = (mcp_token_verifier){.verify = builtin_verify, .user = a};
     if (rc != MCP_OK) {
         auth_unref(a);
         return rc;
@@ -195,14 +203,39 @@ int mcp__auth_new(uv_loop_t *loop, const mcp_auth_opts *opts, mcp__auth **out)
     return MCP_OK;
 }
 
+static void part_closed(void *arg)
+{
+    mcp__auth *a = arg;
+    if (--a->closing_parts > 0)
+        return;
+    void (*closed)(void *) = a->closed;
+    void *closed_arg = a->closed_arg;
+    auth_unref(a);
+    if (closed != NULL)
+        closed(closed_arg);
+}
+
 int mcp__auth_close(mcp__auth *a, void (*closed)(void *arg), void *arg)
 {
-    if (a == NULL || a->jwt == NULL)
+    if (a == NULL || (a->jwt == NULL && a->introspect == NULL))
         return 0;
     mcp__jwt *j = a->jwt;
+    mcp__introspect *in = a->introspect;
     a->jwt = NULL;
+    a->introspect = NULL;
     a->verifier = (mcp_token_verifier){0};
-    return mcp__jwt_close(j, closed, arg);
+    a->closed = closed;
+    a->closed_arg = arg;
+    a->refs++;            /* until both parts are closed */
+    a->closing_parts = 1; /* this call's own, dropped below */
+    if (mcp__jwt_close(j, part_closed, a))
+        a->closing_parts++;
+    if (mcp__introspect_close(in, part_closed, a))
+        a->closing_parts++;
+    int pending = a->closing_parts > 1;
+    a->closed = pending ? closed : NULL;
+    part_closed(a);
+    return pending;
 }
 
 void mcp__auth_free(mcp__auth *a)
@@ -260,6 +293,21 @@ void mcp__auth_verdict_clear(mcp__auth_verdict *v)
     free(v->challenge);
     mcp__principal_unref(v->principal);
     memset(v, 0, sizeof(*v));
+}
+
+/* The built-in verifiers: a JWS-shaped token (three parts) to the JWT verifier, any
+ * other to introspection, each when there is one. */
+static void builtin_verify(void *user, const char *token, mcp_token_check *check)
+{
+    mcp__auth *a = user;
+    const char *dot = strchr(token, '.');
+    int jws = dot != NULL && strchr(dot + 1, '.') != NULL;
+    if (a->jwt != NULL && (jws || a->introspect == NULL))
+        mcp__jwt_verifier(a->jwt).verify(a->jwt, token, check);
+    else if (a->introspect != NULL)
+        mcp__introspect_verifier(a->introspect).verify(a->introspect, token, check);
+    else
+        mcp_token_check_unavailable(check, "the endpoint is stopping");
 }
 
 /* ---- Verdicts ---- */

@@ -1,3 +1,5 @@
+// (A second describe block: opaque tokens checked by introspection, RFC 7662.)
+//
 // Interop: our mcp-everything as an OAuth 2.1 resource server in front of a real
 // authorization server, oidc-provider (lib/authserver.mjs), configured by its flags alone
 // (--auth-resource, --auth-issuer, --auth-scope): it discovers the authorization server's
@@ -16,7 +18,11 @@ import { createPrivateKey, createSign, generateKeyPairSync } from 'node:crypto';
 
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
-import { startAuthServer, signingKey, CLIENT_ID, CLIENT_SECRET } from './lib/authserver.mjs';
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { startAuthServer, signingKey, CLIENT_ID, CLIENT_SECRET, SERVER_ID, SERVER_SECRET } from './lib/authserver.mjs';
 import { freePort } from './lib/cluster.mjs';
 import { deadline, overallDeadline, startEverything } from './lib/http.mjs';
 
@@ -124,5 +130,59 @@ describe('mcp-everything behind oidc-provider', () => {
         const res = await initialize(foreignToken());
         assert.equal(res.status, 503, await res.clone().text());
         assert.equal(res.headers.get('www-authenticate'), null);
+    });
+});
+
+describe('mcp-everything checking opaque tokens by introspection', () => {
+    let as2, srv2, res2, jwtResource, otherOpaque, dir;
+    const init = (token) =>
+        fetch(res2, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+            body: JSON.stringify(INIT),
+        });
+    before(async () => {
+        const port = await freePort();
+        res2 = `http://127.0.0.1:${port}/mcp`;
+        jwtResource = 'http://127.0.0.1:1/jwt-server';
+        otherOpaque = 'http://127.0.0.1:1/opaque-server';
+        as2 = await startAuthServer({
+            resources: {
+                [res2]: { scope: 'mcp:tools', opaque: true },
+                [otherOpaque]: { scope: 'mcp:tools', opaque: true },
+                [jwtResource]: 'mcp:tools',
+            },
+        });
+        dir = mkdtempSync(path.join(os.tmpdir(), 'mcp-introspect-'));
+        const secretFile = path.join(dir, 'secret');
+        writeFileSync(secretFile, `${SERVER_SECRET}\n`, { mode: 0o600 });
+        srv2 = await startEverything(BIN, ['--http', `127.0.0.1:${port}`, '--auth-resource', res2,
+            '--auth-introspection-endpoint', as2.introspection, '--auth-client-id', SERVER_ID,
+            '--auth-client-secret-file', secretFile, '--auth-scope', 'mcp:tools']);
+    });
+    after(async () => {
+        await srv2?.stop();
+        await as2?.stop();
+        if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    test('an opaque token for this server gets in; a revoked one and another server\'s do not', async () => {
+        const good = await as2.token(res2, 'mcp:tools');
+        assert.equal(good.split('.').length, 1, 'an opaque token');
+        const ok = await init(good);
+        assert.equal(ok.status, 200, await ok.clone().text());
+        const revoked = await as2.token(res2, 'mcp:tools');
+        await as2.revoke(revoked);
+        const gone = await init(revoked);
+        assert.equal(gone.status, 401);
+        assert.match(gone.headers.get('www-authenticate') ?? '', /error_description="The access token is not active"/);
+        const elsewhere = await init(await as2.token(otherOpaque, 'mcp:tools'));
+        assert.equal(elsewhere.status, 401);
+        assert.match(elsewhere.headers.get('www-authenticate') ?? '', /issued for another resource/);
+        // A JWT access token: oidc-provider does not introspect those (400 unsupported_token_type),
+        // which is about the token: 401, not an outage.
+        const jwt = await init(await as2.token(jwtResource, 'mcp:tools'));
+        assert.equal(jwt.status, 401);
+        assert.match(jwt.headers.get('www-authenticate') ?? '', /cannot be introspected/);
     });
 });

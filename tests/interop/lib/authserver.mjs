@@ -11,6 +11,9 @@ import Provider, { errors } from 'oidc-provider';
 
 export const CLIENT_ID = 'mcp-test-client';
 export const CLIENT_SECRET = 'mcp-test-secret-that-is-long-enough';
+// The MCP server's own client, for introspection.
+export const SERVER_ID = 'mcp-test-server';
+export const SERVER_SECRET = 'mcp-test-server-secret-long-enough';
 
 // A fresh RS256 signing key as a private JWK.
 export function signingKey() {
@@ -19,15 +22,25 @@ export function signingKey() {
 }
 
 // Starts the server on port (0: a free one) with keys (private JWKs, the first signs) for the
-// resources, {uri: scope}. Resolves with {issuer, port, token(resource, scope), stop()}.
+// resources, {uri: scope} (JWT access tokens) or {uri: {scope, opaque: true}}. Resolves with
+// {issuer, port, token(resource, scope), revoke(token), introspection (its URL), stop()}.
 export async function startAuthServer({ port = 0, keys = [signingKey()], resources }) {
     const server = http.createServer();
     await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve));
     const bound = server.address().port;
     const issuer = `http://127.0.0.1:${bound}`;
-    const scopes = [...new Set(Object.values(resources).flatMap((s) => s.split(' ')))];
+    const scopeOf = (r) => (typeof r === 'string' ? r : r.scope);
+    const scopes = [...new Set(Object.values(resources).flatMap((r) => scopeOf(r).split(' ')))];
     const provider = new Provider(issuer, {
         clients: [
+            {
+                client_id: SERVER_ID,
+                client_secret: SERVER_SECRET,
+                grant_types: [],
+                redirect_uris: [],
+                response_types: [],
+                token_endpoint_auth_method: 'client_secret_basic',
+            },
             {
                 client_id: CLIENT_ID,
                 client_secret: CLIENT_SECRET,
@@ -51,12 +64,14 @@ export async function startAuthServer({ port = 0, keys = [signingKey()], resourc
                 useGrantedResource: () => true,
                 getResourceServerInfo: (ctx, indicator) => {
                     if (!(indicator in resources)) throw new errors.InvalidTarget();
+                    const r = resources[indicator];
+                    const opaque = typeof r !== 'string' && r.opaque;
                     return {
-                        scope: resources[indicator],
+                        scope: scopeOf(r),
                         audience: indicator,
                         accessTokenTTL: 600,
-                        accessTokenFormat: 'jwt',
-                        jwt: { sign: { alg: 'RS256' } },
+                        accessTokenFormat: opaque ? 'opaque' : 'jwt',
+                        ...(opaque ? {} : { jwt: { sign: { alg: 'RS256' } } }),
                     };
                 },
             },
@@ -87,10 +102,19 @@ export async function startAuthServer({ port = 0, keys = [signingKey()], resourc
         if (!res.ok) throw new Error(`token endpoint: ${res.status} ${JSON.stringify(json)}`);
         return json.access_token;
     };
+    const basic = `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`;
+    const revoke = async (tok) => {
+        const res = await fetch(`${issuer}/token/revocation`, {
+            method: 'POST',
+            headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+            body: new URLSearchParams({ token: tok }),
+        });
+        if (!res.ok) throw new Error(`revocation endpoint: ${res.status} ${await res.text()}`);
+    };
     const stop = () =>
         new Promise((resolve) => {
             server.closeAllConnections();
             server.close(() => resolve());
         });
-    return { issuer, port: bound, token, stop };
+    return { issuer, port: bound, token, revoke, introspection: `${issuer}/token/introspection`, stop };
 }
