@@ -26,7 +26,8 @@ endif()
 math(EXPR _cluster_interop_timeout "${MCP_TEST_TIMEOUT_INTEROP} * ${_mcp_timeout_scale}")
 math(EXPR _cluster_integration_timeout "${MCP_TEST_TIMEOUT_INTEGRATION} * ${_mcp_timeout_scale}")
 
-foreach(_t integration_cluster_lb integration_cluster_sessions integration_cluster_gateway)
+foreach(_t integration_cluster_lb integration_cluster_sessions integration_cluster_gateway
+           integration_cluster_auth)
     if(TEST ${_t})
         set_property(TEST ${_t} APPEND PROPERTY LABELS cluster)
     endif()

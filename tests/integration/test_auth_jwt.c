@@ -25,6 +25,7 @@
 
 #include "harness.h"
 #include "http_expect.h"
+#include "jwt_tokens.h"
 
 #define RESOURCE "https://mcp.example.test/mcp"
 #define ISSUER "https://as.example.test"
@@ -39,42 +40,15 @@ typedef struct jwt_fixture {
     cjose_jwk_t *rsa, *ec, *rsa2; /* rsa2: not in the JWKS until a rotation */
 } jwt_fixture;
 
-static cjose_jwk_t *make_key(int rsa, const char *kid)
-{
-    cjose_err err;
-    static const uint8_t e[] = {0x01, 0x00, 0x01};
-    cjose_jwk_t *k = rsa ? cjose_jwk_create_RSA_random(2048, e, sizeof(e), &err)
-                         : cjose_jwk_create_EC_random(CJOSE_JWK_EC_P_256, &err);
-    assert_non_null(k);
-    assert_true(cjose_jwk_set_kid(k, kid, strlen(kid), &err));
-    return k;
-}
-
 /* Writes the public keys to the fixture's JWKS file. */
 static void write_jwks(jwt_fixture *f, cjose_jwk_t *const keys[], size_t n)
 {
-    json_t *arr = json_array();
-    for (size_t i = 0; i < n; i++) {
-        cjose_err err;
-        char *text = cjose_jwk_to_json(keys[i], false, &err);
-        assert_non_null(text);
-        json_array_append_new(arr, json_loads(text, 0, NULL));
-        free(text);
-    }
-    json_t *doc = json_pack("{s:o}", "keys", arr);
-    char tmp[80];
-    snprintf(tmp, sizeof(tmp), "%s.new", f->jwks_path);
-    assert_int_equal(json_dump_file(doc, tmp, JSON_COMPACT), 0);
-    assert_int_equal(rename(tmp, f->jwks_path), 0);
-    json_decref(doc);
+    jt_write_jwks(f->jwks_path, keys, n);
 }
 
-/* Claims for RESOURCE from ISSUER with scope, exp_in seconds left. */
 static json_t *claims_scoped(const char *sub, long long exp_in, const char *scope)
 {
-    long long now = (long long)time(NULL);
-    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "iss", ISSUER, "sub", sub, "aud", RESOURCE,
-                     "scope", scope, "iat", (json_int_t)now, "exp", (json_int_t)(now + exp_in));
+    return jt_claims(ISSUER, RESOURCE, sub, exp_in, scope);
 }
 
 static json_t *claims(const char *sub, long long exp_in)
@@ -82,38 +56,14 @@ static json_t *claims(const char *sub, long long exp_in)
     return claims_scoped(sub, exp_in, "mcp:tools");
 }
 
-/* A compact JWS of payload signed with key, alg and typ (NULL: none), kid from key
- * unless kid is given. malloc'd. */
-static char *sign(cjose_jwk_t *key, const char *alg, const char *typ, const char *kid,
-                  json_t *payload)
-{
-    cjose_err err;
-    json_t *hdr = json_pack("{s:s}", "alg", alg);
-    if (typ != NULL)
-        json_object_set_new(hdr, "typ", json_string(typ));
-    json_object_set_new(hdr, "kid", json_string(kid ? kid : cjose_jwk_get_kid(key, &err)));
-    char *text = json_dumps(payload, JSON_COMPACT);
-    json_decref(payload);
-    cjose_jws_t *jws =
-        cjose_jws_sign(key, (cjose_header_t *)hdr, (const uint8_t *)text, strlen(text), &err);
-    free(text);
-    json_decref(hdr);
-    assert_non_null(jws);
-    const char *ser;
-    assert_true(cjose_jws_export(jws, &ser, &err));
-    char *out = strdup(ser);
-    cjose_jws_release(jws);
-    return out;
-}
-
 static int start(void **state, int refresh_min_ms, int jwks_reachable)
 {
     jwt_fixture *f = calloc(1, sizeof(*f));
     if (f == NULL)
         return -1;
-    f->rsa = make_key(1, "rsa-1");
-    f->ec = make_key(0, "ec-1");
-    f->rsa2 = make_key(1, "rsa-2");
+    f->rsa = jt_make_key(1, "rsa-1");
+    f->ec = jt_make_key(0, "ec-1");
+    f->rsa2 = jt_make_key(1, "rsa-2");
     snprintf(f->jwks_path, sizeof(f->jwks_path), "/tmp/mcp-jwks-%d-%d-%d.json", (int)getpid(),
              refresh_min_ms, jwks_reachable);
     cjose_jwk_t *keys[] = {f->rsa, f->ec};
@@ -243,13 +193,13 @@ static int served(jwt_fixture *f)
 static void test_good_tokens_of_each_algorithm_get_in(void **state)
 {
     jwt_fixture *f = *state;
-    char *t = sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
+    char *t = jt_sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
     expect_ok(f->port, t, "RS256");
     free(t);
-    t = sign(f->rsa, "PS256", "at+jwt", NULL, claims("alice", 3600));
+    t = jt_sign(f->rsa, "PS256", "at+jwt", NULL, claims("alice", 3600));
     expect_ok(f->port, t, "PS256");
     free(t);
-    t = sign(f->ec, "ES256", "application/at+jwt", NULL, claims("alice", 3600));
+    t = jt_sign(f->ec, "ES256", "application/at+jwt", NULL, claims("alice", 3600));
     expect_ok(f->port, t, "ES256 (typ application/at+jwt)");
     free(t);
 }
@@ -276,21 +226,21 @@ static void test_bad_tokens_get_401_with_their_reasons(void **state)
     char *pub = cjose_jwk_to_json(f->rsa, false, &err);
     cjose_jwk_t *oct = cjose_jwk_create_oct_spec((const uint8_t *)pub, strlen(pub), &err);
     assert_non_null(oct);
-    char *t = sign(oct, "HS256", "at+jwt", "rsa-1", claims("mallory", 3600));
+    char *t = jt_sign(oct, "HS256", "at+jwt", "rsa-1", claims("mallory", 3600));
     expect_invalid(f->port, t, "The access token's signature algorithm is not accepted",
                    "HS256 with the public key");
     free(t);
     cjose_jwk_release(oct);
     free(pub);
     /* Not an access token: no typ, or an ID token's. */
-    t = sign(f->rsa, "RS256", NULL, NULL, claims("alice", 3600));
+    t = jt_sign(f->rsa, "RS256", NULL, NULL, claims("alice", 3600));
     expect_invalid(f->port, t, "The token is not a JWT access token (typ at+jwt)", "no typ");
     free(t);
-    t = sign(f->rsa, "RS256", "JWT", NULL, claims("alice", 3600));
+    t = jt_sign(f->rsa, "RS256", "JWT", NULL, claims("alice", 3600));
     expect_invalid(f->port, t, "The token is not a JWT access token (typ at+jwt)", "typ JWT");
     free(t);
     /* A payload changed after signing. */
-    t = sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
+    t = jt_sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
     char *dot = strchr(t, '.');
     char *swapped = NULL;
     assert_true(asprintf(&swapped, "%.*s.%s.%s", (int)(dot - t), t, pl_b64, strrchr(t, '.') + 1) >
@@ -299,10 +249,10 @@ static void test_bad_tokens_get_401_with_their_reasons(void **state)
     free(swapped);
     free(t);
     /* Expired, and signed by the right key for the wrong algorithm family. */
-    t = sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", -3600));
+    t = jt_sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", -3600));
     expect_invalid(f->port, t, "The access token expired", "expired");
     free(t);
-    t = sign(f->ec, "ES256", "at+jwt", "rsa-1", claims("alice", 3600));
+    t = jt_sign(f->ec, "ES256", "at+jwt", "rsa-1", claims("alice", 3600));
     expect_invalid(f->port, t, "The access token was signed by an unknown key",
                    "ES256 naming an RSA key");
     free(t);
@@ -314,14 +264,14 @@ static void test_bad_tokens_get_401_with_their_reasons(void **state)
 static void test_a_storm_of_unknown_key_ids_costs_one_fetch(void **state)
 {
     jwt_fixture *f = *state;
-    char *t = sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
+    char *t = jt_sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
     expect_ok(f->port, t, "a good token first (the keys are fetched)");
     free(t);
     int before = served(f);
     for (int i = 0; i < 50; i++) {
         char kid[32];
         snprintf(kid, sizeof(kid), "unknown-%d", i);
-        t = sign(f->rsa2, "RS256", "at+jwt", kid, claims("mallory", 3600));
+        t = jt_sign(f->rsa2, "RS256", "at+jwt", kid, claims("mallory", 3600));
         expect_invalid(f->port, t, "The access token was signed by an unknown key", kid);
         free(t);
     }
@@ -333,14 +283,14 @@ static void test_a_storm_of_unknown_key_ids_costs_one_fetch(void **state)
 static void test_rotated_keys_are_taken_after_one_fetch(void **state)
 {
     jwt_fixture *f = *state;
-    char *t = sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
+    char *t = jt_sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
     expect_ok(f->port, t, "the first key");
     free(t);
     /* The authorization server rotates: rsa-2 joins, rsa-1 leaves. */
     cjose_jwk_t *keys[] = {f->rsa2, f->ec};
     write_jwks(f, keys, 2);
     int before = served(f);
-    t = sign(f->rsa2, "RS256", "at+jwt", NULL, claims("alice", 3600));
+    t = jt_sign(f->rsa2, "RS256", "at+jwt", NULL, claims("alice", 3600));
     expect_ok(f->port, t, "a token of the new key");
     free(t);
     assert_int_equal(served(f) - before, 1);
@@ -349,7 +299,7 @@ static void test_rotated_keys_are_taken_after_one_fetch(void **state)
 static void test_keys_that_cannot_be_fetched_give_503(void **state)
 {
     jwt_fixture *f = *state;
-    char *t = sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
+    char *t = jt_sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
     hc_response r;
     initialize_with(f->port, t, &r);
     free(t);
@@ -373,10 +323,10 @@ static void test_mcp_everything_checks_tokens_from_its_flags_alone(void **state)
     assert_string_equal(hc_header_get(&r, "www-authenticate"),
                         "Bearer resource_metadata=\"" METADATA_URL "\", scope=\"mcp:tools\"");
     hc_response_free(&r);
-    char *t = sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
+    char *t = jt_sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
     expect_ok(f->eport, t, "a good token");
     free(t);
-    t = sign(f->ec, "ES256", "at+jwt", NULL, claims_scoped("alice", 3600, "other"));
+    t = jt_sign(f->ec, "ES256", "at+jwt", NULL, claims_scoped("alice", 3600, "other"));
     initialize_with(f->eport, t, &r);
     free(t);
     hx_expect_status(&r, 403, "a token without mcp:tools");

@@ -74,9 +74,11 @@ static json_t *record_of(hsess *hs)
     json_t *state = HS_ANS(hs)->export_state(hs->sess);
     if (state == NULL)
         return NULL;
-    return json_pack("{s:s, s:o, s:[I,I,I]}", "tag", hs->tag, "state", state, "standalone",
-                     (json_int_t)hs->sh->standalone_node, (json_int_t)hs->sh->standalone_stream,
-                     (json_int_t)hs->sh->standalone_ver);
+    /* owner: who the session belongs to, with authorization (a digest, see
+     * mcp__hsess_bind), so that every node refuses it to another principal. */
+    return json_pack("{s:s, s:s, s:o, s:[I,I,I]}", "tag", hs->tag, "owner", hs->owner, "state",
+                     state, "standalone", (json_int_t)hs->sh->standalone_node,
+                     (json_int_t)hs->sh->standalone_stream, (json_int_t)hs->sh->standalone_ver);
 }
 
 /* Takes a record into the session's copy. Where the standalone stream is goes by its
@@ -87,9 +89,14 @@ static int record_apply(hsess *hs, const json_t *rec)
 {
     json_int_t node = 0, stream = 0, ver = 0;
     const json_t *state = json_object_get(rec, "state");
+    const char *owner = json_string_value(json_object_get(rec, "owner"));
     if (json_unpack((json_t *)rec, "{s:[I,I,I]}", "standalone", &node, &stream, &ver) != 0 ||
-        state == NULL || node < 0 || stream < 0 || ver < 0)
+        state == NULL || node < 0 || stream < 0 || ver < 0 ||
+        (owner != NULL && strlen(owner) >= sizeof(hs->owner)))
         return MCP_EINVAL;
+    /* A record without an owner (a node without authorization wrote it) leaves the copy
+     * with none, which no authorized request owns. */
+    snprintf(hs->owner, sizeof(hs->owner), "%s", owner != NULL ? owner : "");
     int rc = HS_ANS(hs)->import_state(hs->sess, state);
     if (rc != MCP_OK)
         return rc;
