@@ -112,6 +112,12 @@ typedef struct mcp__jwt mcp__jwt;
  * algorithm that is not offered), MCP_ENOMEM or MCP_EIO (libcurl refused). */
 int mcp__jwt_new(uv_loop_t *loop, const char *issuer, const mcp_jwt_opts *opts, mcp__jwt **out);
 mcp_token_verifier mcp__jwt_verifier(mcp__jwt *j);
+/* What the JWT verifier says of token at once: MCP__JWT_ACCEPT (*claims, a new
+ * reference), MCP__JWT_REJECT (*reason), MCP__JWT_UNAVAILABLE (no keys to judge by),
+ * or, when may_fetch, MCP__JWT_NEED_KEYS (a fetch could bring the key). */
+enum { MCP__JWT_ACCEPT, MCP__JWT_REJECT, MCP__JWT_UNAVAILABLE, MCP__JWT_NEED_KEYS };
+int mcp__jwt_judge(mcp__jwt *j, const char *token, int may_fetch, const char **reason,
+                   json_t **claims);
 /* Takes the keys of a JWKS document now (tests; jwks_uri is then fetched only when
  * they are old or lack a key). MCP_OK, MCP_EINVAL or MCP_ENOMEM. */
 int mcp__jwt_load_keys(mcp__jwt *j, const char *jwks);

@@ -154,61 +154,101 @@ static int alg_allowed(const mcp__jwt *j, const char *alg)
     return 0;
 }
 
-/* Checks token and completes check, unless the keys are missing and may be fetched
- * (may_fetch): then NEED_KEYS, check untouched. */
-static enum outcome check_token(mcp__jwt *j, const char *token, mcp_token_check *check,
-                                int may_fetch)
+/* A JWS compact serialization's shape: three parts of unpadded base64url, none of a
+ * length that leaves one character over. cjose 0.6.2 asserts on such a part (an abort
+ * of the whole server for one request: found by fuzz_jwt), so nothing else reaches it. */
+static int jws_shape_ok(const char *token)
 {
+    int parts = 1;
+    size_t run = 0;
+    for (const unsigned char *p = (const unsigned char *)token;; p++) {
+        if (*p == '.' || *p == '\0') {
+            if (run % 4 == 1)
+                return 0;
+            if (*p == '\0')
+                return parts == 3;
+            parts++;
+            run = 0;
+        } else if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+                   (*p >= '0' && *p <= '9') || *p == '-' || *p == '_') {
+            run++;
+        } else {
+            return 0;
+        }
+    }
+}
+
+int mcp__jwt_judge(mcp__jwt *j, const char *token, int may_fetch, const char **reason,
+                   json_t **claims)
+{
+    *reason = NULL;
+    *claims = NULL;
     cjose_err err;
-    cjose_jws_t *jws = cjose_jws_import(token, strlen(token), &err);
+    cjose_jws_t *jws = jws_shape_ok(token) ? cjose_jws_import(token, strlen(token), &err) : NULL;
     if (jws == NULL) {
-        mcp_token_check_reject(check, "The access token is not a signed JWT");
-        return DONE;
+        *reason = "The access token is not a signed JWT";
+        return MCP__JWT_REJECT;
     }
     cjose_header_t *hdr = cjose_jws_get_protected(jws);
     const char *alg = cjose_header_get(hdr, "alg", &err);
     const char *typ = cjose_header_get(hdr, "typ", &err);
     const char *kid = cjose_header_get(hdr, "kid", &err);
-    const char *reason = NULL;
     const jwt_key *key = NULL;
     if (alg == NULL || !alg_allowed(j, alg))
-        reason = "The access token's signature algorithm is not accepted";
+        *reason = "The access token's signature algorithm is not accepted";
     else if (!j->any_type && (typ == NULL || (strcasecmp(typ, "at+jwt") != 0 &&
                                               strcasecmp(typ, "application/at+jwt") != 0)))
-        reason = "The token is not a JWT access token (typ at+jwt)";
+        *reason = "The token is not a JWT access token (typ at+jwt)";
     else if ((key = key_find(j, kid, alg)) == NULL) {
         uint64_t now = uv_now(j->loop);
         int stale = j->keys_at == 0 || now - j->keys_at >= (uint64_t)j->keys_ttl_ms;
         int may_refresh =
             j->fetch_started == 0 || now - j->fetch_started >= (uint64_t)j->refresh_min_ms;
-        if (may_fetch && (stale || may_refresh)) {
-            cjose_jws_release(jws);
-            return NEED_KEYS;
-        }
-        reason = j->keys_at == 0 || j->fetch_failed
-                     ? NULL
-                     : "The access token was signed by an unknown key";
-        if (reason == NULL) {
-            cjose_jws_release(jws);
-            mcp_token_check_unavailable(check, "the authorization server's keys cannot be fetched");
-            return DONE;
-        }
+        cjose_jws_release(jws);
+        if (may_fetch && (stale || may_refresh))
+            return MCP__JWT_NEED_KEYS;
+        if (j->keys_at == 0 || j->fetch_failed)
+            return MCP__JWT_UNAVAILABLE;
+        *reason = "The access token was signed by an unknown key";
+        return MCP__JWT_REJECT;
     }
     uint8_t *payload = NULL;
     size_t len = 0;
-    if (reason == NULL && !cjose_jws_verify(jws, key->jwk, &err))
-        reason = "The access token's signature does not verify";
-    if (reason == NULL && !cjose_jws_get_plaintext(jws, &payload, &len, &err))
-        reason = "The access token's claims could not be read";
-    json_t *claims = reason == NULL ? json_loadb((const char *)payload, len, 0, NULL) : NULL;
+    if (*reason == NULL && !cjose_jws_verify(jws, key->jwk, &err))
+        *reason = "The access token's signature does not verify";
+    if (*reason == NULL && !cjose_jws_get_plaintext(jws, &payload, &len, &err))
+        *reason = "The access token's claims could not be read";
+    json_t *c = *reason == NULL ? json_loadb((const char *)payload, len, 0, NULL) : NULL;
     cjose_jws_release(jws); /* the payload was the JWS's own */
-    if (reason == NULL && !json_is_object(claims))
-        reason = "The access token's claims are not a JSON object";
-    if (reason != NULL) {
-        json_decref(claims);
-        mcp_token_check_reject(check, reason);
-    } else {
+    if (*reason == NULL && !json_is_object(c))
+        *reason = "The access token's claims are not a JSON object";
+    if (*reason != NULL) {
+        json_decref(c);
+        return MCP__JWT_REJECT;
+    }
+    *claims = c;
+    return MCP__JWT_ACCEPT;
+}
+
+/* Checks token and completes check, unless the keys are missing and may be fetched
+ * (may_fetch): then NEED_KEYS, check untouched. */
+static enum outcome check_token(mcp__jwt *j, const char *token, mcp_token_check *check,
+                                int may_fetch)
+{
+    const char *reason;
+    json_t *claims;
+    switch (mcp__jwt_judge(j, token, may_fetch, &reason, &claims)) {
+    case MCP__JWT_NEED_KEYS:
+        return NEED_KEYS;
+    case MCP__JWT_ACCEPT:
         mcp_token_check_accept(check, claims);
+        break;
+    case MCP__JWT_UNAVAILABLE:
+        mcp_token_check_unavailable(check, "the authorization server's keys cannot be fetched");
+        break;
+    default:
+        mcp_token_check_reject(check, reason);
+        break;
     }
     return DONE;
 }

@@ -128,6 +128,10 @@ mcp_principal *mcp__principal_new(json_t *claims)
         else
             rc = string_list(scp, (const char ***)&p->scopes, &bad);
     }
+    /* Scopes are scope-tokens (RFC 6749 3.3): anything else is a claim of the wrong type. */
+    for (size_t i = 0; rc == MCP_OK && p->scopes != NULL && p->scopes[i] != NULL; i++)
+        if (!mcp__scope_token_valid(p->scopes[i]))
+            bad = 1;
     p->bad_types = bad;
     if (rc != MCP_OK) {
         mcp__principal_unref(p);

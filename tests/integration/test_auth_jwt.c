@@ -256,6 +256,14 @@ static void test_bad_tokens_get_401_with_their_reasons(void **state)
     expect_invalid(f->port, t, "The access token was signed by an unknown key",
                    "ES256 naming an RSA key");
     free(t);
+    /* Valid bearer syntax that cjose 0.6.2 asserts on (a padded last part of one
+     * character's worth): it would abort the server; refused before cjose sees it. */
+    expect_invalid(f->port, "eyJhbGciOiJSUzI1NiJ9.e30.c=", "The access token is not a signed JWT",
+                   "a one-character padded signature");
+    expect_invalid(f->port, "eyJhbGciOiJSUzI1NiJ9.e30.a==", "The access token is not a signed JWT",
+                   "a padded signature");
+    expect_invalid(f->port, "aaaaa.bbbbb.ccccc", "The access token is not a signed JWT",
+                   "base64 parts of length 5");
     free(hdr_b64);
     free(pl_b64);
     free(payload);

@@ -208,6 +208,10 @@ static void test_claim_checks_hold_audience_expiry_and_issuer(void **state)
                         "The access token has a claim of the wrong type");
     assert_string_equal(check("{\"aud\":\"https://r/mcp\",\"sub\":5}", NULL, 0, now),
                         "The access token has a claim of the wrong type");
+    assert_string_equal(check("{\"aud\":\"https://r/mcp\",\"scp\":[\"a b\"]}", NULL, 0, now),
+                        "The access token has a claim of the wrong type");
+    assert_string_equal(check("{\"aud\":\"https://r/mcp\",\"scp\":[\"\"]}", NULL, 0, now),
+                        "The access token has a claim of the wrong type");
 }
 
 /* ---- The cache ---- */
