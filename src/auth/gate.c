@@ -224,18 +224,15 @@ int mcp__auth_close(mcp__auth *a, void (*closed)(void *arg), void *arg)
     a->jwt = NULL;
     a->introspect = NULL;
     a->verifier = (mcp_token_verifier){0};
+    /* Their close callbacks never run inside these calls: counting after is safe. */
+    int pending = mcp__jwt_close(j, part_closed, a) + mcp__introspect_close(in, part_closed, a);
+    if (pending == 0)
+        return 0;
+    a->closing_parts = pending;
     a->closed = closed;
     a->closed_arg = arg;
-    a->refs++;            /* until both parts are closed */
-    a->closing_parts = 1; /* this call's own, dropped below */
-    if (mcp__jwt_close(j, part_closed, a))
-        a->closing_parts++;
-    if (mcp__introspect_close(in, part_closed, a))
-        a->closing_parts++;
-    int pending = a->closing_parts > 1;
-    a->closed = pending ? closed : NULL;
-    part_closed(a);
-    return pending;
+    a->refs++; /* until the last part is closed */
+    return 1;
 }
 
 void mcp__auth_free(mcp__auth *a)
