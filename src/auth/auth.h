@@ -51,6 +51,8 @@ char *mcp__bearer_challenge(const char *error, const char *description, const ch
 
 /* 1 when s is a valid scope-token (RFC 6749 §3.3: %x21 / %x23-5B / %x5D-7E), else 0. */
 int mcp__scope_token_valid(const char *s);
+/* 1 when s is scope-tokens separated by spaces, at least one, else 0. */
+int mcp__scope_list_valid(const char *s);
 
 /* ---- Principals (principal.c) ---- */
 

@@ -59,14 +59,33 @@ int mcp__bearer_in_query(const char *query)
     return 0;
 }
 
+/* scope-token = 1*( %x21 / %x23-5B / %x5D-7E ) */
+static int scope_char(unsigned char c)
+{
+    return c == 0x21 || (c >= 0x23 && c <= 0x5B) || (c >= 0x5D && c <= 0x7E);
+}
+
 int mcp__scope_token_valid(const char *s)
 {
     if (s == NULL || *s == '\0')
         return 0;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if (!(*p == 0x21 || (*p >= 0x23 && *p <= 0x5B) || (*p >= 0x5D && *p <= 0x7E)))
+        if (!scope_char(*p))
             return 0;
     return 1;
+}
+
+int mcp__scope_list_valid(const char *s)
+{
+    int any = 0;
+    for (const unsigned char *p = (const unsigned char *)s; p != NULL && *p; p++) {
+        if (*p == ' ')
+            continue;
+        if (!scope_char(*p))
+            return 0;
+        any = 1;
+    }
+    return any;
 }
 
 /* Appends `, name="value"` (no comma first) to b; description: characters outside

@@ -311,20 +311,6 @@ static int read_def(void *copy, size_t size, const void *given)
     return mcp__opts_copy(copy, size, given, size);
 }
 
-/* Space-separated scope-tokens (RFC 6749 §3.3), at least one. */
-static int scopes_valid(const char *scopes)
-{
-    int any = 0;
-    for (const unsigned char *p = (const unsigned char *)scopes; *p; p++) {
-        if (*p == ' ')
-            continue;
-        if (!(*p == 0x21 || (*p >= 0x23 && *p <= 0x5B) || (*p >= 0x5D && *p <= 0x7E)))
-            return 0;
-        any = 1;
-    }
-    return any;
-}
-
 int mcp__tool_scopes(mcp_server *srv, const char *tool, char *buf, size_t len)
 {
     buf[0] = '\0';
@@ -384,7 +370,7 @@ int mcp_server_add_tool_def(mcp_server *srv, const mcp_tool_def *given)
     t->user = def->user;
     t->flags = def->flags;
     if (def->scopes != NULL && def->scopes[0] != '\0') {
-        if (!scopes_valid(def->scopes)) {
+        if (!mcp__scope_list_valid(def->scopes)) {
             rc = MCP_EINVAL;
             goto fail;
         }
