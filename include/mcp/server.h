@@ -816,6 +816,20 @@ typedef struct mcp_http_opts {
      * bearer token that opts->auth's verifier accepts, and the Protected Resource
      * Metadata document is served. Copied (its verifier is kept as given). */
     const mcp_auth_opts *auth;
+    /* HTTPS: the endpoint speaks TLS itself when both files are given (NULL: plain
+     * HTTP). PEM files: the certificate followed by its chain, and the unencrypted
+     * private key. TLS 1.2 and 1.3 only, forward-secret AEAD suites, ALPN http/1.1,
+     * no renegotiation. The files are read again by mcp_http_endpoint_reload_tls()
+     * (mcp_serve_http: on SIGHUP). A file that cannot be used is MCP_EIO from
+     * mcp_http_endpoint_new, with the reason logged. */
+    const char *tls_cert_file;
+    const char *tls_key_file;
+    /* Time a client has to finish its TLS handshake from accept; 0: 10000 ms. */
+    unsigned tls_handshake_timeout_ms;
+    /* Handshakes in progress at once; past it, the one that has waited longest is
+     * closed for the new one, so that a crowd of clients that never finish theirs
+     * cannot keep others out; 0: 128. */
+    unsigned tls_max_handshakes;
 } mcp_http_opts;
 
 typedef struct mcp_http_endpoint mcp_http_endpoint;
@@ -840,8 +854,16 @@ typedef struct mcp_http_endpoint mcp_http_endpoint;
  */
 MCP_EXTERN int mcp_http_endpoint_new(struct uv_loop_s *loop, mcp_server *srv,
                                      const mcp_http_opts *opts, mcp_http_endpoint **out);
-/* The endpoint's URL, "http://HOST:PORT/PATH" (IPv6 in brackets), owned by ep and
- * valid until it is freed; NULL for a NULL ep. Loop thread. */
+/*
+ * Reads the endpoint's certificate and key files again (after a renewal): new
+ * connections use them from now on; connections already open keep theirs, so
+ * nothing is dropped. Loop thread. MCP_OK; MCP_EINVAL for a NULL ep or one
+ * without HTTPS; MCP_EIO when the files cannot be used (the reason is logged,
+ * and the certificate in use stays); MCP_ENOMEM.
+ */
+MCP_EXTERN int mcp_http_endpoint_reload_tls(mcp_http_endpoint *ep);
+/* The endpoint's URL, "http://HOST:PORT/PATH" ("https://" with TLS; IPv6 in brackets), owned by ep
+ * and valid until it is freed; NULL for a NULL ep. Loop thread. */
 MCP_EXTERN const char *mcp_http_endpoint_url(const mcp_http_endpoint *ep);
 /* The port it listens on (useful with port 0); 0 for a NULL ep, and once its HTTP
  * server has stopped (late in a stop, and after done). Loop thread. */
@@ -940,10 +962,11 @@ MCP_EXTERN int mcp_http_exchange_respond(mcp_http_exchange *x, int status,
  * returns once the endpoint has ended. Nothing else stops it: a program that
  * must stop it otherwise makes its own loop with mcp_http_endpoint_new(). For
  * the call's duration it watches both signals for the whole process (libuv
- * signal handles). opts as for mcp_http_endpoint_new() (NULL: the defaults).
- * Returns MCP_OK after the stop; MCP_EINVAL for a NULL srv or bad options,
- * MCP_EEXIST, MCP_ENOMEM or MCP_EIO (cannot listen, the store cannot attach,
- * or the loop could not be made) as mcp_http_endpoint_new() gives them.
+ * signal handles), and SIGHUP too when it serves HTTPS: the certificate and
+ * key files are read again (mcp_http_endpoint_reload_tls). opts as for
+ * mcp_http_endpoint_new() (NULL: the defaults). Returns MCP_OK after the stop; MCP_EINVAL for a
+ * NULL srv or bad options, MCP_EEXIST, MCP_ENOMEM or MCP_EIO (cannot listen, the store cannot
+ * attach, or the loop could not be made) as mcp_http_endpoint_new() gives them.
  */
 MCP_EXTERN int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts);
 

@@ -46,7 +46,11 @@ enum {
     F_AUTH_REFRESH,
     F_AUTH_INTROSPECT,
     F_AUTH_CLIENT_ID,
-    F_AUTH_SECRET_FILE
+    F_AUTH_SECRET_FILE,
+    F_TLS_CERT,
+    F_TLS_KEY,
+    F_TLS_HANDSHAKE_TIMEOUT,
+    F_TLS_MAX_HANDSHAKES
 };
 
 static const struct option flags[HTTP_FLAGS_COUNT] = {
@@ -87,6 +91,10 @@ static const struct option flags[HTTP_FLAGS_COUNT] = {
     {"auth-introspection-endpoint", required_argument, NULL, F_AUTH_INTROSPECT},
     {"auth-client-id", required_argument, NULL, F_AUTH_CLIENT_ID},
     {"auth-client-secret-file", required_argument, NULL, F_AUTH_SECRET_FILE},
+    {"tls-cert", required_argument, NULL, F_TLS_CERT},
+    {"tls-key", required_argument, NULL, F_TLS_KEY},
+    {"tls-handshake-timeout-ms", required_argument, NULL, F_TLS_HANDSHAKE_TIMEOUT},
+    {"tls-max-handshakes", required_argument, NULL, F_TLS_MAX_HANDSHAKES},
 };
 
 void http_flags_add(struct option *out)
@@ -197,6 +205,12 @@ int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
         return 0;
     case F_AUTH_SECRET_FILE:
         f->secret_file = arg;
+        return 0;
+    case F_TLS_CERT:
+        f->http.tls_cert_file = arg;
+        return 0;
+    case F_TLS_KEY:
+        f->http.tls_key_file = arg;
         return 0;
     case F_AUTH_RESOURCE:
     case F_AUTH_ISSUER:
@@ -329,6 +343,12 @@ int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
     case F_MAX_CONNS_SOURCE:
         h->max_connections_per_source = (unsigned)v;
         break;
+    case F_TLS_HANDSHAKE_TIMEOUT:
+        h->tls_handshake_timeout_ms = (unsigned)v;
+        break;
+    case F_TLS_MAX_HANDSHAKES:
+        h->tls_max_handshakes = (unsigned)v;
+        break;
     default:
         h->retry_ms = v;
         break;
@@ -373,6 +393,10 @@ int http_flags_finish(http_flags *f, http_flags_usage_fn usage)
     f->http.allowed_origins = f->n_origins ? f->origins : NULL;
     f->http.allowed_hosts = f->n_hosts ? f->hosts : NULL;
     f->http.cors_origins = f->n_cors ? f->cors : NULL;
+    if ((f->http.tls_cert_file != NULL) != (f->http.tls_key_file != NULL)) {
+        usage("--tls-cert and --tls-key go together");
+        return 2;
+    }
     int some = f->auth.issuer != NULL || f->jwt.jwks_uri != NULL || f->n_scopes > 0 ||
                f->auth_refresh_set || f->introspection.endpoint != NULL ||
                f->introspection.client_id != NULL || f->secret_file != NULL || f->n_supported > 0 ||
@@ -510,7 +534,13 @@ void http_flags_help(FILE *out)
           "                        403 insufficient_scope\n"
           "      --auth-scopes-supported S  a scope the document lists (repeatable)\n"
           "      --auth-metadata-at-root  serve the document at the root too\n"
-          "      --auth-resource-name NAME  the document's resource_name\n",
+          "      --auth-resource-name NAME  the document's resource_name\n"
+          "HTTPS (TLS 1.2 and 1.3; SIGHUP reads the files again, open connections stay):\n"
+          "      --tls-cert FILE   the certificate and its chain (PEM)\n"
+          "      --tls-key FILE    its private key (PEM, unencrypted)\n"
+          "      --tls-handshake-timeout-ms N  time to finish a handshake (default 10000)\n"
+          "      --tls-max-handshakes N  handshakes in progress at once; past it the\n"
+          "                        oldest gives way (default 128)\n",
           out);
 }
 

@@ -17,7 +17,7 @@
 #define HTTP_FLAG_FIRST 1000
 
 /* How many entries http_flags_add writes (without the terminating one). */
-#define HTTP_FLAGS_COUNT 37
+#define HTTP_FLAGS_COUNT 41
 
 typedef struct http_flags {
     mcp_http_opts http; /* the options; lists point into argv */

@@ -108,6 +108,8 @@ static void endpoint_free(shttp *t)
     mcp__strv_free(t->cors_origins);
     mcp__auth_free(t->auth);
     mcp__shttp_routes_free(t);
+    free(t->tls_cert);
+    free(t->tls_key);
     free(t);
 }
 
@@ -369,6 +371,16 @@ static int configure(shttp *t, const mcp_http_opts *opts)
     t->cors_origins = mcp__strv_copy(o.cors_origins, &err);
     if (t->path == NULL || err)
         return MCP_ENOMEM;
+    if ((o.tls_cert_file != NULL) != (o.tls_key_file != NULL)) {
+        mcp__error("https needs both a certificate file and a key file");
+        return MCP_EINVAL;
+    }
+    if (o.tls_cert_file != NULL) {
+        t->tls_cert = mcp__strdup(o.tls_cert_file);
+        t->tls_key = mcp__strdup(o.tls_key_file);
+        if (t->tls_cert == NULL || t->tls_key == NULL)
+            return MCP_ENOMEM;
+    }
     if (o.auth != NULL) {
         int rc = mcp__auth_new(t->loop, o.auth, &t->auth);
         if (rc != MCP_OK)
@@ -382,10 +394,27 @@ static int configure(shttp *t, const mcp_http_opts *opts)
     return MCP_OK;
 }
 
-static char *endpoint_url(const char *host, int port, const char *path)
+static char *endpoint_url(const char *scheme, const char *host, int port, const char *path)
 {
     int v6 = strchr(host, ':') != NULL;
-    return mcp__asprintf("http://%s%s%s:%d%s", v6 ? "[" : "", host, v6 ? "]" : "", port, path);
+    return mcp__asprintf("%s://%s%s%s:%d%s", scheme, v6 ? "[" : "", host, v6 ? "]" : "", port,
+                         path);
+}
+
+int mcp_http_endpoint_reload_tls(mcp_http_endpoint *t)
+{
+    if (t == NULL || t->tls_cert == NULL || t->http == NULL)
+        return MCP_EINVAL;
+    struct ssl_ctx_st *ctx = NULL;
+    int rc = mcp__tls_ctx_load(t->tls_cert, t->tls_key, &ctx);
+    if (rc != MCP_OK) {
+        mcp__warn("https: the certificate in use stays");
+        return rc;
+    }
+    mcp__http_server_set_tls(t->http, ctx);
+    mcp__tls_ctx_free(ctx);
+    mcp__info("https: certificate reloaded from %s", t->tls_cert);
+    return MCP_OK;
 }
 
 int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_opts *opts,
@@ -435,13 +464,19 @@ int mcp__http_endpoint_new(uv_loop_t *loop, mcp__answerer *ans, const mcp_http_o
     ho.max_connections = o.max_connections;
     ho.max_connections_per_source = o.max_connections_per_source;
     ho.max_queued_total = o.max_queued_total;
+    ho.tls_handshake_timeout_ms = o.tls_handshake_timeout_ms;
+    ho.max_handshakes = o.tls_max_handshakes;
+    if (t->tls_cert != NULL && (rc = mcp__tls_ctx_load(t->tls_cert, t->tls_key, &ho.tls)) != MCP_OK)
+        goto fail;
     rc = mcp__http_server_start(loop, &ho, &t->http);
+    mcp__tls_ctx_free(ho.tls);
     if (rc != MCP_OK) {
         mcp__error("cannot listen on %s: %s", o.listen ? o.listen : "127.0.0.1:8080",
                    mcp_strerror(rc));
         goto fail;
     }
-    t->url = endpoint_url(host, mcp__http_server_port(t->http), t->path);
+    t->url = endpoint_url(t->tls_cert != NULL ? "https" : "http", host,
+                          mcp__http_server_port(t->http), t->path);
     if (t->url == NULL) {
         mcp__http_server_stop(t->http, NULL, NULL);
         rc = MCP_ENOMEM;
@@ -500,6 +535,11 @@ static void serve_stop(mcp__serve *s, int drain_ms)
     mcp_http_endpoint_stop(s->ep, drain_ms, mcp__serve_done, s);
 }
 
+static void serve_reload(mcp__serve *s)
+{
+    (void)mcp_http_endpoint_reload_tls(s->ep);
+}
+
 int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
 {
     mcp_http_opts o;
@@ -511,6 +551,8 @@ int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
     mcp_http_endpoint *ep = NULL;
     int rc = mcp_http_endpoint_new(&s.loop, srv, opts, &ep);
     s.ep = ep;
+    if (ep != NULL && ep->tls_cert != NULL)
+        mcp__serve_on_hangup(&s, serve_reload);
     mcp__serve_run(&s);
     mcp_http_endpoint_free(ep);
     mcp__serve_close(&s);

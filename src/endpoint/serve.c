@@ -26,6 +26,23 @@ int mcp__serve_init(mcp__serve *s, int drain_ms, void (*stop)(mcp__serve *s, int
     return MCP_OK;
 }
 
+static void on_hangup(uv_signal_t *h, int signum)
+{
+    (void)signum;
+    mcp__serve *s = h->data;
+    if (s->signals == 0)
+        s->hangup(s);
+}
+
+void mcp__serve_on_hangup(mcp__serve *s, void (*hangup)(mcp__serve *s))
+{
+    s->hangup = hangup;
+    uv_signal_init(&s->loop, &s->sighup);
+    s->sighup.data = s;
+    uv_signal_start(&s->sighup, on_hangup, SIGHUP);
+    s->hup_installed = 1;
+}
+
 void mcp__serve_done(void *user, int status)
 {
     mcp__serve *s = user;
@@ -33,6 +50,8 @@ void mcp__serve_done(void *user, int status)
     /* Unreferenced, the handlers stay installed but let uv_run return. */
     uv_unref((uv_handle_t *)&s->sigint);
     uv_unref((uv_handle_t *)&s->sigterm);
+    if (s->hup_installed)
+        uv_unref((uv_handle_t *)&s->sighup);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -54,6 +73,8 @@ void mcp__serve_run(mcp__serve *s)
         uv_run(&s->loop, UV_RUN_DEFAULT);
     uv_close((uv_handle_t *)&s->sigint, NULL);
     uv_close((uv_handle_t *)&s->sigterm, NULL);
+    if (s->hup_installed)
+        uv_close((uv_handle_t *)&s->sighup, NULL);
     uv_run(&s->loop, UV_RUN_DEFAULT);
 }
 

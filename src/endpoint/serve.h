@@ -23,10 +23,17 @@ struct mcp__serve {
     int status; /* what the endpoint's done said */
     uv_signal_t sigint, sigterm;
     int signals;
+    /* SIGHUP, when set (mcp__serve_on_hangup): reads the endpoint's files again. */
+    void (*hangup)(mcp__serve *s);
+    uv_signal_t sighup;
+    int hup_installed;
 };
 
 /* Prepares s and its loop, and installs the signal handlers. MCP_OK or MCP_EIO. */
 int mcp__serve_init(mcp__serve *s, int drain_ms, void (*stop)(mcp__serve *s, int drain_ms));
+/* Installs a SIGHUP handler that calls hangup(s) (the endpoint reloads its
+ * certificates, say); removed with the others. */
+void mcp__serve_on_hangup(mcp__serve *s, void (*hangup)(mcp__serve *s));
 /* The endpoint's done callback (an mcp_endpoint_done_fn; user is s). */
 void mcp__serve_done(void *user, int status);
 /* Runs the loop until the endpoint is done (when s->ep is set), then removes the

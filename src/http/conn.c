@@ -195,6 +195,8 @@ static void on_handle_close(uv_handle_t *h)
     mcp__mem_released(sizeof *c + c->in.cap + c->out.cap);
     mcp__buf_free(&c->in);
     mcp__http_conn_uncork(c);
+    if (c->ssl != NULL)
+        mcp__tls_conn_free(c);
     free(c);
     mcp__http_server_maybe_done(srv);
 }
@@ -299,6 +301,8 @@ void mcp__http_conn_close(mcp__http_conn *c)
     }
     c->closing = 1;
     c->srv->nclosing++;
+    if (c->ssl != NULL)
+        mcp__tls_conn_closed(c);
     uv_timer_stop(&c->timer);
     uv_close((uv_handle_t *)&c->timer, on_handle_close);
     uv_close((uv_handle_t *)&c->tcp, on_handle_close);
@@ -367,6 +371,8 @@ void mcp__http_conn_linger(mcp__http_conn *c)
         return;
     /* The final response must be out before the write side is shut. */
     mcp__http_conn_flush(c);
+    if (c->ssl != NULL && !c->closing)
+        mcp__tls_conn_shutdown(c);
     if (c->closing)
         return;
     if (uv_shutdown(&c->shutdown, (uv_stream_t *)&c->tcp, on_shutdown) != 0)
@@ -683,21 +689,29 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     }
     if (nread == 0)
         return;
+    if (c->ssl != NULL)
+        mcp__tls_conn_input(c, buf->base, (size_t)nread);
+    else
+        mcp__http_conn_input(c, buf->base, (size_t)nread);
+}
+
+void mcp__http_conn_input(mcp__http_conn *c, const char *data, size_t len)
+{
     if (c->phase == PHASE_LINGER)
         return;
     if (c->phase == PHASE_BUSY || c->phase == PHASE_NEXT || c->phase == PHASE_DRAIN ||
         c->in.len > 0) {
-        if (mcp__buf_append(&c->in, buf->base, (size_t)nread) != MCP_OK) {
+        if (mcp__buf_append(&c->in, data, len) != MCP_OK) {
             mcp__http_conn_close(c);
             return;
         }
-        if (c->in.len > pipeline_limit(c)) {
-            uv_read_stop(s);
+        if (c->in.len > pipeline_limit(c) && c->reading) {
+            uv_read_stop((uv_stream_t *)&c->tcp);
             c->reading = 0;
         }
         return;
     }
-    conn_feed(c, buf->base, (size_t)nread, 0);
+    conn_feed(c, data, len, 0);
 }
 
 static void read_start(mcp__http_conn *c)
@@ -732,7 +746,8 @@ static void refuse(mcp__http_server *srv, uv_stream_t *listener)
     }
     t->data = srv;
     srv->nrefused++;
-    if (uv_accept(listener, (uv_stream_t *)t) == 0) {
+    /* A TLS client would take plaintext for a broken record: it only sees the close. */
+    if (uv_accept(listener, (uv_stream_t *)t) == 0 && srv->tls == NULL) {
         uv_buf_t b = uv_buf_init((char *)refuse_msg, sizeof refuse_msg - 1);
         (void)uv_try_write((uv_stream_t *)t, &b, 1);
     }
@@ -805,11 +820,18 @@ void mcp__http_on_connection(uv_stream_t *listener, int status)
     if (srv->opts.max_connections_per_source > 0 &&
         source_count(c) > srv->opts.max_connections_per_source) {
         uv_buf_t b = uv_buf_init((char *)refuse_msg, sizeof refuse_msg - 1);
-        (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+        if (srv->tls == NULL)
+            (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
         mcp__http_conn_close(c);
         return;
     }
-    mcp__http_conn_timer_set(c, srv->opts.header_timeout_ms);
+    if (srv->tls != NULL && mcp__tls_conn_start(c) != MCP_OK) {
+        mcp__http_conn_close(c);
+        return;
+    }
+    /* The handshake's deadline first, if any; the header deadline starts after it. */
+    mcp__http_conn_timer_set(c, c->ssl != NULL ? srv->opts.tls_handshake_timeout_ms
+                                               : srv->opts.header_timeout_ms);
     read_start(c);
 }
 

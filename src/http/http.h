@@ -111,6 +111,15 @@ typedef struct mcp__http_opts {
      * owner's). A cut connection closes at the next loop turn, as after a failed
      * write: its request's on_close runs. [32 MiB] */
     size_t max_queued_total;
+    /* HTTPS: the TLS context every new connection uses (see mcp__tls_ctx_load), or
+     * NULL for plain HTTP. The server takes a reference of its own. */
+    struct ssl_ctx_st *tls;
+    /* Time from accept until the TLS handshake is done; then the connection is
+     * closed. A deadline, as header_timeout_ms. [10 000 ms] */
+    unsigned tls_handshake_timeout_ms;
+    /* TLS handshakes in progress at once; past it, the one that has waited longest
+     * is closed for the new one. [128] */
+    unsigned max_handshakes;
 } mcp__http_opts;
 
 /* ---- Server ---- */
@@ -126,6 +135,24 @@ typedef struct mcp__http_opts {
  * before uv_loop_close().
  */
 int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__http_server **out);
+
+/*
+ * A TLS server context from PEM files: the certificate followed by its chain, and
+ * the (unencrypted) private key; TLS 1.2 and 1.3 only, forward-secret AEAD suites,
+ * ALPN "http/1.1", no renegotiation. MCP_OK with *out set (free it with
+ * mcp__tls_ctx_free); MCP_EINVAL for a missing name; MCP_EIO when a file cannot be
+ * read or used, with the reason logged; MCP_ENOMEM.
+ */
+int mcp__tls_ctx_load(const char *cert_file, const char *key_file, struct ssl_ctx_st **out);
+void mcp__tls_ctx_free(struct ssl_ctx_st *ctx);
+/* The context new connections use from now on (a reference is taken); connections
+ * already open keep theirs, so that nothing is dropped when certificates change. */
+void mcp__http_server_set_tls(mcp__http_server *srv, struct ssl_ctx_st *ctx);
+/* True when the server speaks HTTPS. */
+int mcp__http_server_tls(const mcp__http_server *srv);
+/* TLS handshakes in progress now, and those closed so far to make way for newer
+ * ones (past opts.max_handshakes). */
+size_t mcp__http_server_handshakes(const mcp__http_server *srv, uint64_t *dropped);
 
 /* The port the server is bound to (useful with opts.port 0). */
 int mcp__http_server_port(const mcp__http_server *srv);

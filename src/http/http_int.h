@@ -13,6 +13,8 @@
 #define MCP__HTTP_READ_BUF (64 * 1024)
 /* Connections accepted in one loop turn, at most (see accept_later). */
 #define MCP__HTTP_ACCEPTS_PER_TURN 64
+/* Plaintext out of one SSL_read, at most: one TLS record's. */
+#define MCP__HTTP_TLS_BUF (16 * 1024)
 
 typedef struct mcp__http_conn mcp__http_conn;
 
@@ -75,8 +77,12 @@ struct mcp__http_server {
     /* Gives freed memory back to the system once a burst is over (see util/mem.c). */
     uv_timer_t trim;
     mcp__http_conn *dirty;
-    mcp__map sources;              /* source address -> mcp__http_source */
-    char rbuf[MCP__HTTP_READ_BUF]; /* shared: every read is consumed before the next */
+    mcp__map sources;               /* source address -> mcp__http_source */
+    struct ssl_ctx_st *tls;         /* HTTPS (a reference of ours), or NULL; see tls.c */
+    size_t nhandshakes;             /* connections in their TLS handshake */
+    uint64_t handshakes_dropped;    /* given way to newer ones past opts.max_handshakes */
+    char rbuf[MCP__HTTP_READ_BUF];  /* shared: every read is consumed before the next */
+    char tlsbuf[MCP__HTTP_TLS_BUF]; /* shared likewise: plaintext out of SSL_read */
 };
 
 struct mcp__http_conn {
@@ -113,6 +119,8 @@ struct mcp__http_conn {
     uint32_t max_peer_window;        /* the largest receive window the client advertised */
     uint32_t last_window;            /* the window at the last look, and since when */
     uint64_t window_since;
+    struct ssl_st *ssl;       /* HTTPS: the connection's TLS, or NULL */
+    unsigned handshaking : 1; /* its handshake is not done (counted in srv->nhandshakes) */
 };
 
 typedef struct mcp__http_hdr {
@@ -150,6 +158,8 @@ struct mcp__http_req {
 };
 
 /* conn.c */
+/* Plaintext from the client (what a plain connection reads, what TLS decrypts). */
+void mcp__http_conn_input(mcp__http_conn *c, const char *data, size_t len);
 /* True when bytes of the client wait to be read or parsed on c. */
 int mcp__http_conn_has_input(mcp__http_conn *c);
 /* Starts (or restarts) c's timer for ms; see conn_phase. */
@@ -180,6 +190,9 @@ void mcp__http_backlog_grow(mcp__http_conn *c, size_t bytes);
 void mcp__http_backlog_shrink(mcp__http_conn *c, size_t bytes);
 
 /* response.c */
+/* Writes bytes to c's socket as they are (a plain connection's data, TLS records):
+ * try_write first, the rest copied and queued. As mcp__http_conn_write. */
+int mcp__http_conn_send_raw(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n);
 /* Writes bufs in order: try_write first, the rest copied and queued. MCP_OK,
  * MCP_ECLOSED (nothing written), MCP_ENOMEM (the connection is marked broken). */
 int mcp__http_conn_write(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n);
@@ -194,5 +207,20 @@ void mcp__http_flush_prepared(uv_prepare_t *h);
 void mcp__http_flush_held(uv_timer_t *h);
 /* An error answer from the layer itself, then a lingering close. */
 void mcp__http_conn_fail(mcp__http_conn *c, int status);
+
+/* tls.c */
+/* A TLS connection begins: its SSL object, the handshake counted and bounded. */
+int mcp__tls_conn_start(mcp__http_conn *c);
+/* Bytes from the socket: the handshake goes on, or the plaintext goes to
+ * mcp__http_conn_input. A TLS error closes c. */
+void mcp__tls_conn_input(mcp__http_conn *c, const char *data, size_t len);
+/* Encrypts bufs and sends the records (mcp__http_conn_send_raw). */
+int mcp__tls_conn_send(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n);
+/* Sends close_notify (before the write side is shut). */
+void mcp__tls_conn_shutdown(mcp__http_conn *c);
+/* c closes: its handshake, if under way, no longer counts. */
+void mcp__tls_conn_closed(mcp__http_conn *c);
+/* c's handles are closed: its SSL object goes. */
+void mcp__tls_conn_free(mcp__http_conn *c);
 
 #endif

@@ -45,7 +45,7 @@ static void on_write(uv_write_t *w, int status)
 }
 
 /* Writes now: uv_try_write, and what the socket does not take is queued. */
-static int conn_write_now(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
+int mcp__http_conn_send_raw(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
 {
     if (!c || c->closing || c->broken)
         return MCP_ECLOSED;
@@ -92,6 +92,14 @@ static int conn_write_now(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
     }
     mcp__http_backlog_grow(c, wr->size);
     return MCP_OK;
+}
+
+/* HTTPS encrypts first (tls.c), then sends the records as above. */
+static int conn_write_now(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
+{
+    if (c != NULL && c->ssl != NULL && !c->closing && !c->broken)
+        return mcp__tls_conn_send(c, bufs, n);
+    return mcp__http_conn_send_raw(c, bufs, n);
 }
 
 #define MCP__HTTP_CORK_MAX (64u << 10)

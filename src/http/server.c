@@ -22,6 +22,8 @@
 #define FD_RESERVE 64
 #define DEFAULT_MAX_UNSENT_BYTES (256 * 1024)
 #define DEFAULT_MAX_QUEUED_TOTAL (32u << 20)
+#define DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS 10000
+#define DEFAULT_MAX_HANDSHAKES 128
 #define TRIM_CHECK_MS 1000
 /* The kernel caps it at net.core.somaxconn. A short queue drops the SYNs of
  * normal clients under a connection flood, and they retry only after a second. */
@@ -94,6 +96,7 @@ int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__htt
     srv->loop = loop;
     srv->opts = *opts;
     srv->opts.host = NULL;
+    srv->opts.tls = NULL; /* srv->tls holds it, once listening */
     mcp__http_opts *o = &srv->opts;
     if (!o->max_header_bytes)
         o->max_header_bytes = DEFAULT_MAX_HEADER_BYTES;
@@ -111,6 +114,10 @@ int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__htt
         o->max_unsent_bytes = DEFAULT_MAX_UNSENT_BYTES;
     if (!o->max_queued_total)
         o->max_queued_total = DEFAULT_MAX_QUEUED_TOTAL;
+    if (!o->tls_handshake_timeout_ms)
+        o->tls_handshake_timeout_ms = DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS;
+    if (!o->max_handshakes)
+        o->max_handshakes = DEFAULT_MAX_HANDSHAKES;
     mcp__http_settings_init(&srv->settings);
 
     if (uv_tcp_init(loop, &srv->listener) != 0) {
@@ -146,6 +153,7 @@ int mcp__http_server_start(uv_loop_t *loop, const mcp__http_opts *opts, mcp__htt
     srv->port = bound.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&bound)->sin6_port)
                                             : ntohs(((struct sockaddr_in *)&bound)->sin_port);
     srv->listener_open = 1;
+    mcp__http_server_set_tls(srv, opts->tls);
     *out = srv;
     return MCP_OK;
 }
@@ -180,6 +188,7 @@ void mcp__http_server_maybe_done(mcp__http_server *srv)
     mcp__http_done_fn cb = srv->done_cb;
     void *arg = srv->done_arg;
     mcp__map_free(&srv->sources);
+    mcp__http_server_set_tls(srv, NULL);
     free(srv);
     if (cb)
         cb(arg);
