@@ -10,6 +10,10 @@
 // taken without a restart; while it is down, the keys already fetched keep working and a
 // token that needs others gets 503.
 //
+// The first server is served over HTTPS by mcp-everything itself (--tls-cert, --tls-key; a
+// throwaway CA made by lib/tls.mjs, trusted through NODE_EXTRA_CA_CERTS as a Node user would),
+// and the SDK client reaches it in both eras: 2025-11-25 with a session and 2026-07-28 pinned.
+//
 // Run by CTest as `node auth_oidc.test.mjs` in tests/interop with MCP_BIN_DIR set.
 
 import { after, before, describe, test } from 'node:test';
@@ -25,8 +29,10 @@ import path from 'node:path';
 import { startAuthServer, signingKey, CLIENT_ID, CLIENT_SECRET, SERVER_ID, SERVER_SECRET } from './lib/authserver.mjs';
 import { freePort } from './lib/cluster.mjs';
 import { deadline, overallDeadline, startEverything } from './lib/http.mjs';
+import { withTrustedCertificates } from './lib/tls.mjs';
 
 overallDeadline(120_000);
+const tls = await withTrustedCertificates(import.meta.url);
 
 const BIN = process.env.MCP_BIN_DIR;
 if (!BIN) throw new Error('MCP_BIN_DIR is not set');
@@ -62,12 +68,13 @@ function foreignToken() {
 describe('mcp-everything behind oidc-provider', () => {
     before(async () => {
         const port = await freePort();
-        resource = `http://127.0.0.1:${port}/mcp`;
+        resource = `https://127.0.0.1:${port}/mcp`;
         other = 'http://127.0.0.1:1/another-server';
         as = await startAuthServer({ keys: [key1], resources: { [resource]: 'mcp:tools other', [other]: 'mcp:tools' } });
         asPort = as.port;
         issuer = as.issuer;
-        server = await startEverything(BIN, ['--http', `127.0.0.1:${port}`, '--auth-resource', resource,
+        server = await startEverything(BIN, ['--http', `127.0.0.1:${port}`, '--tls-cert', tls.cert, '--tls-key', tls.key,
+            '--auth-resource', resource,
             '--auth-issuer', as.issuer, '--auth-scope', 'mcp:tools',
             // Rotation is tested at once: no minimum time between two fetches of the keys.
             '--auth-jwks-min-refresh-ms', '0']);
@@ -98,18 +105,27 @@ describe('mcp-everything behind oidc-provider', () => {
         }
     });
 
-    test('the TypeScript SDK v2 client discovers everything from our 401 and calls tools', async () => {
-        const provider = new ClientCredentialsProvider({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
-            scope: 'mcp:tools', expectedIssuer: as.issuer });
-        const client = new Client({ name: 'ts2-client-credentials', version: '1' });
-        const transport = new StreamableHTTPClientTransport(new URL(resource), { authProvider: provider });
-        await deadline(client.connect(transport), 20_000, 'connect with OAuth');
-        const tools = await client.listTools();
-        assert.ok(tools.tools.some((t) => t.name === 'echo'));
-        const r = await client.callTool({ name: 'echo', arguments: { text: 'behind OAuth' } });
-        assert.match(JSON.stringify(r.content), /behind OAuth/);
-        await client.close();
-    });
+    for (const [era, versionNegotiation, version] of [
+        ['2025-11-25, with a session', undefined, '2025-11-25'],
+        ['2026-07-28, pinned', { mode: { pin: '2026-07-28' } }, '2026-07-28'],
+    ]) {
+        test(`the TypeScript SDK v2 client discovers everything from our 401 and calls tools over HTTPS (${era})`, async () => {
+            assert.ok(resource.startsWith('https://'));
+            const provider = new ClientCredentialsProvider({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
+                scope: 'mcp:tools', expectedIssuer: as.issuer });
+            const client = new Client({ name: 'ts2-client-credentials', version: '1' },
+                versionNegotiation ? { versionNegotiation } : undefined);
+            const transport = new StreamableHTTPClientTransport(new URL(resource), { authProvider: provider });
+            await deadline(client.connect(transport), 20_000, 'connect with OAuth');
+            assert.equal(client.getNegotiatedProtocolVersion(), version);
+            assert.equal(transport.sessionId !== undefined, version === '2025-11-25', 'a session only in 2025-11-25');
+            const tools = await client.listTools();
+            assert.ok(tools.tools.some((t) => t.name === 'echo'));
+            const r = await client.callTool({ name: 'echo', arguments: { text: 'behind OAuth' } });
+            assert.match(JSON.stringify(r.content), /behind OAuth/);
+            await client.close();
+        });
+    }
 
     test('keys rotated at the authorization server are taken without a restart', async () => {
         const old = await as.token(resource, 'mcp:tools');

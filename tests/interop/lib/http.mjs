@@ -13,7 +13,7 @@ import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
-const LISTEN_RE = /^mcp-everything: listening on (http:\/\/127\.0\.0\.1:(\d+)\/mcp)$/;
+const LISTEN_RE = /^mcp-everything: listening on (https?:\/\/127\.0\.0\.1:(\d+)\/mcp)$/;
 
 // Starts `mcp-everything --http 127.0.0.1:0 ...extra` and resolves, once it printed its
 // listening line, with {child, url, base, port, stderr(), stop()}. stop() sends SIGTERM and
