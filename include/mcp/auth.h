@@ -146,6 +146,13 @@ typedef struct mcp_introspection_opts {
 
 /* ---- Options ---- */
 
+/* The scopes a JSON-RPC method needs besides required_scopes (an array of them is
+ * ended by one whose method is NULL). */
+typedef struct mcp_method_scopes {
+    const char *method; /* "resources/read", "prompts/get", a custom method... */
+    const char *scopes; /* space-separated scope tokens, e.g. "files:read" */
+} mcp_method_scopes;
+
 typedef struct mcp_auth_opts {
     /* The caller's sizeof(mcp_auth_opts), so the struct can grow (0: this one). */
     size_t size;
@@ -188,6 +195,11 @@ typedef struct mcp_auth_opts {
     /* A tools/call whose token lacks the tool's scopes (mcp_tool_def.scopes) is answered
      * with a tool error the model can read instead of 403 insufficient_scope. */
     int scope_error_as_result;
+    /* Scopes per method (NULL: none besides required_scopes): a request whose token
+     * lacks its method's gets 403 insufficient_scope naming them, as a tool's do (a
+     * client steps up); tools/call's are the tool's own (mcp_tool_def.scopes) and
+     * those given here for "tools/call" apply to every tool. */
+    const mcp_method_scopes *method_scopes;
 } mcp_auth_opts;
 
 #ifdef __cplusplus

@@ -50,7 +50,9 @@ enum {
     F_TLS_CERT,
     F_TLS_KEY,
     F_TLS_HANDSHAKE_TIMEOUT,
-    F_TLS_MAX_HANDSHAKES
+    F_TLS_MAX_HANDSHAKES,
+    F_AUTH_CACHE_TTL,
+    F_AUTH_METHOD_SCOPE
 };
 
 static const struct option flags[HTTP_FLAGS_COUNT] = {
@@ -95,6 +97,8 @@ static const struct option flags[HTTP_FLAGS_COUNT] = {
     {"tls-key", required_argument, NULL, F_TLS_KEY},
     {"tls-handshake-timeout-ms", required_argument, NULL, F_TLS_HANDSHAKE_TIMEOUT},
     {"tls-max-handshakes", required_argument, NULL, F_TLS_MAX_HANDSHAKES},
+    {"auth-cache-ttl-ms", required_argument, NULL, F_AUTH_CACHE_TTL},
+    {"auth-method-scope", required_argument, NULL, F_AUTH_METHOD_SCOPE},
 };
 
 void http_flags_add(struct option *out)
@@ -149,6 +153,25 @@ static int is_scope(const char *s)
         if (*p <= ' ' || *p == '"' || *p == '\\' || *p >= 0x7F)
             return 0;
     return 1;
+}
+
+/* Scopes separated by single spaces, at least one. */
+static int is_scope_list(const char *s)
+{
+    char one[256];
+    for (;;) {
+        const char *sp = strchr(s, ' ');
+        size_t len = sp != NULL ? (size_t)(sp - s) : strlen(s);
+        if (len == 0 || len >= sizeof one)
+            return 0;
+        memcpy(one, s, len);
+        one[len] = '\0';
+        if (!is_scope(one))
+            return 0;
+        if (sp == NULL)
+            return 1;
+        s = sp + 1;
+    }
 }
 
 int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
@@ -251,6 +274,31 @@ int http_flags_apply(http_flags *f, int code, const char *arg, const char *name,
     case F_AUTH_NAME:
         f->auth.resource_name = arg;
         return 0;
+    case F_AUTH_CACHE_TTL:
+        if (http_flags_parse_int(arg, 1, 86400000, &f->auth.cache_ttl_ms) != 0) {
+            usage("--auth-cache-ttl-ms needs an integer from 1 to 86400000, not '%s'", arg);
+            return 2;
+        }
+        return 0;
+    case F_AUTH_METHOD_SCOPE: {
+        const char *eq = strchr(arg, '=');
+        size_t len = eq != NULL ? (size_t)(eq - arg) : 0;
+        if (len == 0 || len >= sizeof f->method_names[0] || !is_scope_list(eq + 1)) {
+            usage("--auth-method-scope needs METHOD=SCOPES (scopes separated by spaces), not "
+                  "'%s'",
+                  arg);
+            return 2;
+        }
+        if (f->n_method_scopes >= 16) {
+            usage("--auth-method-scope may be given at most 16 times");
+            return 2;
+        }
+        char *method = f->method_names[f->n_method_scopes];
+        memcpy(method, arg, len);
+        method[len] = '\0';
+        f->method_scopes[f->n_method_scopes++] = (mcp_method_scopes){method, eq + 1};
+        return 0;
+    }
     case F_AUTH_REFRESH:
         if (http_flags_parse_int(arg, 0, 86400000, &v) != 0) {
             usage("--auth-jwks-min-refresh-ms needs an integer from 0 to 86400000, not '%s'", arg);
@@ -400,7 +448,8 @@ int http_flags_finish(http_flags *f, http_flags_usage_fn usage)
     int some = f->auth.issuer != NULL || f->jwt.jwks_uri != NULL || f->n_scopes > 0 ||
                f->auth_refresh_set || f->introspection.endpoint != NULL ||
                f->introspection.client_id != NULL || f->secret_file != NULL || f->n_supported > 0 ||
-               f->auth.metadata_at_root || f->auth.resource_name != NULL;
+               f->auth.metadata_at_root || f->auth.resource_name != NULL ||
+               f->n_method_scopes > 0 || f->auth.cache_ttl_ms != 0;
     if (f->auth.resource == NULL) {
         if (some) {
             usage("the --auth-* options need --auth-resource URL");
@@ -448,6 +497,7 @@ int http_flags_finish(http_flags *f, http_flags_usage_fn usage)
         f->auth.authorization_servers = f->auth_servers;
     }
     f->auth.required_scopes = f->n_scopes ? f->scopes : NULL;
+    f->auth.method_scopes = f->n_method_scopes ? f->method_scopes : NULL;
     f->auth.scopes_supported = f->n_supported ? f->supported : NULL;
     f->http.auth = &f->auth;
     return 0;
@@ -535,6 +585,10 @@ void http_flags_help(FILE *out)
           "      --auth-scopes-supported S  a scope the document lists (repeatable)\n"
           "      --auth-metadata-at-root  serve the document at the root too\n"
           "      --auth-resource-name NAME  the document's resource_name\n"
+          "      --auth-method-scope METHOD=SCOPES  what a method needs besides --auth-scope\n"
+          "                        (repeatable; e.g. 'resources/read=files:read')\n"
+          "      --auth-cache-ttl-ms N  how long a verified token is trusted at most\n"
+          "                        (default 300000; never past its expiry)\n"
           "HTTPS (TLS 1.2 and 1.3; SIGHUP reads the files again, open connections stay):\n"
           "      --tls-cert FILE   the certificate and its chain (PEM)\n"
           "      --tls-key FILE    its private key (PEM, unencrypted)\n"

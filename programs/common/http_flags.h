@@ -17,7 +17,7 @@
 #define HTTP_FLAG_FIRST 1000
 
 /* How many entries http_flags_add writes (without the terminating one). */
-#define HTTP_FLAGS_COUNT 41
+#define HTTP_FLAGS_COUNT 43
 
 typedef struct http_flags {
     mcp_http_opts http; /* the options; lists point into argv */
@@ -29,6 +29,9 @@ typedef struct http_flags {
     const char *auth_servers[2], *scopes[17], *supported[17];
     int n_scopes, n_supported;
     int auth_refresh_set;
+    mcp_method_scopes method_scopes[17]; /* --auth-method-scope, ended by {NULL} */
+    char method_names[16][128];
+    int n_method_scopes;
     mcp_introspection_opts introspection;
     const char *secret_file;
     char secret[1025];

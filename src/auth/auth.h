@@ -178,6 +178,9 @@ void mcp__auth_check(mcp__auth *a, mcp__http_req *req, mcp__auth_done_fn done, v
 /* 1 when a token without a tool's scopes gets 403 (step-up), 0 when the tool answers
  * with an error instead (mcp_auth_opts.scope_error_as_result). */
 int mcp__auth_step_up(const mcp__auth *a);
+/* The scopes a method needs besides the required ones (space-separated, borrowed
+ * from a), or NULL. */
+const char *mcp__auth_method_scopes(const mcp__auth *a, const char *method);
 /* The 403 for a request that needs `scopes` (space-separated) beyond what p holds:
  * its challenge names the endpoint's required scopes and these. */
 void mcp__auth_scope_refusal(mcp__auth *a, const char *scopes, mcp__auth_verdict *v);

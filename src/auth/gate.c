@@ -35,6 +35,7 @@ struct mcp__auth {
     void *closed_arg;
     mcp__token_cache cache;
     mcp__auth_stats stats;
+    mcp__map method_scopes; /* method -> its scopes (char *, space-separated) */
 };
 
 struct mcp_token_check {
@@ -128,6 +129,12 @@ static void auth_unref(mcp__auth *a)
     if (--a->refs > 0)
         return;
     mcp__token_cache_free(&a->cache);
+    size_t pos = 0;
+    const char *method;
+    void *scopes;
+    while (mcp__map_next(&a->method_scopes, &pos, &method, &scopes))
+        free(scopes);
+    mcp__map_free(&a->method_scopes);
     free(a->resource);
     free(a->issuer);
     mcp__strv_free(a->required);
@@ -141,6 +148,32 @@ static void auth_unref(mcp__auth *a)
 
 static void builtin_verify(void *user, const char *token, mcp_token_check *check);
 
+static int method_scopes_valid(const mcp_method_scopes *m)
+{
+    for (; m != NULL && m->method != NULL; m++)
+        if (m->method[0] == '\0' || m->scopes == NULL || !mcp__scope_list_valid(m->scopes))
+            return 0;
+    return 1;
+}
+
+static int method_scopes_copy(mcp__auth *a, const mcp_method_scopes *m)
+{
+    for (; m != NULL && m->method != NULL; m++) {
+        char *s = strdup(m->scopes);
+        free(mcp__map_remove(&a->method_scopes, m->method)); /* a later entry wins */
+        if (s == NULL || mcp__map_put(&a->method_scopes, m->method, s) != MCP_OK) {
+            free(s);
+            return MCP_ENOMEM;
+        }
+    }
+    return MCP_OK;
+}
+
+const char *mcp__auth_method_scopes(const mcp__auth *a, const char *method)
+{
+    return method != NULL ? mcp__map_get(&a->method_scopes, method) : NULL;
+}
+
 int mcp__auth_new(uv_loop_t *loop, const mcp_auth_opts *opts, mcp__auth **out)
 {
     *out = NULL;
@@ -150,7 +183,7 @@ int mcp__auth_new(uv_loop_t *loop, const mcp_auth_opts *opts, mcp__auth **out)
     int builtin = o.verifier.verify == NULL;
     if (o.resource == NULL || (builtin && o.jwt == NULL && o.introspection == NULL) ||
         (builtin && o.jwt != NULL && o.issuer == NULL) || !scopes_valid(o.required_scopes) ||
-        !scopes_valid(o.scopes_supported))
+        !scopes_valid(o.scopes_supported) || !method_scopes_valid(o.method_scopes))
         return MCP_EINVAL;
     mcp__auth *a = calloc(1, sizeof(*a));
     if (a == NULL)
@@ -185,6 +218,8 @@ int mcp__auth_new(uv_loop_t *loop, const mcp_auth_opts *opts, mcp__auth **out)
         if (rc == MCP_OK && a->required_text == NULL)
             rc = MCP_ENOMEM;
     }
+    if (rc == MCP_OK)
+        rc = method_scopes_copy(a, o.method_scopes);
     if (rc == MCP_OK)
         rc = metadata_location(a, o.metadata_at_root);
     if (rc == MCP_OK)

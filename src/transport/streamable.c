@@ -285,25 +285,42 @@ static void post_modern(shttp *t, mcp__http_req *req, json_t *v, const mcp__meta
 /* Step-up: a tools/call whose token lacks the tool's scopes gets 403 insufficient_scope
  * naming every scope the request needs (MCP's scope challenge handling), before any of
  * its messages runs. 1 when req was answered. */
+/* Adds scopes to need (space-separated) unless p has them all; *oom on failure. */
+static void scopes_needed(mcp__buf *need, const mcp_principal *p, const char *scopes, int *oom)
+{
+    if (scopes == NULL || !mcp__principal_lacks(p, scopes))
+        return;
+    if ((need->len > 0 && mcp__buf_appends(need, " ") != MCP_OK) ||
+        mcp__buf_appends(need, scopes) != MCP_OK)
+        *oom = 1;
+}
+
 int mcp__shttp_scope_check(shttp *t, mcp__http_req *req, const json_t *v)
 {
-    if (t->auth == NULL || !mcp__auth_step_up(t->auth) || t->ans->ops->tool_scopes == NULL)
+    if (t->auth == NULL)
         return 0;
+    /* A tool's own scopes step up only when the server wants 403 for them; without,
+     * the call is answered with a tool error (dispatch.c). A method's always do. */
+    int tools = mcp__auth_step_up(t->auth) && t->ans->ops->tool_scopes != NULL;
     const mcp_principal *p = mcp__http_req_tag(req);
     mcp__buf need = {0};
+    int oom = 0;
     size_t n = json_is_array(v) ? json_array_size(v) : 1;
     for (size_t i = 0; i < n; i++) {
         const json_t *m = json_is_array(v) ? json_array_get(v, i) : v;
         const char *method = json_string_value(json_object_get(m, "method"));
+        scopes_needed(&need, p, mcp__auth_method_scopes(t->auth, method), &oom);
         const char *tool = json_string_value(json_object_get(json_object_get(m, "params"), "name"));
         char scopes[512];
-        if (method == NULL || strcmp(method, "tools/call") != 0 || tool == NULL ||
-            !t->ans->ops->tool_scopes(t->ans, tool, scopes, sizeof scopes) ||
-            !mcp__principal_lacks(p, scopes))
-            continue;
-        if ((need.len > 0 && mcp__buf_appends(&need, " ") != MCP_OK) ||
-            mcp__buf_appends(&need, scopes) != MCP_OK)
-            break;
+        if (tools && method != NULL && strcmp(method, "tools/call") == 0 && tool != NULL &&
+            t->ans->ops->tool_scopes(t->ans, tool, scopes, sizeof scopes))
+            scopes_needed(&need, p, scopes, &oom);
+    }
+    if (oom) {
+        /* Never let a request through unchecked. */
+        mcp__buf_free(&need);
+        mcp__shttp_error(t, req, 503, MCP_RPC_INTERNAL_ERROR, "Service Unavailable: out of memory");
+        return 1;
     }
     if (need.len == 0) {
         mcp__buf_free(&need);

@@ -27,6 +27,8 @@
  * cannot decide); "slow-alice" (alice, accepted 300 ms later, from a timer);
  * anything else is refused.
  *
+ * Methods: resources/list needs the scope mcp:admin (mcp_auth_opts.method_scopes).
+ *
  * Tools: "admin" needs the scope mcp:admin and answers "done"; "whoami" answers "sub=S client=C
  * scopes=A,B" from its principal; "verifications" answers how many times the verifier was asked;
  * "ask" asks the client its name (elicitation; in revision 2026-07-28 a Multi Round-Trip Request)
@@ -258,6 +260,7 @@ int main(int argc, char **argv)
                                                      .fn = tool_admin,
                                                      .scopes = "mcp:admin"}) != MCP_OK)
         return 1;
+    const mcp_method_scopes method_scopes[] = {{"resources/list", "mcp:admin"}, {NULL, NULL}};
     const char *as[] = {"https://as.test", NULL};
     const char *supported[] = {"mcp:tools", "other", NULL};
     mcp_auth_opts auth = {.size = sizeof(auth),
@@ -270,7 +273,8 @@ int main(int argc, char **argv)
                           .issuer = issuer,
                           .cache_ttl_ms = ttl,
                           .verifier = {.verify = verify},
-                          .scope_error_as_result = scope_error};
+                          .scope_error_as_result = scope_error,
+                          .method_scopes = method_scopes};
     mcp_jwt_opts jwt = {.size = sizeof(jwt), .jwks_uri = jwks_uri, .refresh_min_ms = refresh_min};
     if (jwt_issuer != NULL) {
         auth.issuer = jwt_issuer;

@@ -317,6 +317,16 @@ static char *call_as(int port, const char *token, const char *session, const cha
     return text;
 }
 
+/* r is the 403 that asks for mcp:admin besides the required mcp:tools, byte for byte. */
+static void expect_step_up_to_admin(hc_response *r, const char *what)
+{
+    expect_refusal(r, 403,
+                   "Bearer error=\"insufficient_scope\", scope=\"mcp:tools mcp:admin\", "
+                   "resource_metadata=\"" METADATA_URL "\", error_description=\"The access token "
+                   "lacks a scope this request needs\"",
+                   "insufficient scope", what);
+}
+
 /* alice (scope mcp:tools) calls the tool admin (scope mcp:admin) on a session of hers. */
 static void alice_calls_admin(int port, hc_response *r)
 {
@@ -332,11 +342,7 @@ static void test_a_tool_without_its_scope_gets_403_naming_every_scope_needed(voi
     hx_fixture *f = *state;
     hc_response r;
     alice_calls_admin(f->port, &r);
-    expect_refusal(&r, 403,
-                   "Bearer error=\"insufficient_scope\", scope=\"mcp:tools mcp:admin\", "
-                   "resource_metadata=\"" METADATA_URL "\", error_description=\"The access token "
-                   "lacks a scope this request needs\"",
-                   "insufficient scope", "alice calling admin");
+    expect_step_up_to_admin(&r, "alice calling admin");
     hc_response_free(&r);
     /* A token with the scope: the call runs. */
     char root_session[33];
@@ -357,6 +363,39 @@ static void test_a_tool_without_its_scope_can_answer_with_a_tool_error(void **st
     json_t *result = json_object_get(resp, "result");
     assert_true(json_is_true(json_object_get(result, "isError")));
     assert_non_null(strstr(hx_result_text(resp, "admin"), "\"mcp:admin\""));
+    json_decref(msgs);
+    hc_response_free(&r);
+}
+
+/* token lists resources on a session of its own. */
+static void list_resources_as(int port, const char *token, hc_response *r)
+{
+    char session[33];
+    initialize_as(port, token, session);
+    post_with(port, token, session, NULL,
+              "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/list\"}", r);
+}
+
+/* resources/list needs mcp:admin (server_auth's method_scopes): 403 with the step-up
+ * challenge, whether the server answers a tool's missing scopes with 403 or with a
+ * tool error (this test runs with both). */
+static void test_a_method_without_its_scope_gets_403_naming_every_scope_needed(void **state)
+{
+    hx_fixture *f = *state;
+    hc_response r;
+    list_resources_as(f->port, "alice", &r);
+    expect_step_up_to_admin(&r, "alice listing resources");
+    hc_response_free(&r);
+    /* Other methods need only the required scope; root has mcp:admin too. */
+    char session[33];
+    initialize_as(f->port, "alice", session);
+    char *text = call_as(f->port, "alice", session, "whoami");
+    assert_non_null(strstr(text, "sub=alice"));
+    free(text);
+    list_resources_as(f->port, "root", &r);
+    hx_expect_status(&r, 200, "root listing resources");
+    json_t *msgs = hx_messages(&r, "resources/list");
+    assert_non_null(hx_find_response(msgs, 4, "resources/list"));
     json_decref(msgs);
     hc_response_free(&r);
 }
@@ -526,6 +565,7 @@ int main(void)
         cmocka_unit_test(test_an_http_sse_session_is_unknown_to_another_principal),
         cmocka_unit_test(test_a_request_state_serves_only_its_principal),
         cmocka_unit_test(test_a_tool_without_its_scope_gets_403_naming_every_scope_needed),
+        cmocka_unit_test(test_a_method_without_its_scope_gets_403_naming_every_scope_needed),
         cmocka_unit_test(test_a_client_leaving_during_verification_changes_nothing),
     };
     const struct CMUnitTest issuer[] = {
@@ -533,6 +573,7 @@ int main(void)
     };
     const struct CMUnitTest tool_errors[] = {
         cmocka_unit_test(test_a_tool_without_its_scope_can_answer_with_a_tool_error),
+        cmocka_unit_test(test_a_method_without_its_scope_gets_403_naming_every_scope_needed),
     };
     int failed = cmocka_run_group_tests_name("scoped", scoped, setup_scoped, hx_teardown);
     failed +=

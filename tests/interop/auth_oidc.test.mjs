@@ -174,7 +174,10 @@ describe('mcp-everything checking opaque tokens by introspection', () => {
         writeFileSync(secretFile, `${SERVER_SECRET}\n`, { mode: 0o600 });
         srv2 = await startEverything(BIN, ['--http', `127.0.0.1:${port}`, '--auth-resource', res2,
             '--auth-introspection-endpoint', as2.introspection, '--auth-client-id', SERVER_ID,
-            '--auth-client-secret-file', secretFile, '--auth-scope', 'mcp:tools']);
+            '--auth-client-secret-file', secretFile, '--auth-scope', 'mcp:tools',
+            // A verification is trusted for a second at most: a token revoked after it was
+            // cached is refused once that is over.
+            '--auth-cache-ttl-ms', '1000']);
     });
     after(async () => {
         await srv2?.stop();
@@ -200,5 +203,20 @@ describe('mcp-everything checking opaque tokens by introspection', () => {
         const jwt = await init(await as2.token(jwtResource, 'mcp:tools'));
         assert.equal(jwt.status, 401);
         assert.match(jwt.headers.get('www-authenticate') ?? '', /cannot be introspected/);
+    });
+
+    test('a token revoked after it was cached is refused once the cache bound is over', async () => {
+        const tok = await as2.token(res2, 'mcp:tools');
+        assert.equal((await init(tok)).status, 200, 'introspected, active, cached');
+        await as2.revoke(tok);
+        const start = Date.now();
+        let res;
+        for (;;) {
+            res = await init(tok);
+            if (res.status !== 200 || Date.now() - start > 10_000) break;
+            await new Promise((r) => setTimeout(r, 100)); // nothing to await: the bound is a time
+        }
+        assert.equal(res.status, 401, `still ${res.status} ${Date.now() - start} ms after the revocation`);
+        assert.match(res.headers.get('www-authenticate') ?? '', /error_description="The access token is not active"/);
     });
 });
