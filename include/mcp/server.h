@@ -913,6 +913,18 @@ typedef struct mcp_http_stats {
     unsigned long long replayed_events; /* events sent again by them */
     unsigned long long messages_out;    /* messages sent to clients (not replays) */
     unsigned long long bytes_out;       /* their bytes */
+    /* Authorization (mcp_http_opts.auth), requests to the MCP and HTTP+SSE endpoints:
+     * let in (auth_cached of them on a token the cache knew), and refused: no token
+     * (401), a token that failed verification (401 invalid_token), a scope missing
+     * (403, a tool's or method's included), a malformed request (400) and tokens
+     * that could not be checked (503). */
+    unsigned long long auth_passed, auth_cached;
+    unsigned long long auth_no_token, auth_invalid_token, auth_insufficient_scope;
+    unsigned long long auth_bad_request, auth_unavailable;
+    /* HTTPS: handshakes in progress now, and those closed to make way for newer ones
+     * (past tls_max_handshakes). */
+    unsigned long tls_handshakes;
+    unsigned long long tls_handshakes_dropped;
 } mcp_http_stats;
 
 /*

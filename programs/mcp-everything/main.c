@@ -8,6 +8,7 @@
  */
 #include "everything.h"
 #include "http_flags.h"
+#include "http_metrics.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -43,7 +44,10 @@ static void print_help(FILE *out)
             "Transport (one of):\n"
             "      --http HOST:PORT  serve Streamable HTTP at http://HOST:PORT/mcp\n"
             "                        (the default, on " DEFAULT_LISTEN ");\n"
-            "                        write an IPv6 host in brackets: [::1]:8080\n"
+            "                        write an IPv6 host in brackets: [::1]:8080; also\n"
+            "                        GET /healthz (503 while draining) and GET /metrics\n"
+            "                        (Prometheus text: streams, messages, authorization\n"
+            "                        outcomes, TLS handshakes)\n"
             "      --stdio           serve one session over standard input and output\n"
             "                        (newline-delimited JSON-RPC; logs go to stderr)\n"
             "\n",
@@ -269,7 +273,9 @@ int main(int argc, char **argv)
             opt.flags.http.listen = opt.listen;
             opt.flags.http.on_listen = on_listen;
             static const mcp_http_route routes[] = {
-                {.method = "GET", .path = "/healthz", .fn = http_flags_healthz}, {.path = NULL}};
+                {.method = "GET", .path = "/healthz", .fn = http_flags_healthz},
+                {.method = "GET", .path = "/metrics", .fn = http_metrics_route},
+                {.path = NULL}};
             opt.flags.http.routes = routes;
             rc = mcp_serve_http(srv, &opt.flags.http);
         } else {

@@ -17,6 +17,7 @@
 
 #include "connect.h"
 #include "http_flags.h"
+#include "http_metrics.h"
 #include "program.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:8080"
@@ -231,49 +232,34 @@ static int parse_args(int argc, char **argv, struct options *opt)
 
 /* ---- Routes ---- */
 
-static void metric(char *buf, size_t size, size_t *n, const char *name, const char *type,
-                   const char *help, unsigned long long value)
-{
-    if (*n >= size)
-        return;
-    int w = snprintf(buf + *n, size - *n, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name,
-                     type, name, value);
-    if (w > 0)
-        *n += (size_t)w;
-}
-
 static void metrics(mcp_http_exchange *x, void *user)
 {
     (void)user;
-    static const char *const hdrs[] = {"Content-Type", "text/plain; version=0.0.4", "Cache-Control",
-                                       "no-store", NULL};
+    const char *const *hdrs = http_metrics_headers;
     mcp_gateway_stats st = {.size = sizeof(st)};
     if (mcp_gateway_stats_get(mcp_http_exchange_endpoint(x), &st) != MCP_OK) {
         mcp_http_exchange_respond(x, 500, hdrs, "no statistics\n", 14);
         return;
     }
-    mcp_http_stats hs = {.size = sizeof(hs)};
-    if (mcp_http_endpoint_stats_get(mcp_http_exchange_endpoint(x), &hs) != MCP_OK) {
-        mcp_http_exchange_respond(x, 500, hdrs, "no statistics\n", 14);
-        return;
-    }
     char buf[16384];
     size_t n = 0;
-    metric(buf, sizeof(buf), &n, "mcp_gateway_sessions", "gauge", "Open sessions.", st.sessions);
-    metric(buf, sizeof(buf), &n, "mcp_gateway_children", "gauge",
-           "Server processes running (started, not yet reaped).", st.children);
-    metric(buf, sizeof(buf), &n, "mcp_gateway_children_started_total", "counter",
-           "Server processes started.", st.children_started);
-    metric(buf, sizeof(buf), &n, "mcp_gateway_children_exited_total", "counter",
-           "Server processes reaped.", st.children_exited);
-    metric(buf, sizeof(buf), &n, "mcp_gateway_requests_total", "counter",
-           "Requests of clients answered.", st.requests);
-    metric(buf, sizeof(buf), &n, "mcp_gateway_request_errors_total", "counter",
-           "Requests of clients answered with an error.", st.request_errors);
-    metric(buf, sizeof(buf), &n, "mcp_gateway_received_bytes_total", "counter",
-           "Message bytes read from the server processes.", st.bytes_in);
-    metric(buf, sizeof(buf), &n, "mcp_gateway_sent_bytes_total", "counter",
-           "Message bytes written to the server processes.", st.bytes_out);
+    const http_metric_row rows[] = {
+        {"mcp_gateway_sessions", "gauge", "Open sessions.", st.sessions},
+        {"mcp_gateway_children", "gauge", "Server processes running (started, not yet reaped).",
+         st.children},
+        {"mcp_gateway_children_started_total", "counter", "Server processes started.",
+         st.children_started},
+        {"mcp_gateway_children_exited_total", "counter", "Server processes reaped.",
+         st.children_exited},
+        {"mcp_gateway_requests_total", "counter", "Requests of clients answered.", st.requests},
+        {"mcp_gateway_request_errors_total", "counter",
+         "Requests of clients answered with an error.", st.request_errors},
+        {"mcp_gateway_received_bytes_total", "counter",
+         "Message bytes read from the server processes.", st.bytes_in},
+        {"mcp_gateway_sent_bytes_total", "counter",
+         "Message bytes written to the server processes.", st.bytes_out},
+    };
+    http_metrics_table(buf, sizeof(buf), &n, rows, sizeof rows / sizeof rows[0]);
     /* Requests by method and outcome: the rows that counted something. */
     static const char *const outcomes[MCP_GATEWAY_OUTCOMES] = {"ok", "error", "cancelled",
                                                                "input_required"};
@@ -290,18 +276,10 @@ static void metrics(mcp_http_exchange *x, void *user)
                          mcp_gateway_method_name(i), outcomes[o], st.by_method[i][o]);
             n += w > 0 ? (size_t)w : 0;
         }
-    metric(buf, sizeof(buf), &n, "mcp_http_streams", "gauge",
-           "Response streams open now (POST and GET).", hs.streams);
-    metric(buf, sizeof(buf), &n, "mcp_http_streams_total", "counter", "Response streams opened.",
-           hs.streams_total);
-    metric(buf, sizeof(buf), &n, "mcp_http_resumes_total", "counter",
-           "Streams resumed with Last-Event-ID.", hs.resumes);
-    metric(buf, sizeof(buf), &n, "mcp_http_replayed_events_total", "counter",
-           "Events sent again to resuming clients.", hs.replayed_events);
-    metric(buf, sizeof(buf), &n, "mcp_http_messages_sent_total", "counter",
-           "Messages sent to clients (replays not counted).", hs.messages_out);
-    metric(buf, sizeof(buf), &n, "mcp_http_sent_bytes_total", "counter",
-           "Bytes of the messages sent to clients.", hs.bytes_out);
+    if (http_metrics_endpoint(mcp_http_exchange_endpoint(x), buf, sizeof(buf), &n) != MCP_OK) {
+        mcp_http_exchange_respond(x, 500, hdrs, "no statistics\n", 14);
+        return;
+    }
     mcp_http_exchange_respond(x, 200, hdrs, buf, n < sizeof(buf) ? n : sizeof(buf));
 }
 

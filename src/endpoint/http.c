@@ -317,6 +317,21 @@ int mcp_http_endpoint_stats_get(const mcp_http_endpoint *t, mcp_http_stats *out)
     size_t size = out->size;
     mcp_http_stats st = t->stats;
     st.size = size;
+    if (t->auth != NULL) {
+        const mcp__auth_stats *a = mcp__auth_stats_get(t->auth);
+        st.auth_passed = a->passed;
+        st.auth_cached = a->cached;
+        st.auth_no_token = a->no_token;
+        st.auth_invalid_token = a->invalid;
+        st.auth_insufficient_scope = a->insufficient_scope;
+        st.auth_bad_request = a->bad_request;
+        st.auth_unavailable = a->unavailable;
+    }
+    if (t->http != NULL) {
+        uint64_t dropped = 0;
+        st.tls_handshakes = (unsigned long)mcp__http_server_handshakes(t->http, &dropped);
+        st.tls_handshakes_dropped = dropped;
+    }
     memcpy(out, &st, size < sizeof(st) ? size : sizeof(st));
     return MCP_OK;
 }

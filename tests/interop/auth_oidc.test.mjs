@@ -127,6 +127,34 @@ describe('mcp-everything behind oidc-provider', () => {
         });
     }
 
+    test('/metrics counts each authorization outcome', async () => {
+        const metrics = async () => {
+            const res = await fetch(new URL('/metrics', resource));
+            assert.equal(res.status, 200);
+            const text = await res.text();
+            const get = (re) => Number(text.match(re)?.[1] ?? NaN);
+            const out = { cached: get(/^mcp_http_auth_cache_hits_total (\d+)$/m) };
+            for (const o of ['passed', 'no_token', 'invalid_token', 'insufficient_scope', 'invalid_request', 'unavailable'])
+                out[o] = get(new RegExp(`^mcp_http_auth_requests_total\\{outcome="${o}"\\} (\\d+)$`, 'm'));
+            return out;
+        };
+        const before = await metrics();
+        const good = await as.token(resource, 'mcp:tools');
+        assert.equal((await initialize(undefined)).status, 401);
+        assert.equal((await initialize(good)).status, 200);
+        assert.equal((await initialize(good)).status, 200);
+        assert.equal((await initialize('not-a-token-of-anyone')).status, 401);
+        assert.equal((await initialize(await as.token(resource, 'other'))).status, 403);
+        const q = await fetch(`${resource}?access_token=${good}`, { method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+            body: JSON.stringify(INIT) });
+        assert.equal(q.status, 400);
+        const after = await metrics();
+        const delta = Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
+        assert.deepEqual(delta, { cached: 1, passed: 2, no_token: 1, invalid_token: 1, insufficient_scope: 1,
+            invalid_request: 1, unavailable: 0 });
+    });
+
     test('keys rotated at the authorization server are taken without a restart', async () => {
         const old = await as.token(resource, 'mcp:tools');
         await as.stop();
