@@ -949,13 +949,19 @@ static void *stderr_reader(void *arg)
     }
 }
 
-/* The port of the "listening on http://127.0.0.1:PORT/mcp" line, or 0. */
+/* The port of the "listening on http://127.0.0.1:PORT/mcp" line (https:// when the
+ * server speaks TLS), or 0. */
 static int find_port(const char *text)
 {
-    const char *p = text ? strstr(text, "listening on http://127.0.0.1:") : NULL;
+    const char *p = text ? strstr(text, "listening on http") : NULL;
     if (p == NULL)
         return 0;
-    p += strlen("listening on http://127.0.0.1:");
+    p += strlen("listening on http");
+    if (*p == 's')
+        p++;
+    if (strncmp(p, "://127.0.0.1:", strlen("://127.0.0.1:")) != 0)
+        return 0;
+    p += strlen("://127.0.0.1:");
     char *e;
     long port = strtol(p, &e, 10);
     if (e == p || strncmp(e, "/mcp", 4) != 0 || port <= 0 || port > 65535)
@@ -1163,6 +1169,19 @@ long hc_proc_value(const char *path, const char *line_prefix, const char *key)
     }
     fclose(f);
     return v;
+}
+
+void hc_asan_small_quarantine(int mb)
+{
+    if (!UNDER_ASAN)
+        return;
+    const char *old = getenv("ASAN_OPTIONS");
+    if (old != NULL && strstr(old, "quarantine_size_mb") != NULL)
+        return;
+    char opts[1024];
+    snprintf(opts, sizeof(opts), "%s%squarantine_size_mb=%d", old ? old : "",
+             old != NULL && *old != '\0' ? ":" : "", mb);
+    setenv("ASAN_OPTIONS", opts, 1);
 }
 
 long hc_server_rss_kb(const hc_server *s)

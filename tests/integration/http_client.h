@@ -303,6 +303,10 @@ int hc_server_wait_stderr(hc_server *s, const char *text, int timeout_ms);
 int hc_server_wait_count(hc_server *s, const char *text, int count, int timeout_ms);
 /* VmRSS of the server in KiB from /proc/<pid>/status, or -1. */
 long hc_server_rss_kb(const hc_server *s);
+/* In the sanitizer build, servers started from now on keep at most mb MiB of freed
+ * memory in ASan's quarantine (256 MiB by default), which RSS would count as growth;
+ * a quarantine size already in ASAN_OPTIONS is left as it is. Elsewhere nothing. */
+void hc_asan_small_quarantine(int mb);
 /* The number in the first line of a /proc file that begins with line_prefix: right
  * after the prefix, or after key within that line (key NULL: the first); -1 when the
  * file, the line or the key is not there. */

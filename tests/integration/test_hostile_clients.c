@@ -275,17 +275,7 @@ static void expect_memory_returns(hc_server *srv, long idle, const char *attack)
 static int start(hc_server *srv, const char *const flags[])
 {
     raise_fd_limit();
-    if (UNDER_ASAN) {
-        /* ASan keeps freed memory in a quarantine (256 MiB by default), which would
-         * look like growth; the sanitized server is asked to keep little. */
-        const char *old = getenv("ASAN_OPTIONS");
-        if (old == NULL || strstr(old, "quarantine_size_mb") == NULL) {
-            char opts[1024];
-            snprintf(opts, sizeof(opts), "%s%squarantine_size_mb=4", old ? old : "",
-                     old && *old ? ":" : "");
-            setenv("ASAN_OPTIONS", opts, 1);
-        }
-    }
+    hc_asan_small_quarantine(4);
     return hc_server_start(srv, flags, 10000);
 }
 

@@ -29,15 +29,7 @@
 
 static int setup(void **state)
 {
-    /* ASan keeps freed memory in a quarantine (256 MiB by default), which would
-     * look like growth; the sanitized server is asked to keep almost none. */
-    if (UNDER_ASAN) {
-        const char *old = getenv("ASAN_OPTIONS");
-        char opts[1024];
-        snprintf(opts, sizeof(opts), "%s%squarantine_size_mb=1", old ? old : "",
-                 old && *old ? ":" : "");
-        setenv("ASAN_OPTIONS", opts, 1);
-    }
+    hc_asan_small_quarantine(1);
     static const char *const flags[] = {"--max-sessions", "1000", NULL};
     return hx_setup(state, flags, 0);
 }

@@ -414,15 +414,7 @@ static void test_modern_posts_never_read_are_bounded(void **state)
 {
     (void)state;
     static hc_server srv;
-    if (UNDER_ASAN) {
-        /* AddressSanitizer keeps freed memory in a quarantine (256 MiB by default) that
-         * RSS counts: the server's is made small, so that its RSS shows what it holds. */
-        const char *o = getenv("ASAN_OPTIONS");
-        char opts[1024];
-        snprintf(opts, sizeof opts, "%s%squarantine_size_mb=4", o ? o : "",
-                 o != NULL && *o != '\0' ? ":" : "");
-        setenv("ASAN_OPTIONS", opts, 1);
-    }
+    hc_asan_small_quarantine(4);
     assert_int_equal(hc_server_start(&srv, NULL, MH_WAIT_MS), 0);
     live_server = &srv;
     long idle = hc_server_rss_kb(&srv);
