@@ -18,6 +18,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { createPrivateKey, createSign, generateKeyPairSync } from 'node:crypto';
 
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -170,10 +171,28 @@ describe('mcp-everything behind oidc-provider', () => {
         const unused = await as.token(resource, 'mcp:tools');
         await as.stop();
         as = undefined;
+        let t0 = Date.now();
         assert.equal((await initialize(unused)).status, 200, 'a known key needs no fetch');
+        const known = Date.now() - t0;
+        t0 = Date.now();
         const res = await initialize(foreignToken());
+        const refused = Date.now() - t0;
         assert.equal(res.status, 503, await res.clone().text());
         assert.equal(res.headers.get('www-authenticate'), null);
+        // Unreachable in the worse way: something accepts on its port and never answers. The
+        // fetch of the keys gives up at its timeout (5 s by default), and the request gets 503.
+        const silent = net.createServer(() => {});
+        await new Promise((resolve) => silent.listen(asPort, '127.0.0.1', resolve));
+        try {
+            t0 = Date.now();
+            const res2 = await deadline(initialize(foreignToken()), 30_000, 'a token while the server is silent');
+            const timedOut = Date.now() - t0;
+            assert.equal(res2.status, 503, await res2.clone().text());
+            console.log(`# authorization server down: known key ${known} ms (200); unknown key ${refused} ms ` +
+                `(503, connection refused); unknown key ${timedOut} ms (503, server silent)`);
+        } finally {
+            silent.close();
+        }
     });
 });
 
