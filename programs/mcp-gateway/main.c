@@ -287,7 +287,7 @@ static void metrics(mcp_http_exchange *x, void *user)
 
 struct run {
     uv_loop_t loop;
-    uv_signal_t sigterm, sigint;
+    uv_signal_t sigterm, sigint, sighup;
     mcp_http_endpoint *ep;
     int drain_ms;
     int signals;
@@ -299,6 +299,17 @@ static void on_done(void *user, int status)
     (void)status;
     uv_close((uv_handle_t *)&r->sigterm, NULL);
     uv_close((uv_handle_t *)&r->sigint, NULL);
+    uv_close((uv_handle_t *)&r->sighup, NULL);
+}
+
+/* SIGHUP: the certificate and key files are read again (after a renewal); connections
+ * already open keep theirs. */
+static void on_hangup(uv_signal_t *h, int signum)
+{
+    struct run *r = h->data;
+    (void)signum;
+    if (r->ep != NULL && r->signals == 0)
+        (void)mcp_http_endpoint_reload_tls(r->ep);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -346,6 +357,10 @@ int main(int argc, char **argv)
     r.sigterm.data = r.sigint.data = &r;
     uv_signal_start(&r.sigterm, on_signal, SIGTERM);
     uv_signal_start(&r.sigint, on_signal, SIGINT);
+    uv_signal_init(&r.loop, &r.sighup);
+    r.sighup.data = &r;
+    if (opt.flags.http.tls_cert_file != NULL)
+        uv_signal_start(&r.sighup, on_hangup, SIGHUP);
     int rc = mcp_gateway_http_new(&r.loop, &opt.gw, &opt.flags.http, &r.ep);
     if (rc == MCP_OK) {
         mcp_http_endpoint_route(r.ep, "GET", "/healthz", http_flags_healthz, NULL);

@@ -428,7 +428,8 @@ int mcp_http_endpoint_reload_tls(mcp_http_endpoint *t)
     }
     mcp__http_server_set_tls(t->http, ctx);
     mcp__tls_ctx_free(ctx);
-    mcp__info("https: certificate reloaded from %s", t->tls_cert);
+    /* Said as a stop is said (a warning): it answers an operator's signal. */
+    mcp__warn("https: certificate reloaded from %s", t->tls_cert);
     return MCP_OK;
 }
 

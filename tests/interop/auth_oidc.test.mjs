@@ -10,6 +10,9 @@
 // taken without a restart; while it is down, the keys already fetched keep working and a
 // token that needs others gets 503.
 //
+// A third block puts mcp-gateway, with the same flags, in front of a stdio server: OAuth and
+// TLS for a server that has neither, reached by the same client in both eras.
+//
 // The first server is served over HTTPS by mcp-everything itself (--tls-cert, --tls-key; a
 // throwaway CA made by lib/tls.mjs, trusted through NODE_EXTRA_CA_CERTS as a Node user would),
 // and the SDK client reaches it in both eras: 2025-11-25 with a session and 2026-07-28 pinned.
@@ -29,7 +32,7 @@ import path from 'node:path';
 
 import { startAuthServer, signingKey, CLIENT_ID, CLIENT_SECRET, SERVER_ID, SERVER_SECRET } from './lib/authserver.mjs';
 import { freePort } from './lib/cluster.mjs';
-import { deadline, overallDeadline, startEverything } from './lib/http.mjs';
+import { deadline, overallDeadline, startEverything, startListening } from './lib/http.mjs';
 import { withTrustedCertificates } from './lib/tls.mjs';
 
 overallDeadline(120_000);
@@ -64,6 +67,22 @@ function foreignToken() {
     const body = enc({ iss: issuer, sub: 'mallory', aud: resource, scope: 'mcp:tools', exp: now + 600, iat: now });
     const sig = createSign('RSA-SHA256').update(`${head}.${body}`).sign(createPrivateKey(privateKey.export({ format: 'pem', type: 'pkcs8' })));
     return `${head}.${body}.${sig.toString('base64url')}`;
+}
+
+// The TypeScript SDK v2 client with its client-credentials provider, connected to url (whose
+// 401 names the authorization server issuer): {client, transport}.
+const ERAS = [
+    ['2025-11-25, with a session', undefined, '2025-11-25'],
+    ['2026-07-28, pinned', { mode: { pin: '2026-07-28' } }, '2026-07-28'],
+];
+async function connectWithOAuth(url, issuerUrl, versionNegotiation) {
+    const provider = new ClientCredentialsProvider({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
+        scope: 'mcp:tools', expectedIssuer: issuerUrl });
+    const client = new Client({ name: 'ts2-client-credentials', version: '1' },
+        versionNegotiation ? { versionNegotiation } : undefined);
+    const transport = new StreamableHTTPClientTransport(new URL(url), { authProvider: provider });
+    await deadline(client.connect(transport), 20_000, `connect to ${url} with OAuth`);
+    return { client, transport };
 }
 
 describe('mcp-everything behind oidc-provider', () => {
@@ -106,18 +125,10 @@ describe('mcp-everything behind oidc-provider', () => {
         }
     });
 
-    for (const [era, versionNegotiation, version] of [
-        ['2025-11-25, with a session', undefined, '2025-11-25'],
-        ['2026-07-28, pinned', { mode: { pin: '2026-07-28' } }, '2026-07-28'],
-    ]) {
+    for (const [era, versionNegotiation, version] of ERAS) {
         test(`the TypeScript SDK v2 client discovers everything from our 401 and calls tools over HTTPS (${era})`, async () => {
             assert.ok(resource.startsWith('https://'));
-            const provider = new ClientCredentialsProvider({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
-                scope: 'mcp:tools', expectedIssuer: as.issuer });
-            const client = new Client({ name: 'ts2-client-credentials', version: '1' },
-                versionNegotiation ? { versionNegotiation } : undefined);
-            const transport = new StreamableHTTPClientTransport(new URL(resource), { authProvider: provider });
-            await deadline(client.connect(transport), 20_000, 'connect with OAuth');
+            const { client, transport } = await connectWithOAuth(resource, as.issuer, versionNegotiation);
             assert.equal(client.getNegotiatedProtocolVersion(), version);
             assert.equal(transport.sessionId !== undefined, version === '2025-11-25', 'a session only in 2025-11-25');
             const tools = await client.listTools();
@@ -265,5 +276,50 @@ describe('mcp-everything checking opaque tokens by introspection', () => {
         }
         assert.equal(res.status, 401, `still ${res.status} ${Date.now() - start} ms after the revocation`);
         assert.match(res.headers.get('www-authenticate') ?? '', /error_description="The access token is not active"/);
+    });
+});
+
+describe('mcp-gateway putting OAuth and TLS in front of a stdio server', () => {
+    let as3, gw, gwResource;
+    before(async () => {
+        const port = await freePort();
+        gwResource = `https://127.0.0.1:${port}/mcp`;
+        as3 = await startAuthServer({ resources: { [gwResource]: 'mcp:tools' } });
+        gw = await startListening('mcp-gateway', path.join(BIN, 'mcp-gateway'), ['--http', `127.0.0.1:${port}`,
+            '--tls-cert', tls.cert, '--tls-key', tls.key, '--auth-resource', gwResource, '--auth-issuer', as3.issuer,
+            '--auth-scope', 'mcp:tools', '--log-level', 'info', '--', path.join(BIN, 'mcp-everything'), '--stdio'],
+        /^mcp-gateway: listening on (https:\/\/127\.0\.0\.1:(\d+)\/mcp)$/, { ms: 15_000 });
+    });
+    after(async () => {
+        await gw?.stop();
+        await as3?.stop();
+    });
+
+    test('no token: 401 with the challenge, over TLS', async () => {
+        const res = await fetch(gwResource, { method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+            body: JSON.stringify(INIT) });
+        assert.equal(res.status, 401);
+        assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer resource_metadata="https:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp", scope="mcp:tools"$/);
+    });
+
+    for (const [era, versionNegotiation, version] of ERAS) {
+        test(`the TypeScript SDK v2 client gets a token and calls the stdio server's tools (${era})`, async () => {
+            const { client } = await connectWithOAuth(gwResource, as3.issuer, versionNegotiation);
+            assert.equal(client.getNegotiatedProtocolVersion(), version);
+            const r = await client.callTool({ name: 'echo', arguments: { text: 'through the gateway' } });
+            assert.match(JSON.stringify(r.content), /through the gateway/);
+            await client.close();
+        });
+    }
+
+    test('SIGHUP reads the certificate again', async () => {
+        gw.child.kill('SIGHUP');
+        await deadline(new Promise((resolve) => {
+            const check = () => (gw.stderr().includes('certificate reloaded') ? resolve() : setTimeout(check, 20));
+            check();
+        }), 10_000, 'the gateway to say it reloaded its certificate');
+        const res = await fetch(new URL('/healthz', gwResource));
+        assert.equal(res.status, 200);
     });
 });
