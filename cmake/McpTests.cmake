@@ -59,13 +59,14 @@ function(mcp_add_c_tests kind timeout)
 
     # What every executable of this kind builds and links with: the static
     # library (internal symbols included), private headers, cmocka, hiredis
-    # (the Redis tests drive it directly too), and this kind's helpers.
+    # (the Redis tests drive it directly too), OpenSSL (the HTTPS tests are TLS
+    # clients of their own, tls_client.c), and this kind's helpers.
     set(deps mcp_${kind}_deps)
     add_library(${deps} INTERFACE)
     target_include_directories(${deps} INTERFACE "${PROJECT_SOURCE_DIR}/src" "${dir}")
     target_link_libraries(${deps} INTERFACE
         mcp_static PkgConfig::LIBMCP_CMOCKA PkgConfig::LIBMCP_UV PkgConfig::LIBMCP_CURL
-        PkgConfig::LIBMCP_HIREDIS PkgConfig::LIBMCP_CJOSE
+        PkgConfig::LIBMCP_HIREDIS PkgConfig::LIBMCP_CJOSE PkgConfig::LIBMCP_CRYPTO
         PkgConfig::LIBMCP_JANSSON Threads::Threads m)
     set(common ${deps})
     if(helpers)
@@ -166,6 +167,14 @@ if(EXISTS "${PROJECT_SOURCE_DIR}/README.md" AND EXISTS "${PROJECT_SOURCE_DIR}/ex
                 "-DEXAMPLE=${PROJECT_SOURCE_DIR}/examples/echo_server.c"
                 -P "${PROJECT_SOURCE_DIR}/cmake/CheckReadmeExample.cmake")
     set_tests_properties(docs_readme_example PROPERTIES TIMEOUT 30 LABELS docs)
+endif()
+# And its protected server, examples/protected_server.c (examples_protected_server).
+if(EXISTS "${PROJECT_SOURCE_DIR}/README.md" AND EXISTS "${PROJECT_SOURCE_DIR}/examples/protected_server.c")
+    add_test(NAME docs_readme_protected_example
+        COMMAND "${CMAKE_COMMAND}" "-DREADME=${PROJECT_SOURCE_DIR}/README.md"
+                "-DEXAMPLE=${PROJECT_SOURCE_DIR}/examples/protected_server.c"
+                -P "${PROJECT_SOURCE_DIR}/cmake/CheckReadmeExample.cmake")
+    set_tests_properties(docs_readme_protected_example PROPERTIES TIMEOUT 30 LABELS docs)
 endif()
 
 # examples/embed.c runs as a test: a host loop with its own timer serves HTTP
