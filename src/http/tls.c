@@ -240,17 +240,27 @@ int mcp__tls_conn_send(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
 {
     if (c->handshaking)
         return MCP_ECLOSED; /* nothing of ours is due before the handshake is done */
+    /* One record at a time, each sent (or queued) before the next is made: the write
+     * BIO keeps the capacity it grew to for the connection's life, so it must never
+     * hold a whole large response. */
     for (unsigned i = 0; i < n; i++) {
-        if (bufs[i].len == 0)
-            continue;
-        /* A memory BIO takes everything: SSL_write is all or an error. */
-        if (SSL_write(c->ssl, bufs[i].base, (int)bufs[i].len) != (int)bufs[i].len) {
-            ERR_clear_error();
-            mcp__http_conn_break(c);
-            return MCP_ECLOSED;
+        for (size_t off = 0; off < bufs[i].len;) {
+            size_t len = bufs[i].len - off;
+            if (len > MCP__HTTP_TLS_BUF)
+                len = MCP__HTTP_TLS_BUF;
+            /* A memory BIO takes everything: SSL_write is all or an error. */
+            if (SSL_write(c->ssl, bufs[i].base + off, (int)len) != (int)len) {
+                ERR_clear_error();
+                mcp__http_conn_break(c);
+                return MCP_ECLOSED;
+            }
+            off += len;
+            int rc = tls_send(c);
+            if (rc != MCP_OK)
+                return rc;
         }
     }
-    return tls_send(c);
+    return MCP_OK;
 }
 
 void mcp__tls_conn_shutdown(mcp__http_conn *c)
