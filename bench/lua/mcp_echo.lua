@@ -13,6 +13,11 @@
 -- With "bare" as second argument no session is set up: that is the load for
 -- the HTTP ceiling (bench/http_ceiling.c), which answers any POST.
 --
+-- An https URL works as well (wrk speaks TLS itself); the set-up requests go
+-- through curl with -k then, since the bench's certificate is a throwaway
+-- self-signed one. A header given to wrk with -H 'Authorization: Bearer ...'
+-- is sent with every request, the two set-up requests included.
+--
 -- With "modern" no session is set up either: every request is a stateless POST
 -- of revision 2026-07-28, the same tools/call echo carrying the _meta envelope
 -- (protocolVersion, clientCapabilities, clientInfo) with the headers
@@ -37,6 +42,12 @@ local function post(u, extra_headers, body, want_headers)
     local cmd = "curl -s --max-time 10 -X POST " .. sh_quote(u)
         .. " -H 'Content-Type: application/json'"
         .. " -H 'Accept: application/json, text/event-stream'"
+    if string.sub(u, 1, 8) == "https://" then
+        cmd = cmd .. " -k"
+    end
+    if wrk.headers["Authorization"] ~= nil then
+        cmd = cmd .. " -H " .. sh_quote("Authorization: " .. wrk.headers["Authorization"])
+    end
     for _, h in ipairs(extra_headers) do
         cmd = cmd .. " -H " .. sh_quote(h)
     end
