@@ -27,9 +27,38 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 
 #include "seal.h"
 #include "util.h"
+
+/* The algorithms, fetched once: EVP_sha256() and EVP_aes_256_gcm() make OpenSSL 3 look
+ * them up in its provider store (a lock and a search) at each use, which costs about
+ * as much as hashing a token. Kept for the process's life; when a fetch fails, the
+ * implicit lookup is used instead. */
+static pthread_once_t fetch_once = PTHREAD_ONCE_INIT;
+static EVP_MD *sha256_md;
+static EVP_CIPHER *aes_gcm;
+
+static void fetch_algorithms(void)
+{
+    ERR_set_mark();
+    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+    aes_gcm = EVP_CIPHER_fetch(NULL, "AES-256-GCM", NULL);
+    ERR_pop_to_mark();
+}
+
+static const EVP_MD *md_sha256(void)
+{
+    pthread_once(&fetch_once, fetch_algorithms);
+    return sha256_md != NULL ? sha256_md : EVP_sha256();
+}
+
+static const EVP_CIPHER *cipher_aes_gcm(void)
+{
+    pthread_once(&fetch_once, fetch_algorithms);
+    return aes_gcm != NULL ? aes_gcm : EVP_aes_256_gcm();
+}
 
 #define VERSION 0x01
 #define PREFIX "v1."
@@ -98,7 +127,7 @@ static int encrypt_raw(const unsigned char *key, unsigned char *raw, size_t len,
         return MCP_ENOMEM;
     unsigned char *ct = raw + OFF_CIPHERTEXT;
     /* GCM's default nonce length is 12 bytes, ours. */
-    if (EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, raw + OFF_NONCE) &&
+    if (EVP_EncryptInit_ex(ctx, cipher_aes_gcm(), NULL, key, raw + OFF_NONCE) &&
         add_aad(ctx, 1, raw[OFF_KEY_ID], raw + OFF_EXPIRY, binding, binding_len) &&
         (len == 0 || EVP_EncryptUpdate(ctx, ct, &outl, ct, (int)len)) &&
         EVP_EncryptFinal_ex(ctx, ct + outl, &fin) &&
@@ -196,7 +225,7 @@ static int decrypt_raw(const unsigned char *key, const parsed *p, const void *bi
         return MCP_ENOMEM;
     /* The tag is set before the data goes through; EVP_DecryptFinal_ex compares it in
      * constant time and fails on any difference. */
-    if (EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, raw + OFF_NONCE) &&
+    if (EVP_DecryptInit_ex(ctx, cipher_aes_gcm(), NULL, key, raw + OFF_NONCE) &&
         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, TAG_LEN, (void *)(ct + len)) &&
         add_aad(ctx, 0, raw[OFF_KEY_ID], raw + OFF_EXPIRY, binding, binding_len) &&
         (len == 0 || EVP_DecryptUpdate(ctx, pt, &outl, ct, (int)len)))
@@ -310,7 +339,7 @@ int mcp__sha256(const void *data, size_t len, unsigned char out[32])
     if (out == NULL || (data == NULL && len > 0))
         return MCP_EINVAL;
     ERR_set_mark();
-    int ok = EVP_Digest(len > 0 ? data : "", len, out, NULL, EVP_sha256(), NULL);
+    int ok = EVP_Digest(len > 0 ? data : "", len, out, NULL, md_sha256(), NULL);
     ERR_pop_to_mark();
     return ok ? MCP_OK : MCP_ENOMEM;
 }
