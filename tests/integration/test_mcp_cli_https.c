@@ -38,8 +38,8 @@
 #include "cli_run.h"
 #include "harness.h"
 #include "http_client.h"
+#include "tls_certs.h"
 
-#define OPENSSL_DEADLINE_MS 30000
 #define START_MS 10000
 #define STOP_MS 10000
 /* Attempts at a free port for haproxy: another process may take the one picked. */
@@ -47,137 +47,28 @@
 
 extern char **environ;
 
-static char dir[64];         /* the temporary directory of certificates and configuration */
+static tls_certs certs;      /* the directory of certificates and configuration, and the CA */
 static hc_server everything; /* mcp-everything --http behind the proxy */
 static pid_t proxy_pid;      /* haproxy, 0 once reaped */
 static int proxy_port;       /* TLS */
 static int mtls_port;        /* TLS with a client certificate required */
-static char ca_path[128];
-static char mcp_url[128];  /* https://localhost:PORT/mcp */
-static char sse_url[128];  /* https://localhost:PORT/sse */
-static char mtls_url[128]; /* https://localhost:MTLS_PORT/mcp */
+static char mcp_url[128];    /* https://localhost:PORT/mcp */
+static char sse_url[128];    /* https://localhost:PORT/sse */
+static char mtls_url[128];   /* https://localhost:MTLS_PORT/mcp */
 static char client_crt[128], client_key[128], client_pem[128];
 
-/* Writes dir/name into out (size bytes). */
-static const char *in_dir(char *out, size_t size, const char *name)
-{
-    int n = snprintf(out, size, "%s/%s", dir, name);
-    assert_true(n > 0 && (size_t)n < size);
-    return out;
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    assert_int_equal(fputs(text, f) >= 0, 1);
-    assert_int_equal(fclose(f), 0);
-}
-
-/* Runs openssl with args (NULL-terminated), failing with its stderr unless it exits 0. */
-static void openssl(const char *const *args)
-{
-    const char *argv[32] = {"openssl"};
-    size_t n = 1;
-    for (size_t i = 0; args[i] != NULL; i++) {
-        assert_true(n < sizeof argv / sizeof argv[0] - 1);
-        argv[n++] = args[i];
-    }
-    argv[n] = NULL;
-    cr_run r;
-    cr_run_program(&r, argv, OPENSSL_DEADLINE_MS);
-    if (r.status == 127)
-        fail_msg("cannot run openssl: install it (scripts/deps does)\n%s", r.err);
-    if (r.status != 0)
-        fail_msg("openssl %s exited with %d:\n%s", args[0], r.status, r.err);
-    cr_run_free(&r);
-}
-
 /*
- * NAME.key and NAME.crt: a new key and its certificate for subject, signed by
- * the CA (ca.pem, ca.key) with the serial and extensions given; NAME.pem holds
- * both.
- */
-static void issue(const char *name, const char *subject, const char *serial, const char *extensions)
-{
-    char key[128], csr[128], crt[128], ext[128], pem[128], ca_key[128], file[64];
-    snprintf(file, sizeof file, "%s.key", name);
-    in_dir(key, sizeof key, file);
-    snprintf(file, sizeof file, "%s.csr", name);
-    in_dir(csr, sizeof csr, file);
-    snprintf(file, sizeof file, "%s.crt", name);
-    in_dir(crt, sizeof crt, file);
-    snprintf(file, sizeof file, "%s.ext", name);
-    in_dir(ext, sizeof ext, file);
-    snprintf(file, sizeof file, "%s.pem", name);
-    in_dir(pem, sizeof pem, file);
-    in_dir(ca_key, sizeof ca_key, "ca.key");
-
-    const char *req[] = {"req",    "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-                         "-nodes", "-keyout", key,  "-out",     csr,
-                         "-subj",  subject,   NULL};
-    openssl(req);
-    write_file(ext, extensions);
-    const char *sign[] = {"x509",     "-req", "-in",         csr,    "-CA",   ca_path,
-                          "-CAkey",   ca_key, "-set_serial", serial, "-days", "1",
-                          "-extfile", ext,    "-out",        crt,    NULL};
-    openssl(sign);
-
-    char *crt_text = cr_read_file(crt);
-    char *key_text = cr_read_file(key);
-    size_t len = strlen(crt_text) + strlen(key_text) + 1;
-    char *both = malloc(len);
-    assert_non_null(both);
-    snprintf(both, len, "%s%s", crt_text, key_text);
-    write_file(pem, both);
-    free(both);
-    free(crt_text);
-    free(key_text);
-}
-
-/*
- * A throwaway CA (ca.pem, ca.key); a certificate it signs for localhost and
- * 127.0.0.1 (server.pem holds it and its key, as haproxy's `crt` wants); and
- * a client certificate (client.crt, client.key, both in client.pem).
+ * The certificates: the CA; a server certificate for localhost and 127.0.0.1
+ * (server.pem holds it and its key, as haproxy's `crt` wants); a client
+ * certificate (client.crt, client.key, both in client.pem).
  */
 static void make_certificates(void)
 {
-    char ca_key[128];
-    in_dir(ca_path, sizeof ca_path, "ca.pem");
-    in_dir(ca_key, sizeof ca_key, "ca.key");
-    const char *ca[] = {"req",
-                        "-x509",
-                        "-newkey",
-                        "ec",
-                        "-pkeyopt",
-                        "ec_paramgen_curve:P-256",
-                        "-nodes",
-                        "-keyout",
-                        ca_key,
-                        "-out",
-                        ca_path,
-                        "-days",
-                        "1",
-                        "-subj",
-                        "/CN=libmcp test CA",
-                        "-addext",
-                        "basicConstraints=critical,CA:TRUE",
-                        "-addext",
-                        "keyUsage=critical,keyCertSign,cRLSign",
-                        NULL};
-    openssl(ca);
-    issue("server", "/CN=localhost", "2",
-          "basicConstraints=CA:FALSE\n"
-          "keyUsage=critical,digitalSignature\n"
-          "extendedKeyUsage=serverAuth\n"
-          "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-    issue("client", "/CN=libmcp test client", "3",
-          "basicConstraints=CA:FALSE\n"
-          "keyUsage=critical,digitalSignature\n"
-          "extendedKeyUsage=clientAuth\n");
-    in_dir(client_crt, sizeof client_crt, "client.crt");
-    in_dir(client_key, sizeof client_key, "client.key");
-    in_dir(client_pem, sizeof client_pem, "client.pem");
+    tls_certs_issue(&certs, "server", "/CN=localhost", "2", TLS_CERTS_SERVER_EXT);
+    tls_certs_issue(&certs, "client", "/CN=libmcp test client", "3", TLS_CERTS_CLIENT_EXT);
+    tls_certs_path(&certs, client_crt, sizeof client_crt, "client.crt");
+    tls_certs_path(&certs, client_key, sizeof client_key, "client.key");
+    tls_certs_path(&certs, client_pem, sizeof client_pem, "client.pem");
 }
 
 /* A loopback port that was free a moment ago. */
@@ -210,9 +101,9 @@ static bool accepts(int port)
 static int start_proxy(char **log)
 {
     char cfg_path[128], log_path[128], pem[128], cfg[2048];
-    in_dir(cfg_path, sizeof cfg_path, "haproxy.cfg");
-    in_dir(log_path, sizeof log_path, "haproxy.log");
-    in_dir(pem, sizeof pem, "server.pem");
+    tls_certs_path(&certs, cfg_path, sizeof cfg_path, "haproxy.cfg");
+    tls_certs_path(&certs, log_path, sizeof log_path, "haproxy.log");
+    tls_certs_path(&certs, pem, sizeof pem, "server.pem");
     proxy_port = free_port();
     do
         mtls_port = free_port();
@@ -238,8 +129,8 @@ static int start_proxy(char **log)
              "    default_backend everything\n"
              "backend everything\n"
              "    server everything 127.0.0.1:%d\n",
-             proxy_port, pem, mtls_port, pem, ca_path, everything.port);
-    write_file(cfg_path, cfg);
+             proxy_port, pem, mtls_port, pem, certs.ca, everything.port);
+    tls_certs_write_file(cfg_path, cfg);
 
     posix_spawn_file_actions_t fa;
     assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
@@ -287,18 +178,6 @@ static void stop_proxy(void)
     proxy_pid = 0;
 }
 
-static void remove_dir(void)
-{
-    static const char *const files[] = {"ca.pem",      "ca.key",     "server.key", "server.csr",
-                                        "server.crt",  "server.ext", "server.pem", "client.key",
-                                        "client.csr",  "client.crt", "client.ext", "client.pem",
-                                        "haproxy.cfg", "haproxy.log"};
-    char path[128];
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
-        unlink(in_dir(path, sizeof path, files[i]));
-    rmdir(dir);
-}
-
 /*
  * Stops haproxy and mcp-everything and removes the directory; safe to call
  * twice. Also at exit: a failed group setup runs no teardown.
@@ -309,9 +188,7 @@ static int cleanup(void)
     int rc = 0;
     if (everything.pid > 0)
         rc = hc_server_stop_check(&everything, STOP_MS);
-    if (dir[0] != '\0')
-        remove_dir();
-    dir[0] = '\0';
+    tls_certs_remove(&certs);
     return rc;
 }
 
@@ -324,8 +201,7 @@ static int setup(void **state)
 {
     (void)state;
     atexit(cleanup_at_exit);
-    snprintf(dir, sizeof dir, "/tmp/mcp-cli-tls-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    tls_certs_make_ca(&certs, "/tmp/mcp-cli-tls-XXXXXX");
     make_certificates();
     assert_int_equal(hc_server_start(&everything, NULL, START_MS), 0);
     char *log = NULL;
@@ -350,7 +226,7 @@ static int teardown(void **state)
 static void test_https_with_cacert_calls_a_tool(void **state)
 {
     (void)state;
-    const char *args[] = {"--cacert", ca_path, mcp_url, "tools", "call", "echo", "text=hi", NULL};
+    const char *args[] = {"--cacert", certs.ca, mcp_url, "tools", "call", "echo", "text=hi", NULL};
     cr_mcp_expect(args, 0, "hi\n", NULL);
 }
 
@@ -359,7 +235,7 @@ static void test_https_streams_progress_through_the_proxy(void **state)
 {
     (void)state;
     cr_run r;
-    const char *args[] = {"--cacert",     ca_path,   mcp_url,       "tools", "call",
+    const char *args[] = {"--cacert",     certs.ca,  mcp_url,       "tools", "call",
                           "long_running", "steps=3", "delay_ms=10", NULL};
     cr_run_mcp(&r, args);
     cr_expect_long_running(&r, 3);
@@ -369,8 +245,8 @@ static void test_https_streams_progress_through_the_proxy(void **state)
 static void test_https_http_sse_with_cacert(void **state)
 {
     (void)state;
-    const char *args[] = {"--cacert", ca_path, "--http-sse",  sse_url, "tools",
-                          "call",     "echo",  "text=legacy", NULL};
+    const char *args[] = {"--cacert", certs.ca, "--http-sse",  sse_url, "tools",
+                          "call",     "echo",   "text=legacy", NULL};
     cr_mcp_expect(args, 0, "legacy\n", NULL);
 }
 
@@ -391,11 +267,11 @@ static void test_https_client_certificate_with_cert_and_key(void **state)
 {
     (void)state;
     cr_run r;
-    const char *separate[] = {"--cacert", ca_path, "--cert", client_crt, "--key",     client_key,
-                              mtls_url,   "tools", "call",   "echo",     "text=mtls", NULL};
+    const char *separate[] = {"--cacert", certs.ca, "--cert", client_crt, "--key",     client_key,
+                              mtls_url,   "tools",  "call",   "echo",     "text=mtls", NULL};
     cr_mcp_expect(separate, 0, "mtls\n", NULL);
 
-    const char *combined[] = {"--cacert", ca_path, "--cert", client_pem, mtls_url, "ping", NULL};
+    const char *combined[] = {"--cacert", certs.ca, "--cert", client_pem, mtls_url, "ping", NULL};
     cr_mcp_expect(combined, 0, NULL, NULL);
 
     /*
@@ -404,7 +280,7 @@ static void test_https_client_certificate_with_cert_and_key(void **state)
      * receive (MCP_EIO: exit status 3), and only when the alert comes in time
      * a failed handshake (MCP_ECONNECT: 4).
      */
-    const char *none[] = {"--cacert", ca_path, mtls_url, "ping", NULL};
+    const char *none[] = {"--cacert", certs.ca, mtls_url, "ping", NULL};
     cr_run_mcp(&r, none);
     if (r.status != 3 && r.status != 4)
         cr_expect_status(&r, 3);
