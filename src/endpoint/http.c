@@ -564,11 +564,13 @@ int mcp_serve_http(mcp_server *srv, const mcp_http_opts *opts)
     mcp__serve s;
     if (mcp__serve_init(&s, o.drain_ms == 0 ? DEFAULT_DRAIN_MS : o.drain_ms, serve_stop) != MCP_OK)
         return MCP_EIO;
+    /* Before the endpoint says it listens: a SIGHUP sent on reading that must find
+     * our handler, not the default action, which kills. */
+    if (o.tls_cert_file != NULL)
+        mcp__serve_on_hangup(&s, serve_reload);
     mcp_http_endpoint *ep = NULL;
     int rc = mcp_http_endpoint_new(&s.loop, srv, opts, &ep);
     s.ep = ep;
-    if (ep != NULL && ep->tls_cert != NULL)
-        mcp__serve_on_hangup(&s, serve_reload);
     mcp__serve_run(&s);
     mcp_http_endpoint_free(ep);
     mcp__serve_close(&s);

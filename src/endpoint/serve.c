@@ -30,7 +30,7 @@ static void on_hangup(uv_signal_t *h, int signum)
 {
     (void)signum;
     mcp__serve *s = h->data;
-    if (s->signals == 0)
+    if (s->signals == 0 && s->ep != NULL)
         s->hangup(s);
 }
 

@@ -31,8 +31,9 @@ struct mcp__serve {
 
 /* Prepares s and its loop, and installs the signal handlers. MCP_OK or MCP_EIO. */
 int mcp__serve_init(mcp__serve *s, int drain_ms, void (*stop)(mcp__serve *s, int drain_ms));
-/* Installs a SIGHUP handler that calls hangup(s) (the endpoint reloads its
- * certificates, say); removed with the others. */
+/* Installs a SIGHUP handler that calls hangup(s) once s->ep is set (the endpoint
+ * reloads its certificates, say); removed with the others. Call it right after
+ * mcp__serve_init, before the endpoint says it listens, for the reason above. */
 void mcp__serve_on_hangup(mcp__serve *s, void (*hangup)(mcp__serve *s));
 /* The endpoint's done callback (an mcp_endpoint_done_fn; user is s). */
 void mcp__serve_done(void *user, int status);

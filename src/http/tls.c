@@ -27,11 +27,16 @@
     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"                                   \
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
 
-/* The reason of OpenSSL's last error (and the queue emptied). */
+/* The reason of OpenSSL's first error (and the queue emptied): a system error's
+ * (a file that cannot be opened) in the system's words. */
 static const char *tls_reason(void)
 {
     unsigned long e = ERR_get_error();
-    const char *r = e != 0 ? ERR_reason_error_string(e) : NULL;
+    const char *r = NULL;
+    if (e != 0 && ERR_SYSTEM_ERROR(e))
+        r = strerror(ERR_GET_REASON(e));
+    else if (e != 0)
+        r = ERR_reason_error_string(e);
     ERR_clear_error();
     return r != NULL ? r : "unknown error";
 }
@@ -138,19 +143,28 @@ static void handshake_over(mcp__http_conn *c)
     c->srv->nhandshakes--;
 }
 
-/* Past the bound, the handshake that has waited longest gives way. */
+/* Past the bound, a handshake gives way: one of the source address that holds the
+ * most connections (a crowd from one place pushes out its own first, not a slow
+ * client elsewhere), the one that has waited longest among those. */
 static void bound_handshakes(mcp__http_server *srv, mcp__http_conn *fresh)
 {
     while (srv->nhandshakes > srv->opts.max_handshakes) {
-        mcp__http_conn *oldest = NULL;
-        /* Newest first in the list: the last one found is the oldest. */
-        for (mcp__http_conn *c = srv->conns; c != NULL; c = c->next)
-            if (c != fresh && c->handshaking && !c->closing)
-                oldest = c;
-        if (oldest == NULL)
+        mcp__http_conn *victim = NULL;
+        size_t most = 0;
+        /* Newest first in the list: ">=" ends on the oldest of the most. */
+        for (mcp__http_conn *c = srv->conns; c != NULL; c = c->next) {
+            if (c == fresh || !c->handshaking || c->closing)
+                continue;
+            size_t n = c->source != NULL ? c->source->conns : 0;
+            if (victim == NULL || n >= most) {
+                victim = c;
+                most = n;
+            }
+        }
+        if (victim == NULL)
             return;
         srv->handshakes_dropped++;
-        mcp__http_conn_close(oldest);
+        mcp__http_conn_close(victim);
     }
 }
 
@@ -196,6 +210,9 @@ void mcp__tls_conn_input(mcp__http_conn *c, const char *data, size_t len)
         mcp__http_conn_close(c);
         return;
     }
+    /* SSL_get_error reads the thread's error queue: nothing left there by another
+     * user of OpenSSL on this thread may turn "wait for more" into a failure. */
+    ERR_clear_error();
     if (c->handshaking) {
         int r = SSL_do_handshake(c->ssl);
         if (r != 1) {
