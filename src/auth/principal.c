@@ -17,7 +17,8 @@ struct mcp_principal {
     char *scope_text;                         /* "scope" split in place */
     const char **audiences;                   /* NULL-terminated, borrowed from claims */
     int64_t exp, nbf;
-    int bad_types; /* a claim of the wrong type: refused by mcp__principal_check */
+    int bad_types;  /* a claim of the wrong type: refused by mcp__principal_check */
+    char owner[65]; /* see mcp__principal_owner: made once, read by every request */
 };
 
 static const char *const no_strings[] = {NULL};
@@ -94,6 +95,8 @@ static int split_scope(mcp_principal *p, const char *scope)
     return MCP_OK;
 }
 
+static int owner_of(const mcp_principal *p, char out[65]);
+
 mcp_principal *mcp__principal_new(json_t *claims)
 {
     if (!json_is_object(claims)) {
@@ -133,6 +136,8 @@ mcp_principal *mcp__principal_new(json_t *claims)
         if (!mcp__scope_token_valid(p->scopes[i]))
             bad = 1;
     p->bad_types = bad;
+    if (rc == MCP_OK)
+        rc = owner_of(p, p->owner);
     if (rc != MCP_OK) {
         mcp__principal_unref(p);
         return NULL;
@@ -231,7 +236,7 @@ const char *mcp__principal_check(const mcp_principal *p, const char *resource,
     return "The access token was issued for another resource";
 }
 
-int mcp__principal_owner(const mcp_principal *p, char out[65])
+static int owner_of(const mcp_principal *p, char out[65])
 {
     const char *iss = mcp_principal_issuer(p), *sub = mcp_principal_subject(p);
     const char *client = sub == NULL ? mcp_principal_client_id(p) : NULL;
@@ -244,6 +249,14 @@ int mcp__principal_owner(const mcp_principal *p, char out[65])
     int rc = mcp__token_key(who, strlen(who), out);
     free(who);
     return rc;
+}
+
+int mcp__principal_owner(const mcp_principal *p, char out[65])
+{
+    if (p == NULL || p->owner[0] == '\0')
+        return owner_of(p, out);
+    memcpy(out, p->owner, sizeof p->owner);
+    return MCP_OK;
 }
 
 int mcp__principal_lacks(const mcp_principal *p, const char *scopes)
