@@ -308,7 +308,7 @@ struct mcp_http_endpoint {
     int retry_ms;
     char **allowed_origins, **allowed_hosts, **cors_origins;
     int bound_loopback;
-    mcp__auth *auth; /* NULL: no authorization */
+    mcp__auth *auth;          /* NULL: no authorization */
     char *tls_cert, *tls_key; /* HTTPS: the files, read again on reload; else NULL */
     shttp_route *routes;
     size_t nroutes;
