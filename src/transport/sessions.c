@@ -662,13 +662,18 @@ int mcp__hsess_bind(hsess *hs, mcp__http_req *req)
     return mcp__principal_owner(mcp__http_req_tag(req), hs->owner);
 }
 
+int mcp__shttp_owner_is(shttp *t, mcp__http_req *req, const char *owner)
+{
+    char mine[65];
+    if (t->auth == NULL)
+        return 1;
+    return owner != NULL && mcp__principal_owner(mcp__http_req_tag(req), mine) == MCP_OK &&
+           strcmp(mine, owner) == 0;
+}
+
 int mcp__hsess_owned_by(const hsess *hs, mcp__http_req *req)
 {
-    char owner[65];
-    if (hs->t->auth == NULL)
-        return 1;
-    return mcp__principal_owner(mcp__http_req_tag(req), owner) == MCP_OK &&
-           strcmp(owner, hs->owner) == 0;
+    return mcp__shttp_owner_is(hs->t, req, hs->owner);
 }
 
 void mcp__hsess_touch(hsess *hs)

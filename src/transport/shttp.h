@@ -424,6 +424,8 @@ void mcp__hsess_feed(hsess *hs, mcp__http_req *req, json_t *v, uint64_t stream);
  * then tells whether a later request's principal is the same one). MCP_OK or MCP_EIO. */
 int mcp__hsess_bind(hsess *hs, mcp__http_req *req);
 int mcp__hsess_owned_by(const hsess *hs, mcp__http_req *req);
+/* The same for a session another node holds, whose owner (NULL: none) its record names. */
+int mcp__shttp_owner_is(shttp *t, mcp__http_req *req, const char *owner);
 /* Records the address that opened hs (for eviction: see mcp__shttp_evict_idle_session). */
 void mcp__hsess_set_source(hsess *hs, mcp__http_req *req);
 /* Closes hs once the current callback stack has unwound. */

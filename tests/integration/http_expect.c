@@ -192,6 +192,27 @@ void hx_new_session(int port, char session[33])
         fail_msg("initialize + notifications/initialized did not give a session");
 }
 
+void hx_open_httpsse(hc_conn *c, int port, const char *extra, char *path, size_t size)
+{
+    char hdrs[8192];
+    snprintf(hdrs, sizeof(hdrs), HC_SSE_ACCEPT "%s", extra != NULL ? extra : "");
+    if (hc_connect(c, port, HX_REQ_MS) != 0)
+        fail_msg("cannot connect to 127.0.0.1:%d", port);
+    if (hc_send_request(c, port, "GET", "/sse", hdrs, NULL, HX_REQ_MS) != 0)
+        fail_msg("cannot send GET /sse");
+    hc_response head;
+    if (hc_read_head(c, &head, HX_REQ_MS) != 0)
+        fail_msg("GET /sse: no response head within %d ms", HX_REQ_MS);
+    hx_expect_status(&head, 200, "GET /sse");
+    hc_response_free(&head);
+    hc_sse_event ev;
+    if (hc_sse_next_event(c, &ev, HX_EVENT_MS) != 1 || ev.event == NULL ||
+        strcmp(ev.event, "endpoint") != 0)
+        fail_msg("GET /sse: no endpoint event within %d ms", HX_EVENT_MS);
+    snprintf(path, size, "%s", ev.data);
+    hc_sse_event_free(&ev);
+}
+
 void hx_open_get_stream(hc_conn *c, int port, const char *session, hc_response *head)
 {
     char hdrs[256];

@@ -67,6 +67,10 @@ const char *hx_result_text(const json_t *response, const char *what);
 void hx_new_session(int port, char session[33]);
 /* Opens a standalone GET stream: connects, sends, reads the head and asserts 200. */
 void hx_open_get_stream(hc_conn *c, int port, const char *session, hc_response *head);
+/* Opens an HTTP+SSE (2024-11-05) session with GET /sse and extra headers (lines ending
+ * in \r\n, or NULL): asserts 200 and an endpoint event, whose path (the POST target)
+ * goes into path. c stays open: the session lives as long as it does. */
+void hx_open_httpsse(hc_conn *c, int port, const char *extra, char *path, size_t size);
 /* Compact JSON text for failure messages (malloc'd, never NULL). */
 char *hx_dump(const json_t *v);
 

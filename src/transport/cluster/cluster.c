@@ -124,9 +124,12 @@ static int record_ttl(const shttp *t)
 static size_t node_record(const hsess *hs, char *out, size_t size)
 {
     shttp *t = hs->t;
-    int n = hs->httpsse || t->sh->cluster_addr[0] == '\0'
-                ? snprintf(out, size, "{\"%s\":%u}", hs->httpsse ? "httpsse" : "pinned",
-                           (unsigned)t->sh->node)
+    /* An HTTP+SSE session's owner (hex, or empty), so that the node a POST reaches
+     * refuses it to another principal before sending it on (see httpsse_got). */
+    int n = hs->httpsse ? snprintf(out, size, "{\"httpsse\":%u,\"owner\":\"%s\"}",
+                                   (unsigned)t->sh->node, hs->owner)
+            : t->sh->cluster_addr[0] == '\0'
+                ? snprintf(out, size, "{\"pinned\":%u}", (unsigned)t->sh->node)
                 /* Where other nodes send its requests: no lookup of the node's heartbeat
                  * (which a busy node may renew late), the node itself is the authority. */
                 : snprintf(out, size, "{\"pinned\":%u,\"addr\":\"%s\"}", (unsigned)t->sh->node,
@@ -870,7 +873,12 @@ static void httpsse_post_end(parked *p, int alive)
     json_t *v = mcp__shttp_parse_body(t, req, &n_requests, &has_init);
     if (v == NULL)
         return;
+    /* The scopes its methods and tools need, checked here: the node that holds the
+     * session gets the messages, not this request's token. */
+    int refused = mcp__shttp_scope_check(t, req, v);
     json_decref(v);
+    if (refused)
+        return;
     size_t len;
     const char *body = mcp__http_req_body(req, &len);
     if (mcp__cluster_send(t->sh->cluster, node, MSG_HTTPSSE, id, body, len) != MCP_OK) {
@@ -894,8 +902,12 @@ static void httpsse_got(void *arg, int status, const char *text, size_t len)
     }
     json_t *rec = mcp__json_parse(text, len, MCP__JSON_ANY, NULL);
     json_int_t node = json_integer_value(json_object_get(rec, "httpsse"));
+    /* Another principal's session is not found, here as on its node. */
+    int theirs =
+        lp->req != NULL &&
+        !mcp__shttp_owner_is(lp->t, lp->req, json_string_value(json_object_get(rec, "owner")));
     json_decref(rec);
-    if (node <= 0 || (uint32_t)node == lp->t->sh->node) {
+    if (node <= 0 || (uint32_t)node == lp->t->sh->node || theirs) {
         httpsse_post_end(lp, 0); /* not an HTTP+SSE session, or this node's, gone */
         return;
     }
