@@ -21,6 +21,7 @@ typedef struct mcp__http_conn mcp__http_conn;
 /* A peer address and how many open connections it has. */
 typedef struct mcp__http_source {
     size_t conns;
+    size_t handshakes; /* of those, in their TLS handshake */
     char addr[48];
 } mcp__http_source;
 

@@ -122,6 +122,34 @@ size_t mcp__http_server_handshakes(const mcp__http_server *srv, uint64_t *droppe
     return srv->nhandshakes;
 }
 
+/* An empty memory BIO that grew past this is replaced by a new one: a memory BIO keeps
+ * the capacity it once needed, and an idle connection must not hold a large request's
+ * or response's worth for its life. */
+#define BIO_KEEP 4096
+
+static BIO *fresh_if_grown(BIO *b)
+{
+    BUF_MEM *bm = NULL;
+    if (BIO_ctrl_pending(b) > 0 || BIO_get_mem_ptr(b, &bm) != 1 || bm == NULL ||
+        bm->max <= BIO_KEEP)
+        return NULL;
+    BIO *fresh = BIO_new(BIO_s_mem());
+    if (fresh != NULL)
+        BIO_set_mem_eof_return(fresh, -1);
+    return fresh;
+}
+
+/* Gives back what c's BIOs grew to, once they are empty. */
+static void trim_bios(mcp__http_conn *c)
+{
+    BIO *b = fresh_if_grown(SSL_get_rbio(c->ssl));
+    if (b != NULL)
+        SSL_set0_rbio(c->ssl, b); /* frees the old one */
+    b = fresh_if_grown(SSL_get_wbio(c->ssl));
+    if (b != NULL)
+        SSL_set0_wbio(c->ssl, b);
+}
+
 /* Sends the records OpenSSL wrote into c's write BIO. */
 static int tls_send(mcp__http_conn *c)
 {
@@ -141,11 +169,14 @@ static void handshake_over(mcp__http_conn *c)
         return;
     c->handshaking = 0;
     c->srv->nhandshakes--;
+    if (c->source != NULL)
+        c->source->handshakes--;
 }
 
-/* Past the bound, a handshake gives way: one of the source address that holds the
- * most connections (a crowd from one place pushes out its own first, not a slow
- * client elsewhere), the one that has waited longest among those. */
+/* Past the bound, a handshake gives way: one of the source address that has the most
+ * handshakes in progress (a crowd from one place pushes out its own first, not a slow
+ * client elsewhere, however many finished connections that client holds), the one
+ * that has waited longest among those. */
 static void bound_handshakes(mcp__http_server *srv, mcp__http_conn *fresh)
 {
     while (srv->nhandshakes > srv->opts.max_handshakes) {
@@ -155,7 +186,7 @@ static void bound_handshakes(mcp__http_server *srv, mcp__http_conn *fresh)
         for (mcp__http_conn *c = srv->conns; c != NULL; c = c->next) {
             if (c == fresh || !c->handshaking || c->closing)
                 continue;
-            size_t n = c->source != NULL ? c->source->conns : 0;
+            size_t n = c->source != NULL ? c->source->handshakes : 0;
             if (victim == NULL || n >= most) {
                 victim = c;
                 most = n;
@@ -188,6 +219,8 @@ int mcp__tls_conn_start(mcp__http_conn *c)
     c->ssl = ssl;
     c->handshaking = 1;
     srv->nhandshakes++;
+    if (c->source != NULL)
+        c->source->handshakes++;
     bound_handshakes(srv, c);
     return MCP_OK;
 }
@@ -204,7 +237,21 @@ static void tls_fail(mcp__http_conn *c, const char *when)
     mcp__http_conn_close(c);
 }
 
+/* Bytes of the socket given to OpenSSL at once: about a record's, so that the read
+ * BIO never grows to a whole socket read. */
+#define TLS_FEED (MCP__HTTP_TLS_BUF + 512)
+
+static void tls_feed(mcp__http_conn *c, const char *data, size_t len);
+
 void mcp__tls_conn_input(mcp__http_conn *c, const char *data, size_t len)
+{
+    for (size_t off = 0; off < len && !c->closing; off += TLS_FEED)
+        tls_feed(c, data + off, len - off < TLS_FEED ? len - off : TLS_FEED);
+    if (!c->closing)
+        trim_bios(c);
+}
+
+static void tls_feed(mcp__http_conn *c, const char *data, size_t len)
 {
     if (BIO_write(SSL_get_rbio(c->ssl), data, (int)len) != (int)len) {
         mcp__http_conn_close(c);
@@ -241,8 +288,11 @@ void mcp__tls_conn_input(mcp__http_conn *c, const char *data, size_t len)
         if (e == SSL_ERROR_WANT_READ)
             break;
         if (e == SSL_ERROR_ZERO_RETURN) {
-            /* close_notify: the client is done, as with a TCP end of stream. */
-            mcp__http_conn_close(c);
+            /* close_notify: the client is done, as with a TCP end of stream; what was
+             * answered already (a request in the same read) goes out first. */
+            mcp__http_conn_flush(c);
+            if (!c->closing)
+                mcp__http_conn_close(c);
             return;
         }
         tls_fail(c, "read");
@@ -277,6 +327,7 @@ int mcp__tls_conn_send(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
                 return rc;
         }
     }
+    trim_bios(c);
     return MCP_OK;
 }
 

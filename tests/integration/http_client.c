@@ -96,6 +96,14 @@ void hc_response_free(hc_response *r)
 
 /* ---- Connections ---- */
 
+/* See hc_set_source(): the address connections are made from, or "". */
+static char source_addr[INET_ADDRSTRLEN];
+
+void hc_set_source(const char *ip)
+{
+    snprintf(source_addr, sizeof(source_addr), "%s", ip != NULL ? ip : "");
+}
+
 int hc_connect(hc_conn *c, int port, int timeout_ms)
 {
     return hc_connect_rcvbuf(c, port, 0, timeout_ms);
@@ -116,6 +124,14 @@ int hc_connect_rcvbuf(hc_conn *c, int port, int rcvbuf, int timeout_ms)
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (source_addr[0] != '\0') {
+        struct sockaddr_in from = {.sin_family = AF_INET};
+        if (inet_pton(AF_INET, source_addr, &from.sin_addr) != 1 ||
+            bind(fd, (struct sockaddr *)&from, sizeof(from)) != 0) {
+            close(fd);
+            return -1;
+        }
+    }
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {

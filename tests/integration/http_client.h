@@ -95,6 +95,9 @@ typedef struct hc_conn {
  * writes never raise SIGPIPE. Returns 0, or -1 (c->fd is then -1).
  */
 int hc_connect(hc_conn *c, int port, int timeout_ms);
+/* Connections of this thread's process are made from ip (another loopback address,
+ * "127.0.0.2", so that a server sees another source), or as the kernel picks (NULL). */
+void hc_set_source(const char *ip);
 /* The same with SO_RCVBUF set to rcvbuf first (when > 0): a small window, so that a
  * client that does not read makes the server's queue grow. */
 int hc_connect_rcvbuf(hc_conn *c, int port, int rcvbuf, int timeout_ms);

@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -774,6 +776,81 @@ static void run_everything(cr_run *r, const char *const *args)
     cr_run_program(r, argv, START_MS);
 }
 
+/*
+ * The handshake that gives way past the bound is one of the source with the most
+ * handshakes in progress, not of the source with the most connections: a client
+ * (127.0.0.2) that holds ten finished connections and has begun one more keeps it when
+ * four silent connections of another source (127.0.0.3) come after it, past the bound
+ * of four.
+ */
+static void test_https_handshakes_give_way_by_the_source_with_most_in_progress(void **state)
+{
+    (void)state;
+    const char *const flags[] = {"--tls-cert",
+                                 a_crt,
+                                 "--tls-key",
+                                 a_key,
+                                 "--tls-max-handshakes",
+                                 "4",
+                                 "--tls-handshake-timeout-ms",
+                                 FLOOD_HANDSHAKE_TIMEOUT,
+                                 NULL};
+    start_own(flags);
+    int port = own.port;
+    tls_client held[10];
+    hc_set_source("127.0.0.2");
+    for (int i = 0; i < 10; i++)
+        open_or_fail(&held[i], ctx_any, port, "localhost");
+    peer mine = {.fd = tls_client_tcp_connect(port, IO_MS)};
+    assert_true(mine.fd >= 0);
+    send_raw(mine.fd, partial_hello, sizeof partial_hello);
+    /* Its handshake is under way (the server read the start of its ClientHello) before
+     * the crowd comes. */
+    assert_int_equal(await_ends(&mine, 1, 1, harness_now_ms() + 300), 0);
+    hc_set_source("127.0.0.3");
+    peer crowd[4] = {{0}};
+    for (int i = 0; i < 4; i++) {
+        crowd[i].fd = tls_client_tcp_connect(port, IO_MS);
+        assert_true(crowd[i].fd >= 0);
+        send_raw(crowd[i].fd, partial_hello, sizeof partial_hello);
+    }
+    hc_set_source(NULL);
+    /* The fifth handshake in progress makes one give way: one of the crowd's, at once;
+     * the other source's stays. */
+    if (await_ends(crowd, 4, 1, harness_now_ms() + IO_MS) != 1)
+        fail_msg("none of the handshakes of 127.0.0.3 gave way to the fifth");
+    if (await_ends(&mine, 1, 1, harness_now_ms() + 300) != 0)
+        fail_msg("the handshake of 127.0.0.2, which holds ten finished connections, gave way");
+    for (int i = 0; i < 4; i++)
+        close(crowd[i].fd);
+    close(mine.fd);
+    for (int i = 0; i < 10; i++)
+        tls_client_close(&held[i]);
+}
+
+/* A request and close_notify in one read: the answer goes out before the connection
+ * ends, as a request and a TCP end of stream get theirs. */
+static void test_https_request_then_close_notify_gets_its_answer(void **state)
+{
+    (void)state;
+    int port = main_srv.port;
+    tls_client t;
+    open_or_fail(&t, ctx_any, port, "localhost");
+    int one = 1, zero = 0;
+    /* Corked: the request's record and close_notify leave in one segment. */
+    assert_int_equal(setsockopt(t.fd, IPPROTO_TCP, TCP_CORK, &one, sizeof one), 0);
+    static const char req[] = "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    assert_int_equal(tls_client_send(&t, req, sizeof req - 1, IO_MS), 0);
+    (void)SSL_shutdown(t.ssl); /* sends close_notify; the answer is read below */
+    assert_int_equal(setsockopt(t.fd, IPPROTO_TCP, TCP_CORK, &zero, sizeof zero), 0);
+    hc_response r;
+    if (tls_client_read_response(&t, &r, IO_MS) != 0)
+        fail_msg("no answer to a request followed by close_notify: %s", t.why);
+    hx_expect_status(&r, 200, "GET /healthz, then close_notify");
+    hc_response_free(&r);
+    tls_client_close(&t);
+}
+
 static void test_https_tls_cert_without_tls_key_exits_2(void **state)
 {
     (void)state;
@@ -831,6 +908,9 @@ int main(void)
             test_https_handshake_deadline_closes_silent_and_half_hello_connections, stop_own),
         cmocka_unit_test_teardown(test_https_stalled_handshake_flood_does_not_keep_clients_out,
                                   stop_own),
+        cmocka_unit_test_teardown(
+            test_https_handshakes_give_way_by_the_source_with_most_in_progress, stop_own),
+        cmocka_unit_test(test_https_request_then_close_notify_gets_its_answer),
         cmocka_unit_test(test_https_tls_cert_without_tls_key_exits_2),
         cmocka_unit_test(test_https_nonexistent_certificate_file_fails_the_start_naming_it),
         cmocka_unit_test(test_https_key_of_another_certificate_fails_the_start_naming_it),
