@@ -312,6 +312,10 @@ void mcp__auth_scope_refusal(mcp__auth *a, const char *scopes, mcp__auth_verdict
                                          "The access token lacks a scope this request needs",
                                          all != NULL ? all : scopes, a->metadata_url);
     free(all);
+    /* The gate let this request in (counted as passed); it is refused after all, and
+     * counts under this outcome alone. */
+    if (a->stats.passed > 0)
+        a->stats.passed--;
     a->stats.insufficient_scope++;
 }
 

@@ -105,6 +105,11 @@ static int keys_parse(const char *text, size_t len, jwt_key **out, size_t *n_out
         cjose_jwk_t *jwk = cjose_jwk_import_json((cjose_header_t *)k, &err);
         if (jwk == NULL)
             continue;
+        /* RSA below 2048 bits is forgeable (RFC 7518 3.3 requires 2048 at least). */
+        if (rsa && cjose_jwk_get_keysize(jwk, &err) < 2048) {
+            cjose_jwk_release(jwk);
+            continue;
+        }
         const char *kid = json_string_value(json_object_get(k, "kid"));
         const char *alg = json_string_value(json_object_get(k, "alg"));
         keys[n].rsa = rsa;
@@ -334,8 +339,10 @@ static void on_done(void *user, CURLcode result, long status)
     mcp__buf_free(&j->doc);
     const char *iss = json_string_value(json_object_get(meta, "issuer"));
     const char *uri = json_string_value(json_object_get(meta, "jwks_uri"));
+    /* An https issuer's keys come over https: the metadata must not downgrade them. */
+    int https = strncmp(j->issuer, "https://", 8) == 0;
     if (iss != NULL && strcmp(iss, j->issuer) == 0 && uri != NULL &&
-        (strncmp(uri, "https://", 8) == 0 || strncmp(uri, "http://", 7) == 0)) {
+        (strncmp(uri, "https://", 8) == 0 || (!https && strncmp(uri, "http://", 7) == 0))) {
         j->jwks_uri = strdup(uri);
         json_decref(meta);
         if (j->jwks_uri != NULL) {

@@ -18,10 +18,23 @@
 
 cjose_jwk_t *jt_make_key(int rsa, const char *kid)
 {
+    return rsa ? jt_make_rsa_key(2048, kid) : jt_make_ec_key(kid);
+}
+
+cjose_jwk_t *jt_make_rsa_key(size_t bits, const char *kid)
+{
     cjose_err err;
     static const uint8_t e[] = {0x01, 0x00, 0x01};
-    cjose_jwk_t *k = rsa ? cjose_jwk_create_RSA_random(2048, e, sizeof(e), &err)
-                         : cjose_jwk_create_EC_random(CJOSE_JWK_EC_P_256, &err);
+    cjose_jwk_t *k = cjose_jwk_create_RSA_random(bits, e, sizeof(e), &err);
+    assert_non_null(k);
+    assert_true(cjose_jwk_set_kid(k, kid, strlen(kid), &err));
+    return k;
+}
+
+cjose_jwk_t *jt_make_ec_key(const char *kid)
+{
+    cjose_err err;
+    cjose_jwk_t *k = cjose_jwk_create_EC_random(CJOSE_JWK_EC_P_256, &err);
     assert_non_null(k);
     assert_true(cjose_jwk_set_kid(k, kid, strlen(kid), &err));
     return k;

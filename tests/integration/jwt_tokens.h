@@ -12,6 +12,9 @@
 
 /* A new signing key: RSA 2048 (rsa) or EC P-256, with kid. */
 cjose_jwk_t *jt_make_key(int rsa, const char *kid);
+/* An RSA key of bits bits; an EC P-256 key. */
+cjose_jwk_t *jt_make_rsa_key(size_t bits, const char *kid);
+cjose_jwk_t *jt_make_ec_key(const char *kid);
 /* Writes the public keys as a JWKS document to path (through a rename: readers see the
  * old document or the new one). */
 void jt_write_jwks(const char *path, cjose_jwk_t *const keys[], size_t n);

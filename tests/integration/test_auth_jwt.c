@@ -305,6 +305,25 @@ static void test_rotated_keys_are_taken_after_one_fetch(void **state)
     assert_int_equal(served(f) - before, 1);
 }
 
+/* A JWKS may hold an RSA key too small to trust (1024 bits, which can be forged): it is
+ * left out, and a token it signs is refused as one of an unknown key. */
+static void test_rsa_keys_under_2048_bits_are_not_taken(void **state)
+{
+    jwt_fixture *f = *state;
+    cjose_jwk_t *small = jt_make_rsa_key(1024, "rsa-1024");
+    cjose_jwk_t *keys[] = {f->rsa, f->ec, small};
+    write_jwks(f, keys, 3);
+    int before = served(f);
+    char *t = jt_sign(small, "RS256", "at+jwt", NULL, claims("mallory", 3600));
+    expect_invalid(f->port, t, "The access token was signed by an unknown key", "a 1024-bit key");
+    free(t);
+    assert_int_equal(served(f) - before, 1); /* the keys were fetched, and it was not among them */
+    t = jt_sign(f->rsa, "RS256", "at+jwt", NULL, claims("alice", 3600));
+    expect_ok(f->port, t, "a 2048-bit key of the same document");
+    free(t);
+    cjose_jwk_release(small);
+}
+
 static void test_keys_that_cannot_be_fetched_give_503(void **state)
 {
     jwt_fixture *f = *state;
@@ -592,6 +611,7 @@ int main(void)
     };
     const struct CMUnitTest rotation[] = {
         cmocka_unit_test(test_rotated_keys_are_taken_after_one_fetch),
+        cmocka_unit_test(test_rsa_keys_under_2048_bits_are_not_taken),
     };
     const struct CMUnitTest unreachable[] = {
         cmocka_unit_test(test_keys_that_cannot_be_fetched_give_503),

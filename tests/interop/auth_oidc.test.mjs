@@ -96,6 +96,8 @@ describe('mcp-everything behind oidc-provider', () => {
         server = await startEverything(BIN, ['--http', `127.0.0.1:${port}`, '--tls-cert', tls.cert, '--tls-key', tls.key,
             '--auth-resource', resource,
             '--auth-issuer', as.issuer, '--auth-scope', 'mcp:tools',
+            // resources/list needs the scope "other" besides (mcp_auth_opts.method_scopes).
+            '--auth-method-scope', 'resources/list=other',
             // Rotation is tested at once: no minimum time between two fetches of the keys.
             '--auth-jwks-min-refresh-ms', '0']);
     });
@@ -157,13 +159,20 @@ describe('mcp-everything behind oidc-provider', () => {
         assert.equal((await initialize(good)).status, 200);
         assert.equal((await initialize('not-a-token-of-anyone')).status, 401);
         assert.equal((await initialize(await as.token(resource, 'other'))).status, 403);
+        // Let in by the gate, refused for its method's scope: one outcome, not two.
+        const list = await fetch(resource, { method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream',
+                authorization: `Bearer ${good}` },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'resources/list' }) });
+        assert.equal(list.status, 403);
+        assert.match(list.headers.get('www-authenticate') ?? '', /scope="mcp:tools other"/);
         const q = await fetch(`${resource}?access_token=${good}`, { method: 'POST',
             headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
             body: JSON.stringify(INIT) });
         assert.equal(q.status, 400);
         const after = await metrics();
         const delta = Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
-        assert.deepEqual(delta, { cached: 1, passed: 2, no_token: 1, invalid_token: 1, insufficient_scope: 1,
+        assert.deepEqual(delta, { cached: 2, passed: 2, no_token: 1, invalid_token: 1, insufficient_scope: 2,
             invalid_request: 1, unavailable: 0 });
     });
 
