@@ -102,6 +102,7 @@ struct mcp__http_conn {
     unsigned msg_done : 1; /* the parser completed the current request */
     mcp__http_req *req;    /* being received, or with its owner */
     mcp__buf in;           /* received bytes not parsed yet (pipelined) */
+    mcp__buf spare_hdrs;   /* the last request's header buffer, for the next (see req_free) */
     mcp__buf out;          /* bytes to send at the end of this loop turn */
     mcp__http_conn *dirty_next;
     unsigned dirty : 1;              /* listed in srv->dirty */

@@ -47,6 +47,8 @@ static int on_message_begin(llhttp_t *p)
     }
     req->conn = c;
     req->state = REQ_RECEIVING;
+    req->hdrs = c->spare_hdrs; /* the last request's buffer, or none */
+    c->spare_hdrs = (mcp__buf){0};
     c->req = req;
     /* The first request's deadline runs from accept: a client that connects
      * and waits does not earn a fresh one with its first byte. */
