@@ -97,8 +97,10 @@ typedef struct mcp__token_cache {
 void mcp__token_cache_init(mcp__token_cache *c, size_t max);
 void mcp__token_cache_free(mcp__token_cache *c);
 /* The principal cached for the token whose digest is key (64 hex characters), alive
- * at now_ms (wall clock), or NULL. Borrowed: take a reference to keep it. */
-mcp_principal *mcp__token_cache_get(mcp__token_cache *c, const char *key, uint64_t now_ms);
+ * at now_ms (wall clock), or NULL; *deadline_ms (when not NULL) gets when it stops
+ * being. Borrowed: take a reference to keep it. */
+mcp_principal *mcp__token_cache_get(mcp__token_cache *c, const char *key, uint64_t now_ms,
+                                    uint64_t *deadline_ms);
 /* Keeps p (a new reference is taken) under key until deadline_ms (wall clock).
  * MCP_OK or MCP_ENOMEM. */
 int mcp__token_cache_put(mcp__token_cache *c, const char *key, mcp_principal *p,

@@ -41,7 +41,8 @@ void mcp__token_cache_free(mcp__token_cache *c)
     memset(c, 0, sizeof(*c));
 }
 
-mcp_principal *mcp__token_cache_get(mcp__token_cache *c, const char *key, uint64_t now_ms)
+mcp_principal *mcp__token_cache_get(mcp__token_cache *c, const char *key, uint64_t now_ms,
+                                    uint64_t *deadline_ms)
 {
     token_entry *e = mcp__map_get(&c->map, key);
     if (e == NULL)
@@ -56,6 +57,8 @@ mcp_principal *mcp__token_cache_get(mcp__token_cache *c, const char *key, uint64
         MCP__LIST_UNLINK(c->lru, e);
         MCP__LIST_PUSH(c->lru, e);
     }
+    if (deadline_ms != NULL)
+        *deadline_ms = e->deadline_ms;
     return e->principal;
 }
 

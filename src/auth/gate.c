@@ -377,6 +377,41 @@ static void refuse(mcp__auth *a, mcp__http_req *req, mcp__auth_done_fn done, voi
     done(arg, req, &v);
 }
 
+/* What a connection's last credential was found to be (mcp__http_req_set_conn_memo):
+ * its Authorization value exactly, the principal and until when the cache vouches for
+ * it. Only for credentials up to MEMO_MAX bytes, so that a connection holds little. */
+#define MEMO_MAX 4096
+
+typedef struct conn_memo {
+    const mcp__auth *auth;
+    mcp_principal *principal;
+    uint64_t deadline_ms;
+    char value[];
+} conn_memo;
+
+static void memo_drop(void *memo)
+{
+    conn_memo *m = memo;
+    mcp__principal_unref(m->principal);
+    free(m);
+}
+
+static void remember(const mcp__auth *a, mcp__http_req *req, const char *value, mcp_principal *p,
+                     uint64_t deadline_ms)
+{
+    size_t n = strlen(value);
+    if (n > MEMO_MAX)
+        return;
+    conn_memo *m = malloc(sizeof(*m) + n + 1);
+    if (m == NULL)
+        return; /* only a shortcut lost */
+    m->auth = a;
+    m->principal = mcp__principal_ref(p);
+    m->deadline_ms = deadline_ms;
+    memcpy(m->value, value, n + 1);
+    mcp__http_req_set_conn_memo(req, m, memo_drop);
+}
+
 /* A principal whose claims hold: let in, unless a required scope is missing. */
 static void admit(mcp__auth *a, mcp__http_req *req, mcp__auth_done_fn done, void *arg,
                   mcp_principal *p)
@@ -438,6 +473,15 @@ void mcp__auth_check(mcp__auth *a, mcp__http_req *req, mcp__auth_done_fn done, v
                "Bad Request: more than one Authorization header");
         return;
     }
+    /* The same credential as this connection's last: what it was found to be then,
+     * while that holds (the cache's deadline), with no parse, digest or lookup. */
+    conn_memo *m = value != NULL ? mcp__http_req_conn_memo(req) : NULL;
+    if (m != NULL && m->auth == a && strcmp(m->value, value) == 0 &&
+        mcp__wall_ms() < m->deadline_ms) {
+        a->stats.cached++;
+        admit(a, req, done, arg, m->principal);
+        return;
+    }
     const char *token;
     size_t len;
     switch (mcp__bearer_parse(value, a->max_token, &token, &len)) {
@@ -461,9 +505,11 @@ void mcp__auth_check(mcp__auth *a, mcp__http_req *req, mcp__auth_done_fn done, v
                "Service Unavailable: the access token cannot be checked now");
         return;
     }
-    mcp_principal *p = mcp__token_cache_get(&a->cache, key, mcp__wall_ms());
+    uint64_t deadline = 0;
+    mcp_principal *p = mcp__token_cache_get(&a->cache, key, mcp__wall_ms(), &deadline);
     if (p != NULL) {
         a->stats.cached++;
+        remember(a, req, value, p, deadline);
         admit(a, req, done, arg, p);
         return;
     }

@@ -209,6 +209,8 @@ static void on_handle_close(uv_handle_t *h)
     mcp__mem_released(sizeof *c + c->in.cap + c->out.cap + c->spare_hdrs.cap);
     mcp__buf_free(&c->in);
     mcp__buf_free(&c->spare_hdrs);
+    if (c->memo_drop != NULL)
+        c->memo_drop(c->memo);
     mcp__http_conn_uncork(c);
     if (c->ssl != NULL)
         mcp__tls_conn_free(c);

@@ -236,6 +236,12 @@ int mcp__http_req_closed(const mcp__http_req *req);
  * it. */
 void mcp__http_req_set_tag(mcp__http_req *req, void *tag, void (*drop)(void *tag));
 void *mcp__http_req_tag(const mcp__http_req *req);
+/* A pointer the owner keeps on req's connection for its next requests (what it learnt
+ * of the client once, such as a checked credential): drop(memo) runs when the
+ * connection closes, or when another memo replaces it. The get answers NULL when
+ * there is none or the connection is gone; the set does nothing then but drop(memo). */
+void mcp__http_req_set_conn_memo(mcp__http_req *req, void *memo, void (*drop)(void *memo));
+void *mcp__http_req_conn_memo(const mcp__http_req *req);
 
 /*
  * Asks for cb(arg, req) to run once if the connection of this request closes

@@ -103,7 +103,9 @@ struct mcp__http_conn {
     mcp__http_req *req;    /* being received, or with its owner */
     mcp__buf in;           /* received bytes not parsed yet (pipelined) */
     mcp__buf spare_hdrs;   /* the last request's header buffer, for the next (see req_free) */
-    mcp__buf out;          /* bytes to send at the end of this loop turn */
+    void *memo;            /* see mcp__http_req_set_conn_memo */
+    void (*memo_drop)(void *memo);
+    mcp__buf out; /* bytes to send at the end of this loop turn */
     mcp__http_conn *dirty_next;
     unsigned dirty : 1;              /* listed in srv->dirty */
     uint64_t hold_until;             /* loop time its corked bytes may wait till; 0: none */

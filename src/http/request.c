@@ -88,6 +88,26 @@ void *mcp__http_req_tag(const mcp__http_req *req)
     return req->tag;
 }
 
+void mcp__http_req_set_conn_memo(mcp__http_req *req, void *memo, void (*drop)(void *memo))
+{
+    mcp__http_conn *c = req->conn;
+    if (c == NULL || c->closing) {
+        if (drop != NULL)
+            drop(memo);
+        return;
+    }
+    if (c->memo_drop != NULL)
+        c->memo_drop(c->memo);
+    c->memo = memo;
+    c->memo_drop = drop;
+}
+
+void *mcp__http_req_conn_memo(const mcp__http_req *req)
+{
+    mcp__http_conn *c = req->conn;
+    return c != NULL && !c->closing ? c->memo : NULL;
+}
+
 void mcp__http_req_on_close(mcp__http_req *req, mcp__http_close_fn cb, void *arg)
 {
     req->on_close = cb;

@@ -59,6 +59,9 @@ static int setup_issuer(void **state)
 
 /* A POST of body with "Authorization: Bearer token" (token NULL: none) and extra
  * header lines; the whole response into r. */
+/* When set, post_with sends on this keep-alive connection instead of a new one each time. */
+static hc_conn *kept;
+
 static void post_with(int port, const char *token, const char *session, const char *extra,
                       const char *body, hc_response *r)
 {
@@ -67,7 +70,11 @@ static void post_with(int port, const char *token, const char *session, const ch
              session ? "Mcp-Session-Id: " : "", session ? session : "", session ? "\r\n" : "",
              token ? "Authorization: Bearer " : "", token ? token : "", token ? "\r\n" : "",
              extra ? extra : "");
-    if (hc_request(port, "POST", "/mcp", hdrs, body, r, HX_REQ_MS) != 0)
+    int rc = kept == NULL ? hc_request(port, "POST", "/mcp", hdrs, body, r, HX_REQ_MS)
+             : hc_send_request(kept, port, "POST", "/mcp", hdrs, body, HX_REQ_MS) != 0
+                 ? -1
+                 : hc_read_response(kept, r, HX_REQ_MS);
+    if (rc != 0)
         fail_msg("POST with token %.40s: no response", token ? token : "(none)");
 }
 
@@ -416,6 +423,41 @@ static void test_handlers_see_the_principal_of_their_request(void **state)
     free(after);
 }
 
+/* A connection remembers its last credential (no parse, digest or lookup for the same
+ * one again); one that changes its token is judged by the new one at once, on the same
+ * connection: bob is bob, alice's session is not his, a refused token is refused. */
+static void test_a_connection_that_changes_its_token_is_judged_by_the_new_one(void **state)
+{
+    hx_fixture *f = *state;
+    hc_conn c;
+    assert_int_equal(hc_connect(&c, f->port, HX_REQ_MS), 0);
+    kept = &c;
+    char alice[33], bob[33];
+    initialize_as(f->port, "alice", alice);
+    char *who = call_as(f->port, "alice", alice, "whoami");
+    assert_non_null(strstr(who, "sub=alice"));
+    free(who);
+    initialize_as(f->port, "bob", bob);
+    who = call_as(f->port, "bob", bob, "whoami");
+    assert_non_null(strstr(who, "sub=bob"));
+    free(who);
+    hc_response r;
+    char *body = hc_tools_call_body(3, "whoami", NULL);
+    post_with(f->port, "bob", alice, NULL, body, &r);
+    hx_expect_status(&r, 404, "bob on alice's session, on the connection alice used");
+    hc_response_free(&r);
+    post_with(f->port, "rejected", alice, NULL, body, &r);
+    hx_expect_status(&r, 401, "a refused token on that connection");
+    hc_response_free(&r);
+    free(body);
+    /* alice again on the same connection: hers still. */
+    who = call_as(f->port, "alice", alice, "whoami");
+    assert_non_null(strstr(who, "sub=alice"));
+    free(who);
+    kept = NULL;
+    hc_close(&c);
+}
+
 static void test_a_session_is_unknown_to_another_principal(void **state)
 {
     hx_fixture *f = *state;
@@ -549,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_verifier_that_cannot_decide_gets_503_without_a_challenge),
         cmocka_unit_test(test_handlers_see_the_principal_of_their_request),
         cmocka_unit_test(test_a_session_is_unknown_to_another_principal),
+        cmocka_unit_test(test_a_connection_that_changes_its_token_is_judged_by_the_new_one),
         cmocka_unit_test(test_an_http_sse_session_is_unknown_to_another_principal),
         cmocka_unit_test(test_a_request_state_serves_only_its_principal),
         cmocka_unit_test(test_a_tool_without_its_scope_gets_403_naming_every_scope_needed),

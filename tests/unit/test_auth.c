@@ -230,18 +230,18 @@ static void test_cache_is_keyed_by_digest_bounded_and_expires(void **state)
     mcp_principal *p = principal("{\"sub\":\"a\"}");
     assert_int_equal(mcp__token_cache_put(&c, k1, p, 1000), MCP_OK);
     assert_int_equal(mcp__token_cache_put(&c, k2, p, 1000), MCP_OK);
-    assert_ptr_equal(mcp__token_cache_get(&c, k1, 10), p); /* k1 is now the most recent */
+    assert_ptr_equal(mcp__token_cache_get(&c, k1, 10, NULL), p); /* k1 is now the most recent */
     assert_int_equal(mcp__token_cache_put(&c, k3, p, 1000), MCP_OK);
     assert_int_equal(c.len, 2);
-    assert_null(mcp__token_cache_get(&c, k2, 10)); /* the least recently used went */
-    assert_ptr_equal(mcp__token_cache_get(&c, k3, 10), p);
+    assert_null(mcp__token_cache_get(&c, k2, 10, NULL)); /* the least recently used went */
+    assert_ptr_equal(mcp__token_cache_get(&c, k3, 10, NULL), p);
     /* Past its deadline an entry is gone. */
-    assert_null(mcp__token_cache_get(&c, k1, 1000));
+    assert_null(mcp__token_cache_get(&c, k1, 1000, NULL));
     assert_int_equal(c.len, 1);
     /* Putting a key again replaces it. */
     assert_int_equal(mcp__token_cache_put(&c, k3, p, 5000), MCP_OK);
     assert_int_equal(c.len, 1);
-    assert_ptr_equal(mcp__token_cache_get(&c, k3, 4999), p);
+    assert_ptr_equal(mcp__token_cache_get(&c, k3, 4999, NULL), p);
     mcp__token_cache_free(&c);
     mcp__principal_unref(p);
 }
