@@ -158,24 +158,21 @@ endif()
 
 # ---- Documentation -------------------------------------------------------
 
-# The README's server example must be the code of examples/echo_server.c,
-# which is built (examples_echo_server): so the README never shows code that
-# does not compile.
-if(EXISTS "${PROJECT_SOURCE_DIR}/README.md" AND EXISTS "${PROJECT_SOURCE_DIR}/examples/echo_server.c")
-    add_test(NAME docs_readme_example
-        COMMAND "${CMAKE_COMMAND}" "-DREADME=${PROJECT_SOURCE_DIR}/README.md"
-                "-DEXAMPLE=${PROJECT_SOURCE_DIR}/examples/echo_server.c"
-                -P "${PROJECT_SOURCE_DIR}/cmake/CheckReadmeExample.cmake")
-    set_tests_properties(docs_readme_example PROPERTIES TIMEOUT 30 LABELS docs)
-endif()
-# And its protected server, examples/protected_server.c (examples_protected_server).
-if(EXISTS "${PROJECT_SOURCE_DIR}/README.md" AND EXISTS "${PROJECT_SOURCE_DIR}/examples/protected_server.c")
-    add_test(NAME docs_readme_protected_example
-        COMMAND "${CMAKE_COMMAND}" "-DREADME=${PROJECT_SOURCE_DIR}/README.md"
-                "-DEXAMPLE=${PROJECT_SOURCE_DIR}/examples/protected_server.c"
-                -P "${PROJECT_SOURCE_DIR}/cmake/CheckReadmeExample.cmake")
-    set_tests_properties(docs_readme_protected_example PROPERTIES TIMEOUT 30 LABELS docs)
-endif()
+# The README's examples must be the code of examples/echo_server.c and
+# examples/protected_server.c, which are built (examples_echo_server,
+# examples_protected_server): so the README never shows code that does not compile.
+foreach(_pair IN ITEMS "docs_readme_example:echo_server" "docs_readme_protected_example:protected_server")
+    string(REPLACE ":" ";" _pair "${_pair}")
+    list(GET _pair 0 _test)
+    list(GET _pair 1 _example)
+    if(EXISTS "${PROJECT_SOURCE_DIR}/README.md" AND EXISTS "${PROJECT_SOURCE_DIR}/examples/${_example}.c")
+        add_test(NAME ${_test}
+            COMMAND "${CMAKE_COMMAND}" "-DREADME=${PROJECT_SOURCE_DIR}/README.md"
+                    "-DEXAMPLE=${PROJECT_SOURCE_DIR}/examples/${_example}.c"
+                    -P "${PROJECT_SOURCE_DIR}/cmake/CheckReadmeExample.cmake")
+        set_tests_properties(${_test} PROPERTIES TIMEOUT 30 LABELS docs)
+    endif()
+endforeach()
 
 # examples/embed.c runs as a test: a host loop with its own timer serves HTTP
 # and, on the same loop, its HTTP client calls a tool of that server; it exits

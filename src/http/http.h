@@ -148,8 +148,6 @@ void mcp__tls_ctx_free(struct ssl_ctx_st *ctx);
 /* The context new connections use from now on (a reference is taken); connections
  * already open keep theirs, so that nothing is dropped when certificates change. */
 void mcp__http_server_set_tls(mcp__http_server *srv, struct ssl_ctx_st *ctx);
-/* True when the server speaks HTTPS. */
-int mcp__http_server_tls(const mcp__http_server *srv);
 /* TLS handshakes in progress now, and those closed so far to make way for newer
  * ones (past opts.max_handshakes). */
 size_t mcp__http_server_handshakes(const mcp__http_server *srv, uint64_t *dropped);

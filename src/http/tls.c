@@ -110,11 +110,6 @@ void mcp__http_server_set_tls(mcp__http_server *srv, struct ssl_ctx_st *ctx)
     srv->tls = ctx;
 }
 
-int mcp__http_server_tls(const mcp__http_server *srv)
-{
-    return srv->tls != NULL;
-}
-
 size_t mcp__http_server_handshakes(const mcp__http_server *srv, uint64_t *dropped)
 {
     if (dropped != NULL)
