@@ -95,8 +95,9 @@ set_tests_properties(conformance_next_2026 PROPERTIES
     LABELS conformance)
 
 # The client mode: tests/conformance/run-client.sh runs the scenarios initialize, tools_call,
-# sse-retry and elicitation-sep1034-client-defaults against bin/mcp-conformance-client, with each
-# harness; every check a scenario is known to make must be reported, and be a SUCCESS.
+# sse-retry, elicitation-sep1034-client-defaults and the two of revision 2025-03-26's
+# authorization (in no requirement set) against bin/mcp-conformance-client, with each harness;
+# every check a scenario is known to make must be reported, and be a SUCCESS.
 foreach(_harness stable next)
     add_test(NAME conformance_client_${_harness}
         COMMAND "${MCP_BASH_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/tests/conformance/run-client.sh"
@@ -111,9 +112,10 @@ foreach(_harness stable next)
 endforeach()
 
 # The client scenarios of the prerelease harness's requirement sets, both revisions
-# (--requirements 2026-07-28 and 2025-11-25): every client scenario of the set, the unscored
-# ones too, but auth/* (libmcp has no OAuth client: those are the harness's expected
-# failures), passes with no failure and no warning. The modern set needs the client's
+# (--requirements 2026-07-28 and 2025-11-25): every client scenario of the set, authorization
+# (auth/*, the OAuth client of src/oauth/) and the unscored ones (the authorization
+# extensions: client credentials, enterprise-managed, DPoP, workload identity) too, passes
+# with no failure and no warning. The modern set needs the client's
 # revision 2026-07-28 (server/discover and its -32022 retry, _meta, Multi Round-Trip
 # Requests, the Mcp-Method, Mcp-Name and Mcp-Param headers, invalid x-mcp-header tools left
 # out); the older one pins it to 2025-11-25.

@@ -50,7 +50,8 @@ typedef enum mcp_error {
     MCP_ESTATELESS = -14, /* a stateless server cannot send the client a request */
     MCP_EHTTP = -15,      /* the server answered with an HTTP error status */
     MCP_ECONNECT = -16,   /* the server cannot be reached (refused, unresolvable, TLS) */
-    MCP_EINPUT = -17      /* 2026-07-28: the client's answer comes with the request's retry */
+    MCP_EINPUT = -17,     /* 2026-07-28: the client's answer comes with the request's retry */
+    MCP_EAUTH = -18       /* authorization failed: no token could be had (see the message) */
 } mcp_error;
 
 /* Returns a static, human-readable sentence for an mcp_error value ("Unknown error"

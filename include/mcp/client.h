@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #include <mcp/common.h>
+#include <mcp/oauth.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -442,6 +443,10 @@ typedef struct mcp_http_client_opts {
      * connection is refused for them too). 1: never (the request fails with
      * the connection's error). */
     int no_retry_safe;
+    /* An OAuth provider (see <mcp/oauth.h>) that authorizes every request: the
+     * connect holds it until the client is freed (one connection at a time per
+     * provider). With it, headers may not carry an Authorization line. */
+    mcp_oauth *oauth;
 } mcp_http_client_opts;
 
 /*

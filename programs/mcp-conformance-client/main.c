@@ -12,14 +12,16 @@
  * first); an older one pins the client to it (initialize offering it); none
  * (the 0.1 harness sets none) pins the legacy era.
  *
- * The auth scenarios need an OAuth client, which libmcp does not have: they
- * exit 2, as does any scenario not listed in usage below.
+ * The auth/... scenarios connect with an OAuth provider (auth.c) and then list
+ * the tools and call test-tool. Any scenario not listed in usage below exits 2.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <mcp/mcp.h>
+
+#include "conformance.h"
 
 #define PROG "mcp-conformance-client"
 
@@ -198,11 +200,14 @@ static const char usage[] =
     "  json-schema-ref-no-deref             list the tools\n"
     "  json-schema-2020-12-preservation     list the tools, echo the focal tool's\n"
     "                                       inputSchema through json_schema_echo\n"
+    "  auth/*                               connect with OAuth (the provider set up\n"
+    "                                       from MCP_CONFORMANCE_CONTEXT), list the\n"
+    "                                       tools, call test-tool\n"
     "MCP_CONFORMANCE_PROTOCOL_VERSION: 2026-07-28 (the client probes with\n"
     "server/discover), an older version (the client is pinned to it), or unset (the\n"
     "legacy era).\n"
     "Exit status: 0 when the scenario's steps all worked, 1 when one failed, 2 for\n"
-    "a usage error or a scenario this client does not act out (auth/*).\n";
+    "a usage error or a scenario this client does not act out.\n";
 
 static const char *const scenarios[] = {
     "initialize",
@@ -256,6 +261,11 @@ static int act(mcp_client *c, const char *s)
     }
     if (is(s, "json-schema-2020-12-preservation"))
         return echo_schema(c);
+    if (strncmp(s, "auth/", 5) == 0) {
+        json_t *tools = list_all(c, "tools/list", "tools");
+        json_decref(tools);
+        return tools == NULL || call_tool(c, "test-tool", json_object());
+    }
     return 0; /* initialize: the connect was the scenario */
 }
 
@@ -274,6 +284,7 @@ int main(int argc, char **argv)
     int known = 0;
     for (size_t i = 0; i < sizeof(scenarios) / sizeof(*scenarios); i++)
         known |= is(scenario, scenarios[i]);
+    known |= strncmp(scenario, "auth/", 5) == 0;
     if (!known) {
         fprintf(stderr, PROG ": scenario %s is not acted out by this client\n", scenario);
         return 2;
@@ -303,7 +314,20 @@ int main(int argc, char **argv)
         mcp_client_set_roots(c, roots);
         json_decref(roots);
     }
-    int rc = mcp_client_connect_http(c, url, NULL, 0);
+    mcp_http_client_opts hopts = {.size = sizeof(hopts)};
+    json_t *ctx = NULL;
+    if (strncmp(scenario, "auth/", 5) == 0) {
+        const char *text = getenv("MCP_CONFORMANCE_CONTEXT");
+        ctx = text != NULL ? json_loads(text, 0, NULL) : NULL;
+        hopts.oauth = conformance_oauth(scenario, ctx);
+        json_decref(ctx);
+        if (hopts.oauth == NULL) {
+            mcp_client_free(c);
+            return 1;
+        }
+    }
+    int rc = mcp_client_connect_http(c, url, &hopts, 0);
+    mcp_oauth_free(hopts.oauth);
     if (rc != MCP_OK) {
         mcp_rpc_error err = {0};
         mcp_client_connect_error(c, &err);

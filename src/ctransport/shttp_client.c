@@ -41,6 +41,7 @@
 #include <strings.h>
 
 #include "http/curl_loop.h"
+#include "oauth/oauth.h"
 #include "protocol/json.h"
 #include "protocol/revision.h"
 #include "sse/sse.h"
@@ -83,6 +84,7 @@ struct mcp__shttp_cfg {
     int no_retry_safe;
     mcp_reconnect_fn sched;
     void *sched_user;
+    mcp_oauth *oauth; /* held: a reference */
 };
 
 typedef struct shttp_ctr shttp_ctr;
@@ -116,6 +118,19 @@ typedef struct xfer {
     int events;       /* events (or ids) this connection brought */
     int reconnection; /* a GET made by reconnect_now, not a stream's first connection */
     int busy, dead;
+    /* What it was started with, to start it again once authorized. */
+    char *url, *last_id;
+    int with_session;
+    long timeout_ms;
+    char **extra;
+    /* Authorization: the provider's waiter (parked: waiting for a token, with no
+     * transfer running), the token generation it was sent with, and the
+     * challenge of a refusal. */
+    mcp__oauth_waiter aw;
+    int parked;
+    uint64_t auth_gen;
+    mcp__buf www_auth;
+    char *dpop_nonce;
     struct xfer *prev, *next;
 } xfer;
 
@@ -195,6 +210,7 @@ struct shttp_ctr {
     uint64_t rng;
     int modern;                   /* the client speaks 2026-07-28 (set_modern) */
     mcp__header_tools tool_heads; /* the tools' x-mcp-header annotations */
+    mcp_oauth *oauth;             /* attached to this connection, or NULL */
     mcp__map safe_tools;          /* names of the tools annotated readOnlyHint or idempotentHint */
 };
 
@@ -225,6 +241,7 @@ void mcp__shttp_cfg_free(mcp__shttp_cfg *cfg)
     free(cfg->cacert);
     free(cfg->cert);
     free(cfg->key);
+    mcp_oauth_free(cfg->oauth);
     free(cfg);
 }
 
@@ -256,9 +273,12 @@ int mcp__shttp_cfg_new(const char *url, const mcp_http_client_opts *opts, mcp__s
     if (o.initial_delay_ms < 0 || o.max_delay_ms < 0 || o.connect_timeout_ms < 0)
         return MCP_EINVAL;
     size_t n = 0;
-    while (o.headers != NULL && o.headers[n] != NULL)
-        if (!header_ok(o.headers[n++]))
+    while (o.headers != NULL && o.headers[n] != NULL) {
+        if (!header_ok(o.headers[n]) ||
+            (o.oauth != NULL && strncasecmp(o.headers[n], "Authorization:", 14) == 0))
             return MCP_EINVAL;
+        n++;
+    }
     mcp__shttp_cfg *cfg = calloc(1, sizeof(*cfg));
     if (cfg == NULL || (cfg->headers = calloc(n + 1, sizeof(char *))) == NULL) {
         free(cfg);
@@ -286,6 +306,10 @@ int mcp__shttp_cfg_new(const char *url, const mcp_http_client_opts *opts, mcp__s
         o.connect_timeout_ms > 0 ? o.connect_timeout_ms : DEFAULT_CONNECT_TIMEOUT_MS;
     cfg->sched = o.schedule_reconnect;
     cfg->sched_user = o.schedule_user;
+    if (o.oauth != NULL) {
+        mcp__oauth_ref(o.oauth);
+        cfg->oauth = o.oauth;
+    }
     *out = cfg;
     return MCP_OK;
 }
@@ -482,6 +506,12 @@ static void xfer_free(xfer *x)
     mcp__buf_free(&x->body);
     free(x->session_hdr);
     mcp__curl_body_free(&x->out);
+    mcp__oauth_unwait(t->oauth, &x->aw);
+    free(x->url);
+    free(x->last_id);
+    mcp__strv_free(x->extra);
+    mcp__buf_free(&x->www_auth);
+    free(x->dpop_nonce);
     free(x);
 }
 
@@ -498,6 +528,8 @@ static void xfer_cancel(xfer *x)
         x->t->httpsse_get = NULL;
     mcp__curl_cancel(x->req);
     x->req = NULL;
+    x->parked = 0;
+    mcp__oauth_unwait(x->t->oauth, &x->aw);
     if (x->busy == 0)
         xfer_free(x);
 }
@@ -516,21 +548,20 @@ static struct curl_slist *add_header(struct curl_slist *h, const char *line, int
  * more header lines (NULL-terminated, may be NULL). NULL on failure (nothing
  * started).
  */
-static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const char *body,
-                        size_t len, const char *last_id, int with_session, long timeout_ms,
-                        char *const *extra)
+static void xfer_authorized(mcp__oauth_waiter *w, int rc, const char *why);
+
+/* Starts (or starts again) x's transfer from what it keeps: a new easy handle with
+ * its headers, the provider's lines among them. MCP_OK, or MCP_ENOMEM (nothing
+ * started; x unchanged). */
+static int xfer_launch(xfer *x)
 {
-    xfer *x = calloc(1, sizeof(*x));
+    shttp_ctr *t = x->t;
+    enum xkind kind = x->kind;
     CURL *e = mcp__curlm_easy(t->curl);
-    if (x == NULL || e == NULL ||
-        (kind == X_POST && mcp__curl_body_set(e, &x->out, body, len) != MCP_OK)) {
-        free(x);
-        if (e != NULL)
-            curl_easy_cleanup(e);
-        return NULL;
-    }
-    x->t = t;
-    x->kind = kind;
+    if (e == NULL)
+        return MCP_ENOMEM;
+    if (kind == X_POST)
+        mcp__curl_body_bind(e, &x->out);
     int bad = 0;
     struct curl_slist *h = NULL;
     char line[600];
@@ -544,35 +575,45 @@ static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const ch
         h = add_header(h, "Accept: text/event-stream", &bad);
         h = add_header(h, "Cache-Control: no-cache", &bad);
     }
-    if (with_session && t->session_id != NULL) {
+    if (x->with_session && t->session_id != NULL) {
         snprintf(line, sizeof(line), "Mcp-Session-Id: %s", t->session_id);
         h = add_header(h, line, &bad);
     }
-    if (with_session && t->version != NULL) {
+    if (x->with_session && t->version != NULL) {
         snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", t->version);
         h = add_header(h, line, &bad);
     }
-    if (last_id != NULL) {
-        snprintf(line, sizeof(line), "Last-Event-ID: %s", last_id);
+    if (x->last_id != NULL) {
+        snprintf(line, sizeof(line), "Last-Event-ID: %s", x->last_id);
         h = add_header(h, line, &bad);
     }
-    for (char *const *eh = extra; eh != NULL && *eh != NULL; eh++)
+    for (char **eh = x->extra; eh != NULL && *eh != NULL; eh++)
         h = add_header(h, *eh, &bad);
     for (char **uh = t->cfg->headers; *uh != NULL; uh++)
         h = add_header(h, *uh, &bad);
+    if (t->oauth != NULL) {
+        static const char *const methods[] = {"POST", "GET", "DELETE", "GET"};
+        char *auth[2];
+        if (mcp__oauth_headers(t->oauth, methods[kind], x->url, auth, &x->auth_gen) != MCP_OK)
+            bad = 1;
+        for (int i = 0; i < 2; i++)
+            if (auth[i] != NULL) {
+                h = add_header(h, auth[i], &bad);
+                memset(auth[i], 0, strlen(auth[i]));
+                free(auth[i]);
+            }
+    }
     h = add_header(h, "Expect:", &bad); /* no 100-continue round trip for large bodies */
     if (bad) {
         curl_slist_free_all(h);
         curl_easy_cleanup(e);
-        mcp__curl_body_free(&x->out);
-        free(x);
-        return NULL;
+        return MCP_ENOMEM;
     }
-    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_URL, x->url);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)t->cfg->connect_timeout);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    if (timeout_ms > 0)
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
+    if (x->timeout_ms > 0)
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, x->timeout_ms);
     if (t->cfg->cacert != NULL)
         curl_easy_setopt(e, CURLOPT_CAINFO, t->cfg->cacert);
     if (t->cfg->cert != NULL)
@@ -582,12 +623,54 @@ static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const ch
     if (kind == X_DELETE) {
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
     }
-    if (mcp__curlm_start(t->curl, e, h, &xfer_cbs, x, &x->req) != MCP_OK) {
+    return mcp__curlm_start(t->curl, e, h, &xfer_cbs, x, &x->req);
+}
+
+/*
+ * Starts a transfer of kind to url. body (len bytes) is POSTed when not NULL.
+ * last_id: the Last-Event-ID to send. with_session: the session's headers. extra:
+ * more header lines (NULL-terminated, may be NULL). NULL on failure (nothing
+ * started). With a provider that has a token on its way, the transfer waits for
+ * it (parked) before it starts.
+ */
+static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const char *body,
+                        size_t len, const char *last_id, int with_session, long timeout_ms,
+                        char *const *extra)
+{
+    xfer *x = calloc(1, sizeof(*x));
+    int err = 0;
+    if (x == NULL)
+        return NULL;
+    x->t = t;
+    x->kind = kind;
+    x->with_session = with_session;
+    x->timeout_ms = timeout_ms;
+    x->aw.done = xfer_authorized;
+    x->url = mcp__strdup(url);
+    x->last_id = last_id != NULL ? mcp__strdup(last_id) : NULL;
+    x->extra = extra != NULL ? mcp__strv_copy((const char *const *)extra, &err) : NULL;
+    if (kind == X_POST && (x->out.data = malloc(len > 0 ? len : 1)) != NULL) {
+        memcpy(x->out.data, body, len);
+        x->out.len = len;
+    }
+    if (x->url == NULL || (last_id != NULL && x->last_id == NULL) || err ||
+        (kind == X_POST && x->out.data == NULL)) {
         mcp__curl_body_free(&x->out);
+        free(x->url);
+        free(x->last_id);
+        mcp__strv_free(x->extra);
         free(x);
         return NULL;
     }
     MCP__LIST_PUSH(t->xfers, x);
+    if (t->oauth != NULL && mcp__oauth_wait_before(t->oauth, &x->aw)) {
+        x->parked = 1;
+        return x;
+    }
+    if (xfer_launch(x) != MCP_OK) {
+        xfer_free(x);
+        return NULL;
+    }
     return x;
 }
 
@@ -801,18 +884,53 @@ static int visible_ascii(const char *s, size_t len)
     return 1;
 }
 
+/* A WWW-Authenticate or DPoP-Nonce header of a refusal, kept for the provider (values
+ * up to 8 KiB in all): 1 when it was one of those. */
+static int t_oauth_header(xfer *x, const char *name, size_t nlen, const char *v, size_t vlen)
+{
+    if (x->t->oauth == NULL || (x->status != 401 && x->status != 403))
+        return 0;
+    if (nlen == 16 && strncasecmp(name, "www-authenticate", 16) == 0) {
+        if (x->www_auth.len + vlen + 2 < 8192 &&
+            (x->www_auth.len == 0 || mcp__buf_append(&x->www_auth, ", ", 2) == MCP_OK) &&
+            mcp__buf_append(&x->www_auth, v, vlen) == MCP_OK &&
+            mcp__buf_reserve(&x->www_auth, 1) == MCP_OK)
+            x->www_auth.data[x->www_auth.len] = '\0';
+        return 1;
+    }
+    if (nlen == 10 && strncasecmp(name, "dpop-nonce", 10) == 0 && vlen < 1024) {
+        free(x->dpop_nonce);
+        if ((x->dpop_nonce = malloc(vlen + 1)) != NULL) {
+            memcpy(x->dpop_nonce, v, vlen);
+            x->dpop_nonce[vlen] = '\0';
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* Forgets what a response's head said (a new response begins). */
+static void head_reset(xfer *x)
+{
+    x->status = 0;
+    x->ctype = CT_NONE;
+    free(x->session_hdr);
+    x->session_hdr = NULL;
+    x->session_bad = 0;
+    x->head_done = 0;
+    mcp__buf_reset(&x->www_auth);
+    free(x->dpop_nonce);
+    x->dpop_nonce = NULL;
+}
+
 static int xfer_header(void *user, const char *line, size_t len)
 {
     xfer *x = user;
     if (len >= 5 && memcmp(line, "HTTP/", 5) == 0) {
         /* A new response (after an interim one): start over. */
         const char *sp = memchr(line, ' ', len);
+        head_reset(x);
         x->status = sp != NULL ? strtol(sp + 1, NULL, 10) : 0;
-        x->ctype = CT_NONE;
-        free(x->session_hdr);
-        x->session_hdr = NULL;
-        x->session_bad = 0;
-        x->head_done = 0;
         return 0;
     }
     const char *colon = memchr(line, ':', len);
@@ -838,6 +956,8 @@ static int xfer_header(void *user, const char *line, size_t len)
             x->ctype = CT_SSE;
         else
             x->ctype = CT_OTHER;
+    } else if (t_oauth_header(x, line, nlen, v, vlen)) {
+        /* kept for the provider */
     } else if (nlen == 14 && strncasecmp(line, "mcp-session-id", 14) == 0 && vlen > 0 &&
                vlen < 512) {
         free(x->session_hdr);
@@ -1799,13 +1919,126 @@ static void get_done(xfer *x, CURLcode rc, long status)
     st_broke(st, x); /* ended, cleanly or not, or a 5xx: counts if it brought nothing */
 }
 
+static void xfer_end(xfer *x, CURLcode rc, long status);
+
+/* Detaches x and frees it (a cancel meanwhile only marked it): its stream lives on
+ * (a reconnection) or is finished. */
+static void xfer_retire(xfer *x)
+{
+    shttp_ctr *t = x->t;
+    cstream *st = x->st;
+    if (st != NULL && st->x == x)
+        st->x = NULL;
+    if (t->httpsse_get == x)
+        t->httpsse_get = NULL;
+    xfer_free(x);
+    if (st != NULL)
+        st_free_if_idle(st);
+    maybe_closed(t);
+}
+
+/* Forgets the response of a transfer that is made again. */
+static void xfer_reset(xfer *x)
+{
+    head_reset(x);
+    mcp__buf_reset(&x->body);
+    x->body_over = 0;
+    if (x->sse_inited) {
+        mcp__sse_parser_free(&x->sse);
+        x->sse_inited = 0;
+    }
+    x->events = 0;
+}
+
+/* x could not be authorized: its request (or stream) fails with MCP_EAUTH and why,
+ * and x ends. */
+static void xfer_auth_failed(xfer *x, const char *why)
+{
+    shttp_ctr *t = x->t;
+    cstream *st = x->st;
+    long status = x->status;
+    x->busy++;
+    if (!t->closing && !x->dead) {
+        if (x->kind == X_POST && x->is_renewal)
+            renewal_failed(t, MCP_EAUTH, status, why);
+        else if (x->kind == X_POST && x->has_id && (st == NULL || !st->done))
+            fail_request(t, x->id, MCP_EAUTH, status, "authorization: %s", why);
+        else if (x->kind == X_POST)
+            mcp__warn("authorization of a message to the server failed: %s", why);
+        else if (x->kind == X_HTTPSSE_GET && t->httpsse_get == x)
+            lose(t, MCP_EAUTH, why);
+        else if (x->kind == X_GET && st != NULL && st->standalone) {
+            mcp__warn("authorization of the standalone stream failed: %s", why);
+            t->standalone_off = 1;
+            became_ready(t);
+            st_finish(st);
+        } else if (x->kind == X_GET && st != NULL && !st->done)
+            fail_request(t, st->id, MCP_EAUTH, status, "authorization: %s", why);
+    }
+    x->busy--;
+    xfer_retire(x);
+}
+
+/* The provider is done with x's wait: start it (again), or fail it. */
+static void xfer_authorized(mcp__oauth_waiter *w, int rc, const char *why)
+{
+    xfer *x = (xfer *)((char *)w - offsetof(xfer, aw));
+    x->parked = 0;
+    if (x->dead || x->t->closing) {
+        if (x->busy == 0)
+            xfer_free(x);
+        return;
+    }
+    if (rc == MCP_OK) {
+        xfer_reset(x);
+        if (xfer_launch(x) == MCP_OK)
+            return;
+        why = "out of memory sending the request again";
+    }
+    xfer_auth_failed(x, why != NULL ? why : "no token");
+}
+
+/* x met a 401 or 403: 1 when the provider took it (it waits, or was sent again). */
+static int xfer_refused(xfer *x, long status)
+{
+    shttp_ctr *t = x->t;
+    mcp__oauth_refusal r = {status, x->www_auth.len > 0 ? x->www_auth.data : NULL, x->dpop_nonce,
+                            x->auth_gen};
+    char *why = NULL;
+    switch (mcp__oauth_refused(t->oauth, &r, &x->aw, &why)) {
+    case MCP__OAUTH_RETRY:
+        xfer_reset(x);
+        if (xfer_launch(x) == MCP_OK)
+            return 1;
+        xfer_auth_failed(x, "out of memory sending the request again");
+        return 1;
+    case MCP__OAUTH_WAIT:
+        x->parked = 1;
+        return 1;
+    case MCP__OAUTH_FAIL:
+        xfer_auth_failed(x, why);
+        free(why);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static void xfer_done(void *user, CURLcode rc, long status)
 {
     xfer *x = user;
-    shttp_ctr *t = x->t;
     x->req = NULL;
+    if (x->t->oauth != NULL && !x->t->closing && !x->dead && rc == CURLE_OK &&
+        (status == 401 || status == 403) && x->kind != X_DELETE && xfer_refused(x, status))
+        return;
+    xfer_end(x, rc, status);
+}
+
+/* x ended (and no provider took it): what it brought is handled, and it is freed. */
+static void xfer_end(xfer *x, CURLcode rc, long status)
+{
+    shttp_ctr *t = x->t;
     x->busy++;
-    cstream *st = x->st;
     if (x->is_notified && (rc != CURLE_OK || status < 200 || status >= 300))
         became_ready(t); /* no standalone stream will open */
     if (!t->closing) {
@@ -1836,17 +2069,7 @@ static void xfer_done(void *user, CURLcode rc, long status)
         }
     }
     x->busy--;
-    /* Detach and free (a cancel meanwhile only marked it): the stream lives on
-     * (a reconnection) or is finished. */
-    st = x->st;
-    if (st != NULL && st->x == x)
-        st->x = NULL;
-    if (t->httpsse_get == x)
-        t->httpsse_get = NULL;
-    xfer_free(x);
-    if (st != NULL)
-        st_free_if_idle(st);
-    maybe_closed(t);
+    xfer_retire(x);
 }
 
 /* ---- Closing ---- */
@@ -1920,6 +2143,10 @@ static void shttp_close(mcp__ctr *base)
         next = x->next;
         xfer_cancel(x);
     }
+    if (t->oauth != NULL) {
+        mcp__oauth_detach(t->oauth);
+        t->oauth = NULL; /* the DELETE goes with the token it has: see below */
+    }
     for (cstream *st = t->streams; st != NULL; st = st->next)
         if (st->timer_init)
             uv_timer_stop(&st->timer);
@@ -1954,7 +2181,9 @@ int mcp__shttp_ctr_new(uv_loop_t *loop, mcp__shttp_cfg *cfg, size_t max_message,
         mcp__shttp_cfg_free(cfg);
         return MCP_ENOMEM;
     }
-    int rc = mcp__curlm_new(loop, &t->curl);
+    int rc = cfg->oauth != NULL ? mcp__oauth_attach(cfg->oauth, loop, cfg->url) : MCP_OK;
+    if (rc == MCP_OK && (rc = mcp__curlm_new(loop, &t->curl)) != MCP_OK)
+        mcp__oauth_detach(cfg->oauth);
     if (rc != MCP_OK) {
         mcp__shttp_cfg_free(cfg);
         free(t);
@@ -1970,6 +2199,7 @@ int mcp__shttp_ctr_new(uv_loop_t *loop, mcp__shttp_cfg *cfg, size_t max_message,
     t->base.loop = loop;
     t->cfg = cfg;
     t->max_message = max_message;
+    t->oauth = cfg->oauth;
     if (mcp__random_bytes(&t->rng, sizeof(t->rng)) != MCP_OK || t->rng == 0)
         t->rng = 0x9e3779b97f4a7c15ull ^ mcp__now_ms();
     *out = &t->base;

@@ -436,14 +436,20 @@ int mcp__curl_body_set(CURL *easy, mcp__curl_body *b, const char *data, size_t l
     free(b->data);
     b->data = copy;
     b->len = len;
+    mcp__curl_body_bind(easy, b);
+    return MCP_OK;
+}
+
+void mcp__curl_body_bind(CURL *easy, mcp__curl_body *b)
+{
     b->pos = 0;
+    size_t len = b->len;
     curl_easy_setopt(easy, CURLOPT_POST, 1L);
     curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     curl_easy_setopt(easy, CURLOPT_READFUNCTION, body_read);
     curl_easy_setopt(easy, CURLOPT_READDATA, b);
     curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, body_seek);
     curl_easy_setopt(easy, CURLOPT_SEEKDATA, b);
-    return MCP_OK;
 }
 
 void mcp__curl_body_free(mcp__curl_body *b)

@@ -49,6 +49,8 @@ typedef struct mcp__curl_body {
 /* Copies data (len bytes) into b and sets easy to POST it from b, which must live
  * until the transfer ends. MCP_OK or MCP_ENOMEM (easy untouched). */
 int mcp__curl_body_set(CURL *easy, mcp__curl_body *b, const char *data, size_t len);
+/* Sets easy to POST what b holds already, from its start (a transfer made again). */
+void mcp__curl_body_bind(CURL *easy, mcp__curl_body *b);
 void mcp__curl_body_free(mcp__curl_body *b);
 
 /* Makes the driver on loop. MCP_OK, MCP_ENOMEM or MCP_EIO (curl refused). */

@@ -57,6 +57,8 @@ const char *mcp_strerror(int err)
     case MCP_EINPUT:
         return "The client answers with the request's retry: return, and the handler runs "
                "again with the answer";
+    case MCP_EAUTH:
+        return "Authorization failed: no access token could be had for the server";
     default:
         return "Unknown error";
     }

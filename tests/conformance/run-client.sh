@@ -15,9 +15,8 @@
 #                          conformance-next)
 #   MCP_CONFORMANCE_REQUIREMENTS  a revision (2026-07-28, 2025-11-25): run the client scenarios
 #                          of its frozen requirement set (the prerelease harness's
-#                          --requirements), every one but auth/* (expected failures: libmcp has
-#                          no OAuth client), the unscored ones too; each must pass with no
-#                          failure and no warning
+#                          --requirements), every one, authorization (auth/*) and the
+#                          unscored ones too; each must pass with no failure and no warning
 #   MCP_CONFORMANCE_KEEP   if set to 1, keep the results directory even when everything passed
 #
 # The harness needs Node 22, from the npm package "node" pinned next to it. A missing
@@ -55,26 +54,15 @@ cleanup() {
 trap cleanup EXIT
 trap 'keep=1; exit 1' INT TERM
 
-# ---- A requirement set: every client scenario of a revision but authorization ------------------
+# ---- A requirement set: every client scenario of a revision, authorization included -------------
 
 if [ -n "$requirements" ]; then
     reqfile="$harness_pkg/requirements/$requirements.yaml"
     [ -f "$reqfile" ] || die "$reqfile does not exist (MCP_CONFORMANCE_REQUIREMENTS=$requirements)"
-    # The harness runs the whole set at once. The auth/* scenarios need an OAuth client, which
-    # libmcp does not have: they are its expected failures (each must fail), and every other
-    # scenario, the unscored ones too, must pass without a warning.
-    "$node22" - "$reqfile" "$interop" "$tmp/expected-failures.yaml" <<'EOF' || die "cannot read $reqfile"
-const fs = require('node:fs');
-const [reqfile, interop, out] = process.argv.slice(2);
-const yaml = require(require.resolve('yaml', { paths: [interop] }));
-const req = yaml.parse(fs.readFileSync(reqfile, 'utf8'));
-const auth = (req.client ?? []).filter((s) => s.startsWith('auth/'));
-fs.writeFileSync(out, yaml.stringify({ client: auth }));
-EOF
-    echo "conformance-client: requirements $requirements (harness $harness_name), auth/* excluded"
+    # The harness runs the whole set at once, auth/* included: nothing is excused.
+    echo "conformance-client: requirements $requirements (harness $harness_name), every scenario"
     (cd "$interop" && timeout 300 "$node22" "$harness" client --command "$client_bin" \
-        --requirements "$requirements" --timeout 30000 \
-        --expected-failures "$tmp/expected-failures.yaml" -o "$tmp/results" \
+        --requirements "$requirements" --timeout 30000 -o "$tmp/results" \
         >"$tmp/harness.log" 2>&1 </dev/null)
     rc=$?
     "$node22" - "$reqfile" "$interop" "$tmp/results" <<'EOF'
@@ -86,14 +74,20 @@ const req = yaml.parse(fs.readFileSync(reqfile, 'utf8'));
 const wanted = [
     ...(req.client ?? []),
     ...(req.not_scored ?? []).filter((e) => e.leg === 'client').map((e) => e.scenario),
-].filter((s) => !s.startsWith('auth/'));
+];
 let bad = 0;
 const found = new Map();
-for (const d of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
-    const s = d.replace(/-\d{4}-\d\d-\d\dT.*$/, '');
-    const file = path.join(dir, d, 'checks.json');
-    if (fs.existsSync(file)) found.set(s, file);
-}
+// auth/x scenarios write to auth/x-<time>/, the others to x-<time>/.
+const scan = (sub) => {
+    const at = path.join(dir, sub);
+    for (const d of fs.existsSync(at) ? fs.readdirSync(at) : []) {
+        const file = path.join(at, d, 'checks.json');
+        const s = (sub ? sub + '/' : '') + d.replace(/-\d{4}-\d\d-\d\dT.*$/, '');
+        if (fs.existsSync(file)) found.set(s, file);
+        else if (!sub && fs.statSync(path.join(at, d)).isDirectory()) scan(d);
+    }
+};
+scan('');
 for (const s of wanted) {
     const file = found.get(s);
     if (!file) {
@@ -120,9 +114,9 @@ EOF
     if [ "$rc" -ne 0 ] || [ "$verdict" -ne 0 ]; then
         keep=1
         sed 's/\x1b\[[0-9;]*m//g' "$tmp/harness.log" | grep -v '^ *$' | tail -n 60 >&2
-        die "requirements $requirements: harness exit $rc (0 when only auth/* failed), verdict $verdict"
+        die "requirements $requirements: harness exit $rc, verdict $verdict"
     fi
-    echo "conformance-client: requirements $requirements: every scenario but auth/* passed, no warning"
+    echo "conformance-client: requirements $requirements: every scenario passed, no warning"
     exit 0
 fi
 
@@ -134,6 +128,14 @@ scenarios=(
     "elicitation-sep1034-client-defaults client-elicitation-sep1034-string-default
      client-elicitation-sep1034-integer-default client-elicitation-sep1034-number-default
      client-elicitation-sep1034-enum-default client-elicitation-sep1034-boolean-default"
+    # Revision 2025-03-26's authorization, in no requirement set: no Protected Resource
+    # Metadata; the server's origin is the authorization server, with metadata, or none
+    # (the default endpoints).
+    "auth/2025-03-26-oauth-metadata-backcompat authorization-server-metadata client-registration
+     authorization-request token-request pkce-code-challenge-sent pkce-s256-method-used
+     pkce-verifier-matches-challenge"
+    "auth/2025-03-26-oauth-endpoint-fallback client-registration authorization-request
+     token-request"
 )
 
 failed=0
