@@ -40,6 +40,7 @@
 #ifndef MCP_OAUTH_H
 #define MCP_OAUTH_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include <mcp/base.h>
@@ -64,7 +65,12 @@ typedef enum mcp_oauth_grant {
      * (idp_id_token) is exchanged there (RFC 8693) for an identity assertion
      * grant (urn:ietf:params:oauth:token-type:id-jag) naming the MCP server's
      * authorization server, which then grants a token for it (jwt-bearer). */
-    MCP_OAUTH_ENTERPRISE = 3
+    MCP_OAUTH_ENTERPRISE = 3,
+    /* The device authorization grant (RFC 8628), for a host with no browser:
+     * on_device_code shows the user a code to enter at a URL on any device, and
+     * the client polls until the user has approved (or refused, or the code
+     * expired). */
+    MCP_OAUTH_DEVICE = 4
 } mcp_oauth_grant;
 
 /*
@@ -75,6 +81,16 @@ typedef enum mcp_oauth_grant {
  * do not block there.
  */
 typedef void (*mcp_oauth_redirect_fn)(mcp_oauth *o, const char *url, void *user);
+
+/*
+ * The device grant's step for the user: open verification_uri on any device
+ * and enter user_code (verification_uri_complete, when not NULL, carries the
+ * code already). Loop thread; do not block. The strings are the authorization
+ * server's, checked: an http(s) URL, and a code of printable characters.
+ */
+typedef void (*mcp_oauth_device_fn)(mcp_oauth *o, const char *verification_uri,
+                                    const char *user_code, const char *verification_uri_complete,
+                                    void *user);
 
 /*
  * A JWT bearer assertion for MCP_OAUTH_JWT_BEARER, when assertion is NULL (a
@@ -96,12 +112,22 @@ typedef struct mcp_token_store {
     int (*load)(void *user, const char *key, char **json);
     int (*save)(void *user, const char *key, const char *json);
     int (*erase)(void *user, const char *key);
+    /* The keys held, a malloc'd NULL-terminated array of malloc'd strings (free
+     * each, then the array); may be NULL (a store that cannot list). */
+    int (*keys)(void *user, char ***keys);
     void *user;
 } mcp_token_store;
 
 /*
  * Options of a provider. NULL or zeroed gives the defaults; size as in
  * mcp_http_client_opts. Strings are copied.
+ *
+ * With a store, what was kept for the server is used: its client registration,
+ * tokens (refreshed when they expire) and DPoP key. A provider that cannot sign
+ * a user in (the authorization code grant without on_redirect: a program run
+ * from a script) takes the grant the store recorded when that grant needs no
+ * user: client credentials with the secret kept. So one interactive login (or
+ * `mcp login`) serves every later run.
  */
 typedef struct mcp_oauth_opts {
     size_t size;
@@ -114,6 +140,17 @@ typedef struct mcp_oauth_opts {
     const char *redirect_uri;
     mcp_oauth_redirect_fn on_redirect;
     void *redirect_user;
+    /* 1: the library listens for the redirect itself, on 127.0.0.1 (RFC 8252
+     * §7.3) at loopback_port (0: any free port), path /callback, for the time of
+     * the browser step, and redirect_uri is that listener's URL (a redirect_uri
+     * given is then an error). on_redirect only has to open the browser. A
+     * request to the listener whose state is not the one awaited is refused
+     * (400) and the wait goes on. */
+    int loopback_redirect;
+    int loopback_port;
+    /* MCP_OAUTH_DEVICE: the user's step. */
+    mcp_oauth_device_fn on_device_code;
+    void *device_user;
     /* A pre-registered client: no registration is made. client_secret may be
      * NULL (a public client). token_endpoint_auth_method: "client_secret_basic",
      * "client_secret_post", "private_key_jwt" or "none"; NULL: the first the
@@ -192,7 +229,20 @@ MCP_EXTERN int mcp_oauth_complete(mcp_oauth *o, const char *callback_url);
  * MCP_ENOMEM.
  */
 MCP_EXTERN int mcp_token_store_files(const char *dir, mcp_token_store **out);
+/* Frees a store made by mcp_token_store_files (NULL is ignored). */
 MCP_EXTERN void mcp_token_store_free(mcp_token_store *s);
+
+/*
+ * What s keeps for server_url, without a secret: a new object with "server",
+ * "issuer", "client_id", "grant", "scope", "token_type", "expires_at" (Unix
+ * seconds, 0: unknown), "access_token" and "refresh_token" as true or false
+ * (held or not), "dpop" (true when tokens are bound to a key). MCP_OK and *out;
+ * MCP_ENOENT when nothing is kept; MCP_EINVAL; MCP_ENOMEM; what load returned.
+ */
+MCP_EXTERN int mcp_token_store_describe(const mcp_token_store *s, const char *server_url,
+                                        json_t **out);
+/* Forgets what s keeps for server_url: MCP_OK, MCP_ENOENT, or erase's error. */
+MCP_EXTERN int mcp_token_store_forget(const mcp_token_store *s, const char *server_url);
 
 #ifdef __cplusplus
 }

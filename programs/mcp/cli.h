@@ -8,6 +8,8 @@
  *   status.c  progress bar, server log lines and error messages on stderr
  *   connect.c the server (a command or a URL): connecting, failures, exit statuses
  *   subscribe.c  `mcp subscribe`: a subscription's notifications until interrupted
+ *   login.c   `mcp login`, `mcp logout`, `mcp auth status`, and the OAuth provider of
+ *             every URL command
  *
  * The program uses the public libmcp API only.
  */
@@ -27,7 +29,8 @@ enum {
     CLI_EXIT_USAGE = 2,       /* bad command line */
     CLI_EXIT_CONNECT = 3,     /* could not connect, timed out, or the connection failed */
     CLI_EXIT_UNREACHABLE = 4, /* MCP_ECONNECT: refused, unresolvable, TLS failure */
-    CLI_EXIT_HTTP = 5         /* MCP_EHTTP: the server answered with an HTTP error status */
+    CLI_EXIT_HTTP = 5,        /* MCP_EHTTP: the server answered with an HTTP error status */
+    CLI_EXIT_AUTH = 6         /* MCP_EAUTH: no token could be had (log in) */
 };
 
 /* ---- args.c ---- */
@@ -154,6 +157,17 @@ int cli_exit_status(int rc);
  * else names the server, with the HTTP status for MCP_EHTTP.
  */
 int cli_report_failure(const char *what, int rc, mcp_rpc_error *err);
+
+/* ---- login.c ---- */
+
+/* mcp login|logout|auth ...: argv[0] is the command word. Returns the exit status. */
+int cli_auth_main(int argc, char **argv);
+/*
+ * The OAuth provider of a URL server: the stored tokens (mcp login's), renewed when
+ * they expire, never a sign-in of its own; NULL when the user gives an Authorization
+ * header, or there is no store. *store is to be freed after the provider.
+ */
+mcp_oauth *cli_oauth_for(const cli_server *server, mcp_token_store **store);
 
 /* ---- subscribe.c ---- */
 

@@ -109,6 +109,9 @@ static void connection_reason(char *why, size_t size, int rc, const mcp_rpc_erro
         snprintf(why, size, "HTTP %d%s%s", err->code, sep, msg);
     else if (rc == MCP_EHTTP)
         snprintf(why, size, "HTTP error status%s%s", sep, msg);
+    else if (rc == MCP_EAUTH)
+        snprintf(why, size, "authorization failed%s%.*s (to sign in: mcp login URL)", sep,
+                 (int)(size > 64 ? size - 64 : 0), msg);
     else if (rc == MCP_ECONNECT)
         snprintf(why, size, "the server cannot be reached%s%s", sep, msg);
     else if (rc == MCP_EIO && msg[0] != '\0')
@@ -129,6 +132,8 @@ int cli_exit_status(int rc)
         return CLI_EXIT_UNREACHABLE;
     case MCP_EHTTP:
         return CLI_EXIT_HTTP;
+    case MCP_EAUTH:
+        return CLI_EXIT_AUTH;
     default:
         return CLI_EXIT_CONNECT;
     }
@@ -207,12 +212,31 @@ static void report_connect_failure(const mcp_client *c, const cli_server *server
     mcp_rpc_error_clear(&err);
 }
 
+/* The token store of the connection: the provider reads and writes it until the client
+ * is freed, so it is freed at exit, after main has freed the client. */
+static mcp_token_store *kept_store;
+
+static void free_kept_store(void)
+{
+    mcp_token_store_free(kept_store);
+}
+
+static void cli_keep_store(mcp_token_store *store)
+{
+    if (store == NULL)
+        return;
+    kept_store = store;
+    atexit(free_kept_store);
+}
+
 int cli_connect(mcp_client *c, const cli_server *server, int timeout_ms)
 {
     int rc;
     if (server->url == NULL) {
         rc = mcp_client_connect_stdio(c, server->argv, timeout_ms);
     } else {
+        mcp_token_store *store = NULL;
+        mcp_oauth *oauth = cli_oauth_for(server, &store);
         mcp_http_client_opts opts = {
             .size = sizeof opts,
             .headers = server->headers,
@@ -223,12 +247,18 @@ int cli_connect(mcp_client *c, const cli_server *server, int timeout_ms)
             .no_retry_safe = server->no_retry_safe,
             .connect_timeout_ms =
                 timeout_ms < HTTP_CONNECT_TIMEOUT_MS ? timeout_ms : HTTP_CONNECT_TIMEOUT_MS,
+            .oauth = oauth,
         };
         rc = mcp_client_connect_http(c, server->url, &opts, timeout_ms);
+        /* The client holds the provider, and the provider the store, as long as they
+         * are needed: both are released with the client. */
+        mcp_oauth_free(oauth);
+        cli_keep_store(store);
     }
     if (rc == MCP_OK)
         return CLI_EXIT_OK;
     report_connect_failure(c, server, rc, timeout_ms);
     /* A server that refuses initialize failed the connect: that is 3, not 1. */
-    return rc == MCP_ECONNECT || rc == MCP_EHTTP ? cli_exit_status(rc) : CLI_EXIT_CONNECT;
+    return rc == MCP_ECONNECT || rc == MCP_EHTTP || rc == MCP_EAUTH ? cli_exit_status(rc)
+                                                                    : CLI_EXIT_CONNECT;
 }

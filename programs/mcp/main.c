@@ -64,6 +64,7 @@ static void usage(FILE *f)
     fputs("Usage: mcp [OPTIONS] URL COMMAND...\n"
           "       mcp [OPTIONS] -- CMD [ARGS...] COMMAND...\n"
           "       mcp [OPTIONS] -- CMD [ARGS...] -- COMMAND...\n"
+          "       mcp login [OPTIONS] URL | mcp logout URL | mcp auth status [URL]\n"
           "\n"
           "Talks to one MCP server, runs one COMMAND and prints the result.\n"
           "\n"
@@ -159,6 +160,8 @@ static void usage(FILE *f)
           "     verify, say)\n"
           "  5  a URL server answered with an HTTP error status (printed with its\n"
           "     message: \"HTTP 403 from POST: ...\")\n"
+          "  6  a URL server needs authorization and no token could be had (run\n"
+          "     `mcp login URL` first; see `mcp login --help`)\n"
           "\n"
           "Examples:\n"
           "  mcp -- npx -y @modelcontextprotocol/server-everything tools call echo message=hi\n"
@@ -797,6 +800,9 @@ done:
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && (strcmp(argv[1], "login") == 0 || strcmp(argv[1], "logout") == 0 ||
+                      strcmp(argv[1], "auth") == 0))
+        return cli_auth_main(argc - 1, argv + 1);
     cli o = {.timeout_ms = DEFAULT_TIMEOUT_MS, .log_level = -1, .set_level = -1};
     int code = parse_args(&o, argc, argv);
     if (code < 0) {

@@ -20,6 +20,7 @@
 
 static void step(mcp_oauth *o);
 static void token_request(mcp_oauth *o);
+static enum ostep after_identity(const mcp_oauth *o);
 
 static const char *jstr(const json_t *obj, const char *key)
 {
@@ -87,8 +88,8 @@ static char *as_error(const mcp__ohttp *h, const char *what, const char *url)
 }
 
 /* Starts an exchange whose end runs done. */
-static int exchange(mcp_oauth *o, const char *url, const char *form, struct curl_slist *hdrs,
-                    void (*done)(mcp__ohttp *h))
+static int exchange_as(mcp_oauth *o, const char *url, const char *body, const char *ctype,
+                       struct curl_slist *hdrs, void (*done)(mcp__ohttp *h))
 {
     mcp__ohttp_free(o->http);
     o->http = calloc(1, sizeof(*o->http));
@@ -98,12 +99,18 @@ static int exchange(mcp_oauth *o, const char *url, const char *form, struct curl
     }
     o->http->o = o;
     o->http->done = done;
-    int rc = mcp__ohttp_start(o, o->http, url, form, hdrs);
+    int rc = mcp__ohttp_start(o, o->http, url, body, ctype, hdrs);
     if (rc != MCP_OK) {
         free(o->http);
         o->http = NULL;
     }
     return rc;
+}
+
+static int exchange(mcp_oauth *o, const char *url, const char *form, struct curl_slist *hdrs,
+                    void (*done)(mcp__ohttp *h))
+{
+    return exchange_as(o, url, form, NULL, hdrs, done);
 }
 
 /* Moves on to step next. */
@@ -384,15 +391,89 @@ static void register_done(mcp__ohttp *h)
     mcp__oauth_set(&o->client_secret, jstr(r, "client_secret"));
     mcp__oauth_set(&o->client_auth, jstr(r, "token_endpoint_auth_method"));
     mcp__oauth_set(&o->client_issuer, o->issuer);
+    mcp__oauth_set(&o->client_redirect, o->redirect_uri);
     json_decref(r);
     mcp__oauth_save(o);
-    o->step = o->grant == MCP_OAUTH_AUTHORIZATION_CODE ? OS_BROWSER : OS_TOKEN;
-    step(o);
+    go(o, after_identity(o));
+}
+
+/* The step after the client's identity is known. */
+static enum ostep after_identity(const mcp_oauth *o)
+{
+    switch (o->grant) {
+    case MCP_OAUTH_AUTHORIZATION_CODE:
+        return OS_BROWSER;
+    case MCP_OAUTH_DEVICE:
+        return OS_DEVICE;
+    case MCP_OAUTH_ENTERPRISE:
+        return OS_IDP_EXCHANGE;
+    default:
+        return OS_TOKEN;
+    }
+}
+
+/* The loopback listener, when the library is to take the redirect itself: on the
+ * port the client was registered with when that is free, else on any (and a
+ * registration made for another port is not reused). */
+static int loopback(mcp_oauth *o)
+{
+    if (!o->loopback || o->grant != MCP_OAUTH_AUTHORIZATION_CODE || o->lb != NULL)
+        return MCP_OK;
+    int port = o->loopback_port;
+    const char *prev = o->client_redirect;
+    const char *p = prev != NULL ? strstr(prev, "://127.0.0.1:") : NULL;
+    if (port == 0 && p != NULL && mcp__loopback_start(o, atoi(p + 13), &o->lb) == MCP_OK)
+        port = -1;
+    if (port != -1 && mcp__loopback_start(o, port, &o->lb) != MCP_OK)
+        return MCP_EIO;
+    char *uri = mcp__asprintf("http://127.0.0.1:%d/callback", mcp__loopback_port(o->lb));
+    if (uri == NULL)
+        return MCP_ENOMEM;
+    free(o->redirect_uri);
+    o->redirect_uri = uri;
+    if (prev != NULL && strcmp(prev, uri) != 0 && o->cfg_client_id == NULL)
+        mcp__oauth_forget(o, 1);
+    return MCP_OK;
+}
+
+/* Dynamic client registration (RFC 7591): a public client when the server allows it. */
+static void register_client(mcp_oauth *o)
+{
+    int device = o->grant == MCP_OAUTH_DEVICE;
+    json_t *md =
+        json_pack("{s:s, s:[s,s], s:s, s:s}", "client_name", o->client_name, "grant_types",
+                  device ? "urn:ietf:params:oauth:grant-type:device_code" : "authorization_code",
+                  "refresh_token", "token_endpoint_auth_method", "none", "application_type",
+                  device || is_loopback_uri(o->redirect_uri) ? "native" : "web");
+    if (md != NULL) {
+        json_object_set_new(md, "redirect_uris",
+                            o->redirect_uri != NULL ? json_pack("[s]", o->redirect_uri)
+                                                    : json_array());
+        json_object_set_new(md, "response_types", device ? json_array() : json_pack("[s]", "code"));
+    }
+    if (md != NULL && !as_supports(o, "token_endpoint_auth_methods_supported", "none") &&
+        json_object_get(o->as_meta, "token_endpoint_auth_methods_supported") != NULL)
+        json_object_set_new(md, "token_endpoint_auth_method",
+                            json_string(as_supports(o, "token_endpoint_auth_methods_supported",
+                                                    "client_secret_basic")
+                                            ? "client_secret_basic"
+                                            : "client_secret_post"));
+    char *body = md != NULL ? json_dumps(md, JSON_COMPACT) : NULL;
+    json_decref(md);
+    if (body == NULL ||
+        exchange_as(o, jstr(o->as_meta, "registration_endpoint"), body,
+                    "Content-Type: application/json", NULL, register_done) != MCP_OK)
+        fail(o, "out of memory");
+    free(body);
 }
 
 static void identity(mcp_oauth *o)
 {
     int code = o->grant == MCP_OAUTH_AUTHORIZATION_CODE;
+    if (loopback(o) != MCP_OK) {
+        fail(o, "cannot listen on 127.0.0.1 for the browser's redirect");
+        return;
+    }
     if (o->cfg_client_id != NULL) {
         mcp__oauth_set(&o->client_id, o->cfg_client_id);
         mcp__oauth_set(&o->client_secret, o->cfg_client_secret);
@@ -408,38 +489,10 @@ static void identity(mcp_oauth *o)
         mcp__oauth_set(&o->client_auth, "none");
         mcp__oauth_set(&o->client_issuer, o->issuer);
     } else if (jstr(o->as_meta, "registration_endpoint") != NULL) {
-        if (code && o->redirect_uri == NULL) {
+        if (code && o->redirect_uri == NULL)
             fail(o, "no redirect_uri to register: the authorization code grant needs one");
-            return;
-        }
-        json_t *md =
-            json_pack("{s:s, s:[s], s:[s,s], s:[s], s:s, s:s}", "client_name", o->client_name,
-                      "redirect_uris", o->redirect_uri != NULL ? o->redirect_uri : "",
-                      "grant_types", "authorization_code", "refresh_token", "response_types",
-                      "code", "token_endpoint_auth_method", "none", "application_type",
-                      is_loopback_uri(o->redirect_uri) ? "native" : "web");
-        /* A public client when the server allows it; else one with a secret. */
-        if (md != NULL && !as_supports(o, "token_endpoint_auth_methods_supported", "none") &&
-            json_object_get(o->as_meta, "token_endpoint_auth_methods_supported") != NULL)
-            json_object_set_new(md, "token_endpoint_auth_method",
-                                json_string(as_supports(o, "token_endpoint_auth_methods_supported",
-                                                        "client_secret_basic")
-                                                ? "client_secret_basic"
-                                                : "client_secret_post"));
-        char *body = md != NULL ? json_dumps(md, JSON_COMPACT) : NULL;
-        json_decref(md);
-        struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
-        int rc = MCP_ENOMEM;
-        if (body != NULL && hdrs != NULL) {
-            /* A JSON POST: the exchange's form slot carries the body, and the later
-             * Content-Type header line wins. */
-            rc = exchange(o, jstr(o->as_meta, "registration_endpoint"), body, hdrs, register_done);
-            hdrs = NULL;
-        }
-        curl_slist_free_all(hdrs);
-        free(body);
-        if (rc != MCP_OK)
-            fail(o, "out of memory");
+        else
+            register_client(o);
         return;
     } else {
         fail(o,
@@ -448,11 +501,24 @@ static void identity(mcp_oauth *o)
              o->issuer);
         return;
     }
-    o->step = code ? OS_BROWSER : o->grant == MCP_OAUTH_ENTERPRISE ? OS_IDP_EXCHANGE : OS_TOKEN;
-    step(o);
+    go(o, after_identity(o));
 }
 
 /* ---- The scope to ask for ---- */
+
+/* 1 when the space-separated list holds scope. */
+static int has_scope(const char *list, const char *scope)
+{
+    size_t n = strlen(scope);
+    for (const char *p = list; p != NULL && *p != '\0';) {
+        p += strspn(p, " ");
+        size_t m = strcspn(p, " ");
+        if (m == n && strncmp(p, scope, n) == 0)
+            return 1;
+        p += m;
+    }
+    return 0;
+}
 
 static char *chosen_scope(mcp_oauth *o)
 {
@@ -478,11 +544,9 @@ static char *chosen_scope(mcp_oauth *o)
     /* A refresh token, when the authorization server offers one that way. */
     if (o->grant == MCP_OAUTH_AUTHORIZATION_CODE &&
         as_supports(o, "scopes_supported", "offline_access")) {
-        char *padded = mcp__asprintf(" %s ", b.data != NULL ? b.data : "");
-        int has = padded != NULL && strstr(padded, " offline_access ") != NULL;
-        free(padded);
-        if (!has && ((b.len > 0 && mcp__buf_append(&b, " ", 1) != MCP_OK) ||
-                     mcp__buf_appends(&b, "offline_access") != MCP_OK)) {
+        if (!has_scope(b.data, "offline_access") &&
+            ((b.len > 0 && mcp__buf_append(&b, " ", 1) != MCP_OK) ||
+             mcp__buf_appends(&b, "offline_access") != MCP_OK)) {
             mcp__buf_free(&b);
             return NULL;
         }
@@ -507,8 +571,25 @@ static const char *resource_param(const mcp_oauth *o)
 static void timer_fired(uv_timer_t *t)
 {
     mcp_oauth *o = t->data;
-    if (o->step == OS_BROWSER && o->flow != OF_NONE)
+    if (o->flow == OF_NONE)
+        return;
+    if (o->step == OS_BROWSER)
         fail(o, "the browser step did not come back within %d s", o->redirect_timeout_ms / 1000);
+    else if (o->step == OS_DEVICE_POLL)
+        token_request(o);
+}
+
+/* The flow's timer fires in ms: the browser step's deadline, or the device grant's
+ * next poll. */
+static void arm(mcp_oauth *o, uint64_t ms)
+{
+    if (!o->timer_init) {
+        uv_timer_init(o->loop, &o->timer);
+        o->timer.data = o;
+        o->timer_init = 1;
+        mcp__oauth_ref(o); /* the timer's, until it is closed */
+    }
+    uv_timer_start(&o->timer, timer_fired, ms, 0);
 }
 
 static void browser(mcp_oauth *o)
@@ -536,16 +617,20 @@ static void browser(mcp_oauth *o)
     char *scope = chosen_scope(o);
     mcp__buf q = {0};
     const char *res = resource_param(o);
-    int bad = challenge == NULL || scope == NULL || o->state == NULL ||
-              mcp__form_add(&q, "response_type", "code") != MCP_OK ||
-              mcp__form_add(&q, "client_id", o->client_id) != MCP_OK ||
-              mcp__form_add(&q, "redirect_uri", o->redirect_uri) != MCP_OK ||
-              mcp__form_add(&q, "state", o->state) != MCP_OK ||
-              mcp__form_add(&q, "code_challenge", challenge) != MCP_OK ||
-              mcp__form_add(&q, "code_challenge_method", "S256") != MCP_OK ||
-              (scope[0] != '\0' && mcp__form_add(&q, "scope", scope) != MCP_OK) ||
-              (res != NULL && mcp__form_add(&q, "resource", res) != MCP_OK) ||
-              mcp__buf_append(&q, "", 1) != MCP_OK;
+    int bad =
+        challenge == NULL || scope == NULL || o->state == NULL ||
+        mcp__form_add(&q, "response_type", "code") != MCP_OK ||
+        mcp__form_add(&q, "client_id", o->client_id) != MCP_OK ||
+        mcp__form_add(&q, "redirect_uri", o->redirect_uri) != MCP_OK ||
+        mcp__form_add(&q, "state", o->state) != MCP_OK ||
+        mcp__form_add(&q, "code_challenge", challenge) != MCP_OK ||
+        mcp__form_add(&q, "code_challenge_method", "S256") != MCP_OK ||
+        (scope[0] != '\0' && mcp__form_add(&q, "scope", scope) != MCP_OK) ||
+        /* A refresh token is granted only with the user's consent (OpenID
+         * Connect Core §11): ask for it when offline_access is asked. */
+        (has_scope(scope, "offline_access") && mcp__form_add(&q, "prompt", "consent") != MCP_OK) ||
+        (res != NULL && mcp__form_add(&q, "resource", res) != MCP_OK) ||
+        mcp__buf_append(&q, "", 1) != MCP_OK;
     free(o->want_scope);
     o->want_scope = scope; /* what the token will be for, when the response says nothing */
     free(challenge);
@@ -558,13 +643,7 @@ static void browser(mcp_oauth *o)
     }
     free(o->browser_url);
     o->browser_url = url;
-    if (!o->timer_init) {
-        uv_timer_init(o->loop, &o->timer);
-        o->timer.data = o;
-        o->timer_init = 1;
-        mcp__oauth_ref(o); /* the timer's, until it is closed */
-    }
-    uv_timer_start(&o->timer, timer_fired, (uint64_t)o->redirect_timeout_ms, 0);
+    arm(o, (uint64_t)o->redirect_timeout_ms);
     o->on_redirect(o, url, o->redirect_user);
 }
 
@@ -626,6 +705,125 @@ void mcp__oauth_flow_callback(mcp_oauth *o, const char *url)
     free(iss);
     free(err);
     free(desc);
+}
+
+/* ---- The device authorization grant (RFC 8628) ---- */
+
+/* Bounds on what a device authorization response may say. */
+#define DEVICE_CODE_MAX 4096
+#define USER_CODE_MAX 64
+#define DEVICE_INTERVAL_MAX_S 60
+
+static int printable(const char *s, size_t max)
+{
+    size_t n = 0;
+    for (; s[n] != '\0'; n++)
+        if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] >= 0x7f || n >= max)
+            return 0;
+    return n > 0;
+}
+
+static int http_url(const char *s)
+{
+    return s != NULL && printable(s, 2048) &&
+           (strncmp(s, "https://", 8) == 0 || strncmp(s, "http://", 7) == 0);
+}
+
+static void device_done(mcp__ohttp *h)
+{
+    mcp_oauth *o = h->o;
+    took(h);
+    const char *ep = jstr(o->as_meta, "device_authorization_endpoint");
+    json_t *j = h->status >= 200 && h->status < 300 ? mcp__ohttp_json(h) : NULL;
+    if (j == NULL) {
+        char *msg = as_error(h, "the device authorization request", ep);
+        mcp__ohttp_free(h);
+        fail_msg(o, msg);
+        return;
+    }
+    mcp__ohttp_free(h);
+    const char *dc = jstr(j, "device_code"), *uc = jstr(j, "user_code");
+    const char *vu = jstr(j, "verification_uri"), *vc = jstr(j, "verification_uri_complete");
+    const json_t *exp = json_object_get(j, "expires_in"), *iv = json_object_get(j, "interval");
+    if (dc == NULL || !printable(dc, DEVICE_CODE_MAX) || uc == NULL ||
+        !printable(uc, USER_CODE_MAX) || !http_url(vu) || (vc != NULL && !http_url(vc)) ||
+        !json_is_integer(exp) || json_integer_value(exp) <= 0 ||
+        (iv != NULL && (!json_is_integer(iv) || json_integer_value(iv) < 0))) {
+        json_decref(j);
+        fail(o,
+             "the device authorization response at %s is not one (device_code, user_code, "
+             "an http(s) verification_uri and a positive expires_in are needed)",
+             ep);
+        return;
+    }
+    json_int_t secs = json_integer_value(exp);
+    json_int_t every = iv != NULL ? json_integer_value(iv) : 5;
+    if (every < 1)
+        every = 1;
+    if (every > DEVICE_INTERVAL_MAX_S)
+        every = DEVICE_INTERVAL_MAX_S;
+    uint64_t wait = secs * 1000 < o->redirect_timeout_ms ? (uint64_t)secs * 1000
+                                                         : (uint64_t)o->redirect_timeout_ms;
+    mcp__oauth_set(&o->device_code, dc);
+    o->device_interval_ms = (int)every * 1000;
+    o->device_deadline = mcp__now_ms() + wait;
+    o->step = OS_DEVICE_POLL;
+    arm(o, (uint64_t)o->device_interval_ms);
+    o->on_device_code(o, vu, uc, vc, o->device_user);
+    json_decref(j);
+}
+
+static int client_auth(mcp_oauth *o, const char *client_id, const char *secret, const char *method,
+                       mcp__buf *form, struct curl_slist **hdrs);
+static const char *auth_method(mcp_oauth *o);
+static const char *resource_param(const mcp_oauth *o);
+static void post_form(mcp_oauth *o, const char *url, mcp__buf *form, struct curl_slist *hdrs,
+                      int bad, void (*done)(mcp__ohttp *h));
+
+static void device_start(mcp_oauth *o)
+{
+    const char *ep = jstr(o->as_meta, "device_authorization_endpoint");
+    if (ep == NULL) {
+        fail(o,
+             "the authorization server %s has no device_authorization_endpoint: it does "
+             "not offer the device grant",
+             o->issuer);
+        return;
+    }
+    mcp__buf form = {0};
+    struct curl_slist *hdrs = NULL;
+    char *scope = chosen_scope(o);
+    const char *res = resource_param(o);
+    int bad =
+        scope == NULL || (scope[0] != '\0' && mcp__form_add(&form, "scope", scope) != MCP_OK) ||
+        (res != NULL && mcp__form_add(&form, "resource", res) != MCP_OK) ||
+        client_auth(o, o->client_id, o->client_secret, auth_method(o), &form, &hdrs) != MCP_OK ||
+        mcp__buf_append(&form, "", 1) != MCP_OK;
+    free(o->want_scope);
+    o->want_scope = scope;
+    post_form(o, ep, &form, hdrs, bad, device_done);
+}
+
+/* A poll's answer says to wait (RFC 8628 §3.5): 1 when the next poll is armed or the
+ * flow failed, 0 when the answer is something else. */
+static int device_wait(mcp_oauth *o, const char *err)
+{
+    if (o->step != OS_DEVICE_POLL || err == NULL)
+        return 0;
+    int slow = strcmp(err, "slow_down") == 0;
+    if (!slow && strcmp(err, "authorization_pending") != 0)
+        return 0;
+    if (slow && o->device_interval_ms < DEVICE_INTERVAL_MAX_S * 1000)
+        o->device_interval_ms += 5000;
+    if (mcp__now_ms() + (uint64_t)o->device_interval_ms > o->device_deadline) {
+        fail(o,
+             "the sign-in on the other device was not approved in time (the device code "
+             "expired, or the wait limit of %d s was reached%s)",
+             o->redirect_timeout_ms / 1000, slow ? "; the server kept saying slow_down" : "");
+        return 1;
+    }
+    arm(o, (uint64_t)o->device_interval_ms);
+    return 1;
 }
 
 /* ---- The token endpoint ---- */
@@ -743,6 +941,10 @@ static void token_request(mcp_oauth *o)
     if (o->step == OS_REFRESH) {
         bad = mcp__form_add(&form, "grant_type", "refresh_token") != MCP_OK ||
               mcp__form_add(&form, "refresh_token", o->refresh_token) != MCP_OK;
+    } else if (o->step == OS_DEVICE_POLL) {
+        bad = mcp__form_add(&form, "grant_type", "urn:ietf:params:oauth:grant-type:device_code") !=
+                  MCP_OK ||
+              mcp__form_add(&form, "device_code", o->device_code) != MCP_OK;
     } else if (o->grant == MCP_OAUTH_AUTHORIZATION_CODE) {
         bad = mcp__form_add(&form, "grant_type", "authorization_code") != MCP_OK ||
               mcp__form_add(&form, "code", o->browser_url) != MCP_OK ||
@@ -811,6 +1013,11 @@ static void token_done(mcp__ohttp *h)
         return;
     }
     o->nonce_retried = 0;
+    if (h->status == 400 && device_wait(o, err)) {
+        json_decref(j);
+        mcp__ohttp_free(h);
+        return;
+    }
     if (h->status < 200 || h->status >= 300 || j == NULL) {
         int refresh = o->step == OS_REFRESH;
         char *msg = as_error(h, refresh ? "the token refresh" : "the token request", ep);
@@ -916,11 +1123,15 @@ static void step(mcp_oauth *o)
     case OS_BROWSER:
         browser(o);
         break;
+    case OS_DEVICE:
+        device_start(o);
+        break;
     case OS_IDP_EXCHANGE:
         idp_exchange(o);
         break;
     case OS_TOKEN:
     case OS_REFRESH:
+    case OS_DEVICE_POLL:
         token_request(o);
         break;
     }
@@ -954,6 +1165,8 @@ void mcp__oauth_flow_cancel(mcp_oauth *o)
     free(o->browser_url);
     free(o->idp_jag);
     o->verifier = o->state = o->browser_url = o->idp_jag = NULL;
+    mcp__loopback_stop(o->lb);
+    o->lb = NULL;
     if (o->timer_init) {
         o->timer_init = 0;
         uv_close((uv_handle_t *)&o->timer, timer_closed);

@@ -94,7 +94,7 @@ static void on_done(void *user, CURLcode rc, long status)
 static const mcp__curl_cbs cbs = {on_header, on_data, on_done};
 
 int mcp__ohttp_start(mcp_oauth *o, mcp__ohttp *h, const char *url, const char *form,
-                     struct curl_slist *hdrs)
+                     const char *ctype, struct curl_slist *hdrs)
 {
     CURL *e = mcp__curlm_easy(o->curl);
     if (e == NULL) {
@@ -113,7 +113,7 @@ int mcp__ohttp_start(mcp_oauth *o, mcp__ohttp *h, const char *url, const char *f
     ADD("Accept: application/json");
     ADD("Expect:");
     if (form != NULL) {
-        ADD("Content-Type: application/x-www-form-urlencoded");
+        ADD(ctype != NULL ? ctype : "Content-Type: application/x-www-form-urlencoded");
         if (mcp__curl_body_set(e, &h->out, form, strlen(form)) != MCP_OK)
             bad = 1;
     }

@@ -27,10 +27,11 @@ int mcp__oauth_set(char **slot, const char *v)
 
 static void free_state(mcp_oauth *o)
 {
-    char **strs[] = {&o->issuer,        &o->resource,      &o->client_id,    &o->client_secret,
-                     &o->client_auth,   &o->client_issuer, &o->access_token, &o->token_type,
-                     &o->refresh_token, &o->scope,         &o->as_nonce,     &o->rs_nonce,
-                     &o->want_scope,    &o->ch_scope,      &o->ch_rm};
+    char **strs[] = {
+        &o->client_redirect, &o->device_code, &o->issuer,        &o->resource,     &o->client_id,
+        &o->client_secret,   &o->client_auth, &o->client_issuer, &o->access_token, &o->token_type,
+        &o->refresh_token,   &o->scope,       &o->as_nonce,      &o->rs_nonce,     &o->want_scope,
+        &o->ch_scope,        &o->ch_rm};
     for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++) {
         free(*strs[i]);
         *strs[i] = NULL;
@@ -48,7 +49,7 @@ static void oauth_destroy(mcp_oauth *o)
         o->cfg_auth_method, o->signing_alg,   o->client_metadata_url, o->cfg_scope,
         o->cfg_resource,    o->issuer_alias,  o->assertion,           o->idp_token_endpoint,
         o->idp_id_token,    o->idp_client_id, o->idp_client_secret,   o->cacert,
-        o->server_url,      o->server_origin, o->server_path,         o->pending_callback};
+        o->server_url,      o->server_origin, o->server_path,         o->cfg_redirect_uri};
     for (size_t i = 0; i < sizeof(opts) / sizeof(*opts); i++)
         free(opts[i]);
     mcp__jkey_free(o->client_key);
@@ -81,7 +82,7 @@ int mcp_oauth_new(const mcp_oauth_opts *opts_in, mcp_oauth **out)
     mcp_oauth_opts opts;
     if (mcp__opts_copy(&opts, sizeof(opts), opts_in, sizeof(opts)) != MCP_OK)
         return MCP_EINVAL;
-    if ((int)opts.grant < MCP_OAUTH_AUTHORIZATION_CODE || opts.grant > MCP_OAUTH_ENTERPRISE ||
+    if ((int)opts.grant < MCP_OAUTH_AUTHORIZATION_CODE || opts.grant > MCP_OAUTH_DEVICE ||
         opts.max_step_ups < 0 || opts.max_reauthorizations < 0 || opts.http_timeout_ms < 0 ||
         opts.redirect_timeout_ms < 0)
         return MCP_EINVAL;
@@ -94,6 +95,11 @@ int mcp_oauth_new(const mcp_oauth_opts *opts_in, mcp_oauth **out)
         return MCP_EINVAL;
     if (opts.client_secret != NULL && opts.client_id == NULL)
         return MCP_EINVAL;
+    if (opts.grant == MCP_OAUTH_DEVICE && opts.on_device_code == NULL)
+        return MCP_EINVAL;
+    if (opts.loopback_redirect &&
+        (opts.redirect_uri != NULL || opts.loopback_port < 0 || opts.loopback_port > 65535))
+        return MCP_EINVAL;
     mcp_oauth *o = calloc(1, sizeof(*o));
     if (o == NULL)
         return MCP_ENOMEM;
@@ -104,6 +110,10 @@ int mcp_oauth_new(const mcp_oauth_opts *opts_in, mcp_oauth **out)
     o->redirect_user = opts.redirect_user;
     o->on_assertion = opts.on_assertion;
     o->assertion_user = opts.assertion_user;
+    o->on_device_code = opts.on_device_code;
+    o->device_user = opts.device_user;
+    o->loopback = opts.loopback_redirect != 0;
+    o->loopback_port = opts.loopback_port;
     o->omit_resource = opts.omit_resource != 0;
     o->dpop = opts.dpop != 0;
     o->max_step_ups = opts.max_step_ups > 0 ? opts.max_step_ups : 2;
@@ -119,6 +129,7 @@ int mcp_oauth_new(const mcp_oauth_opts *opts_in, mcp_oauth **out)
         const char *v;
     } s[] = {{&o->client_name, opts.client_name != NULL ? opts.client_name : "libmcp"},
              {&o->redirect_uri, opts.redirect_uri},
+             {&o->cfg_redirect_uri, opts.redirect_uri},
              {&o->cfg_client_id, opts.client_id},
              {&o->cfg_client_secret, opts.client_secret},
              {&o->cfg_auth_method, opts.token_endpoint_auth_method},
@@ -157,6 +168,9 @@ void mcp_oauth_free(mcp_oauth *o)
 
 /* ---- The store ---- */
 
+static const char *const grant_names[] = {"authorization_code", "client_credentials", "jwt_bearer",
+                                          "enterprise", "device"};
+
 static json_t *str_or_null(const char *s)
 {
     return s != NULL ? json_string(s) : json_null();
@@ -171,14 +185,16 @@ void mcp__oauth_save(mcp_oauth *o)
     if (doc == NULL || json_object_set_new(doc, "version", json_integer(1)) != 0 ||
         json_object_set_new(doc, "server", json_string(o->server_url)) != 0 ||
         json_object_set_new(doc, "issuer", str_or_null(o->issuer)) != 0 ||
+        json_object_set_new(doc, "grant", json_string(grant_names[o->grant])) != 0 ||
         json_object_set_new(doc, "resource", str_or_null(o->resource)) != 0 ||
         json_object_set(doc, "authorization_server",
                         o->as_meta != NULL ? o->as_meta : json_null()) != 0 ||
         json_object_set_new(
             doc, "client",
-            json_pack("{s:o, s:o, s:o, s:o}", "client_id", str_or_null(o->client_id),
+            json_pack("{s:o, s:o, s:o, s:o, s:o}", "client_id", str_or_null(o->client_id),
                       "client_secret", str_or_null(o->client_secret), "auth_method",
-                      str_or_null(o->client_auth), "issuer", str_or_null(o->client_issuer))) != 0 ||
+                      str_or_null(o->client_auth), "issuer", str_or_null(o->client_issuer),
+                      "redirect_uri", str_or_null(o->client_redirect))) != 0 ||
         json_object_set_new(doc, "tokens",
                             json_pack("{s:o, s:o, s:o, s:o, s:I}", "access_token",
                                       str_or_null(o->access_token), "token_type",
@@ -238,6 +254,7 @@ static void load(mcp_oauth *o)
               mcp__oauth_set(&o->client_secret, jstr(cl, "client_secret")) != MCP_OK ||
               mcp__oauth_set(&o->client_auth, jstr(cl, "auth_method")) != MCP_OK ||
               mcp__oauth_set(&o->client_issuer, jstr(cl, "issuer")) != MCP_OK ||
+              mcp__oauth_set(&o->client_redirect, jstr(cl, "redirect_uri")) != MCP_OK ||
               mcp__oauth_set(&o->access_token, jstr(tk, "access_token")) != MCP_OK ||
               mcp__oauth_set(&o->token_type, jstr(tk, "token_type")) != MCP_OK ||
               mcp__oauth_set(&o->refresh_token, jstr(tk, "refresh_token")) != MCP_OK ||
@@ -245,10 +262,22 @@ static void load(mcp_oauth *o)
     o->expires_at = (uint64_t)json_integer_value(json_object_get(tk, "expires_at"));
     if (json_is_object(as))
         o->as_meta = json_incref((json_t *)as);
+    /* Tokens bound to a key need that key, whatever the options said. */
     const char *pem = jstr(doc, "dpop_key");
-    if (o->dpop && pem != NULL && o->dpop_key == NULL &&
+    int bound = o->token_type != NULL && strcmp(o->token_type, "DPoP") == 0;
+    if ((o->dpop || bound) && pem != NULL && o->dpop_key == NULL &&
         mcp__jkey_from_pem(pem, "ES256", &o->dpop_key) != MCP_OK)
         o->dpop_key = NULL; /* a new one is made */
+    if (o->dpop_key != NULL)
+        o->dpop = 1;
+    /* A provider that cannot sign a user in takes a grant that needs none. */
+    const char *grant = jstr(doc, "grant");
+    if (o->grant == MCP_OAUTH_AUTHORIZATION_CODE && o->on_redirect == NULL &&
+        o->cfg_client_id == NULL && grant != NULL && strcmp(grant, "client_credentials") == 0 &&
+        o->client_id != NULL && o->client_secret != NULL &&
+        mcp__oauth_set(&o->cfg_client_id, o->client_id) == MCP_OK &&
+        mcp__oauth_set(&o->cfg_client_secret, o->client_secret) == MCP_OK)
+        o->grant = MCP_OAUTH_CLIENT_CREDENTIALS;
     json_decref(doc);
     if (bad)
         mcp__oauth_forget(o, 1);
@@ -267,6 +296,7 @@ void mcp__oauth_forget(mcp_oauth *o, int forget_client)
         mcp__oauth_set(&o->client_secret, NULL);
         mcp__oauth_set(&o->client_auth, NULL);
         mcp__oauth_set(&o->client_issuer, NULL);
+        mcp__oauth_set(&o->client_redirect, NULL);
     }
 }
 
@@ -466,6 +496,11 @@ static void batch_run(mcp__mail *m)
 void mcp__oauth_flow_end(mcp_oauth *o, int rc, const char *why)
 {
     o->flow = OF_NONE;
+    mcp__loopback_stop(o->lb);
+    o->lb = NULL;
+    mcp__oauth_set(&o->device_code, NULL);
+    if (o->timer_init)
+        uv_timer_stop(&o->timer);
     if (rc == MCP_OK)
         o->generation++;
     else

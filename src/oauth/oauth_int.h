@@ -13,6 +13,7 @@
 #include "oauth/oauth.h"
 
 typedef struct mcp__ohttp mcp__ohttp;
+typedef struct mcp__loopback mcp__loopback;
 struct mcp__ohttp {
     mcp_oauth *o;
     mcp__curl_req *req;
@@ -26,11 +27,11 @@ struct mcp__ohttp {
     void *user;
 };
 
-/* Starts h (zeroed but for done and user) as a GET of url, or a form POST when form
- * is set; hdrs (owned) are more request headers. MCP_OK, or an error (hdrs freed,
- * done never runs). */
+/* Starts h (zeroed but for done and user) as a GET of url, or a POST of form when it
+ * is set (ctype: its Content-Type line; NULL: a form); hdrs (owned) are more request
+ * headers. MCP_OK, or an error (hdrs freed, done never runs). */
 int mcp__ohttp_start(mcp_oauth *o, mcp__ohttp *h, const char *url, const char *form,
-                     struct curl_slist *hdrs);
+                     const char *ctype, struct curl_slist *hdrs);
 /* Cancels h if running and frees it. NULL is ignored. */
 void mcp__ohttp_free(mcp__ohttp *h);
 /* The body as a JSON object, or NULL. */
@@ -41,7 +42,17 @@ char *mcp__ohttp_why(const mcp__ohttp *h, const char *what, const char *url);
 enum oflow { OF_NONE, OF_REFRESH, OF_AUTHORIZE };
 
 /* Discovery's and the grant's steps. */
-enum ostep { OS_PRM, OS_ASM, OS_REGISTER, OS_BROWSER, OS_IDP_EXCHANGE, OS_TOKEN, OS_REFRESH };
+enum ostep {
+    OS_PRM,
+    OS_ASM,
+    OS_REGISTER,
+    OS_BROWSER,
+    OS_DEVICE,      /* the device authorization request */
+    OS_DEVICE_POLL, /* polling the token endpoint while the user approves */
+    OS_IDP_EXCHANGE,
+    OS_TOKEN,
+    OS_REFRESH
+};
 
 #define OAUTH_MAX_CANDIDATES 6
 
@@ -59,6 +70,10 @@ struct mcp_oauth {
     void *redirect_user;
     mcp_oauth_assertion_fn on_assertion;
     void *assertion_user;
+    mcp_oauth_device_fn on_device_code;
+    void *device_user;
+    int loopback, loopback_port;
+    char *cfg_redirect_uri;
     mcp_token_store store;
     int has_store;
     mcp__jkey *client_key; /* private_key_jwt */
@@ -78,6 +93,7 @@ struct mcp_oauth {
     char *resource;  /* the PRM's resource, or NULL */
     json_t *prm_scopes;
     char *client_id, *client_secret, *client_auth, *client_issuer;
+    char *client_redirect; /* the redirect_uri the client was registered with */
     char *access_token, *token_type, *refresh_token, *scope;
     uint64_t expires_at; /* wall clock ms; 0: unknown */
     uint64_t generation; /* a new token each time */
@@ -101,7 +117,10 @@ struct mcp_oauth {
     int refresh_failed; /* this flow's refresh was refused */
     uv_timer_t timer;   /* the browser step's deadline */
     int timer_init;
-    char *pending_callback; /* mcp_oauth_complete's URL, posted to the loop */
+    mcp__loopback *lb; /* the loopback listener of the browser step */
+    char *device_code;
+    uint64_t device_deadline; /* monotonic ms */
+    int device_interval_ms;
 };
 
 /* ---- oauth.c, for flow.c ---- */
@@ -117,6 +136,13 @@ int mcp__oauth_take_tokens(mcp_oauth *o, const json_t *resp, const char *asked_s
 /* A DPoP proof for method and url, with ath for token when not NULL, and nonce. */
 char *mcp__oauth_dpop_proof(mcp_oauth *o, const char *method, const char *url, const char *token,
                             const char *nonce);
+
+/* ---- loopback.c ---- */
+/* Listens on 127.0.0.1:port (0: any) for the browser's redirect: MCP_OK or MCP_EIO. */
+int mcp__loopback_start(mcp_oauth *o, int port, mcp__loopback **out);
+int mcp__loopback_port(const mcp__loopback *lb);
+/* Closes the listener and its connections (freed from the loop). NULL is ignored. */
+void mcp__loopback_stop(mcp__loopback *lb);
 
 /* ---- flow.c ---- */
 /* Starts the flow o->flow (the waiters are queued). */
