@@ -56,6 +56,9 @@ void connect_help(FILE *out)
             "retry), and a server that forgot the session (a restart: HTTP 404) gets a new\n"
             "one, with the client's initialize, and the requests in flight sent again.\n"
             "A request that cannot be answered gets a JSON-RPC error saying why.\n"
+            "A server that needs OAuth is reached with the tokens `mcp login URL` kept\n"
+            "(under $XDG_STATE_HOME/mcp/oauth), renewed when they expire; without them,\n"
+            "or with --header 'Authorization: ...', no token is fetched.\n"
             "\n"
             "      --connect URL     the server's MCP endpoint (http:// or https://)\n"
             "      --header 'NAME: VALUE'  send this header with every request\n"
@@ -286,9 +289,21 @@ int connect_main(int argc, char **argv)
         return EXIT_USAGE;
     }
     o.gw.log = log_line;
+    /* The tokens mcp login kept, unless the user gives an Authorization header. */
+    mcp_token_store *store = NULL;
+    int own_auth = 0;
+    for (const char *const *h = o.http.headers; h != NULL && *h != NULL; h++)
+        own_auth |= strncasecmp(*h, "Authorization:", 14) == 0;
+    if (!own_auth && mcp_token_store_files(NULL, &store) == MCP_OK) {
+        mcp_oauth_opts oo = {.size = sizeof(oo), .store = store, .cacert = o.http.cacert};
+        if (mcp_oauth_new(&oo, &o.http.oauth) != MCP_OK)
+            o.http.oauth = NULL;
+    }
 
     struct run r = {.drain_ms = o.drain_ms};
     if (uv_loop_init(&r.loop) != 0) {
+        mcp_oauth_free(o.http.oauth);
+        mcp_token_store_free(store);
         free(o.headers);
         return EXIT_FAILURE;
     }
@@ -308,6 +323,8 @@ int connect_main(int argc, char **argv)
     uv_run(&r.loop, UV_RUN_DEFAULT);
     if (uv_loop_close(&r.loop) != 0)
         fprintf(stderr, "%s: handles were left on the loop\n", NAME);
+    mcp_oauth_free(o.http.oauth);
+    mcp_token_store_free(store);
     free(o.headers);
     return r.status == MCP_OK ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -128,6 +128,7 @@ typedef struct cli_server {
     const char *key;
     bool http_sse;        /* --http-sse */
     bool no_retry_safe;   /* --no-retry-safe */
+    bool login;           /* --login: sign in when needed */
     const char *protocol; /* --protocol, or NULL: auto */
 } cli_server;
 

@@ -56,7 +56,8 @@ static void login_usage(FILE *f)
           "  --issuer-alias URL     accept this spelling of the issuer too\n"
           "  --dpop                 sender-constrained tokens (DPoP)\n"
           "  --port N               listen for the browser's answer on this port\n"
-          "  --no-browser           only print the authorization URL\n"
+          "  --no-browser           only print the authorization URL (so does a\n"
+          "                         non-empty $MCP_NO_BROWSER)\n"
           "  --cacert FILE          trust these CAs (PEM) for the server and the\n"
           "                         authorization server\n"
           "  --timeout MS           how long to wait for the user (default 300000)\n"
@@ -93,7 +94,8 @@ static void on_redirect(mcp_oauth *o, const char *url, void *user)
     bool browser = *(bool *)user;
     fprintf(stderr, "To sign in, open this URL in a browser:\n\n  %s\n\n", url);
     fflush(stderr);
-    if (browser)
+    const char *no = getenv("MCP_NO_BROWSER");
+    if (browser && (no == NULL || no[0] == '\0'))
         open_browser_app(url);
 }
 
@@ -128,7 +130,14 @@ mcp_oauth *cli_oauth_for(const cli_server *server, mcp_token_store **store)
             return NULL; /* the user's own credentials */
     if (mcp_token_store_files(NULL, store) != MCP_OK)
         return NULL;
+    static bool browser = true;
     mcp_oauth_opts opts = {.size = sizeof opts, .store = *store, .cacert = server->cacert};
+    if (server->login) {
+        opts.loopback_redirect = 1;
+        opts.on_redirect = on_redirect;
+        opts.redirect_user = &browser;
+        opts.client_name = "mcp (libmcp)";
+    }
     mcp_oauth *o = NULL;
     if (mcp_oauth_new(&opts, &o) != MCP_OK) {
         mcp_token_store_free(*store);

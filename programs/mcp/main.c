@@ -142,6 +142,12 @@ static void usage(FILE *f)
           "                      tools list, resources read, prompts get, and tools\n"
           "                      call of a tool annotated readOnlyHint or\n"
           "                      idempotentHint\n"
+          "  --login             when the server needs a sign-in (OAuth) that the stored\n"
+          "                      tokens cannot give (none kept, or a tool that needs\n"
+          "                      more scope), print the authorization URL, open it in\n"
+          "                      a browser and wait for the answer on 127.0.0.1, as\n"
+          "                      `mcp login` does; without it mcp never asks and exits\n"
+          "                      with 6\n"
           "\n"
           "Progress of tools call and the server's log messages go to stderr, over\n"
           "HTTP as over stdio.\n"
@@ -416,6 +422,9 @@ static int parse_args(cli *o, int argc, char **argv)
             http_option = arg;
         } else if (strcmp(arg, "--no-retry-safe") == 0) {
             o->server.no_retry_safe = true;
+            http_option = arg;
+        } else if (strcmp(arg, "--login") == 0) {
+            o->server.login = true;
             http_option = arg;
         } else if (missing) {
             return usage_error("option '%s' needs a value", arg);
