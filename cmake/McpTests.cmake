@@ -158,10 +158,11 @@ endif()
 
 # ---- Documentation -------------------------------------------------------
 
-# The README's examples must be the code of examples/echo_server.c and
-# examples/protected_server.c, which are built (examples_echo_server,
-# examples_protected_server): so the README never shows code that does not compile.
-foreach(_pair IN ITEMS "docs_readme_example:echo_server" "docs_readme_protected_example:protected_server")
+# The README's examples must be the code of examples/echo_server.c,
+# examples/protected_server.c and examples/login_client.c, which are built (examples_*,
+# not run): so the README never shows code that does not compile.
+foreach(_pair IN ITEMS "docs_readme_example:echo_server" "docs_readme_protected_example:protected_server"
+        "docs_readme_login_example:login_client")
     string(REPLACE ":" ";" _pair "${_pair}")
     list(GET _pair 0 _test)
     list(GET _pair 1 _example)

@@ -1043,14 +1043,18 @@ static void token_done(mcp__ohttp *h)
     }
     mcp__ohttp_free(h);
     char *why = NULL;
-    int rc = mcp__oauth_take_tokens(o, j, o->want_scope, &why);
+    /* A refresh that does not say its scope has the scope the token had. */
+    int rc = mcp__oauth_take_tokens(o, j, o->want_scope != NULL ? o->want_scope : o->scope, &why);
     json_decref(j);
     if (rc != MCP_OK) {
         fail_msg(o, why);
         return;
     }
-    free(o->want_scope);
-    o->want_scope = NULL;
+    if (o->want_scope != NULL) {
+        free(o->asked_scope);
+        o->asked_scope = o->want_scope;
+        o->want_scope = NULL;
+    }
     free(o->browser_url);
     o->browser_url = NULL;
     mcp__oauth_flow_end(o, MCP_OK, NULL);

@@ -27,11 +27,11 @@ int mcp__oauth_set(char **slot, const char *v)
 
 static void free_state(mcp_oauth *o)
 {
-    char **strs[] = {
-        &o->client_redirect, &o->device_code, &o->issuer,        &o->resource,     &o->client_id,
-        &o->client_secret,   &o->client_auth, &o->client_issuer, &o->access_token, &o->token_type,
-        &o->refresh_token,   &o->scope,       &o->as_nonce,      &o->rs_nonce,     &o->want_scope,
-        &o->ch_scope,        &o->ch_rm};
+    char **strs[] = {&o->client_redirect, &o->device_code,   &o->issuer,        &o->resource,
+                     &o->client_id,       &o->client_secret, &o->client_auth,   &o->client_issuer,
+                     &o->access_token,    &o->token_type,    &o->refresh_token, &o->scope,
+                     &o->as_nonce,        &o->rs_nonce,      &o->want_scope,    &o->ch_scope,
+                     &o->ch_rm,           &o->asked_scope};
     for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++) {
         free(*strs[i]);
         *strs[i] = NULL;
@@ -560,7 +560,7 @@ int mcp__oauth_wait_before(mcp_oauth *o, mcp__oauth_waiter *w)
 }
 
 /* The union of two space-separated scope lists, in order, each once; malloc'd. */
-static char *scope_union(const char *a, const char *b)
+char *mcp__oauth_scope_union(const char *a, const char *b)
 {
     mcp__buf out = {0};
     const char *lists[2] = {a, b};
@@ -634,7 +634,9 @@ int mcp__oauth_refused(mcp_oauth *o, const mcp__oauth_refusal *r, mcp__oauth_wai
         }
         /* Everything asked before and what the challenge names: a refresh cannot add
          * scope, so this is a new authorization. */
-        char *u = scope_union(o->scope != NULL ? o->scope : o->want_scope, ch.scope);
+        char *held = mcp__oauth_scope_union(o->asked_scope, o->scope);
+        char *u = held != NULL ? mcp__oauth_scope_union(held, ch.scope) : NULL;
+        free(held);
         if (u == NULL) {
             *why = mcp__strdup("out of memory");
             res = MCP__OAUTH_FAIL;

@@ -106,6 +106,9 @@ typedef struct mcp__challenge {
 } mcp__challenge;
 void mcp__challenge_parse(const char *www_auth, mcp__challenge *c);
 void mcp__challenge_free(mcp__challenge *c);
+/* The union of two space-separated scope lists, in order, each once (either may be
+ * NULL); malloc'd, NULL on ENOMEM. */
+char *mcp__oauth_scope_union(const char *a, const char *b);
 /* A copy of text fit for a message: control characters and non-ASCII as '?',
  * at most max bytes. malloc'd. */
 char *mcp__oauth_printable(const char *text, size_t max);

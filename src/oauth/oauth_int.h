@@ -109,6 +109,7 @@ struct mcp_oauth {
     int legacy;        /* no PRM: the server's origin is its authorization server */
     int rm_given;      /* the challenge named the PRM */
     char *want_scope;  /* what the next authorization asks for (a step-up's union) */
+    char *asked_scope; /* what the last token was asked with */
     char *ch_scope;    /* the last challenge's scope */
     char *ch_rm;       /* the last challenge's resource_metadata */
     int nonce_retried; /* this exchange was sent again with the AS's nonce */
