@@ -27,6 +27,21 @@ static const char *jstr(const json_t *obj, const char *key)
     return json_string_value(json_object_get(obj, key));
 }
 
+static int printable(const char *s, size_t max)
+{
+    size_t n = 0;
+    for (; s[n] != '\0'; n++)
+        if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] >= 0x7f || n >= max)
+            return 0;
+    return n > 0;
+}
+
+static int http_url(const char *s)
+{
+    return s != NULL && printable(s, 2048) &&
+           (strncmp(s, "https://", 8) == 0 || strncmp(s, "http://", 7) == 0);
+}
+
 /* Ends the flow in failure with a message made from fmt. */
 static void fail(mcp_oauth *o, const char *fmt, ...) MCP_PRINTF(2, 3);
 static void fail(mcp_oauth *o, const char *fmt, ...)
@@ -99,6 +114,7 @@ static int exchange_as(mcp_oauth *o, const char *url, const char *body, const ch
     }
     o->http->o = o;
     o->http->done = done;
+    o->http->may_repeat = o->step == OS_DEVICE_POLL || o->step == OS_REGISTER;
     int rc = mcp__ohttp_start(o, o->http, url, body, ctype, hdrs);
     if (rc != MCP_OK) {
         free(o->http);
@@ -137,6 +153,17 @@ static mcp__ohttp *took(mcp__ohttp *h)
     return h;
 }
 
+/* A discovery candidate gave nothing: why, kept for the message if none does. */
+static void missed(mcp_oauth *o, const mcp__ohttp *h, const char *url)
+{
+    char *why = h->rc == CURLE_OK && h->status >= 200 && h->status < 300
+                    ? mcp__asprintf("%s: HTTP %ld, not a JSON object", url, h->status)
+                    : mcp__ohttp_why(h, "GET", url);
+    mcp__debug("oauth: discovery: %s", why != NULL ? why : url);
+    free(o->last_why);
+    o->last_why = why;
+}
+
 /* ---- Protected Resource Metadata (RFC 9728) ---- */
 
 static void prm_next(mcp_oauth *o);
@@ -165,7 +192,7 @@ static void prm_done(mcp__ohttp *h)
     const char *url = o->cands[o->icand];
     json_t *prm = h->status >= 200 && h->status < 300 ? mcp__ohttp_json(h) : NULL;
     if (prm == NULL) {
-        mcp__debug("oauth: no Protected Resource Metadata at %s (HTTP %ld)", url, h->status);
+        missed(o, h, url);
         mcp__ohttp_free(h);
         o->icand++;
         prm_next(o);
@@ -186,8 +213,7 @@ static void prm_done(mcp__ohttp *h)
         json_decref(prm);
         return;
     }
-    if (issuer == NULL ||
-        (strncmp(issuer, "https://", 8) != 0 && strncmp(issuer, "http://", 7) != 0)) {
+    if (!http_url(issuer)) {
         fail(o, "the server's Protected Resource Metadata (%s) names no authorization server", url);
         json_decref(prm);
         return;
@@ -214,8 +240,8 @@ static void prm_next(mcp_oauth *o)
 {
     if (o->icand >= o->ncands) {
         if (o->rm_given) {
-            fail(o, "the Protected Resource Metadata the server named (%s) cannot be had",
-                 o->cands[0]);
+            fail(o, "the Protected Resource Metadata the server named cannot be had (%s)",
+                 o->last_why != NULL ? o->last_why : o->cands[0]);
             return;
         }
         /* No metadata: a 2025-03-26 server, its own authorization server. */
@@ -232,8 +258,7 @@ static void prm_start(mcp_oauth *o)
 {
     clear_cands(o);
     o->rm_given = 0;
-    if (o->ch_rm != NULL &&
-        (strncmp(o->ch_rm, "https://", 8) == 0 || strncmp(o->ch_rm, "http://", 7) == 0)) {
+    if (http_url(o->ch_rm)) {
         add_cand(o, mcp__strdup(o->ch_rm));
         o->rm_given = 1;
     } else {
@@ -262,6 +287,8 @@ static void asm_done(mcp__ohttp *h)
     took(h);
     const char *url = o->cands[o->icand];
     json_t *m = h->status >= 200 && h->status < 300 ? mcp__ohttp_json(h) : NULL;
+    if (m == NULL)
+        missed(o, h, url);
     mcp__ohttp_free(h);
     if (m == NULL) {
         o->icand++;
@@ -273,7 +300,7 @@ static void asm_done(mcp__ohttp *h)
      * metadata was found: an issuer on that origin is the one (RFC 8414's exact
      * match needs an identifier to match, which that revision does not give). */
     char *io = NULL, *ip = NULL;
-    if (o->legacy && iss != NULL && mcp__url_split(iss, &io, &ip) == MCP_OK &&
+    if (o->legacy && http_url(iss) && mcp__url_split(iss, &io, &ip) == MCP_OK &&
         strcmp(io, o->server_origin) == 0)
         mcp__oauth_set(&o->issuer, iss);
     free(io);
@@ -293,6 +320,22 @@ static void asm_done(mcp__ohttp *h)
         json_decref(m);
         return;
     }
+    /* Every endpoint is an http(s) URL of printable characters: it goes into requests,
+     * messages and the browser. */
+    static const char *const endpoints[] = {"authorization_endpoint", "token_endpoint",
+                                            "registration_endpoint",
+                                            "device_authorization_endpoint"};
+    for (size_t i = 0; i < sizeof(endpoints) / sizeof(*endpoints); i++) {
+        const json_t *e = json_object_get(m, endpoints[i]);
+        if (e != NULL && !http_url(json_string_value(e))) {
+            fail(o,
+                 "the authorization server's metadata (%s) has a %s that is not an http(s) "
+                 "URL: refused",
+                 url, endpoints[i]);
+            json_decref(m);
+            return;
+        }
+    }
     json_decref(o->as_meta);
     o->as_meta = m;
     go(o, OS_REGISTER);
@@ -304,8 +347,8 @@ static void asm_next(mcp_oauth *o)
         if (!o->legacy) {
             fail(o,
                  "no metadata for the authorization server %s (RFC 8414 and OpenID Connect "
-                 "discovery both tried)",
-                 o->issuer);
+                 "discovery both tried; the last: %s)",
+                 o->issuer, o->last_why != NULL ? o->last_why : "none");
             return;
         }
         /* 2025-03-26: the default endpoints at the server's root. */
@@ -595,8 +638,18 @@ static void arm(mcp_oauth *o, uint64_t ms)
 static void browser(mcp_oauth *o)
 {
     if (o->on_redirect == NULL || o->redirect_uri == NULL) {
-        fail(o, "the server needs a sign-in (authorization code grant) and this client has no "
-                "way to open a browser: log in again (mcp login)");
+        char *scope = chosen_scope(o);
+        char *p = scope != NULL ? mcp__oauth_printable(scope, 300) : NULL;
+        int named = p != NULL && p[0] != '\0';
+        fail(o,
+             "the server needs a user to sign in%s%s%s, and this client cannot ask one (no "
+             "on_redirect): sign in first%s",
+             named ? " with the scope \"" : "", named ? p : "", named ? "\"" : "",
+             o->asked_scope != NULL || o->scope != NULL
+                 ? " (the sign-in kept does not have that scope)"
+                 : "");
+        free(p);
+        free(scope);
         return;
     }
     const char *ep = jstr(o->as_meta, "authorization_endpoint");
@@ -713,21 +766,6 @@ void mcp__oauth_flow_callback(mcp_oauth *o, const char *url)
 #define DEVICE_CODE_MAX 4096
 #define USER_CODE_MAX 64
 #define DEVICE_INTERVAL_MAX_S 60
-
-static int printable(const char *s, size_t max)
-{
-    size_t n = 0;
-    for (; s[n] != '\0'; n++)
-        if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] >= 0x7f || n >= max)
-            return 0;
-    return n > 0;
-}
-
-static int http_url(const char *s)
-{
-    return s != NULL && printable(s, 2048) &&
-           (strncmp(s, "https://", 8) == 0 || strncmp(s, "http://", 7) == 0);
-}
 
 static void device_done(mcp__ohttp *h)
 {
@@ -1020,10 +1058,15 @@ static void token_done(mcp__ohttp *h)
     }
     if (h->status < 200 || h->status >= 300 || j == NULL) {
         int refresh = o->step == OS_REFRESH;
-        char *msg = as_error(h, refresh ? "the token refresh" : "the token request", ep);
+        int dead = refresh && err != NULL && strcmp(err, "invalid_grant") == 0;
+        char *msg =
+            j == NULL && h->rc == CURLE_OK && h->status >= 200 && h->status < 300
+                ? mcp__asprintf("%s at %s: HTTP %ld, and its body is not a JSON object",
+                                refresh ? "the token refresh" : "the token request", ep, h->status)
+                : as_error(h, refresh ? "the token refresh" : "the token request", ep);
         json_decref(j);
         mcp__ohttp_free(h);
-        if (refresh && err != NULL && strcmp(err, "invalid_grant") == 0) {
+        if (dead) {
             /* The refresh token is dead (revoked, expired, rotated away). */
             mcp__oauth_forget(o, 0);
             mcp__oauth_save(o);

@@ -123,6 +123,13 @@ int mcp__ohttp_start(mcp_oauth *o, mcp__ohttp *h, const char *url, const char *f
         curl_easy_cleanup(e);
         return MCP_ENOMEM;
     }
+    /* libcurl sends a body again by itself on a fresh connection when a reused one was
+     * closed under it: only for what is safe to repeat (a device poll, a registration;
+     * never a code or a refresh token, which the first attempt may have spent). And a
+     * connection idle for 4 s is not reused: servers close theirs at 5 s (Node's
+     * default), and would cut the next request. */
+    h->out.may_rewind = h->may_repeat;
+    curl_easy_setopt(e, CURLOPT_MAXAGE_CONN, 4L);
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)o->http_timeout_ms);

@@ -31,7 +31,7 @@ static void free_state(mcp_oauth *o)
                      &o->client_id,       &o->client_secret, &o->client_auth,   &o->client_issuer,
                      &o->access_token,    &o->token_type,    &o->refresh_token, &o->scope,
                      &o->as_nonce,        &o->rs_nonce,      &o->want_scope,    &o->ch_scope,
-                     &o->ch_rm,           &o->asked_scope};
+                     &o->ch_rm,           &o->asked_scope,   &o->last_why};
     for (size_t i = 0; i < sizeof(strs) / sizeof(*strs); i++) {
         free(*strs[i]);
         *strs[i] = NULL;
@@ -195,12 +195,13 @@ void mcp__oauth_save(mcp_oauth *o)
                       "client_secret", str_or_null(o->client_secret), "auth_method",
                       str_or_null(o->client_auth), "issuer", str_or_null(o->client_issuer),
                       "redirect_uri", str_or_null(o->client_redirect))) != 0 ||
-        json_object_set_new(doc, "tokens",
-                            json_pack("{s:o, s:o, s:o, s:o, s:I}", "access_token",
-                                      str_or_null(o->access_token), "token_type",
-                                      str_or_null(o->token_type), "refresh_token",
-                                      str_or_null(o->refresh_token), "scope", str_or_null(o->scope),
-                                      "expires_at", (json_int_t)o->expires_at)) != 0 ||
+        json_object_set_new(
+            doc, "tokens",
+            json_pack("{s:I, s:o, s:o, s:o, s:o, s:I}", "obtained_at", (json_int_t)o->obtained_at,
+                      "access_token", str_or_null(o->access_token), "token_type",
+                      str_or_null(o->token_type), "refresh_token", str_or_null(o->refresh_token),
+                      "scope", str_or_null(o->scope), "expires_at", (json_int_t)o->expires_at)) !=
+            0 ||
         json_object_set_new(doc, "dpop_key", str_or_null(pem)) != 0) {
         mcp__warn("oauth: out of memory saving the tokens of %s", o->server_url);
         json_decref(doc);
@@ -260,6 +261,7 @@ static void load(mcp_oauth *o)
               mcp__oauth_set(&o->refresh_token, jstr(tk, "refresh_token")) != MCP_OK ||
               mcp__oauth_set(&o->scope, jstr(tk, "scope")) != MCP_OK;
     o->expires_at = (uint64_t)json_integer_value(json_object_get(tk, "expires_at"));
+    o->obtained_at = (uint64_t)json_integer_value(json_object_get(tk, "obtained_at"));
     if (json_is_object(as))
         o->as_meta = json_incref((json_t *)as);
     /* Tokens bound to a key need that key, whatever the options said. */
@@ -290,7 +292,7 @@ void mcp__oauth_forget(mcp_oauth *o, int forget_client)
     mcp__oauth_set(&o->access_token, NULL);
     mcp__oauth_set(&o->token_type, NULL);
     mcp__oauth_set(&o->refresh_token, NULL);
-    o->expires_at = 0;
+    o->expires_at = o->obtained_at = 0;
     if (forget_client) {
         mcp__oauth_set(&o->client_id, NULL);
         mcp__oauth_set(&o->client_secret, NULL);
@@ -541,10 +543,20 @@ static void need(mcp_oauth *o, enum oflow kind, mcp__oauth_waiter *w)
     mcp__oauth_flow_start(o);
 }
 
+/* A token is refreshed this long before it expires: 30 s, or a quarter of its life
+ * when that is shorter (a token living 10 s is not refreshed before every request). */
+static uint64_t margin(const mcp_oauth *o)
+{
+    uint64_t life = o->obtained_at != 0 && o->expires_at > o->obtained_at
+                        ? o->expires_at - o->obtained_at
+                        : 4 * (uint64_t)EXPIRY_MARGIN_MS;
+    return life / 4 < EXPIRY_MARGIN_MS ? life / 4 : EXPIRY_MARGIN_MS;
+}
+
 static int usable(const mcp_oauth *o)
 {
     return o->access_token != NULL &&
-           (o->expires_at == 0 || mcp__wall_ms() + EXPIRY_MARGIN_MS < o->expires_at);
+           (o->expires_at == 0 || mcp__wall_ms() + margin(o) < o->expires_at);
 }
 
 int mcp__oauth_wait_before(mcp_oauth *o, mcp__oauth_waiter *w)
@@ -717,7 +729,7 @@ int mcp__oauth_take_tokens(mcp_oauth *o, const json_t *resp, const char *asked_s
                            "did not ask for one");
         return MCP_EAUTH;
     }
-    if (exp != NULL && (!json_is_number(exp) || json_number_value(exp) < 0)) {
+    if (exp != NULL && (!json_is_number(exp) || json_number_value(exp) <= 0)) {
         *why = mcp__strdup("the token response's expires_in is not a positive number");
         return MCP_EAUTH;
     }
@@ -729,7 +741,8 @@ int mcp__oauth_take_tokens(mcp_oauth *o, const json_t *resp, const char *asked_s
         return MCP_ENOMEM;
     }
     double secs = exp != NULL ? json_number_value(exp) : 0;
-    o->expires_at = exp != NULL && secs < 1e9 ? mcp__wall_ms() + (uint64_t)(secs * 1000) : 0;
+    o->obtained_at = mcp__wall_ms();
+    o->expires_at = exp != NULL && secs < 1e9 ? o->obtained_at + (uint64_t)(secs * 1000) : 0;
     mcp__oauth_save(o);
     return MCP_OK;
 }

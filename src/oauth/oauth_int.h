@@ -20,6 +20,7 @@ struct mcp__ohttp {
     mcp__curl_body out;
     mcp__buf body;
     int too_large;
+    int may_repeat; /* set before the start: a POST safe to send twice */
     CURLcode rc;
     long status;
     char *dpop_nonce, *location, *www_auth, *ctype;
@@ -106,13 +107,15 @@ struct mcp_oauth {
     mcp__ohttp *http;
     char *cands[OAUTH_MAX_CANDIDATES];
     int ncands, icand;
-    int legacy;        /* no PRM: the server's origin is its authorization server */
-    int rm_given;      /* the challenge named the PRM */
-    char *want_scope;  /* what the next authorization asks for (a step-up's union) */
-    char *asked_scope; /* what the last token was asked with */
-    char *ch_scope;    /* the last challenge's scope */
-    char *ch_rm;       /* the last challenge's resource_metadata */
-    int nonce_retried; /* this exchange was sent again with the AS's nonce */
+    int legacy;           /* no PRM: the server's origin is its authorization server */
+    int rm_given;         /* the challenge named the PRM */
+    char *want_scope;     /* what the next authorization asks for (a step-up's union) */
+    char *asked_scope;    /* what the last token was asked with */
+    char *last_why;       /* why the last discovery candidate gave nothing */
+    uint64_t obtained_at; /* wall clock ms when the access token came */
+    char *ch_scope;       /* the last challenge's scope */
+    char *ch_rm;          /* the last challenge's resource_metadata */
+    int nonce_retried;    /* this exchange was sent again with the AS's nonce */
     char *verifier, *state, *browser_url;
     char *idp_jag;      /* enterprise: the ID-JAG the IdP issued */
     int refresh_failed; /* this flow's refresh was refused */

@@ -410,7 +410,7 @@ test('3. a metadata URL that redirects to another origin is not followed', async
             },
         });
         const r = await login(w, { browser: playBrowser });
-        assertAuthFailure(r, /Protected Resource Metadata the server named \(http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp\) cannot be had/, 'PRM redirect');
+        assertAuthFailure(r, /Protected Resource Metadata the server named cannot be had \(GET at http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp: HTTP 302, a redirect \(never followed\)\)/, 'PRM redirect');
         assert.deepEqual(w.hits('as'), [], 'the AS was contacted');
     }
     assert.deepEqual(evilLog.map((e) => `${e.method} ${e.path}`), [], 'the other origin saw requests');
@@ -471,10 +471,9 @@ test('5. malformed token responses are each a clear error', async () => {
     assert.match(nul.stderr, /token request at .*: HTTP 200|characters a bearer token cannot have/);
 });
 
-// Known library issue (todo): a token whose lifetime is under the client's 30 s expiry margin
-// (expires_in 0, or a legitimate 10) is never "usable", so the client refreshes before every
-// request: a login of a handful of requests makes one token request per request.
-test('5b. a short-lived token (expires_in 10) is not refreshed before every request', { todo: 'library bug: EXPIRY_MARGIN_MS (30 s) exceeds the token lifetime' }, async () => {
+// A token whose lifetime is under the client's 30 s expiry margin is refreshed a quarter of its
+// life before it expires, not before every request.
+test('5b. a short-lived token (expires_in 10) is not refreshed before every request', async () => {
     const w = await makeWorld({
         token: (form, res, w2) => {
             json(res, 200, w2.issueTokens({ expires_in: 10 }));
@@ -516,9 +515,9 @@ test('6. error_description with control characters and ANSI escapes reaches stde
     assert.ok(![...r2.stderrBytes].some((b) => b === 0x1b || b === 0x0d || b === 0x07 || (b < 0x20 && b !== 0x0a) || b >= 0x7f), `raw control bytes on stderr: ${JSON.stringify(r2.stderr)}`);
 });
 
-// Known library issue (todo): URLs taken from the PRM and the AS metadata reach stderr raw (and
-// the authorization URL reaches xdg-open) with no check of their characters or scheme.
-test('6b. control characters in PRM/AS-metadata URLs never reach stderr raw; a non-http(s) authorization_endpoint is refused', { todo: 'library bug: endpoint URLs from metadata are printed raw and not checked' }, async () => {
+// URLs taken from the PRM and the AS metadata are checked (http or https, printable) before
+// they reach a request, a message or the browser.
+test('6b. control characters in PRM/AS-metadata URLs never reach stderr raw; a non-http(s) authorization_endpoint is refused', async () => {
     const EVIL = '\u001b[31mEVIL\r\nInjected: yes\u0007';
     const variants = {
         'PRM authorization_servers': { prm: (doc) => ({ ...doc, authorization_servers: [`http://127.0.0.1:9/${EVIL}`] }) },
@@ -577,13 +576,11 @@ test('7. device flow with an endless slow_down ends within the code lifetime aft
     assert.equal(w.hits('as', '/device').length, 1);
 });
 
-// Known library issue (todo): the OAuth client never lets libcurl send a POST again, and does
-// not retry itself, so when the authorization server closes an idle keep-alive connection just
-// as a device poll is sent on it (HTTP/1.1 allows that at any time, RFC 9112 §9.3.1; a poll is
-// safe to repeat), the whole sign-in fails with "Send failed since rewinding of the data stream
-// failed". Here the close is made deterministic: the second request on a connection is dropped
-// unanswered.
-test('7b. a device poll on a keep-alive connection the AS closes is sent again', { todo: 'library bug: OAuth POSTs never rewind (may_rewind unset), no retry' }, async () => {
+// When the authorization server closes an idle keep-alive connection just as a device poll is
+// sent on it (HTTP/1.1 allows that at any time, RFC 9112 §9.3.1; a poll is safe to repeat),
+// the poll is sent again on a new connection. Here the close is made deterministic: the second
+// request on a connection is dropped unanswered.
+test('7b. a device poll on a keep-alive connection the AS closes is sent again', async () => {
     const perSocket = new WeakMap();
     let polls = 0;
     const w = await makeWorld({

@@ -251,12 +251,10 @@ describe('libmcp OAuth client (mcp CLI) against a TypeScript SDK v2 protected se
         assert.deepEqual(new Set(who.stdout.trim().split(' ').slice(1)), new Set([READ, WRITE]));
     });
 
-    // Known to fail: src/oauth/flow.c token_done() frees the token response (json_decref(j))
-    // before it compares its error with "invalid_grant" (a use after free, which ASan reports),
-    // so a dead refresh token is not recognized: no new sign-in with --login, and the dead
-    // tokens stay stored. Marked todo until that is fixed; it still runs and reports.
+    // A dead refresh token (its grant revoked) is recognized: the command says to log in again,
+    // and mcp --login signs in anew.
     test('a revoked grant: the refresh fails (invalid_grant); exit 6, then mcp --login signs in again',
-        { todo: 'libmcp: token_done() reads the error after json_decref (flow.c)' }, async () => {
+        async () => {
             const { url } = servers.short;
             const state = freshState();
             const saved = [];
