@@ -115,6 +115,14 @@ typedef struct mcp_token_store {
     /* The keys held, a malloc'd NULL-terminated array of malloc'd strings (free
      * each, then the array); may be NULL (a store that cannot list). */
     int (*keys)(void *user, char ***keys);
+    /* Several processes may share a store (an IDE's gateway and a terminal's
+     * mcp): a refresh token is spent by one of them only. lock takes the key's
+     * lock without waiting: MCP_OK and *handle, or MCP_ESTATE while another holds
+     * it (the provider tries again a little later, up to 5 s, reading the store
+     * each time for tokens the other got). unlock releases it. Both may be NULL
+     * (a store of one process). */
+    int (*lock)(void *user, const char *key, void **handle);
+    void (*unlock)(void *user, void *handle);
     void *user;
 } mcp_token_store;
 

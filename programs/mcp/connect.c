@@ -110,8 +110,10 @@ static void connection_reason(char *why, size_t size, int rc, const mcp_rpc_erro
     else if (rc == MCP_EHTTP)
         snprintf(why, size, "HTTP error status%s%s", sep, msg);
     else if (rc == MCP_EAUTH)
-        snprintf(why, size, "authorization failed%s%.*s (to sign in: mcp login URL)", sep,
-                 (int)(size > 64 ? size - 64 : 0), msg);
+        snprintf(why, size,
+                 "authorization failed%s%.*s (sign in with `mcp login URL`, or add --login to "
+                 "sign in when needed, more scope included)",
+                 sep, (int)(size > 120 ? size - 120 : 0), msg);
     else if (rc == MCP_ECONNECT)
         snprintf(why, size, "the server cannot be reached%s%s", sep, msg);
     else if (rc == MCP_EIO && msg[0] != '\0')

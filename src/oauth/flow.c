@@ -21,6 +21,7 @@
 static void step(mcp_oauth *o);
 static void token_request(mcp_oauth *o);
 static enum ostep after_identity(const mcp_oauth *o);
+static void refresh(mcp_oauth *o);
 
 static const char *jstr(const json_t *obj, const char *key)
 {
@@ -510,9 +511,15 @@ static void register_client(mcp_oauth *o)
     free(body);
 }
 
+static void no_user(mcp_oauth *o);
+
 static void identity(mcp_oauth *o)
 {
     int code = o->grant == MCP_OAUTH_AUTHORIZATION_CODE;
+    if (code && o->on_redirect == NULL) {
+        no_user(o);
+        return;
+    }
     if (loopback(o) != MCP_OK) {
         fail(o, "cannot listen on 127.0.0.1 for the browser's redirect");
         return;
@@ -565,10 +572,11 @@ static int has_scope(const char *list, const char *scope)
 
 static char *chosen_scope(mcp_oauth *o)
 {
-    const char *s = o->want_scope != NULL  ? o->want_scope
-                    : o->cfg_scope != NULL ? o->cfg_scope
-                    : o->ch_scope != NULL  ? o->ch_scope
-                                           : NULL;
+    const char *s = o->want_scope != NULL    ? o->want_scope
+                    : o->cfg_scope != NULL   ? o->cfg_scope
+                    : o->ch_scope != NULL    ? o->ch_scope
+                    : o->asked_scope != NULL ? o->asked_scope
+                                             : NULL;
     mcp__buf b = {0};
     if (s != NULL && mcp__buf_appends(&b, s) != MCP_OK)
         return NULL;
@@ -620,6 +628,8 @@ static void timer_fired(uv_timer_t *t)
         fail(o, "the browser step did not come back within %d s", o->redirect_timeout_ms / 1000);
     else if (o->step == OS_DEVICE_POLL)
         token_request(o);
+    else if (o->step == OS_REFRESH)
+        refresh(o);
 }
 
 /* The flow's timer fires in ms: the browser step's deadline, or the device grant's
@@ -635,21 +645,27 @@ static void arm(mcp_oauth *o, uint64_t ms)
     uv_timer_start(&o->timer, timer_fired, ms, 0);
 }
 
+/* The authorization code grant needs a user, and the provider has no way to ask one:
+ * the flow fails, naming the scope a sign-in would need. */
+static void no_user(mcp_oauth *o)
+{
+    char *scope = chosen_scope(o);
+    char *p = scope != NULL ? mcp__oauth_printable(scope, 300) : NULL;
+    int named = p != NULL && p[0] != '\0';
+    fail(o,
+         "the server needs a user to sign in%s%s%s, and this client cannot ask one (no "
+         "on_redirect): sign in first%s",
+         named ? " with the scope \"" : "", named ? p : "", named ? "\"" : "",
+         o->asked_scope != NULL || o->scope != NULL ? " (the sign-in kept does not have that scope)"
+                                                    : "");
+    free(p);
+    free(scope);
+}
+
 static void browser(mcp_oauth *o)
 {
     if (o->on_redirect == NULL || o->redirect_uri == NULL) {
-        char *scope = chosen_scope(o);
-        char *p = scope != NULL ? mcp__oauth_printable(scope, 300) : NULL;
-        int named = p != NULL && p[0] != '\0';
-        fail(o,
-             "the server needs a user to sign in%s%s%s, and this client cannot ask one (no "
-             "on_redirect): sign in first%s",
-             named ? " with the scope \"" : "", named ? p : "", named ? "\"" : "",
-             o->asked_scope != NULL || o->scope != NULL
-                 ? " (the sign-in kept does not have that scope)"
-                 : "");
-        free(p);
-        free(scope);
+        no_user(o);
         return;
     }
     const char *ep = jstr(o->as_meta, "authorization_endpoint");
@@ -1086,6 +1102,10 @@ static void token_done(mcp__ohttp *h)
     }
     mcp__ohttp_free(h);
     char *why = NULL;
+    /* What was asked is kept with the tokens (saved by take_tokens): a renewal by a grant
+     * that needs no user asks for it again. */
+    if (o->want_scope != NULL)
+        mcp__oauth_set(&o->asked_scope, o->want_scope);
     /* A refresh that does not say its scope has the scope the token had. */
     int rc = mcp__oauth_take_tokens(o, j, o->want_scope != NULL ? o->want_scope : o->scope, &why);
     json_decref(j);
@@ -1093,11 +1113,8 @@ static void token_done(mcp__ohttp *h)
         fail_msg(o, why);
         return;
     }
-    if (o->want_scope != NULL) {
-        free(o->asked_scope);
-        o->asked_scope = o->want_scope;
-        o->want_scope = NULL;
-    }
+    free(o->want_scope);
+    o->want_scope = NULL;
     free(o->browser_url);
     o->browser_url = NULL;
     mcp__oauth_flow_end(o, MCP_OK, NULL);
@@ -1184,15 +1201,53 @@ static void step(mcp_oauth *o)
     }
 }
 
+/* Attempts at the store's lock while another process refreshes (100 ms apart). */
+#define LOCK_TRIES 50
+
+/* A refresh, once no other process is at it: the store is read again first (another
+ * process may have refreshed already: its tokens are taken, and the refresh token it
+ * spent is not spent twice, which reuse detection would punish by revoking the grant),
+ * and while the lock is held. */
+static void refresh(mcp_oauth *o)
+{
+    if (mcp__oauth_reload(o) && mcp__oauth_usable(o)) {
+        mcp__oauth_flow_end(o, MCP_OK, NULL);
+        return;
+    }
+    if (o->store_lock == NULL && o->has_store && o->store.lock != NULL) {
+        int rc = o->store.lock(o->store.user, o->server_url, &o->store_lock);
+        if (rc == MCP_ESTATE && ++o->lock_tries <= LOCK_TRIES) {
+            arm(o, 100);
+            return;
+        }
+        if (rc != MCP_OK)
+            o->store_lock = NULL; /* refreshed without it */
+        else if (mcp__oauth_reload(o) && mcp__oauth_usable(o)) {
+            mcp__oauth_flow_end(o, MCP_OK, NULL);
+            return;
+        }
+    }
+    if (o->refresh_token == NULL) {
+        /* A grant that needs no user, or the other process's token expired too. */
+        o->flow = OF_AUTHORIZE;
+        o->step = OS_PRM;
+        step(o);
+        return;
+    }
+    token_request(o);
+}
+
 void mcp__oauth_flow_start(mcp_oauth *o)
 {
     o->nonce_retried = 0;
-    if (o->flow == OF_REFRESH && o->refresh_token != NULL && o->as_meta != NULL) {
+    o->lock_tries = 0;
+    if (o->flow == OF_REFRESH && o->as_meta != NULL) {
         o->step = OS_REFRESH;
-    } else {
-        o->flow = OF_AUTHORIZE;
-        o->step = OS_PRM;
+        refresh(o);
+        return;
     }
+    o->flow = OF_AUTHORIZE;
+    o->step = OS_PRM;
     step(o);
 }
 
@@ -1214,6 +1269,7 @@ void mcp__oauth_flow_cancel(mcp_oauth *o)
     o->verifier = o->state = o->browser_url = o->idp_jag = NULL;
     mcp__loopback_stop(o->lb);
     o->lb = NULL;
+    mcp__oauth_unlock(o);
     if (o->timer_init) {
         o->timer_init = 0;
         uv_close((uv_handle_t *)&o->timer, timer_closed);

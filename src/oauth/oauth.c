@@ -197,7 +197,8 @@ void mcp__oauth_save(mcp_oauth *o)
                       "redirect_uri", str_or_null(o->client_redirect))) != 0 ||
         json_object_set_new(
             doc, "tokens",
-            json_pack("{s:I, s:o, s:o, s:o, s:o, s:I}", "obtained_at", (json_int_t)o->obtained_at,
+            json_pack("{s:o, s:I, s:o, s:o, s:o, s:o, s:I}", "asked_scope",
+                      str_or_null(o->asked_scope), "obtained_at", (json_int_t)o->obtained_at,
                       "access_token", str_or_null(o->access_token), "token_type",
                       str_or_null(o->token_type), "refresh_token", str_or_null(o->refresh_token),
                       "scope", str_or_null(o->scope), "expires_at", (json_int_t)o->expires_at)) !=
@@ -230,12 +231,13 @@ static const char *jstr(const json_t *obj, const char *key)
 }
 
 /* Reads what the store kept for the server. */
-static void load(mcp_oauth *o)
+/* The store's document for the server, or NULL. */
+static json_t *read_doc(mcp_oauth *o)
 {
     char *text = NULL;
     if (!o->has_store || o->store.load(o->store.user, o->server_url, &text) != MCP_OK ||
         text == NULL)
-        return;
+        return NULL;
     json_t *doc = json_loads(text, 0, NULL);
     memset(text, 0, strlen(text));
     free(text);
@@ -244,10 +246,60 @@ static void load(mcp_oauth *o)
         if (doc != NULL)
             mcp__warn("oauth: the stored tokens of %s are unreadable: ignored", o->server_url);
         json_decref(doc);
-        return;
+        return NULL;
     }
-    const json_t *cl = json_object_get(doc, "client");
+    return doc;
+}
+
+/* Takes the token set of the document. MCP_OK or MCP_ENOMEM. */
+static int take_stored_tokens(mcp_oauth *o, const json_t *doc)
+{
     const json_t *tk = json_object_get(doc, "tokens");
+    if (mcp__oauth_set(&o->access_token, jstr(tk, "access_token")) != MCP_OK ||
+        mcp__oauth_set(&o->token_type, jstr(tk, "token_type")) != MCP_OK ||
+        mcp__oauth_set(&o->refresh_token, jstr(tk, "refresh_token")) != MCP_OK ||
+        mcp__oauth_set(&o->scope, jstr(tk, "scope")) != MCP_OK ||
+        (jstr(tk, "asked_scope") != NULL &&
+         mcp__oauth_set(&o->asked_scope, jstr(tk, "asked_scope")) != MCP_OK))
+        return MCP_ENOMEM;
+    o->expires_at = (uint64_t)json_integer_value(json_object_get(tk, "expires_at"));
+    o->obtained_at = (uint64_t)json_integer_value(json_object_get(tk, "obtained_at"));
+    o->access_refused = 0;
+    return MCP_OK;
+}
+
+static int same(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+int mcp__oauth_reload(mcp_oauth *o)
+{
+    json_t *doc = read_doc(o);
+    if (doc == NULL)
+        return 0;
+    const json_t *tk = json_object_get(doc, "tokens");
+    const json_t *cl = json_object_get(doc, "client");
+    /* Tokens another process got since: for the same authorization server and client,
+     * and not the ones held. */
+    int newer = jstr(tk, "access_token") != NULL && same(jstr(doc, "issuer"), o->issuer) &&
+                same(jstr(cl, "client_id"), o->client_id) &&
+                (!same(jstr(tk, "access_token"), o->access_token) ||
+                 !same(jstr(tk, "refresh_token"), o->refresh_token));
+    if (newer && take_stored_tokens(o, doc) == MCP_OK)
+        o->generation++;
+    else
+        newer = 0;
+    json_decref(doc);
+    return newer;
+}
+
+static void load(mcp_oauth *o)
+{
+    json_t *doc = read_doc(o);
+    if (doc == NULL)
+        return;
+    const json_t *cl = json_object_get(doc, "client");
     const json_t *as = json_object_get(doc, "authorization_server");
     int bad = mcp__oauth_set(&o->issuer, jstr(doc, "issuer")) != MCP_OK ||
               mcp__oauth_set(&o->resource, jstr(doc, "resource")) != MCP_OK ||
@@ -256,12 +308,7 @@ static void load(mcp_oauth *o)
               mcp__oauth_set(&o->client_auth, jstr(cl, "auth_method")) != MCP_OK ||
               mcp__oauth_set(&o->client_issuer, jstr(cl, "issuer")) != MCP_OK ||
               mcp__oauth_set(&o->client_redirect, jstr(cl, "redirect_uri")) != MCP_OK ||
-              mcp__oauth_set(&o->access_token, jstr(tk, "access_token")) != MCP_OK ||
-              mcp__oauth_set(&o->token_type, jstr(tk, "token_type")) != MCP_OK ||
-              mcp__oauth_set(&o->refresh_token, jstr(tk, "refresh_token")) != MCP_OK ||
-              mcp__oauth_set(&o->scope, jstr(tk, "scope")) != MCP_OK;
-    o->expires_at = (uint64_t)json_integer_value(json_object_get(tk, "expires_at"));
-    o->obtained_at = (uint64_t)json_integer_value(json_object_get(tk, "obtained_at"));
+              take_stored_tokens(o, doc) != MCP_OK;
     if (json_is_object(as))
         o->as_meta = json_incref((json_t *)as);
     /* Tokens bound to a key need that key, whatever the options said. */
@@ -447,6 +494,13 @@ nomem:
     return MCP_ENOMEM;
 }
 
+void mcp__oauth_unlock(mcp_oauth *o)
+{
+    if (o->store_lock != NULL && o->store.unlock != NULL)
+        o->store.unlock(o->store.user, o->store_lock);
+    o->store_lock = NULL;
+}
+
 /* ---- Waiters ---- */
 
 static void enqueue(mcp_oauth *o, mcp__oauth_waiter *w)
@@ -500,6 +554,7 @@ void mcp__oauth_flow_end(mcp_oauth *o, int rc, const char *why)
     o->flow = OF_NONE;
     mcp__loopback_stop(o->lb);
     o->lb = NULL;
+    mcp__oauth_unlock(o);
     mcp__oauth_set(&o->device_code, NULL);
     if (o->timer_init)
         uv_timer_stop(&o->timer);
@@ -553,9 +608,9 @@ static uint64_t margin(const mcp_oauth *o)
     return life / 4 < EXPIRY_MARGIN_MS ? life / 4 : EXPIRY_MARGIN_MS;
 }
 
-static int usable(const mcp_oauth *o)
+int mcp__oauth_usable(const mcp_oauth *o)
 {
-    return o->access_token != NULL &&
+    return o->access_token != NULL && !o->access_refused &&
            (o->expires_at == 0 || mcp__wall_ms() + margin(o) < o->expires_at);
 }
 
@@ -565,7 +620,16 @@ int mcp__oauth_wait_before(mcp_oauth *o, mcp__oauth_waiter *w)
         enqueue(o, w); /* a token is on its way */
         return 1;
     }
-    if (usable(o) || o->refresh_token == NULL || o->as_meta == NULL)
+    if (mcp__oauth_usable(o) || o->as_meta == NULL)
+        return 0;
+    /* Another process may have renewed the tokens kept. */
+    if (mcp__oauth_reload(o) && mcp__oauth_usable(o))
+        return 0;
+    /* Renewed before it is sent: by the refresh token, or by a grant that needs no
+     * user. A token known to have expired is not sent to be refused. */
+    int no_user = o->grant == MCP_OAUTH_CLIENT_CREDENTIALS || o->grant == MCP_OAUTH_JWT_BEARER ||
+                  o->grant == MCP_OAUTH_ENTERPRISE;
+    if (o->refresh_token == NULL && !no_user)
         return 0;
     need(o, OF_REFRESH, w);
     return 1;
@@ -660,7 +724,10 @@ int mcp__oauth_refused(mcp_oauth *o, const mcp__oauth_refusal *r, mcp__oauth_wai
         res = MCP__OAUTH_WAIT;
         goto out;
     }
-    /* 401. A newer token than the one the request carried: try that first. */
+    /* 401. A newer token than the one the request carried (got here, or by another
+     * process sharing the store): try that first. */
+    if (o->flow == OF_NONE)
+        mcp__oauth_reload(o);
     if (r->generation != o->generation && o->access_token != NULL && o->flow == OF_NONE) {
         res = MCP__OAUTH_RETRY;
         goto out;
@@ -680,9 +747,10 @@ int mcp__oauth_refused(mcp_oauth *o, const mcp__oauth_refusal *r, mcp__oauth_wai
         res = MCP__OAUTH_FAIL;
         goto out;
     }
-    /* The token it carried is no good: a refresh when there is a refresh token,
-     * else an authorization. */
-    mcp__oauth_set(&o->access_token, NULL);
+    /* The token it carried is no good (kept, marked, so that the same token read back
+     * from the store is not taken for a newer one): a refresh when there is a refresh
+     * token, else an authorization. */
+    o->access_refused = 1;
     need(o, o->refresh_token != NULL && o->as_meta != NULL ? OF_REFRESH : OF_AUTHORIZE, w);
     res = MCP__OAUTH_WAIT;
 out:
@@ -742,6 +810,7 @@ int mcp__oauth_take_tokens(mcp_oauth *o, const json_t *resp, const char *asked_s
     }
     double secs = exp != NULL ? json_number_value(exp) : 0;
     o->obtained_at = mcp__wall_ms();
+    o->access_refused = 0;
     o->expires_at = exp != NULL && secs < 1e9 ? o->obtained_at + (uint64_t)(secs * 1000) : 0;
     mcp__oauth_save(o);
     return MCP_OK;

@@ -98,6 +98,7 @@ struct mcp_oauth {
     char *access_token, *token_type, *refresh_token, *scope;
     uint64_t expires_at; /* wall clock ms; 0: unknown */
     uint64_t generation; /* a new token each time */
+    int access_refused;  /* the server refused the access token held */
     char *as_nonce, *rs_nonce;
 
     /* The flow under way. */
@@ -125,12 +126,21 @@ struct mcp_oauth {
     char *device_code;
     uint64_t device_deadline; /* monotonic ms */
     int device_interval_ms;
+    void *store_lock; /* the store's lock on the server's document, while refreshing */
+    int lock_tries;   /* attempts to take it while another process held it */
 };
 
 /* ---- oauth.c, for flow.c ---- */
 void mcp__oauth_unref(mcp_oauth *o);
 /* Ends the flow: MCP_OK (a new token) or an error; waiters are told. */
 void mcp__oauth_flow_end(mcp_oauth *o, int rc, const char *why);
+/* Takes tokens another process saved in the store since (the same authorization server
+ * and client): 1 when it did (a new generation). */
+int mcp__oauth_reload(mcp_oauth *o);
+/* 1 when the access token can be sent (held, and not about to expire). */
+int mcp__oauth_usable(const mcp_oauth *o);
+/* Releases the store's lock, if held. */
+void mcp__oauth_unlock(mcp_oauth *o);
 /* Saves what is known to the store (failures are logged, not fatal). */
 void mcp__oauth_save(mcp_oauth *o);
 /* Forgets the tokens (and with forget_client, the client registration). */

@@ -11,6 +11,7 @@
 #include <openssl/sha.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -184,6 +185,34 @@ static int fs_keys(void *user, char ***out)
     return MCP_OK;
 }
 
+static int fs_lock(void *user, const char *key, void **handle)
+{
+    char *path = path_of(user, key, ".lock");
+    if (path == NULL)
+        return MCP_ENOMEM;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    free(path);
+    if (fd < 0)
+        return MCP_EIO;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int busy = errno == EWOULDBLOCK;
+        close(fd);
+        return busy ? MCP_ESTATE : MCP_EIO;
+    }
+    *handle = (void *)(intptr_t)(fd + 1);
+    return MCP_OK;
+}
+
+static void fs_unlock(void *user, void *handle)
+{
+    (void)user;
+    int fd = (int)(intptr_t)handle - 1;
+    if (fd >= 0) {
+        flock(fd, LOCK_UN);
+        close(fd);
+    }
+}
+
 /* mkdir -p, each directory it makes 0700. */
 static int make_dirs(char *path)
 {
@@ -223,13 +252,21 @@ int mcp_token_store_files(const char *dir, mcp_token_store **out)
         free(d);
         return MCP_EIO;
     }
+    /* A directory others can enter is closed to them (it was made by hand, say). */
+    if ((st.st_mode & 077) != 0 && st.st_uid == geteuid()) {
+        mcp__warn("oauth: %s could be entered by others: made 0700", d);
+        if (chmod(d, 0700) != 0) {
+            free(d);
+            return MCP_EIO;
+        }
+    }
     file_store *fs = calloc(1, sizeof(*fs));
     if (fs == NULL) {
         free(d);
         return MCP_ENOMEM;
     }
     fs->dir = d;
-    fs->s = (mcp_token_store){fs_load, fs_save, fs_erase, fs_keys, d};
+    fs->s = (mcp_token_store){fs_load, fs_save, fs_erase, fs_keys, fs_lock, fs_unlock, d};
     *out = &fs->s;
     return MCP_OK;
 }
