@@ -13,7 +13,9 @@
  *     path-inserted well-known URI, then the root one; any 4xx moves on) and
  *     its `resource` checked against the server's URL; the authorization
  *     server's metadata found by RFC 8414 and OpenID Connect discovery, every
- *     path-insertion order, its `issuer` checked exactly; a server with no
+ *     path-insertion order, its `issuer` checked exactly; every URL they give
+ *     must be https (or http on a loopback host, or when the MCP server itself
+ *     is reached over http); a server with no
  *     metadata at all (revision 2025-03-26) gets /authorize, /token and
  *     /register at its root;
  *   - a client identity: pre-registered (client_id), a client ID metadata
@@ -107,6 +109,8 @@ typedef char *(*mcp_oauth_assertion_fn)(mcp_oauth *o, const char *audience, void
  * erase: MCP_OK or an error (a save that fails is reported, and the token is
  * still used for this run). Called on the loop thread; keep them quick (a local
  * file). The document holds secrets: keep it where only its user can read it.
+ * A store must outlive every provider given it (a provider lives until the
+ * client connected with it is freed).
  */
 typedef struct mcp_token_store {
     int (*load)(void *user, const char *key, char **json);
@@ -223,9 +227,10 @@ MCP_EXTERN void mcp_oauth_free(mcp_oauth *o);
 /*
  * The end of the browser step: callback_url is the URL the authorization server
  * redirected to (its query holds code, state and maybe iss, or error). Any
- * thread. MCP_OK (the flow goes on on the loop; what it gives is seen by the
- * requests that wait); MCP_ESTATE when no browser step waits; MCP_EINVAL for a
- * NULL argument; MCP_ENOMEM.
+ * thread. MCP_OK (posted: the flow goes on on the loop, and what it gives is seen
+ * by the requests that wait; a URL no browser step awaits is ignored there, with a
+ * warning); MCP_ESTATE when the provider is not connected; MCP_EINVAL for a NULL
+ * argument; MCP_ENOMEM.
  */
 MCP_EXTERN int mcp_oauth_complete(mcp_oauth *o, const char *callback_url);
 

@@ -225,6 +225,54 @@ static int logout(const char *url)
     return CLI_EXIT_OK;
 }
 
+/*
+ * The store a login writes to: it reads as empty (a new sign-in, whatever is kept), and
+ * a document is written through only once it holds an access token, so that the sign-in
+ * kept stays until a new one has succeeded.
+ */
+typedef struct fresh_store {
+    mcp_token_store s;
+    const mcp_token_store *real;
+    bool signed_in;
+} fresh_store;
+
+static int fresh_load(void *user, const char *key, char **json)
+{
+    fresh_store *f = user;
+    *json = NULL;
+    return f->signed_in ? f->real->load(f->real->user, key, json) : MCP_ENOENT;
+}
+
+static int fresh_save(void *user, const char *key, const char *json)
+{
+    fresh_store *f = user;
+    json_t *doc = json_loads(json, 0, NULL);
+    bool tokens = json_is_string(json_object_get(json_object_get(doc, "tokens"), "access_token"));
+    json_decref(doc);
+    if (!tokens && !f->signed_in)
+        return MCP_OK; /* a registration alone: kept by the provider until tokens come */
+    f->signed_in = true;
+    return f->real->save(f->real->user, key, json);
+}
+
+static int fresh_erase(void *user, const char *key)
+{
+    fresh_store *f = user;
+    return f->real->erase(f->real->user, key);
+}
+
+static int fresh_lock(void *user, const char *key, void **handle)
+{
+    fresh_store *f = user;
+    return f->real->lock(f->real->user, key, handle);
+}
+
+static void fresh_unlock(void *user, void *handle)
+{
+    fresh_store *f = user;
+    f->real->unlock(f->real->user, handle);
+}
+
 typedef struct login_args {
     mcp_oauth_opts opts;
     const char *url;
@@ -286,6 +334,10 @@ static int login(int argc, char **argv)
         } else if ((v = opt(argc, argv, &i, "--issuer-alias", &missing)) != NULL) {
             a.opts.issuer_alias = v;
         } else if ((v = opt(argc, argv, &i, "--port", &missing)) != NULL) {
+            char *end;
+            long p = strtol(v, &end, 10);
+            if (*end != '\0' || p < 0 || p > 65535)
+                return login_usage_error("invalid --port (0 to 65535; 0: any free port)");
             port = v;
         } else if ((v = opt(argc, argv, &i, "--cacert", &missing)) != NULL) {
             a.opts.cacert = v;
@@ -343,9 +395,11 @@ static int login(int argc, char **argv)
         fprintf(stderr, "mcp: no token store (no $HOME or $XDG_STATE_HOME)\n");
         return CLI_EXIT_ERROR;
     }
-    /* A new sign-in: what was kept is forgotten first. */
-    mcp_token_store_forget(store, a.url);
-    a.opts.store = store;
+    /* A new sign-in; what was kept stays until it has succeeded. */
+    fresh_store fresh = {.real = store};
+    fresh.s = (mcp_token_store){fresh_load, fresh_save,   fresh_erase, NULL,
+                                fresh_lock, fresh_unlock, &fresh};
+    a.opts.store = &fresh.s;
     mcp_oauth *o = NULL;
     int rc = mcp_oauth_new(&a.opts, &o);
     if (pem != NULL) {
@@ -363,7 +417,7 @@ static int login(int argc, char **argv)
     int code = CLI_EXIT_OK;
     if (rc == MCP_OK) {
         json_t *d = NULL;
-        if (mcp_token_store_describe(store, a.url, &d) == MCP_OK &&
+        if (fresh.signed_in && mcp_token_store_describe(store, a.url, &d) == MCP_OK &&
             json_is_true(json_object_get(d, "access_token"))) {
             printf("logged in to %s\n", a.url);
             print_status(d);

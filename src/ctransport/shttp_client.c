@@ -663,7 +663,7 @@ static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const ch
         return NULL;
     }
     MCP__LIST_PUSH(t->xfers, x);
-    if (t->oauth != NULL && mcp__oauth_wait_before(t->oauth, &x->aw)) {
+    if (t->oauth != NULL && kind != X_DELETE && mcp__oauth_wait_before(t->oauth, &x->aw)) {
         x->parked = 1;
         return x;
     }
@@ -888,7 +888,20 @@ static int visible_ascii(const char *s, size_t len)
  * up to 8 KiB in all): 1 when it was one of those. */
 static int t_oauth_header(xfer *x, const char *name, size_t nlen, const char *v, size_t vlen)
 {
-    if (x->t->oauth == NULL || (x->status != 401 && x->status != 403))
+    if (x->t->oauth == NULL)
+        return 0;
+    /* A DPoP nonce may come with any answer (RFC 9449 §9): the next proof carries it. */
+    if (nlen == 10 && strncasecmp(name, "dpop-nonce", 10) == 0 && vlen < 1024) {
+        free(x->dpop_nonce);
+        if ((x->dpop_nonce = malloc(vlen + 1)) != NULL) {
+            memcpy(x->dpop_nonce, v, vlen);
+            x->dpop_nonce[vlen] = '\0';
+            if (x->status < 400)
+                mcp__oauth_server_nonce(x->t->oauth, x->dpop_nonce);
+        }
+        return 1;
+    }
+    if (x->status != 401 && x->status != 403)
         return 0;
     if (nlen == 16 && strncasecmp(name, "www-authenticate", 16) == 0) {
         if (x->www_auth.len + vlen + 2 < 8192 &&
@@ -896,14 +909,6 @@ static int t_oauth_header(xfer *x, const char *name, size_t nlen, const char *v,
             mcp__buf_append(&x->www_auth, v, vlen) == MCP_OK &&
             mcp__buf_reserve(&x->www_auth, 1) == MCP_OK)
             x->www_auth.data[x->www_auth.len] = '\0';
-        return 1;
-    }
-    if (nlen == 10 && strncasecmp(name, "dpop-nonce", 10) == 0 && vlen < 1024) {
-        free(x->dpop_nonce);
-        if ((x->dpop_nonce = malloc(vlen + 1)) != NULL) {
-            memcpy(x->dpop_nonce, v, vlen);
-            x->dpop_nonce[vlen] = '\0';
-        }
         return 1;
     }
     return 0;
@@ -2143,10 +2148,7 @@ static void shttp_close(mcp__ctr *base)
         next = x->next;
         xfer_cancel(x);
     }
-    if (t->oauth != NULL) {
-        mcp__oauth_detach(t->oauth);
-        t->oauth = NULL; /* the DELETE goes with the token it has: see below */
-    }
+    int had_oauth = t->oauth != NULL;
     for (cstream *st = t->streams; st != NULL; st = st->next)
         if (st->timer_init)
             uv_timer_stop(&st->timer);
@@ -2154,6 +2156,12 @@ static void shttp_close(mcp__ctr *base)
     if (t->session_id != NULL && t->mode == MODE_STREAMABLE && t->curl != NULL &&
         xfer_start(t, X_DELETE, t->cfg->url, NULL, 0, NULL, 1, DELETE_TIMEOUT_MS, NULL) != NULL)
         t->deleting = 1;
+    /* The DELETE went with the token held (refused, the session is left to expire:
+     * nothing waits for a new token now). */
+    if (had_oauth) {
+        mcp__oauth_detach(t->oauth);
+        t->oauth = NULL;
+    }
     maybe_closed(t);
 }
 
@@ -2181,7 +2189,8 @@ int mcp__shttp_ctr_new(uv_loop_t *loop, mcp__shttp_cfg *cfg, size_t max_message,
         mcp__shttp_cfg_free(cfg);
         return MCP_ENOMEM;
     }
-    int rc = cfg->oauth != NULL ? mcp__oauth_attach(cfg->oauth, loop, cfg->url) : MCP_OK;
+    int rc =
+        cfg->oauth != NULL ? mcp__oauth_attach(cfg->oauth, loop, cfg->url, cfg->cacert) : MCP_OK;
     if (rc == MCP_OK && (rc = mcp__curlm_new(loop, &t->curl)) != MCP_OK)
         mcp__oauth_detach(cfg->oauth);
     if (rc != MCP_OK) {

@@ -43,6 +43,30 @@ static int http_url(const char *s)
            (strncmp(s, "https://", 8) == 0 || strncmp(s, "http://", 7) == 0);
 }
 
+/* An URL the flow may use: https (the authorization chapter's MUST), or plain http on
+ * a loopback host, or when the MCP server itself is reached over plain http (a test or
+ * a development setup, where nothing is protected anyway). */
+static int secure_url(const mcp_oauth *o, const char *s)
+{
+    if (!http_url(s))
+        return 0;
+    if (strncmp(s, "https://", 8) == 0 || strncmp(o->server_url, "http://", 7) == 0)
+        return 1;
+    const char *h = s + 7;
+    return strncmp(h, "127.0.0.1", 9) == 0 || strncmp(h, "localhost", 9) == 0 ||
+           strncmp(h, "[::1]", 5) == 0;
+}
+
+/* Frees a secret string, wiped first. */
+static void free_secret(char **p)
+{
+    if (*p != NULL) {
+        memset(*p, 0, strlen(*p));
+        free(*p);
+        *p = NULL;
+    }
+}
+
 /* Ends the flow in failure with a message made from fmt. */
 static void fail(mcp_oauth *o, const char *fmt, ...) MCP_PRINTF(2, 3);
 static void fail(mcp_oauth *o, const char *fmt, ...)
@@ -214,7 +238,7 @@ static void prm_done(mcp__ohttp *h)
         json_decref(prm);
         return;
     }
-    if (!http_url(issuer)) {
+    if (!secure_url(o, issuer)) {
         fail(o, "the server's Protected Resource Metadata (%s) names no authorization server", url);
         json_decref(prm);
         return;
@@ -259,7 +283,7 @@ static void prm_start(mcp_oauth *o)
 {
     clear_cands(o);
     o->rm_given = 0;
-    if (http_url(o->ch_rm)) {
+    if (secure_url(o, o->ch_rm)) {
         add_cand(o, mcp__strdup(o->ch_rm));
         o->rm_given = 1;
     } else {
@@ -328,10 +352,10 @@ static void asm_done(mcp__ohttp *h)
                                             "device_authorization_endpoint"};
     for (size_t i = 0; i < sizeof(endpoints) / sizeof(*endpoints); i++) {
         const json_t *e = json_object_get(m, endpoints[i]);
-        if (e != NULL && !http_url(json_string_value(e))) {
+        if (e != NULL && !secure_url(o, json_string_value(e))) {
             fail(o,
-                 "the authorization server's metadata (%s) has a %s that is not an http(s) "
-                 "URL: refused",
+                 "the authorization server's metadata (%s) has a %s that is not an https URL "
+                 "(or http on a loopback host): refused",
                  url, endpoints[i]);
             json_decref(m);
             return;
@@ -483,17 +507,20 @@ static int loopback(mcp_oauth *o)
 /* Dynamic client registration (RFC 7591): a public client when the server allows it. */
 static void register_client(mcp_oauth *o)
 {
-    int device = o->grant == MCP_OAUTH_DEVICE;
-    json_t *md =
-        json_pack("{s:s, s:[s,s], s:s, s:s}", "client_name", o->client_name, "grant_types",
-                  device ? "urn:ietf:params:oauth:grant-type:device_code" : "authorization_code",
-                  "refresh_token", "token_endpoint_auth_method", "none", "application_type",
-                  device || is_loopback_uri(o->redirect_uri) ? "native" : "web");
+    int code = o->grant == MCP_OAUTH_AUTHORIZATION_CODE, device = o->grant == MCP_OAUTH_DEVICE;
+    /* The grants it will use: a user's (with refresh tokens), or an assertion's. */
+    json_t *grants = code     ? json_pack("[s,s]", "authorization_code", "refresh_token")
+                     : device ? json_pack("[s,s]", "urn:ietf:params:oauth:grant-type:device_code",
+                                          "refresh_token")
+                              : json_pack("[s]", GT_JWT_BEARER);
+    json_t *md = json_pack("{s:s, s:o, s:s, s:s}", "client_name", o->client_name, "grant_types",
+                           grants, "token_endpoint_auth_method", "none", "application_type",
+                           device || (code && is_loopback_uri(o->redirect_uri)) ? "native" : "web");
     if (md != NULL) {
         json_object_set_new(md, "redirect_uris",
-                            o->redirect_uri != NULL ? json_pack("[s]", o->redirect_uri)
-                                                    : json_array());
-        json_object_set_new(md, "response_types", device ? json_array() : json_pack("[s]", "code"));
+                            code && o->redirect_uri != NULL ? json_pack("[s]", o->redirect_uri)
+                                                            : json_array());
+        json_object_set_new(md, "response_types", code ? json_pack("[s]", "code") : json_array());
     }
     if (md != NULL && !as_supports(o, "token_endpoint_auth_methods_supported", "none") &&
         json_object_get(o->as_meta, "token_endpoint_auth_methods_supported") != NULL)
@@ -524,7 +551,17 @@ static void identity(mcp_oauth *o)
         fail(o, "cannot listen on 127.0.0.1 for the browser's redirect");
         return;
     }
-    if (o->cfg_client_id != NULL) {
+    if (o->cfg_client_id == NULL && o->grant == MCP_OAUTH_CLIENT_CREDENTIALS) {
+        /* Client credentials kept from an earlier sign-in: for their issuer only. */
+        if (o->client_id == NULL || o->client_issuer == NULL ||
+            strcmp(o->client_issuer, o->issuer) != 0) {
+            fail(o,
+                 "the server now names the authorization server %s, which the client "
+                 "credentials kept are not for: log in again",
+                 o->issuer);
+            return;
+        }
+    } else if (o->cfg_client_id != NULL) {
         mcp__oauth_set(&o->client_id, o->cfg_client_id);
         mcp__oauth_set(&o->client_secret, o->cfg_client_secret);
         mcp__oauth_set(&o->client_auth, o->cfg_auth_method);
@@ -636,13 +673,16 @@ static void timer_fired(uv_timer_t *t)
  * next poll. */
 static void arm(mcp_oauth *o, uint64_t ms)
 {
-    if (!o->timer_init) {
-        uv_timer_init(o->loop, &o->timer);
-        o->timer.data = o;
-        o->timer_init = 1;
+    if (o->timer == NULL) {
+        if ((o->timer = malloc(sizeof(*o->timer))) == NULL) {
+            fail(o, "out of memory");
+            return;
+        }
+        uv_timer_init(o->loop, o->timer);
+        o->timer->data = o;
         mcp__oauth_ref(o); /* the timer's, until it is closed */
     }
-    uv_timer_start(&o->timer, timer_fired, ms, 0);
+    uv_timer_start(o->timer, timer_fired, ms, 0);
 }
 
 /* The authorization code grant needs a user, and the provider has no way to ask one:
@@ -678,7 +718,7 @@ static void browser(mcp_oauth *o)
                 "(code_challenge_methods_supported): refused");
         return;
     }
-    free(o->verifier);
+    free_secret(&o->verifier);
     free(o->state);
     o->verifier = mcp__random_b64url(32);
     o->state = mcp__random_b64url(24);
@@ -722,7 +762,8 @@ void mcp__oauth_flow_callback(mcp_oauth *o, const char *url)
         mcp__warn("oauth: a browser callback arrived when none was awaited: ignored");
         return;
     }
-    uv_timer_stop(&o->timer);
+    if (o->timer != NULL)
+        uv_timer_stop(o->timer);
     const char *q = strchr(url, '?');
     char *query = q != NULL ? mcp__strdup(q + 1) : mcp__strdup("");
     if (query != NULL)
@@ -760,7 +801,7 @@ void mcp__oauth_flow_callback(mcp_oauth *o, const char *url)
     } else if (code == NULL || code[0] == '\0' || dup_code) {
         fail(o, "the browser came back without an authorization code");
     } else {
-        free(o->browser_url);
+        free_secret(&o->browser_url);
         o->browser_url = code; /* the code, until the token request is made */
         code = NULL;
         o->step = OS_TOKEN;
@@ -811,6 +852,8 @@ static void device_done(mcp__ohttp *h)
         return;
     }
     json_int_t secs = json_integer_value(exp);
+    if (secs > 86400)
+        secs = 86400; /* a day at most: the wait is bounded by redirect_timeout_ms anyway */
     json_int_t every = iv != NULL ? json_integer_value(iv) : 5;
     if (every < 1)
         every = 1;
@@ -1082,6 +1125,12 @@ static void token_done(mcp__ohttp *h)
                 : as_error(h, refresh ? "the token refresh" : "the token request", ep);
         json_decref(j);
         mcp__ohttp_free(h);
+        if (dead && mcp__oauth_reload(o) && mcp__oauth_usable(o)) {
+            /* Another process refreshed first (its tokens are in the store): taken. */
+            free(msg);
+            mcp__oauth_flow_end(o, MCP_OK, NULL);
+            return;
+        }
         if (dead) {
             /* The refresh token is dead (revoked, expired, rotated away). */
             mcp__oauth_forget(o, 0);
@@ -1115,8 +1164,8 @@ static void token_done(mcp__ohttp *h)
     }
     free(o->want_scope);
     o->want_scope = NULL;
-    free(o->browser_url);
-    o->browser_url = NULL;
+    free_secret(&o->browser_url);
+    free_secret(&o->verifier);
     mcp__oauth_flow_end(o, MCP_OK, NULL);
 }
 
@@ -1253,7 +1302,9 @@ void mcp__oauth_flow_start(mcp_oauth *o)
 
 static void timer_closed(uv_handle_t *h)
 {
-    mcp__oauth_unref(h->data);
+    mcp_oauth *o = h->data;
+    free(h);
+    mcp__oauth_unref(o);
 }
 
 void mcp__oauth_flow_cancel(mcp_oauth *o)
@@ -1262,16 +1313,16 @@ void mcp__oauth_flow_cancel(mcp_oauth *o)
     o->http = NULL;
     clear_cands(o);
     o->flow = OF_NONE;
-    free(o->verifier);
+    free_secret(&o->verifier);
     free(o->state);
-    free(o->browser_url);
-    free(o->idp_jag);
-    o->verifier = o->state = o->browser_url = o->idp_jag = NULL;
+    o->state = NULL;
+    free_secret(&o->browser_url);
+    free_secret(&o->idp_jag);
     mcp__loopback_stop(o->lb);
     o->lb = NULL;
     mcp__oauth_unlock(o);
-    if (o->timer_init) {
-        o->timer_init = 0;
-        uv_close((uv_handle_t *)&o->timer, timer_closed);
+    if (o->timer != NULL) {
+        uv_close((uv_handle_t *)o->timer, timer_closed);
+        o->timer = NULL;
     }
 }

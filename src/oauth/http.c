@@ -20,7 +20,12 @@ void mcp__ohttp_free(mcp__ohttp *h)
         return;
     if (h->req != NULL)
         mcp__curl_cancel(h->req);
+    /* Bodies carry codes, refresh tokens, secrets and assertions: wiped. */
+    if (h->body.data != NULL)
+        memset(h->body.data, 0, h->body.len);
     mcp__buf_free(&h->body);
+    if (h->out.data != NULL)
+        memset(h->out.data, 0, h->out.len);
     mcp__curl_body_free(&h->out);
     free(h->dpop_nonce);
     free(h->location);

@@ -41,12 +41,19 @@ static int jkey_wrap(EVP_PKEY *pkey, int es256, mcp__jkey **out)
     return MCP_OK;
 }
 
+static int no_passphrase(char *buf, int size, int rwflag, void *user)
+{
+    (void)buf, (void)size, (void)rwflag, (void)user;
+    return 0;
+}
+
 int mcp__jkey_from_pem(const char *pem, const char *alg, mcp__jkey **out)
 {
     BIO *bio = BIO_new_mem_buf(pem, -1);
     if (bio == NULL)
         return MCP_ENOMEM;
-    EVP_PKEY *pkey = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+    /* An encrypted key is refused, never prompted for on a terminal. */
+    EVP_PKEY *pkey = PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL);
     BIO_free(bio);
     if (pkey == NULL)
         return MCP_EINVAL;

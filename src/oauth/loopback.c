@@ -88,6 +88,9 @@ static void answer(lb_conn *c, const char *status, const char *text)
 
 static const char page_ok[] =
     "<!doctype html><title>Signed in</title><p>Signed in. You can close this window.";
+static const char page_failed[] =
+    "<!doctype html><title>Not signed in</title><p>The sign-in did not complete: the program "
+    "says why.";
 static const char page_bad[] =
     "<!doctype html><title>Not awaited</title><p>This is not the sign-in this program awaits.";
 
@@ -119,10 +122,16 @@ static void request(lb_conn *c)
         return;
     }
     char *url = mcp__asprintf("http://127.0.0.1:%d%s", c->lb->port, target);
-    answer(c, "200 OK", page_ok);
-    if (url != NULL)
-        mcp__oauth_flow_callback(o, url);
+    if (url == NULL) {
+        answer(c, "500 Internal Server Error", page_failed);
+        return;
+    }
+    /* The flow reads the answer (state, iss, error, code) now; the page says what came
+     * of it. The listener may be stopped meanwhile: this connection stays for its page. */
+    c->done = 1;
+    mcp__oauth_flow_callback(o, url);
     free(url);
+    answer(c, "200 OK", o->flow != OF_NONE && o->step == OS_TOKEN ? page_ok : page_failed);
 }
 
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *b)
@@ -222,7 +231,11 @@ void mcp__loopback_stop(mcp__loopback *lb)
     if (lb == NULL || lb->closing)
         return;
     lb->closing = 1;
-    while (lb->conns != NULL)
-        conn_close(lb->conns);
+    /* A connection being answered stays until its page is written. */
+    for (lb_conn *c = lb->conns, *next; c != NULL; c = next) {
+        next = c->next;
+        if (!c->done)
+            conn_close(c);
+    }
     uv_close((uv_handle_t *)&lb->tcp, listener_closed);
 }

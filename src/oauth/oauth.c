@@ -319,13 +319,12 @@ static void load(mcp_oauth *o)
         o->dpop_key = NULL; /* a new one is made */
     if (o->dpop_key != NULL)
         o->dpop = 1;
-    /* A provider that cannot sign a user in takes a grant that needs none. */
+    /* A provider that cannot sign a user in takes a grant that needs none: the client
+     * kept, bound to the issuer that registered it (never offered to another). */
     const char *grant = jstr(doc, "grant");
     if (o->grant == MCP_OAUTH_AUTHORIZATION_CODE && o->on_redirect == NULL &&
         o->cfg_client_id == NULL && grant != NULL && strcmp(grant, "client_credentials") == 0 &&
-        o->client_id != NULL && o->client_secret != NULL &&
-        mcp__oauth_set(&o->cfg_client_id, o->client_id) == MCP_OK &&
-        mcp__oauth_set(&o->cfg_client_secret, o->client_secret) == MCP_OK)
+        o->client_id != NULL && o->client_secret != NULL && o->client_issuer != NULL)
         o->grant = MCP_OAUTH_CLIENT_CREDENTIALS;
     json_decref(doc);
     if (bad)
@@ -353,7 +352,9 @@ void mcp__oauth_forget(mcp_oauth *o, int forget_client)
 
 static void mb_closed(mcp__mailbox *mb)
 {
-    mcp__oauth_unref(mb->async.data);
+    mcp_oauth *o = mb->async.data;
+    free(mb);
+    mcp__oauth_unref(o);
 }
 
 static void curl_closed(void *user)
@@ -361,10 +362,12 @@ static void curl_closed(void *user)
     mcp__oauth_unref(user);
 }
 
-int mcp__oauth_attach(mcp_oauth *o, uv_loop_t *loop, const char *server_url)
+int mcp__oauth_attach(mcp_oauth *o, uv_loop_t *loop, const char *server_url, const char *cacert)
 {
     if (o->attached)
         return MCP_ESTATE;
+    if (o->cacert == NULL && cacert != NULL && mcp__oauth_set(&o->cacert, cacert) != MCP_OK)
+        return MCP_ENOMEM;
     char *origin = NULL, *path = NULL;
     int rc = mcp__url_split(server_url, &origin, &path);
     if (rc != MCP_OK)
@@ -380,12 +383,15 @@ int mcp__oauth_attach(mcp_oauth *o, uv_loop_t *loop, const char *server_url)
     o->server_path = path;
     if (mcp__curlm_new(loop, &o->curl) != MCP_OK)
         return MCP_ENOMEM;
-    if (mcp__mailbox_init(&o->mb, loop) != MCP_OK) {
+    mcp__mailbox *mb = calloc(1, sizeof(*mb));
+    if (mb == NULL || mcp__mailbox_init(mb, loop) != MCP_OK) {
+        free(mb);
         mcp__curlm_close(o->curl, NULL, NULL);
         o->curl = NULL;
         return MCP_EIO;
     }
-    o->mb.async.data = o;
+    mb->async.data = o;
+    o->mb = mb;
     o->loop = loop;
     pthread_mutex_lock(&o->lock);
     o->refs += 2; /* the mailbox's and the curl driver's */
@@ -414,7 +420,8 @@ void mcp__oauth_detach(mcp_oauth *o)
     pthread_mutex_lock(&o->lock);
     o->mb_open = 0;
     pthread_mutex_unlock(&o->lock);
-    mcp__mailbox_close(&o->mb, mb_closed);
+    mcp__mailbox_close(o->mb, mb_closed);
+    o->mb = NULL; /* freed once closed: a next attachment has its own */
     mcp__curlm_close(o->curl, curl_closed, o);
     o->curl = NULL;
 }
@@ -501,6 +508,12 @@ void mcp__oauth_unlock(mcp_oauth *o)
     o->store_lock = NULL;
 }
 
+void mcp__oauth_server_nonce(mcp_oauth *o, const char *nonce)
+{
+    if (o->dpop_key != NULL && nonce != NULL && nonce[0] != '\0')
+        mcp__oauth_set(&o->rs_nonce, nonce);
+}
+
 /* ---- Waiters ---- */
 
 static void enqueue(mcp_oauth *o, mcp__oauth_waiter *w)
@@ -556,8 +569,8 @@ void mcp__oauth_flow_end(mcp_oauth *o, int rc, const char *why)
     o->lb = NULL;
     mcp__oauth_unlock(o);
     mcp__oauth_set(&o->device_code, NULL);
-    if (o->timer_init)
-        uv_timer_stop(&o->timer);
+    if (o->timer != NULL)
+        uv_timer_stop(o->timer);
     if (rc == MCP_OK)
         o->generation++;
     else
@@ -579,7 +592,7 @@ void mcp__oauth_flow_end(mcp_oauth *o, int rc, const char *why)
     o->waiters = NULL;
     for (mcp__oauth_waiter *w = b->head; w != NULL; w = w->next)
         w->list = &b->head;
-    if (mcp__mailbox_post(&o->mb, &b->m) != MCP_OK) {
+    if (o->mb == NULL || mcp__mailbox_post(o->mb, &b->m) != MCP_OK) {
         for (mcp__oauth_waiter *w = b->head; w != NULL; w = w->next)
             w->waiting = 0, w->list = NULL;
         free(b->why);
@@ -693,7 +706,9 @@ int mcp__oauth_refused(mcp_oauth *o, const mcp__oauth_refusal *r, mcp__oauth_wai
         o->dpop_key != NULL) {
         int fresh = o->rs_nonce == NULL || strcmp(o->rs_nonce, r->dpop_nonce) != 0;
         mcp__oauth_set(&o->rs_nonce, r->dpop_nonce);
-        if (fresh) {
+        /* Twice per request at most: a server that changes its nonce on every answer
+         * does not get a request sent for ever. */
+        if (fresh && ++w->nonce_retries <= 2) {
             res = MCP__OAUTH_RETRY;
             goto out;
         }
@@ -701,6 +716,14 @@ int mcp__oauth_refused(mcp_oauth *o, const mcp__oauth_refusal *r, mcp__oauth_wai
     if (r->dpop_nonce != NULL && o->dpop_key != NULL)
         mcp__oauth_set(&o->rs_nonce, r->dpop_nonce);
     if (insufficient) {
+        /* A flow under way (a refresh, say) ends first; the request, sent again with
+         * its token, meets this again if it still lacks the scope: no step-up is
+         * counted or joined to that flow. */
+        if (o->flow != OF_NONE) {
+            enqueue(o, w);
+            res = MCP__OAUTH_WAIT;
+            goto out;
+        }
         if (++w->step_ups > o->max_step_ups) {
             *why = mcp__asprintf("the server asked for more scope again after %d step-up%s "
                                  "(max_step_ups): the authorization server does not grant it",
@@ -845,7 +868,7 @@ int mcp_oauth_complete(mcp_oauth *o, const char *callback_url)
     cm->o = o;
     cm->m.fn = callback_arrived;
     pthread_mutex_lock(&o->lock);
-    int rc = o->mb_open ? mcp__mailbox_post(&o->mb, &cm->m) : MCP_ESTATE;
+    int rc = o->mb_open ? mcp__mailbox_post(o->mb, &cm->m) : MCP_ESTATE;
     pthread_mutex_unlock(&o->lock);
     if (rc != MCP_OK) {
         free(cm->url);

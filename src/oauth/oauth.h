@@ -22,7 +22,7 @@ typedef struct mcp__oauth_waiter {
     /* rc MCP_OK: send the request again (with mcp__oauth_headers); else it fails
      * with rc and why (a sentence, safe to show). */
     void (*done)(struct mcp__oauth_waiter *w, int rc, const char *why);
-    int step_ups, reauths; /* what this request has cost so far */
+    int step_ups, reauths, nonce_retries; /* what this request has cost so far */
     int waiting;
     struct mcp__oauth_waiter **list; /* the list it is on, while waiting */
     struct mcp__oauth_waiter *prev, *next;
@@ -37,8 +37,10 @@ typedef struct mcp__oauth_refusal {
 } mcp__oauth_refusal;
 
 /* Takes a hold on o for a connection to server_url on loop (one connection at a
- * time). MCP_OK, MCP_ESTATE (attached already), MCP_ENOMEM, MCP_EIO. */
-int mcp__oauth_attach(mcp_oauth *o, uv_loop_t *loop, const char *server_url);
+ * time). cacert: the connection's CA file (may be NULL), used for the authorization
+ * server too when the provider was given none. MCP_OK, MCP_ESTATE (attached
+ * already), MCP_ENOMEM, MCP_EIO. */
+int mcp__oauth_attach(mcp_oauth *o, uv_loop_t *loop, const char *server_url, const char *cacert);
 /* Ends the connection's use of o: waiters are dropped (none is called), HTTP
  * exchanges cancelled, and the hold released. */
 void mcp__oauth_detach(mcp_oauth *o);
@@ -65,6 +67,8 @@ enum {
 };
 /* A request was refused (401, or 403 insufficient_scope): one of the above. */
 int mcp__oauth_refused(mcp_oauth *o, const mcp__oauth_refusal *r, mcp__oauth_waiter *w, char **why);
+/* The MCP server sent a DPoP-Nonce (with any answer): the next proofs carry it. */
+void mcp__oauth_server_nonce(mcp_oauth *o, const char *nonce);
 /* Takes w out of the queue (its request ended); done is not called. */
 void mcp__oauth_unwait(mcp_oauth *o, mcp__oauth_waiter *w);
 

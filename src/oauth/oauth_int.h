@@ -84,7 +84,7 @@ struct mcp_oauth {
     int attached;
     uv_loop_t *loop;
     mcp__curlm *curl;
-    mcp__mailbox mb;
+    mcp__mailbox *mb; /* per attachment: freed once closed */
     int mb_open;
     char *server_url, *server_origin, *server_path;
 
@@ -120,9 +120,8 @@ struct mcp_oauth {
     char *verifier, *state, *browser_url;
     char *idp_jag;      /* enterprise: the ID-JAG the IdP issued */
     int refresh_failed; /* this flow's refresh was refused */
-    uv_timer_t timer;   /* the browser step's deadline */
-    int timer_init;
-    mcp__loopback *lb; /* the loopback listener of the browser step */
+    uv_timer_t *timer;  /* the flow's deadline or wait: per attachment, freed once closed */
+    mcp__loopback *lb;  /* the loopback listener of the browser step */
     char *device_code;
     uint64_t device_deadline; /* monotonic ms */
     int device_interval_ms;

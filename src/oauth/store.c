@@ -5,6 +5,9 @@
  * replaced whole (a temporary file, fsync, rename) so that a crash leaves the old
  * document or the new one, never half of either.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* mkostemp */
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -35,19 +38,14 @@ static char *path_of(const char *dir, const char *key, const char *suffix)
     return mcp__asprintf("%s/%s.json%s", dir, hex, suffix);
 }
 
-static int fs_load(void *user, const char *key, char **json)
+/* The document at path, malloc'd into *json: MCP_OK, MCP_ENOENT, MCP_EIO (not a
+ * regular file, too large, readable by others or not the user's), MCP_ENOMEM. */
+static int read_doc_at(const char *path, char **json)
 {
-    const char *dir = user;
     *json = NULL;
-    char *path = path_of(dir, key, "");
-    if (path == NULL)
-        return MCP_ENOMEM;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
-        int e = errno;
-        free(path);
-        return e == ENOENT ? MCP_ENOENT : MCP_EIO;
-    }
+    if (fd < 0)
+        return errno == ENOENT ? MCP_ENOENT : MCP_EIO;
     struct stat st;
     int rc = MCP_EIO;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > DOC_MAX)
@@ -76,6 +74,15 @@ static int fs_load(void *user, const char *key, char **json)
     rc = MCP_OK;
 out:
     close(fd);
+    return rc;
+}
+
+static int fs_load(void *user, const char *key, char **json)
+{
+    char *path = path_of(user, key, "");
+    if (path == NULL)
+        return MCP_ENOMEM;
+    int rc = read_doc_at(path, json);
     free(path);
     return rc;
 }
@@ -98,12 +105,13 @@ static int fs_save(void *user, const char *key, const char *json)
 {
     const char *dir = user;
     char *path = path_of(dir, key, "");
-    char *tmp = path_of(dir, key, ".tmp");
+    /* A name of its own: two processes saving at once never write the same file. */
+    char *tmp = path_of(dir, key, ".tmp.XXXXXX");
     int rc = MCP_ENOMEM;
     if (path == NULL || tmp == NULL)
         goto out;
     rc = MCP_EIO;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int fd = mkostemp(tmp, O_CLOEXEC); /* 0600 */
     if (fd < 0)
         goto out;
     /* The mode of a file that existed already is made 0600 too. */
@@ -151,17 +159,15 @@ static int fs_keys(void *user, char ***out)
             continue;
         /* The key is the server the document names; the file's own name is a hash. */
         char *path = mcp__asprintf("%s/%s", dir, e->d_name);
-        int fd = path != NULL ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+        char *buf = NULL;
+        if (path == NULL || read_doc_at(path, &buf) != MCP_OK) {
+            free(path);
+            continue;
+        }
         free(path);
-        if (fd < 0)
-            continue;
-        char buf[8192];
-        ssize_t got = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (got <= 0)
-            continue;
-        buf[got] = '\0';
-        json_t *doc = json_loads(buf, JSON_DISABLE_EOF_CHECK, NULL);
+        json_t *doc = json_loads(buf, 0, NULL);
+        memset(buf, 0, strlen(buf));
+        free(buf);
         const char *server = json_string_value(json_object_get(doc, "server"));
         if (server != NULL) {
             if (n + 2 > cap) {

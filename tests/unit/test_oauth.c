@@ -258,6 +258,20 @@ static void test_jws_es256_and_rs256_verify_with_openssl(void **state)
     assert_int_equal(mcp__jkey_from_pem(pems[1], NULL, &k), MCP_EINVAL);
     assert_int_equal(mcp__jkey_from_pem(pems[2], NULL, &k), MCP_EINVAL);
     assert_int_equal(mcp__jkey_from_pem("not a key", NULL, &k), MCP_EINVAL);
+    /* An encrypted key is refused (never a passphrase prompt on the terminal). */
+    EVP_PKEY *ek = EVP_EC_gen("P-256");
+    BIO *eb = BIO_new(BIO_s_mem());
+    assert_int_equal(PEM_write_bio_PrivateKey(eb, ek, EVP_aes_128_cbc(), (unsigned char *)"secret",
+                                              6, NULL, NULL),
+                     1);
+    char *edata;
+    long en = BIO_get_mem_data(eb, &edata);
+    char *epem = strndup(edata, (size_t)en);
+    assert_non_null(strstr(epem, "ENCRYPTED"));
+    assert_int_equal(mcp__jkey_from_pem(epem, NULL, &k), MCP_EINVAL);
+    free(epem);
+    BIO_free(eb);
+    EVP_PKEY_free(ek);
     for (int i = 0; i < 3; i++)
         free(pems[i]);
     json_decref(claims);
