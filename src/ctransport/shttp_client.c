@@ -118,7 +118,8 @@ typedef struct xfer {
     int events;       /* events (or ids) this connection brought */
     int reconnection; /* a GET made by reconnect_now, not a stream's first connection */
     int busy, dead;
-    /* What it was started with, to start it again once authorized. */
+    /* What it was started with, to start it again once authorized (copies kept only
+     * with a provider: NULL otherwise). */
     char *url, *last_id;
     int with_session;
     long timeout_ms;
@@ -553,7 +554,7 @@ static void xfer_authorized(mcp__oauth_waiter *w, int rc, const char *why);
 /* Starts (or starts again) x's transfer from what it keeps: a new easy handle with
  * its headers, the provider's lines among them. MCP_OK, or MCP_ENOMEM (nothing
  * started; x unchanged). */
-static int xfer_launch(xfer *x)
+static int xfer_launch(xfer *x, const char *url, const char *last_id, char *const *extra)
 {
     shttp_ctr *t = x->t;
     enum xkind kind = x->kind;
@@ -583,18 +584,18 @@ static int xfer_launch(xfer *x)
         snprintf(line, sizeof(line), "MCP-Protocol-Version: %s", t->version);
         h = add_header(h, line, &bad);
     }
-    if (x->last_id != NULL) {
-        snprintf(line, sizeof(line), "Last-Event-ID: %s", x->last_id);
+    if (last_id != NULL) {
+        snprintf(line, sizeof(line), "Last-Event-ID: %s", last_id);
         h = add_header(h, line, &bad);
     }
-    for (char **eh = x->extra; eh != NULL && *eh != NULL; eh++)
+    for (char *const *eh = extra; eh != NULL && *eh != NULL; eh++)
         h = add_header(h, *eh, &bad);
     for (char **uh = t->cfg->headers; *uh != NULL; uh++)
         h = add_header(h, *uh, &bad);
     if (t->oauth != NULL) {
         static const char *const methods[] = {"POST", "GET", "DELETE", "GET"};
         char *auth[2];
-        if (mcp__oauth_headers(t->oauth, methods[kind], x->url, auth, &x->auth_gen) != MCP_OK)
+        if (mcp__oauth_headers(t->oauth, methods[kind], url, auth, &x->auth_gen) != MCP_OK)
             bad = 1;
         for (int i = 0; i < 2; i++)
             if (auth[i] != NULL) {
@@ -609,7 +610,7 @@ static int xfer_launch(xfer *x)
         curl_easy_cleanup(e);
         return MCP_ENOMEM;
     }
-    curl_easy_setopt(e, CURLOPT_URL, x->url);
+    curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)t->cfg->connect_timeout);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     if (x->timeout_ms > 0)
@@ -646,15 +647,17 @@ static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const ch
     x->with_session = with_session;
     x->timeout_ms = timeout_ms;
     x->aw.done = xfer_authorized;
-    x->url = mcp__strdup(url);
-    x->last_id = last_id != NULL ? mcp__strdup(last_id) : NULL;
-    x->extra = extra != NULL ? mcp__strv_copy((const char *const *)extra, &err) : NULL;
+    if (t->oauth != NULL) {
+        x->url = mcp__strdup(url);
+        x->last_id = last_id != NULL ? mcp__strdup(last_id) : NULL;
+        x->extra = extra != NULL ? mcp__strv_copy((const char *const *)extra, &err) : NULL;
+        err |= x->url == NULL || (last_id != NULL && x->last_id == NULL);
+    }
     if (kind == X_POST && (x->out.data = malloc(len > 0 ? len : 1)) != NULL) {
         memcpy(x->out.data, body, len);
         x->out.len = len;
     }
-    if (x->url == NULL || (last_id != NULL && x->last_id == NULL) || err ||
-        (kind == X_POST && x->out.data == NULL)) {
+    if (err || (kind == X_POST && x->out.data == NULL)) {
         mcp__curl_body_free(&x->out);
         free(x->url);
         free(x->last_id);
@@ -667,7 +670,7 @@ static xfer *xfer_start(shttp_ctr *t, enum xkind kind, const char *url, const ch
         x->parked = 1;
         return x;
     }
-    if (xfer_launch(x) != MCP_OK) {
+    if (xfer_launch(x, url, last_id, extra) != MCP_OK) {
         xfer_free(x);
         return NULL;
     }
@@ -1996,7 +1999,7 @@ static void xfer_authorized(mcp__oauth_waiter *w, int rc, const char *why)
     }
     if (rc == MCP_OK) {
         xfer_reset(x);
-        if (xfer_launch(x) == MCP_OK)
+        if (xfer_launch(x, x->url, x->last_id, x->extra) == MCP_OK)
             return;
         why = "out of memory sending the request again";
     }
@@ -2013,7 +2016,7 @@ static int xfer_refused(xfer *x, long status)
     switch (mcp__oauth_refused(t->oauth, &r, &x->aw, &why)) {
     case MCP__OAUTH_RETRY:
         xfer_reset(x);
-        if (xfer_launch(x) == MCP_OK)
+        if (xfer_launch(x, x->url, x->last_id, x->extra) == MCP_OK)
             return 1;
         xfer_auth_failed(x, "out of memory sending the request again");
         return 1;
