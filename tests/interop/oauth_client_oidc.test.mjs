@@ -85,13 +85,14 @@ function stateDir() {
     return d;
 }
 
-// Spawns `mcp ...args` with XDG_STATE_HOME=state and MCP_NO_BROWSER=1 (plus env; never an
+// Spawns `mcp ...args` with XDG_STATE_HOME=state, MCP_NO_BROWSER=1 and MCP_DEBUG=1 (plus env; never an
 // MCP_CLIENT_SECRET of ours). Returns {out(), err(), waitErr(re, what), done(what)}; done
 // resolves with {code, signal, out, err} when it exited (rejects after ms).
 function mcp(args, { state, env = {}, ms = 20_000 } = {}) {
     const { MCP_CLIENT_SECRET: _, ...base } = process.env;
     const child = spawnDying(MCP, args, {
-        env: { ...base, XDG_STATE_HOME: state, MCP_NO_BROWSER: '1', ...env },
+        // MCP_DEBUG=1: every log line the library has, which must show no secret either.
+        env: { ...base, XDG_STATE_HOME: state, MCP_NO_BROWSER: '1', MCP_DEBUG: '1', ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true, // its own process group: killAll() gets a gateway it started too
     });
