@@ -25,7 +25,9 @@
  *     the watchdog, 503: never 200 for an end the other nodes may not know of;
  *   - a node flooding Redis with events is not taken for dead, and a stream it
  *     just began can be resumed elsewhere: its handlers wait for Redis to catch up,
- *     so its heartbeat and its other writes are not queued behind seconds of events.
+ *     so its heartbeat and its other writes are not queued behind seconds of events;
+ *   - a node that dies after storing a call's answer, before the stream's end: a
+ *     resume elsewhere gets the answer once, and no "node gone" error after it.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -961,6 +963,101 @@ static void test_a_node_flooding_redis_with_events_is_not_taken_for_dead(void **
         fail_msg("%s", why);
 }
 
+/* The id of the end marker stored in the stream key of Redis, into marker; 0 once
+ * there is one, -1 when none came within timeout_ms. */
+static int wait_end_marker(redisContext *r, const char *key, char marker[64], int timeout_ms)
+{
+    long long deadline = hc_now_ms() + timeout_ms;
+    do {
+        redisReply *x = redisCommand(r, "XRANGE %s - +", key);
+        assert_non_null(x);
+        assert_int_equal(x->type, REDIS_REPLY_ARRAY);
+        int found = 0;
+        for (size_t i = 0; i < x->elements && !found; i++) {
+            const redisReply *e = x->element[i];
+            const char *id = e->type == REDIS_REPLY_ARRAY && e->elements > 0 &&
+                                     e->element[0]->type == REDIS_REPLY_STRING
+                                 ? e->element[0]->str
+                                 : "";
+            size_t n = strlen(id);
+            if (n > 2 && strcmp(id + n - 2, "-1") == 0) {
+                snprintf(marker, 64, "%s", id);
+                found = 1;
+            }
+        }
+        freeReplyObject(x);
+        if (found)
+            return 0;
+        rc_wait_retry(20);
+    } while (hc_now_ms() < deadline);
+    return -1;
+}
+
+static void test_a_resume_after_the_owner_died_answered_gets_the_answer_once(void **state)
+{
+    ch_cluster *c = *state;
+    char session[33], last_id[160];
+    wait_all_serve(c);
+    assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session, STEP_MS), 0);
+    /* node0 runs the call to its answer; its client, cut after the priming event,
+     * has read none of it. */
+    call_and_cut(ch_node_port(c, 0), session, 31, "notify", "{\"count\":3}", last_id);
+    struct timeval tv = {.tv_sec = 5};
+    redisContext *r = redisConnectWithTimeout("127.0.0.1", c->redis_port, tv);
+    assert_non_null(r);
+    assert_int_equal(r->err, 0);
+    redisReply *k = redisCommand(r, "KEYS *e:%s:%lld", session, rc_id_stream(last_id));
+    assert_non_null(k);
+    if (k->type != REDIS_REPLY_ARRAY || k->elements != 1)
+        fail_msg("no single stream key in Redis for stream %lld", rc_id_stream(last_id));
+    char key[256], marker[64];
+    snprintf(key, sizeof(key), "%s", k->element[0]->str);
+    freeReplyObject(k);
+    if (wait_end_marker(r, key, marker, STEP_MS) != 0)
+        fail_msg("node0 stored no end of the stream %s within %d ms", key, STEP_MS);
+    /* node0 dies; its end marker is taken away: as if it had died after storing the
+     * answer, before storing the end (the narrow window a SIGKILL can hit). */
+    assert_int_equal(ch_kill_node(c, 0), 0);
+    redisReply *d = redisCommand(r, "XDEL %s %s", key, marker);
+    assert_non_null(d);
+    assert_int_equal(d->type, REDIS_REPLY_INTEGER);
+    assert_int_equal(d->integer, 1);
+    freeReplyObject(d);
+    redisFree(r);
+
+    hc_conn g;
+    assert_int_equal(hc_mcp_get_open(&g, ch_node_port(c, 1), session, last_id, STEP_MS), 200);
+    rc_call call;
+    rc_call_init(&call, 31, 3);
+    int rc = rc_call_read(&g, &call, 0, CALL_MS);
+    if (rc != 1)
+        fail_msg("the resume on node1 %s after %lld notifications (%s)",
+                 rc == 0    ? "ended without the answer"
+                 : rc == -1 ? "timed out"
+                            : "failed",
+                 call.next - 1, call.err);
+    assert_string_equal(rc_result_text(call.result), "sent 3");
+    /* node1 finds node0 gone (its heartbeat ends): the call it was to answer was
+     * answered, so nothing more comes, and the stream ends. */
+    hc_sse_event ev;
+    int e = hc_sse_next_block(&g, &ev, CALL_MS);
+    if (e == 1) {
+        char text[300];
+        snprintf(text, sizeof(text), "%.200s", ev.data ? ev.data : "(none)");
+        hc_sse_event_free(&ev);
+        fail_msg("an event after the answer: %s", text);
+    }
+    if (e < 0 || !g.body_done)
+        fail_msg("the stream did not end cleanly after the answer (%s)",
+                 e < 0 ? "no end within the deadline" : "connection closed");
+    rc_call_free(&call);
+    hc_close(&g);
+    assert_int_equal(ch_restart_node(c, 0), 0);
+    wait_all_serve(c);
+    printf("node0 died after storing its answer, not the stream's end: the resume on node1 got "
+           "the answer once, then the end\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -980,6 +1077,7 @@ int main(void)
         cmocka_unit_test(test_a_silent_redis_is_given_up_and_found_again),
         cmocka_unit_test(test_a_delete_while_redis_stalls_waits_for_it_or_says_503),
         cmocka_unit_test(test_a_node_flooding_redis_with_events_is_not_taken_for_dead),
+        cmocka_unit_test(test_a_resume_after_the_owner_died_answered_gets_the_answer_once),
     };
     int failed = cmocka_run_group_tests_name("cluster_sessions", tests, setup, teardown);
     return failed + teardown_failures ? 1 : 0;

@@ -22,6 +22,10 @@
  * answerer ending a session) ends it on every node, and the record's time to live
  * (the idle expiry) ends a session no node uses.
  */
+/* memmem */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -1273,6 +1277,37 @@ static void follow_count(hstream *st, uint64_t seq, size_t len)
     mcp__http_req_on_drain(st->req, 0, follow_drained, st);
 }
 
+/* Notes the id of a response relayed on a POST stream, so that an owner found gone
+ * afterwards is not answered for twice (its open text, read when the follow began,
+ * still names the request). Only what may be a response is parsed. */
+static void follow_note_answer(hstream *st, const char *data, size_t len)
+{
+    if (st->id % 2 == 1 ||
+        (memmem(data, len, "\"result\"", 8) == NULL && memmem(data, len, "\"error\"", 7) == NULL))
+        return;
+    json_t *msg = mcp__json_parse(data, len, MCP__JSON_ANY, NULL);
+    json_t *id = json_object_get(msg, "id");
+    if (json_is_object(msg) && json_object_get(msg, "method") == NULL && mcp__id_valid(id) &&
+        (json_object_get(msg, "result") != NULL || json_object_get(msg, "error") != NULL)) {
+        if (st->sh->answered == NULL)
+            st->sh->answered = json_array();
+        json_array_append(st->sh->answered, id);
+    }
+    json_decref(msg);
+}
+
+static int follow_answered(const hstream *st, const json_t *id)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(st->sh->answered, i, v)
+    {
+        if (json_equal(v, id))
+            return 1;
+    }
+    return 0;
+}
+
 static void follow_emit(void *arg, uint64_t seq, const char *data, size_t len)
 {
     hstream *st = arg;
@@ -1287,6 +1322,7 @@ static void follow_emit(void *arg, uint64_t seq, const char *data, size_t len)
         return;
     }
     hs->t->stats.replayed_events++;
+    follow_note_answer(st, data, len);
     char eid[64];
     mcp__event_id(hs, st->id, seq, eid);
     mcp__buf b = {0};
@@ -1305,7 +1341,8 @@ static void follow_emit(void *arg, uint64_t seq, const char *data, size_t len)
     }
 }
 
-/* Each request the dead owner was to answer gets an error, so no client waits on. */
+/* Each request the dead owner was to answer, and did not, gets an error, so no client
+ * waits on. */
 static void answer_for_owner(hstream *st, const char *text, size_t len)
 {
     json_t *ids = text != NULL ? mcp__json_parse(text, len, MCP__JSON_ANY, NULL) : NULL;
@@ -1313,7 +1350,7 @@ static void answer_for_owner(hstream *st, const char *text, size_t len)
     json_t *id;
     json_array_foreach(ids, i, id)
     {
-        if (!mcp__id_valid(id))
+        if (!mcp__id_valid(id) || follow_answered(st, id))
             continue;
         json_t *msg = mcp__error_message(
             id, MCP_RPC_INTERNAL_ERROR,
@@ -1671,6 +1708,7 @@ static void h_stream_free(hstream *st)
     if (st->sh->follow != NULL)
         mcp__cluster_unfollow(st->sh->follow);
     json_decref(st->sh->request_ids);
+    json_decref(st->sh->answered);
     free(st->sh);
     st->sh = NULL;
 }

@@ -75,7 +75,8 @@ struct hstream_share {
      * was last told the client had everything (confirmations). */
     uint64_t followed_seq;
     size_t followed_events, followed_bytes;
-    int confirming; /* waiting for the client to catch up, to tell the owner */
+    int confirming;   /* waiting for the client to catch up, to tell the owner */
+    json_t *answered; /* HS_REMOTE: the request ids whose answers were relayed */
     /* What the shared store holds of it (see stream_end). */
     size_t kept_events;
     uint64_t kept_bytes;
