@@ -203,6 +203,11 @@ MCP_EXTERN int mcp_client_close(mcp_client *c, mcp_client_closed_fn done, void *
  * is INT_MAX ms. MCP_OK; MCP_EINVAL for a NULL c or a timeout_ms <= 0.
  */
 MCP_EXTERN int mcp_client_set_timeout(mcp_client *c, int timeout_ms);
+/* clientInfo's optional members (title, description, websiteUrl, icons; see
+ * mcp_implementation), sent with initialize and, in revision 2026-07-28, with every
+ * request. Before connecting. MCP_OK, MCP_EINVAL (an invalid member, or a NULL c:
+ * the old clientInfo stays), MCP_ENOMEM. */
+MCP_EXTERN int mcp_client_set_implementation(mcp_client *c, const mcp_implementation *impl);
 /*
  * Largest message accepted from the server, in bytes: 1024 or more, default
  * 64 MiB. A longer message is dropped with a logged warning and not

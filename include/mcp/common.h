@@ -139,6 +139,19 @@ MCP_EXTERN json_t *mcp_prompt_result(const char *description, json_t *messages);
  * caller frees with free(), or NULL when memory runs out. */
 MCP_EXTERN char *mcp_base64_encode(const void *data, size_t len);
 
+/*
+ * The optional members of an Implementation (serverInfo, clientInfo) besides its
+ * name and version: mcp_server_set_implementation, mcp_client_set_implementation.
+ * size as in the option structs (0: this release's layout). Strings are copied.
+ */
+typedef struct mcp_implementation {
+    size_t size;
+    const char *title;
+    const char *description;
+    const char *website_url; /* an http(s) URL */
+    const char *icons;       /* JSON array text of Icon objects (see mcp_tool_def.icons) */
+} mcp_implementation;
+
 #ifdef __cplusplus
 }
 #endif

@@ -114,6 +114,12 @@ typedef struct mcp_tool_def {
      * client steps up; or, with mcp_auth_opts.scope_error_as_result, a tool error the
      * model can read. Each must be a scope-token (RFC 6749; else MCP_EINVAL). */
     const char *scopes;
+    /* Since 0.1 (appended: a program built without them leaves them zero): the
+     * definition's _meta (JSON object text, e.g. an extension's {"ui":{...}}) and
+     * icons (JSON array text of {src, mimeType?, sizes?, theme?}; src an http(s) URL
+     * or a data: URI). Listed as given; invalid JSON is MCP_EINVAL. */
+    const char *meta;
+    const char *icons;
 } mcp_tool_def;
 
 typedef struct mcp_resource_def {
@@ -128,6 +134,9 @@ typedef struct mcp_resource_def {
     mcp_resource_fn fn;      /* required; vars is NULL */
     void *user;
     unsigned flags;
+    /* As in mcp_tool_def. */
+    const char *meta;
+    const char *icons;
 } mcp_resource_def;
 
 /*
@@ -146,6 +155,9 @@ typedef struct mcp_resource_template_def {
     mcp_resource_fn fn; /* required */
     void *user;
     unsigned flags;
+    /* As in mcp_tool_def. */
+    const char *meta;
+    const char *icons;
 } mcp_resource_template_def;
 
 /*
@@ -171,6 +183,9 @@ typedef struct mcp_prompt_def {
     mcp_prompt_fn fn;           /* required; args is an object of strings */
     void *user;
     unsigned flags;
+    /* As in mcp_tool_def. */
+    const char *meta;
+    const char *icons;
 } mcp_prompt_def;
 
 /* ---- Lifetime and settings ---- */
@@ -202,6 +217,10 @@ MCP_EXTERN void mcp_server_free(mcp_server *srv);
 /* serverInfo.title and the initialize result's instructions. The string is copied;
  * NULL removes it. MCP_ENOMEM when the copy fails (the old value stays). */
 MCP_EXTERN int mcp_server_set_title(mcp_server *srv, const char *title);
+/* serverInfo's optional members at once: title, description, websiteUrl (an
+ * http(s) URL) and icons (see mcp_tool_def.icons); NULL or zeroed removes them.
+ * MCP_EINVAL for an invalid member (the old serverInfo stays), MCP_ENOMEM. */
+MCP_EXTERN int mcp_server_set_implementation(mcp_server *srv, const mcp_implementation *impl);
 MCP_EXTERN int mcp_server_set_instructions(mcp_server *srv, const char *instructions);
 /* Items per page of every list method: 1..10000, default 100. */
 MCP_EXTERN int mcp_server_set_page_size(mcp_server *srv, int page_size);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "client/client_int.h"
+#include "protocol/icons.h"
 
 static void client_destroy(mcp_client *c);
 
@@ -93,7 +94,11 @@ mcp_client *mcp_client_new(const char *name, const char *version)
     c->max_message = MCP__CLIENT_MAX_MESSAGE;
     c->max_rounds = MCP__CLIENT_DEFAULT_ROUNDS;
     c->loop = &c->own_loop;
-    if (c->name == NULL || c->version == NULL || uv_mutex_init(&c->lock) != 0) {
+    c->info = c->name != NULL && c->version != NULL
+                  ? json_pack("{s:s, s:s}", "name", c->name, "version", c->version)
+                  : NULL;
+    if (c->name == NULL || c->version == NULL || c->info == NULL || uv_mutex_init(&c->lock) != 0) {
+        json_decref(c->info);
         free(c->name);
         free(c->version);
         free(c);
@@ -669,9 +674,8 @@ void mcp__connect_initialize(connect_mail *cm, const mcp__revision *rev)
     mcp_client *c = cm->c;
     if (rev == NULL)
         rev = mcp__revision_latest();
-    json_t *params = json_pack("{s:s, s:o, s:{s:s, s:s}}", "protocolVersion", rev->version,
-                               "capabilities", mcp__client_capabilities(c, 0), "clientInfo", "name",
-                               c->name, "version", c->version);
+    json_t *params = json_pack("{s:s, s:o, s:O}", "protocolVersion", rev->version, "capabilities",
+                               mcp__client_capabilities(c, 0), "clientInfo", c->info);
     int rc = mcp__rpc_request(c->rpc, "initialize", params, 0, cm->timeout_ms, init_reply, NULL, cm,
                               NULL);
     if (rc != MCP_OK)
@@ -1317,6 +1321,7 @@ static void client_destroy(mcp_client *c)
     free(c->log_level);
     free(c->name);
     free(c->version);
+    json_decref(c->info);
     uv_mutex_destroy(&c->lock);
     free(c);
 }
@@ -1444,4 +1449,17 @@ void mcp_client_free(mcp_client *c)
             mcp__warn("the client loop closed with handles still open");
     }
     client_destroy(c);
+}
+
+int mcp_client_set_implementation(mcp_client *c, const mcp_implementation *impl)
+{
+    if (c == NULL)
+        return MCP_EINVAL;
+    int rc;
+    json_t *info = mcp__implementation(c->name, c->version, impl, &rc);
+    if (info == NULL)
+        return rc;
+    json_decref(c->info);
+    c->info = info;
+    return MCP_OK;
 }

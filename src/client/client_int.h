@@ -51,6 +51,7 @@ typedef struct mcp__client_listen mcp__client_listen;
 
 struct mcp_client {
     char *name, *version;
+    json_t *info; /* clientInfo: name, version and what mcp_client_set_implementation adds */
     int timeout_ms;
     size_t max_message;
     mcp_client_request_fn sampling_fn, elicit_fn;

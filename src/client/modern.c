@@ -51,9 +51,7 @@ json_t *mcp__modern_params(mcp_client *c, const mcp__revision *rev, const json_t
     }
     int bad = json_object_set_new(meta, META_VERSION, json_string(rev->version)) != 0;
     bad |= json_object_set_new(meta, META_CAPS, mcp__client_capabilities(c, 1)) != 0;
-    bad |=
-        json_object_set_new(meta, META_INFO,
-                            json_pack("{s:s, s:s}", "name", c->name, "version", c->version)) != 0;
+    bad |= json_object_set(meta, META_INFO, c->info) != 0;
     uv_mutex_lock(&c->lock);
     json_t *level = c->log_level != NULL ? json_string(c->log_level) : NULL;
     uv_mutex_unlock(&c->lock);

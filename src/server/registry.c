@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/icons.h"
 #include "schema/schema.h"
 #include "server/server_int.h"
 #include "server/uri_template.h"
@@ -147,13 +148,9 @@ static int replace_string(char **slot, const char *value)
     return MCP_OK;
 }
 
-int mcp_server_set_title(mcp_server *srv, const char *title)
+/* Takes info as serverInfo (stolen). */
+static int set_info(mcp_server *srv, json_t *info, const char *title)
 {
-    if (srv == NULL)
-        return MCP_EINVAL;
-    json_t *info = json_pack("{s:s, s:s}", "name", srv->name, "version", srv->version);
-    if (info != NULL && title != NULL && json_object_set_new(info, "title", json_string(title)))
-        json_decref(info), info = NULL;
     json_t *info_meta = mcp__modern_info_meta(info);
     int rc = info_meta != NULL ? replace_string(&srv->title, title) : MCP_ENOMEM;
     if (rc != MCP_OK) {
@@ -166,6 +163,29 @@ int mcp_server_set_title(mcp_server *srv, const char *title)
     json_decref(srv->info_meta);
     srv->info_meta = info_meta;
     return MCP_OK;
+}
+
+int mcp_server_set_title(mcp_server *srv, const char *title)
+{
+    if (srv == NULL)
+        return MCP_EINVAL;
+    /* The other members stay as they are. */
+    json_t *info = json_deep_copy(srv->info);
+    if (info != NULL && (title != NULL ? json_object_set_new(info, "title", json_string(title))
+                                       : (json_object_del(info, "title"), 0)) != 0)
+        json_decref(info), info = NULL;
+    return set_info(srv, info, title);
+}
+
+int mcp_server_set_implementation(mcp_server *srv, const mcp_implementation *impl)
+{
+    if (srv == NULL)
+        return MCP_EINVAL;
+    int rc;
+    json_t *info = mcp__implementation(srv->name, srv->version, impl, &rc);
+    if (info == NULL)
+        return rc;
+    return set_info(srv, info, json_string_value(json_object_get(info, "title")));
 }
 
 int mcp_server_set_instructions(mcp_server *srv, const char *instructions)
@@ -366,6 +386,9 @@ int mcp_server_add_tool_def(mcp_server *srv, const mcp_tool_def *given)
         json_object_set(t->listing, "outputSchema", t->output_schema);
     if (annotations != NULL)
         json_object_set(t->listing, "annotations", annotations);
+    rc = mcp__add_meta_icons(t->listing, def->meta, def->icons, def->name);
+    if (rc != MCP_OK)
+        goto fail;
     t->fn = def->fn;
     t->user = def->user;
     t->flags = def->flags;
@@ -433,7 +456,7 @@ int mcp_server_remove_tool(mcp_server *srv, const char *name)
 /* The fields resources and templates share. */
 static json_t *resource_listing(const char *key, const char *uri, const char *name,
                                 const char *title, const char *description, const char *mime,
-                                const char *annotations_text)
+                                const char *annotations_text, const char *meta, const char *icons)
 {
     json_t *annotations = NULL;
     if (parse_object(annotations_text, &annotations) != MCP_OK)
@@ -448,6 +471,10 @@ static json_t *resource_listing(const char *key, const char *uri, const char *na
     set_opt_string(l, "mimeType", mime);
     if (annotations != NULL)
         json_object_set_new(l, "annotations", annotations);
+    if (mcp__add_meta_icons(l, meta, icons, name) != MCP_OK) {
+        json_decref(l);
+        return NULL;
+    }
     return l;
 }
 
@@ -463,7 +490,7 @@ int mcp_server_add_resource(mcp_server *srv, const mcp_resource_def *given)
         return MCP_ENOMEM;
     r->uri = mcp__strdup(def->uri);
     r->listing = resource_listing("uri", def->uri, def->name, def->title, def->description,
-                                  def->mime_type, def->annotations);
+                                  def->mime_type, def->annotations, def->meta, def->icons);
     if (r->uri == NULL || r->listing == NULL) {
         resource_free(r);
         return MCP_EINVAL;
@@ -518,8 +545,9 @@ int mcp_server_add_resource_template(mcp_server *srv, const mcp_resource_templat
     if (t == NULL)
         return MCP_ENOMEM;
     t->uri_template = mcp__strdup(def->uri_template);
-    t->listing = resource_listing("uriTemplate", def->uri_template, def->name, def->title,
-                                  def->description, def->mime_type, def->annotations);
+    t->listing =
+        resource_listing("uriTemplate", def->uri_template, def->name, def->title, def->description,
+                         def->mime_type, def->annotations, def->meta, def->icons);
     if (t->uri_template == NULL || t->listing == NULL) {
         template_free(t);
         return MCP_EINVAL;
@@ -577,6 +605,11 @@ int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt_def *given)
             json_array_append_new(p->required, json_string(a->name));
     }
     json_object_set_new(p->listing, "arguments", args);
+    int arc = mcp__add_meta_icons(p->listing, def->meta, def->icons, def->name);
+    if (arc != MCP_OK) {
+        prompt_free(p);
+        return arc;
+    }
     p->fn = def->fn;
     p->user = def->user;
     p->flags = def->flags;
