@@ -302,6 +302,23 @@ MCP_EXTERN int mcp_client_on_sampling(mcp_client *c, mcp_client_request_fn fn, v
  */
 MCP_EXTERN int mcp_client_on_elicitation(mcp_client *c, mcp_client_request_fn fn, void *user);
 /*
+ * What the client declares beside its handlers (sent with the next initialize and, in
+ * revision 2026-07-28, with every request).
+ */
+typedef struct mcp_client_caps {
+    size_t size; /* sizeof(mcp_client_caps) */
+    /* The elicitation modes, with an elicitation handler: form (AUTO: on) and url
+     * (AUTO: off; ON when the handler can show the user a URL and report the outcome).
+     * A request in a mode not declared is answered -32602 and the handler not called. */
+    mcp_cap elicitation_form, elicitation_url;
+    /* With a sampling handler: "tools" (the handler takes tools and toolChoice) and
+     * "context" (includeContext other than "none"); AUTO: off. */
+    mcp_cap sampling_tools, sampling_context;
+} mcp_client_caps;
+/* caps NULL: all MCP_CAP_AUTO. MCP_OK; MCP_EINVAL for a NULL c, a size smaller than
+ * the size field or a value that is no mcp_cap. Thread-safe. */
+MCP_EXTERN int mcp_client_set_caps(mcp_client *c, const mcp_client_caps *caps);
+/*
  * Sets the roots: `roots`, a JSON array (meant to hold {"uri","name"?}
  * objects; its elements are not checked), deep-copied; the caller keeps its
  * reference. While roots are set, roots/list is answered with them (else
@@ -323,6 +340,33 @@ MCP_EXTERN int mcp_client_set_roots(mcp_client *c, const json_t *roots);
  * connected (not refused during a connect, but a data race then).
  */
 MCP_EXTERN int mcp_client_on_notification(mcp_client *c, mcp_client_notification_fn fn, void *user);
+/*
+ * Sets the handler of server requests of method, one the library does not answer
+ * itself (an extension's, or the application's own; fn NULL removes it). It runs as
+ * the sampling handler does, on a worker; its result answers the request, or its
+ * err (-32603 when it sets no code). In revision 2026-07-28 it answers the server's
+ * input requests of that method as well. At most 64 methods. MCP_OK; MCP_EINVAL for
+ * a NULL c or method, a method of 256 bytes or more, or one the library answers
+ * (ping, roots/list, sampling/createMessage, elicitation/create, notifications/...,
+ * rpc....); MCP_ELIMIT past 64; MCP_ENOMEM; MCP_ESTATE once connected.
+ */
+MCP_EXTERN int mcp_client_on_request(mcp_client *c, const char *method, mcp_client_request_fn fn,
+                                     void *user);
+/*
+ * Declares an extension in the client's capabilities ("extensions", revision
+ * 2026-07-28; sent in every revision): id with its vendor prefix, as for
+ * mcp_server_set_extension(), and its settings object ({} when NULL), deep-copied
+ * (the MCP Apps extension, say: "io.modelcontextprotocol/ui" with {"mimeTypes":
+ * ["text/html;profile=mcp-app"]}). Sent with the next initialize and, in revision
+ * 2026-07-28, with every later request (a request's own _meta capabilities add to
+ * these, and win where they say the same). Thread-safe. MCP_OK; MCP_EINVAL for a NULL
+ * c, an invalid id, or settings that are not an object; MCP_ENOMEM.
+ * mcp_client_remove_extension() takes it out (MCP_ENOENT when it was not declared).
+ */
+MCP_EXTERN int mcp_client_set_extension(mcp_client *c, const char *id, const json_t *settings);
+MCP_EXTERN int mcp_client_remove_extension(mcp_client *c, const char *id);
+/* The same for "experimental": any name of 1 to 255 bytes; settings NULL removes it. */
+MCP_EXTERN int mcp_client_set_experimental(mcp_client *c, const char *name, const json_t *settings);
 
 /*
  * Spawns argv[0] (searched in PATH) with argv (NULL-terminated), speaks
@@ -518,6 +562,9 @@ MCP_EXTERN const char *mcp_client_protocol_version(const mcp_client *c);
 MCP_EXTERN const json_t *mcp_client_server_info(const mcp_client *c);
 MCP_EXTERN const json_t *mcp_client_server_capabilities(const mcp_client *c);
 MCP_EXTERN const char *mcp_client_instructions(const mcp_client *c);
+/* The server's settings object for extension id (its capabilities' "extensions"), or
+ * NULL when it declared none by that id (or c or id is NULL). Borrowed, as above. */
+MCP_EXTERN const json_t *mcp_client_server_extension(const mcp_client *c, const char *id);
 
 /*
  * Sends a request and waits for its answer. method is copied; params (a JSON

@@ -152,6 +152,10 @@ typedef struct mcp_implementation {
     const char *icons;       /* JSON array text of Icon objects (see mcp_tool_def.icons) */
 } mcp_implementation;
 
+/* How a capability of the library's is offered or declared (mcp_server_caps,
+ * mcp_client_caps): as the library decides by default, always, or never. */
+typedef enum mcp_cap { MCP_CAP_AUTO = 0, MCP_CAP_ON = 1, MCP_CAP_OFF = 2 } mcp_cap;
+
 #ifdef __cplusplus
 }
 #endif

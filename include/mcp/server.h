@@ -70,8 +70,11 @@ typedef json_t *(*mcp_resource_fn)(mcp_ctx *ctx, const char *uri, const json_t *
 typedef json_t *(*mcp_prompt_fn)(mcp_ctx *ctx, const json_t *args, void *user);
 /*
  * Completion: returns a JSON array of candidate strings (new reference); the
- * library keeps the first 100 and fills in total and hasMore. Anything but an
- * array is answered with the error set by mcp_ctx_set_error(), or -32603.
+ * library keeps the first 100 and fills in total and hasMore. A handler that knows
+ * of more than it gives returns {"values": [...], "total": n, "hasMore": b} (each of
+ * total and hasMore optional): total is then at least the number of values, and
+ * hasMore true when it says so or when values were dropped. Anything else is
+ * answered with the error set by mcp_ctx_set_error(), or -32603.
  * `ref` is the request's ref object (with a string type), arg_name and
  * arg_value the argument's strings, `context_args` its context.arguments or
  * NULL; all are borrowed until the handler returns. It always runs on a
@@ -287,6 +290,100 @@ MCP_EXTERN int mcp_server_set_completion(mcp_server *srv, mcp_complete_fn fn, vo
 MCP_EXTERN int mcp_server_on_notification(mcp_server *srv, mcp_server_notification_fn fn,
                                           void *user);
 
+/* ---- Capabilities ----
+ *
+ * What initialize (and, in revision 2026-07-28, server/discover) offers. Each of the
+ * library's own capabilities is chosen by an mcp_cap: MCP_CAP_AUTO (the default) offers
+ * it as described below, MCP_CAP_ON always, MCP_CAP_OFF never. A capability that is off
+ * is not served either: its methods are answered -32601 (Method not found).
+ */
+
+typedef struct mcp_server_caps {
+    size_t size; /* sizeof(mcp_server_caps) */
+    /* AUTO: offered to a session when at least one item of the kind (for resources, a
+     * resource or a template) is registered as it initializes. ON offers the kind
+     * with no item yet, so that items added later are announced (listChanged). */
+    mcp_cap tools, resources, prompts;
+    /* AUTO: offered while a completion handler is set (mcp_server_set_completion). */
+    mcp_cap completions;
+    /* AUTO: on. OFF: logging/setLevel is refused and no log message (mcp_ctx_log,
+     * mcp_server_log) is sent; they still return MCP_OK. The Logging feature is
+     * deprecated by revision 2026-07-28 in favour of stderr and trace context. */
+    mcp_cap logging;
+    /* resources.subscribe, with resources. AUTO: on. */
+    mcp_cap subscribe;
+    /* listChanged on tools, resources and prompts. AUTO: on, except on stateless
+     * HTTP, which cannot carry notifications outside a request. OFF: no
+     * notifications/.../list_changed is ever sent. */
+    mcp_cap list_changed;
+} mcp_server_caps;
+
+/*
+ * Chooses the library's own capabilities (caps NULL: all MCP_CAP_AUTO). Sessions
+ * that initialize afterwards are offered the new set; sessions already open keep what
+ * they were told. Any thread. MCP_OK; MCP_EINVAL for a NULL srv, a size smaller than
+ * the size field or a value that is no mcp_cap.
+ */
+MCP_EXTERN int mcp_server_set_caps(mcp_server *srv, const mcp_server_caps *caps);
+/*
+ * Declares an extension in the capabilities' "extensions" (revision 2026-07-28; sent
+ * to clients of every revision, which ignore what they do not know): id is its
+ * identifier, which the schema says must have a vendor prefix ("io.modelcontextprotocol/ui",
+ * "com.example/feature": dot-separated labels of letters, digits and hyphens, a slash,
+ * then a name of letters, digits, '-', '_' and '.' that begins and ends with a letter or
+ * digit, 255 bytes at most); settings its settings object ({} when NULL), deep-copied.
+ * mcp_server_remove_extension() takes it out (MCP_ENOENT: it was not declared). Any
+ * thread; sessions that initialize afterwards see the change. MCP_OK; MCP_EINVAL for a
+ * NULL srv, an invalid id or settings that are not an object; MCP_ENOMEM.
+ */
+MCP_EXTERN int mcp_server_set_extension(mcp_server *srv, const char *id, const json_t *settings);
+MCP_EXTERN int mcp_server_remove_extension(mcp_server *srv, const char *id);
+/* The same for "experimental" (non-standard capabilities): any name of 1 to 255
+ * bytes; settings NULL removes it. */
+MCP_EXTERN int mcp_server_set_experimental(mcp_server *srv, const char *name,
+                                           const json_t *settings);
+
+/*
+ * The client's settings object for extension id in this request's capabilities (the
+ * session's, from initialize, or in revision 2026-07-28 the request's own _meta), or
+ * NULL when the client did not declare it. Borrowed, as the other accessors.
+ */
+MCP_EXTERN const json_t *mcp_ctx_client_extension(const mcp_ctx *ctx, const char *id);
+
+/* ---- Methods of one's own ----
+ *
+ * A request method the library does not answer itself (an extension's, or a program's
+ * own) runs a handler like a tool's: on a worker (inline with MCP_HANDLER_INLINE), with
+ * an mcp_ctx, in both eras, its result answered as the method's result. params is the
+ * request's params ({} when absent; _meta included). The handler returns the result
+ * object (stolen), or NULL with mcp_ctx_set_error() (or mcp_ctx_set_error_data()).
+ */
+typedef json_t *(*mcp_method_fn)(mcp_ctx *ctx, const json_t *params, void *user);
+
+typedef struct mcp_method_def {
+    size_t size;        /* sizeof(mcp_method_def) */
+    const char *method; /* required: printable ASCII without spaces, 1 to 255 bytes */
+    mcp_method_fn fn;   /* required */
+    void *user;
+    unsigned flags; /* MCP_HANDLER_* */
+    /* In revision 2026-07-28 over HTTP, the params member (a string) that the request's
+     * Mcp-Name header must carry (as "name" does for tools/call); NULL: none is asked. */
+    const char *name_param;
+} mcp_method_def;
+
+/*
+ * Registers a request method. A method the library answers itself (initialize, ping,
+ * server/discover, subscriptions/listen, tools/..., resources/..., prompts/...,
+ * completion/complete, logging/setLevel), a notification's name ("notifications/...")
+ * and JSON-RPC's reserved "rpc." names are refused: MCP_EINVAL, as for a NULL srv or
+ * def, a missing method or fn, or an invalid name or name_param; MCP_EEXIST when the
+ * method is registered already; MCP_ENOMEM. Any thread; fn and user are kept as for a
+ * tool's.
+ */
+MCP_EXTERN int mcp_server_add_method(mcp_server *srv, const mcp_method_def *def);
+/* Removes it: MCP_OK, MCP_ENOENT when it is not registered, MCP_EINVAL for NULLs. */
+MCP_EXTERN int mcp_server_remove_method(mcp_server *srv, const char *method);
+
 /* ---- Registry ----
  *
  * Thread-safe: any thread, handlers included, before or while srv is served.
@@ -297,10 +394,11 @@ MCP_EXTERN int mcp_server_on_notification(mcp_server *srv, mcp_server_notificati
  *
  * A change is announced with notifications/{tools,resources,prompts}/list_changed,
  * posted to every endpoint serving srv, to the sessions whose initialize
- * declared listChanged for that kind. A session is offered a kind only when
- * at least one item of it was registered when it initialized (never
+ * declared listChanged for that kind. By default a session is offered a kind only
+ * when at least one item of it was registered when it initialized (never
  * listChanged on stateless HTTP), so a session that began with no tools hears
- * of no tool added later: register before serving.
+ * of no tool added later: register before serving, or offer the kind with
+ * mcp_server_set_caps() (MCP_CAP_ON).
  *
  * The add functions return MCP_OK; MCP_EINVAL for a NULL srv or definition, a
  * size smaller than the size field, a missing required field, or a JSON text
@@ -442,6 +540,13 @@ MCP_EXTERN mcp_server *mcp_ctx_server(const mcp_ctx *ctx);
  */
 MCP_EXTERN int mcp_ctx_is_cancelled(const mcp_ctx *ctx);
 /*
+ * Why it was cancelled, once it is: the reason the client's notifications/cancelled
+ * gave (its first 512 bytes), or the library's words for the other causes ("the
+ * session ended", "the client closed the request's stream", ...). NULL while it is not
+ * cancelled. Borrowed until the handler returns. Any thread, while the handler runs.
+ */
+MCP_EXTERN const char *mcp_ctx_cancel_reason(const mcp_ctx *ctx);
+/*
  * Sleeps up to ms milliseconds (ms <= 0: not at all) on the handler's worker
  * thread, waking as soon as the request is cancelled. Returns MCP_OK after the
  * whole time, MCP_ECANCELED once the request is cancelled (at once if it
@@ -458,6 +563,13 @@ MCP_EXTERN int mcp_ctx_sleep(mcp_ctx *ctx, int ms);
  * formatted (the error set before stays). Handler's thread.
  */
 MCP_EXTERN int mcp_ctx_set_error(mcp_ctx *ctx, int code, const char *fmt, ...) MCP_PRINTF(3, 4);
+/*
+ * The same with the error's "data" member: data (stolen; NULL: none), any JSON value,
+ * sent as given (URLElicitationRequiredError -32042 carries {"elicitations": [...]},
+ * say). A later mcp_ctx_set_error() drops it. On an error data is released.
+ */
+MCP_EXTERN int mcp_ctx_set_error_data(mcp_ctx *ctx, int code, json_t *data, const char *fmt, ...)
+    MCP_PRINTF(4, 5);
 
 /*
  * Messages related to the request: mcp_ctx_progress, mcp_ctx_log(f) and

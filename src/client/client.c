@@ -231,6 +231,130 @@ const json_t *mcp_client_server_capabilities(const mcp_client *c)
     return c->server_caps;
 }
 
+const json_t *mcp_client_server_extension(const mcp_client *c, const char *id)
+{
+    if (c == NULL || id == NULL)
+        return NULL;
+    const json_t *v = json_object_get(json_object_get(c->server_caps, "extensions"), id);
+    return json_is_object(v) ? v : NULL;
+}
+
+static int set_member(mcp_client *c, json_t **slot, const char *key, const json_t *value,
+                      int remove)
+{
+    uv_mutex_lock(&c->lock);
+    int rc = mcp__members_set(slot, key, value, remove);
+    uv_mutex_unlock(&c->lock);
+    return rc;
+}
+
+static int cap_valid(mcp_cap v)
+{
+    return v == MCP_CAP_AUTO || v == MCP_CAP_ON || v == MCP_CAP_OFF;
+}
+
+int mcp_client_set_caps(mcp_client *c, const mcp_client_caps *given)
+{
+    mcp_client_caps caps = {0};
+    if (c == NULL ||
+        (given != NULL && mcp__opts_copy(&caps, sizeof(caps), given, sizeof(caps)) != MCP_OK) ||
+        !cap_valid(caps.elicitation_form) || !cap_valid(caps.elicitation_url) ||
+        !cap_valid(caps.sampling_tools) || !cap_valid(caps.sampling_context))
+        return MCP_EINVAL;
+    caps.size = sizeof(caps);
+    uv_mutex_lock(&c->lock);
+    c->caps = caps;
+    uv_mutex_unlock(&c->lock);
+    return MCP_OK;
+}
+
+const char *mcp__client_elicit_refused(mcp_client *c, const json_t *params)
+{
+    const char *mode = json_string_value(json_object_get(params, "mode"));
+    int url = mode != NULL && strcmp(mode, "url") == 0;
+    uv_mutex_lock(&c->lock);
+    int declared =
+        url ? c->caps.elicitation_url == MCP_CAP_ON : c->caps.elicitation_form != MCP_CAP_OFF;
+    uv_mutex_unlock(&c->lock);
+    if (declared)
+        return NULL;
+    return url ? "Invalid params: this client did not declare URL-mode elicitation"
+               : "Invalid params: this client did not declare form-mode elicitation";
+}
+
+int mcp_client_set_extension(mcp_client *c, const char *id, const json_t *settings)
+{
+    if (c == NULL || !mcp__extension_id_valid(id) ||
+        (settings != NULL && !json_is_object(settings)))
+        return MCP_EINVAL;
+    return set_member(c, &c->extensions, id, settings, 0);
+}
+
+int mcp_client_remove_extension(mcp_client *c, const char *id)
+{
+    if (c == NULL || id == NULL)
+        return MCP_EINVAL;
+    return set_member(c, &c->extensions, id, NULL, 1);
+}
+
+int mcp_client_set_experimental(mcp_client *c, const char *name, const json_t *settings)
+{
+    if (c == NULL || name == NULL || name[0] == '\0' || strlen(name) > 255 ||
+        (settings != NULL && !json_is_object(settings)))
+        return MCP_EINVAL;
+    int rc = set_member(c, &c->experimental, name, settings, settings == NULL);
+    return rc == MCP_ENOENT ? MCP_OK : rc;
+}
+
+/* The server requests the library answers itself. */
+static int library_request(const char *m)
+{
+    return strcmp(m, "ping") == 0 || strcmp(m, "roots/list") == 0 ||
+           strcmp(m, "sampling/createMessage") == 0 || strcmp(m, "elicitation/create") == 0 ||
+           strncmp(m, "notifications/", 14) == 0 || strncmp(m, "rpc.", 4) == 0;
+}
+
+const struct mcp__client_method *mcp__client_method(const mcp_client *c, const char *method)
+{
+    for (size_t i = 0; i < c->nmethods; i++)
+        if (strcmp(c->methods[i].method, method) == 0)
+            return &c->methods[i];
+    return NULL;
+}
+
+int mcp_client_on_request(mcp_client *c, const char *method, mcp_client_request_fn fn, void *user)
+{
+    if (c == NULL || method == NULL || method[0] == '\0' || strlen(method) > 255 ||
+        library_request(method))
+        return MCP_EINVAL;
+    if (c->connected)
+        return MCP_ESTATE;
+    struct mcp__client_method *m = (struct mcp__client_method *)mcp__client_method(c, method);
+    if (m != NULL && fn != NULL) {
+        m->fn = fn;
+        m->user = user;
+        return MCP_OK;
+    }
+    if (m != NULL) {
+        free(m->method);
+        *m = c->methods[--c->nmethods];
+        return MCP_OK;
+    }
+    if (fn == NULL)
+        return MCP_OK;
+    if (c->nmethods >= MCP__CLIENT_MAX_METHODS)
+        return MCP_ELIMIT;
+    struct mcp__client_method *grown = realloc(c->methods, (c->nmethods + 1) * sizeof(*grown));
+    if (grown == NULL)
+        return MCP_ENOMEM;
+    c->methods = grown;
+    char *name = mcp__strdup(method);
+    if (name == NULL)
+        return MCP_ENOMEM;
+    c->methods[c->nmethods++] = (struct mcp__client_method){name, fn, user};
+    return MCP_OK;
+}
+
 const char *mcp_client_instructions(const mcp_client *c)
 {
     return c->instructions;
@@ -330,11 +454,19 @@ static void client_on_request(void *user, mcp__inreq *req)
         fn = c->elicit_fn;
         fn_user = c->elicit_user;
         elicitation = 1;
+    } else if (mcp__client_method(c, m) != NULL) {
+        fn = mcp__client_method(c, m)->fn;
+        fn_user = mcp__client_method(c, m)->user;
     }
     if (fn == NULL) {
         char msg[300];
         snprintf(msg, sizeof(msg), "Method not found: %s", m);
         mcp__rpc_respond_error(req, MCP_RPC_METHOD_NOT_FOUND, msg, NULL);
+        return;
+    }
+    const char *refused = elicitation ? mcp__client_elicit_refused(c, req->params) : NULL;
+    if (refused != NULL) {
+        mcp__rpc_respond_error(req, MCP_RPC_INVALID_PARAMS, refused, NULL);
         return;
     }
     incoming_job *j = calloc(1, sizeof(*j));
@@ -655,12 +787,30 @@ json_t *mcp__client_capabilities(mcp_client *c, int modern)
     json_t *caps = json_object();
     if (caps == NULL)
         return NULL;
-    if (c->sampling_fn != NULL)
-        json_object_set_new(caps, "sampling", json_object());
-    if (c->elicit_fn != NULL)
-        json_object_set_new(caps, "elicitation", json_pack("{s:{}}", "form"));
     uv_mutex_lock(&c->lock);
+    const mcp_client_caps *k = &c->caps;
+    if (c->sampling_fn != NULL) {
+        json_t *s = json_object();
+        if (k->sampling_tools == MCP_CAP_ON)
+            json_object_set_new(s, "tools", json_object());
+        if (k->sampling_context == MCP_CAP_ON)
+            json_object_set_new(s, "context", json_object());
+        json_object_set_new(caps, "sampling", s);
+    }
+    if (c->elicit_fn != NULL &&
+        (k->elicitation_form != MCP_CAP_OFF || k->elicitation_url == MCP_CAP_ON)) {
+        json_t *e = json_object();
+        if (k->elicitation_form != MCP_CAP_OFF)
+            json_object_set_new(e, "form", json_object());
+        if (k->elicitation_url == MCP_CAP_ON)
+            json_object_set_new(e, "url", json_object());
+        json_object_set_new(caps, "elicitation", e);
+    }
     int roots = c->roots != NULL;
+    if (c->extensions != NULL)
+        json_object_set(caps, "extensions", c->extensions);
+    if (c->experimental != NULL)
+        json_object_set(caps, "experimental", c->experimental);
     uv_mutex_unlock(&c->lock);
     /* 2026-07-28 removed notifications/roots/list_changed, and listChanged with it. */
     if (roots)
@@ -713,7 +863,8 @@ static void connect_run(mcp__mail *m)
         return;
     }
     /* A loop client starts the workers only when it has handlers for them to run. */
-    if (c->pool == NULL && c->host_loop && (c->sampling_fn != NULL || c->elicit_fn != NULL) &&
+    if (c->pool == NULL && c->host_loop &&
+        (c->sampling_fn != NULL || c->elicit_fn != NULL || c->nmethods > 0) &&
         (c->pool = mcp__pool_new(2)) == NULL) {
         mcp__connect_finish(cm, MCP_ENOMEM, NULL);
         return;
@@ -1315,6 +1466,11 @@ static void client_destroy(mcp_client *c)
     mcp__rpc_free(c->rpc);
     mcp_rpc_error_clear(&c->connect_err);
     json_decref(c->roots);
+    json_decref(c->extensions);
+    json_decref(c->experimental);
+    for (size_t i = 0; i < c->nmethods; i++)
+        free(c->methods[i].method);
+    free(c->methods);
     json_decref(c->server_info);
     json_decref(c->server_caps);
     free(c->instructions);

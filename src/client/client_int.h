@@ -31,6 +31,8 @@
 #define MCP__CLIENT_DEFAULT_ROUNDS 16
 /* Entries of one inputRequests map we answer; more fails the request. */
 #define MCP__CLIENT_MAX_INPUTS 64
+/* Methods of the application's own it may answer (mcp_client_on_request). */
+#define MCP__CLIENT_MAX_METHODS 64
 /* The longest a stdio probe waits for server/discover before taking the server for a
  * legacy one (the connect's timeout when shorter). */
 #define MCP__CLIENT_STDIO_PROBE_MS 5000
@@ -57,6 +59,18 @@ struct mcp_client {
     mcp_client_request_fn sampling_fn, elicit_fn;
     void *sampling_user, *elicit_user;
     json_t *roots; /* guarded by lock */
+    /* Declared by the application (guarded by lock; replaced, never changed, so that a
+     * reference taken under lock can be read after). NULL: none. */
+    json_t *extensions, *experimental;
+    mcp_client_caps caps; /* guarded by lock */
+    /* Server requests of methods the library does not answer itself (set before the
+     * connect). */
+    struct mcp__client_method {
+        char *method;
+        mcp_client_request_fn fn;
+        void *user;
+    } * methods;
+    size_t nmethods;
     mcp_client_notification_fn notify_fn;
     void *notify_user;
     mcp_rpc_error connect_err; /* the server's answer to the last failed initialize */
@@ -208,8 +222,14 @@ static inline int mcp__client_modern(const mcp_client *c)
  * modern era). Any thread. MCP_OK or MCP_ENOMEM. */
 int mcp__client_set_log_level(mcp_client *c, const char *name);
 
-/* The capabilities the handlers the application set stand for. modern: the modern
- * shape (roots without listChanged). A new reference, or NULL on ENOMEM. */
+/* NULL when the client declared the mode of the elicitation/create request whose params
+ * these are, else the -32602 message that refuses it. Any thread. */
+const char *mcp__client_elicit_refused(mcp_client *c, const json_t *params);
+/* The application's handler of method (not one the library answers), or NULL. */
+const struct mcp__client_method *mcp__client_method(const mcp_client *c, const char *method);
+/* The capabilities the handlers the application set stand for, with the extensions and
+ * experimental capabilities it declared. modern: the modern shape (roots without
+ * listChanged). A new reference, or NULL on ENOMEM. */
 json_t *mcp__client_capabilities(mcp_client *c, int modern);
 
 /*

@@ -38,6 +38,36 @@
 
 /* ---- _meta ---- */
 
+/* The client's capabilities (caps, stolen) with what the application put in this
+ * request's own (app, may be NULL): its members win, and its extensions and
+ * experimental capabilities are added to the client's. */
+static json_t *merge_caps(json_t *caps, const json_t *app)
+{
+    if (caps == NULL || !json_is_object(app))
+        return caps;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)app, key, v)
+    {
+        json_t *mine = json_object_get(caps, key);
+        if ((strcmp(key, "extensions") == 0 || strcmp(key, "experimental") == 0) &&
+            json_is_object(mine) && json_is_object(v)) {
+            json_t *both = json_copy(mine);
+            int failed = both == NULL || json_object_update(both, v) != 0;
+            if (failed)
+                json_decref(both);
+            if (failed || json_object_set_new(caps, key, both) != 0) {
+                json_decref(caps);
+                return NULL;
+            }
+        } else if (json_object_set(caps, key, v) != 0) {
+            json_decref(caps);
+            return NULL;
+        }
+    }
+    return caps;
+}
+
 json_t *mcp__modern_params(mcp_client *c, const mcp__revision *rev, const json_t *params)
 {
     json_t *p = json_is_object(params) ? json_copy((json_t *)params) : json_object();
@@ -50,7 +80,9 @@ json_t *mcp__modern_params(mcp_client *c, const mcp__revision *rev, const json_t
         return NULL;
     }
     int bad = json_object_set_new(meta, META_VERSION, json_string(rev->version)) != 0;
-    bad |= json_object_set_new(meta, META_CAPS, mcp__client_capabilities(c, 1)) != 0;
+    bad |= json_object_set_new(
+               meta, META_CAPS,
+               merge_caps(mcp__client_capabilities(c, 1), json_object_get(meta, META_CAPS))) != 0;
     bad |= json_object_set(meta, META_INFO, c->info) != 0;
     uv_mutex_lock(&c->lock);
     json_t *level = c->log_level != NULL ? json_string(c->log_level) : NULL;
@@ -501,6 +533,9 @@ static void input_run(void *arg)
         } else if (strcmp(method, "sampling/createMessage") == 0) {
             answer = c->sampling_fn(c, params, &err, c->sampling_user);
             what = "sampling";
+        } else if (mcp__client_method(c, method) != NULL) {
+            const struct mcp__client_method *own = mcp__client_method(c, method);
+            answer = own->fn(c, params, &err, own->user);
         } else {
             answer = c->elicit_fn(c, params, &err, c->elicit_user);
             what = "elicitation";
@@ -525,7 +560,8 @@ static void input_run(void *arg)
 }
 
 /* Whether the client can answer an input request of method; else why not in why. */
-static int can_answer(mcp_client *c, const char *method, char *why, size_t size, const char *key)
+static int can_answer(mcp_client *c, const char *method, const json_t *params, char *why,
+                      size_t size, const char *key)
 {
     const char *missing = NULL;
     if (method == NULL) {
@@ -538,12 +574,14 @@ static int can_answer(mcp_client *c, const char *method, char *why, size_t size,
     } else if (strcmp(method, "elicitation/create") == 0) {
         if (c->elicit_fn == NULL)
             missing = "elicitation";
+        else if (mcp__client_elicit_refused(c, params) != NULL)
+            missing = "elicitation in this mode";
     } else if (strcmp(method, "roots/list") == 0) {
         uv_mutex_lock(&c->lock);
         if (c->roots == NULL)
             missing = "roots";
         uv_mutex_unlock(&c->lock);
-    } else {
+    } else if (mcp__client_method(c, method) == NULL) {
         snprintf(why, size, "the server's input request '%s' is %.60s, which is no input request",
                  key, method);
         return 0;
@@ -615,7 +653,7 @@ static void input_required(call *k, const json_t *result)
     json_object_foreach((json_t *)requests, key, req)
     {
         const char *method = json_string_value(json_object_get(req, "method"));
-        if (!can_answer(c, method, why, sizeof(why), key)) {
+        if (!can_answer(c, method, json_object_get(req, "params"), why, sizeof(why), key)) {
             fail_proto(k, MCP_EPROTO, "%s", why);
             return;
         }

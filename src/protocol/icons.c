@@ -128,3 +128,61 @@ json_t *mcp__implementation(const char *name, const char *version, const mcp_imp
     }
     return info;
 }
+
+int mcp__members_set(json_t **slot, const char *key, const json_t *value, int remove)
+{
+    json_t *next = *slot != NULL ? json_copy(*slot) : json_object();
+    json_t *copy = remove ? NULL : value != NULL ? json_deep_copy(value) : json_object();
+    int rc = next == NULL || (!remove && copy == NULL) ? MCP_ENOMEM : MCP_OK;
+    if (rc == MCP_OK && !remove)
+        rc = json_object_set(next, key, copy) == 0 ? MCP_OK : MCP_ENOMEM;
+    else if (rc == MCP_OK)
+        rc = json_object_del(next, key) == 0 ? MCP_OK : MCP_ENOENT;
+    if (rc == MCP_OK) {
+        json_decref(*slot);
+        *slot = json_object_size(next) > 0 ? json_incref(next) : NULL;
+    }
+    json_decref(next);
+    json_decref(copy);
+    return rc;
+}
+
+static int is_alpha(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int is_alnum(char c)
+{
+    return is_alpha(c) || (c >= '0' && c <= '9');
+}
+
+int mcp__extension_id_valid(const char *id)
+{
+    const char *slash = id != NULL ? strchr(id, '/') : NULL;
+    if (slash == NULL || slash == id || strlen(id) > 255)
+        return 0;
+    /* The prefix: labels. */
+    for (const char *p = id; p < slash;) {
+        const char *end = memchr(p, '.', (size_t)(slash - p));
+        if (end == NULL)
+            end = slash;
+        if (end == p || !is_alpha(p[0]) || !is_alnum(end[-1]))
+            return 0;
+        for (const char *q = p; q < end; q++)
+            if (!is_alnum(*q) && *q != '-')
+                return 0;
+        p = end < slash ? end + 1 : end;
+        if (end < slash && p == slash)
+            return 0; /* a trailing dot */
+    }
+    /* The name. */
+    const char *name = slash + 1;
+    size_t n = strlen(name);
+    if (n == 0 || !is_alnum(name[0]) || !is_alnum(name[n - 1]))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!is_alnum(name[i]) && name[i] != '-' && name[i] != '_' && name[i] != '.')
+            return 0;
+    return 1;
+}

@@ -30,6 +30,20 @@ int mcp__meta_parse(const char *text, const char *what, json_t **out);
 int mcp__add_meta_icons(json_t *obj, const char *meta_text, const char *icons_text,
                         const char *what);
 /*
+ * Non-zero for an extension identifier: a _meta key with its prefix (basic/index.mdx):
+ * dot-separated labels (a letter first, a letter or digit last, hyphens between), '/',
+ * then a name that begins and ends with a letter or digit, with '-', '_', '.' between;
+ * 255 bytes at most.
+ */
+int mcp__extension_id_valid(const char *id);
+/*
+ * Capabilities' maps (extensions, experimental): *slot, an object that is replaced,
+ * never changed (NULL: none), becomes a copy with key set to a deep copy of value ({}
+ * when NULL), or with key removed (remove; *slot NULL once empty). The caller holds
+ * whatever lock guards *slot. MCP_OK, MCP_ENOENT (removing a key not there), MCP_ENOMEM.
+ */
+int mcp__members_set(json_t **slot, const char *key, const json_t *value, int remove);
+/*
  * An Implementation (serverInfo, clientInfo) from name and version and the optional
  * members of impl (may be NULL): a new object, or NULL (*rc: MCP_EINVAL for an invalid
  * member, MCP_ENOMEM).

@@ -568,7 +568,8 @@ static void handle_notification(mcp__rpc *rpc, const char *method, json_t *param
             return; /* the spec: initialize cannot be cancelled */
         req->cancelled = 1;
         if (rpc->cbs.on_cancelled != NULL)
-            rpc->cbs.on_cancelled(rpc->user, req);
+            rpc->cbs.on_cancelled(rpc->user, req,
+                                  json_string_value(json_object_get(params, "reason")));
         return;
     }
     if (strcmp(method, "notifications/progress") == 0) {

@@ -58,8 +58,9 @@ typedef struct mcp__rpc_cbs {
     void (*on_request)(void *user, mcp__inreq *req);
     /* A valid notification other than progress and cancelled for our requests. */
     void (*on_notification)(void *user, const char *method, const json_t *params, uint64_t stream);
-    /* The peer cancelled req (req->cancelled is already set). May be NULL. */
-    void (*on_cancelled)(void *user, mcp__inreq *req);
+    /* The peer cancelled req (req->cancelled is already set), with the reason it gave
+     * (borrowed for the call; NULL when none). May be NULL. */
+    void (*on_cancelled)(void *user, mcp__inreq *req, const char *reason);
     /* An outgoing request ended, however (answered, timed out, cancelled, failed),
      * just before its callback runs. May be NULL. */
     void (*on_request_done)(void *user, json_int_t id);

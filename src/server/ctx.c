@@ -69,6 +69,7 @@ static void ctx_destroy(mcp_ctx *ctx)
     mcp__principal_unref(ctx->principal);
     mcp__mrtr_free(ctx);
     free(ctx->error_message);
+    free(ctx->cancel_reason);
     free(ctx->uri);
     uv_cond_destroy(&ctx->cond);
     uv_mutex_destroy(&ctx->lock);
@@ -163,10 +164,32 @@ void mcp__ctx_resume(mcp_ctx *ctx)
     uv_mutex_unlock(&ctx->lock);
 }
 
-void mcp__ctx_cancel(mcp_ctx *ctx)
+/* A client's reason is kept up to this many bytes. */
+#define MAX_CANCEL_REASON 512
+
+/* The first max bytes of s at most, not cutting a UTF-8 sequence (NULL on ENOMEM). */
+static char *copy_prefix(const char *s, size_t max)
 {
-    atomic_store(&ctx->cancelled, 1);
+    size_t n = strlen(s);
+    if (n > max) {
+        n = max;
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--;
+    }
+    char *copy = malloc(n + 1);
+    if (copy != NULL) {
+        memcpy(copy, s, n);
+        copy[n] = '\0';
+    }
+    return copy;
+}
+
+void mcp__ctx_cancel(mcp_ctx *ctx, const char *why)
+{
     uv_mutex_lock(&ctx->lock);
+    if (ctx->cancel_reason == NULL && why != NULL)
+        ctx->cancel_reason = copy_prefix(why, MAX_CANCEL_REASON);
+    atomic_store(&ctx->cancelled, 1);
     uv_cond_broadcast(&ctx->cond);
     uv_mutex_unlock(&ctx->lock);
     if (ctx->out_pending)
@@ -206,6 +229,14 @@ const json_t *mcp_ctx_client_capabilities(const mcp_ctx *ctx)
     return ctx->client_caps;
 }
 
+const json_t *mcp_ctx_client_extension(const mcp_ctx *ctx, const char *id)
+{
+    if (id == NULL)
+        return NULL;
+    const json_t *v = json_object_get(json_object_get(ctx->client_caps, "extensions"), id);
+    return json_is_object(v) ? v : NULL;
+}
+
 const json_t *mcp_ctx_client_info(const mcp_ctx *ctx)
 {
     return ctx->client_info;
@@ -224,6 +255,15 @@ const mcp_principal *mcp_ctx_principal(const mcp_ctx *ctx)
 mcp_server *mcp_ctx_server(const mcp_ctx *ctx)
 {
     return ctx->rt->srv;
+}
+
+const char *mcp_ctx_cancel_reason(const mcp_ctx *ctx)
+{
+    mcp_ctx *c = (mcp_ctx *)ctx;
+    uv_mutex_lock(&c->lock);
+    const char *why = atomic_load(&c->cancelled) ? c->cancel_reason : NULL;
+    uv_mutex_unlock(&c->lock);
+    return why;
 }
 
 int mcp_ctx_is_cancelled(const mcp_ctx *ctx)
@@ -247,21 +287,39 @@ int mcp_ctx_sleep(mcp_ctx *ctx, int ms)
     return atomic_load(&ctx->cancelled) ? MCP_ECANCELED : MCP_OK;
 }
 
-int mcp_ctx_set_error(mcp_ctx *ctx, int code, const char *fmt, ...)
+static int set_error(mcp_ctx *ctx, int code, json_t *data, const char *fmt, va_list ap)
 {
-    va_list ap;
     mcp__buf b = {0};
-    va_start(ap, fmt);
     int rc = mcp__buf_vappendf(&b, fmt, ap);
-    va_end(ap);
     if (rc != MCP_OK) {
         mcp__buf_free(&b);
+        json_decref(data);
         return rc;
     }
     free(ctx->error_message);
     ctx->error_message = mcp__buf_steal(&b);
     ctx->error_code = code;
+    json_decref(ctx->error_data);
+    ctx->error_data = data;
     return MCP_OK;
+}
+
+int mcp_ctx_set_error(mcp_ctx *ctx, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = set_error(ctx, code, NULL, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int mcp_ctx_set_error_data(mcp_ctx *ctx, int code, json_t *data, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = set_error(ctx, code, data, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 /* ---- Operations posted to the loop ---- */
@@ -482,6 +540,10 @@ int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger, json_t *d
     if (name == NULL) {
         json_decref(data);
         return MCP_EINVAL;
+    }
+    if (!mcp__server_logs(ctx->rt->srv)) {
+        json_decref(data);
+        return MCP_OK; /* the logging capability is off */
     }
     json_t *params = json_pack("{s:s, s:o}", "level", name, "data", data ? data : json_null());
     if (params != NULL && logger != NULL)

@@ -43,34 +43,6 @@ static const mcp__revision *req_rev(const mcp__session *s, const mcp__inreq *req
 
 /* ---- initialize ---- */
 
-/*
- * What initialize offers. A stateless session offers only what it can deliver: list
- * changes and resource updates are messages outside any request, which need a session
- * (a standalone stream) to reach the client, so no listChanged and no subscribe.
- * Logging and progress stay: they travel in the request's own answer.
- */
-static json_t *server_capabilities(mcp_server *srv, int stateless)
-{
-    json_t *caps = json_pack("{s:{}}", "logging");
-    if (caps == NULL)
-        return NULL;
-    uv_mutex_lock(&srv->lock);
-    if (srv->tools.len > 0)
-        json_object_set_new(caps, "tools",
-                            stateless ? json_object() : json_pack("{s:b}", "listChanged", 1));
-    if (srv->resources.len > 0 || srv->templates.len > 0)
-        json_object_set_new(caps, "resources",
-                            stateless ? json_object()
-                                      : json_pack("{s:b, s:b}", "subscribe", 1, "listChanged", 1));
-    if (srv->prompts.len > 0)
-        json_object_set_new(caps, "prompts",
-                            stateless ? json_object() : json_pack("{s:b}", "listChanged", 1));
-    uv_mutex_unlock(&srv->lock);
-    if (srv->complete_fn != NULL)
-        json_object_set_new(caps, "completions", json_object());
-    return caps;
-}
-
 static int told_list_changed(const json_t *caps, const char *feature)
 {
     return json_is_true(json_object_get(json_object_get(caps, feature), "listChanged"));
@@ -102,9 +74,9 @@ static void do_initialize(mcp__session *s, mcp__inreq *req)
     if (rev == NULL)
         rev = mcp__revision_latest();
 
-    json_t *result =
-        json_pack("{s:s, s:o, s:o}", "protocolVersion", rev->version, "capabilities",
-                  server_capabilities(srv, s->stateless), "serverInfo", json_incref(srv->info));
+    json_t *result = json_pack("{s:s, s:o, s:o}", "protocolVersion", rev->version, "capabilities",
+                               mcp__server_capabilities(srv, s->stateless), "serverInfo",
+                               json_incref(srv->info));
     if (result == NULL) {
         mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
@@ -257,19 +229,41 @@ static json_t *invoke_complete(mcp_ctx *ctx)
         ((mcp_complete_fn)ctx->fn)(ctx, ref, json_string_value(json_object_get(arg, "name")),
                                    json_string_value(json_object_get(arg, "value")),
                                    json_is_object(context_args) ? context_args : NULL, ctx->user);
-    if (!json_is_array(values)) {
+    /* An array of values, or {"values": [...], "total"?: n, "hasMore"?: b} from a
+     * handler that knows more than it gives. */
+    json_t *given = values;
+    json_t *total_v = NULL, *more_v = NULL;
+    if (json_is_object(given)) {
+        values = json_incref(json_object_get(given, "values"));
+        total_v = json_object_get(given, "total");
+        more_v = json_object_get(given, "hasMore");
+    } else {
+        given = NULL;
+    }
+    int bad = !json_is_array(values) ||
+              (total_v != NULL && (!json_is_integer(total_v) || json_integer_value(total_v) < 0)) ||
+              (more_v != NULL && !json_is_boolean(more_v));
+    json_int_t total =
+        total_v != NULL ? json_integer_value(total_v) : (json_int_t)json_array_size(values);
+    int more = more_v != NULL ? json_is_true(more_v) : 0;
+    json_decref(given);
+    if (bad) {
         json_decref(values);
         if (ctx->error_code == 0)
             mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR,
-                              "Internal error: the completion handler gave no array");
+                              "Internal error: the completion handler gave no array of values "
+                              "(or an object with one, an integer total and a boolean hasMore)");
         return NULL;
     }
-    size_t total = json_array_size(values);
+    size_t given_n = json_array_size(values);
     /* The spec: at most 100 values per response. */
     while (json_array_size(values) > 100)
         json_array_remove(values, json_array_size(values) - 1);
-    return json_pack("{s:{s:o, s:I, s:b}}", "completion", "values", values, "total",
-                     (json_int_t)total, "hasMore", total > 100);
+    if (total < (json_int_t)given_n)
+        total = (json_int_t)given_n;
+    more = more || total > (json_int_t)json_array_size(values);
+    return json_pack("{s:{s:o, s:I, s:b}}", "completion", "values", values, "total", total,
+                     "hasMore", more);
 }
 
 /* Starts ctx with the handler (fn, user, flags); takes args. */
@@ -592,10 +586,74 @@ void mcp__dispatch(mcp__session *s, mcp__inreq *req)
     mcp__dispatch_method(s, req);
 }
 
+static void method_not_found(mcp__inreq *req, const char *m)
+{
+    char msg[300];
+    snprintf(msg, sizeof(msg), "Method not found: %s", m);
+    mcp__rpc_respond_error(req, MCP_RPC_METHOD_NOT_FOUND, msg, NULL);
+}
+
+static json_t *invoke_method(mcp_ctx *ctx)
+{
+    json_t *result = ((mcp_method_fn)ctx->fn)(ctx, ctx->args, ctx->user);
+    if (result == NULL || json_is_object(result))
+        return result;
+    json_decref(result);
+    mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR,
+                      "Internal error: the handler of %s gave a result that is not an object",
+                      ctx->method);
+    return NULL;
+}
+
+/* A method of the program's own (mcp_server_add_method): 0 when there is none. */
+static int do_own_method(mcp__session *s, mcp__inreq *req)
+{
+    mcp_server *srv = s->rt->srv;
+    uv_mutex_lock(&srv->lock);
+    mcp__method *own = mcp__find_method(srv, req->method);
+    mcp_method_fn fn = own != NULL ? own->fn : NULL;
+    void *user = own != NULL ? own->user : NULL;
+    unsigned flags = own != NULL ? own->flags : 0;
+    char name_param[256] = "";
+    if (own != NULL && own->name_param != NULL)
+        snprintf(name_param, sizeof(name_param), "%s", own->name_param);
+    uv_mutex_unlock(&srv->lock);
+    if (fn == NULL)
+        return 0;
+    if (req->params != NULL && !json_is_object(req->params)) {
+        invalid_params(req, "Invalid params: \"%s\" must be an object", "params");
+        return 1;
+    }
+    /* Mcp-Name carries the member the method names (streamable-http.mdx, Server
+     * Validation), as "name" for tools/call. */
+    if (name_param[0] != '\0' && (req->flags & MCP__REQ_MODERN) && s->io != NULL &&
+        s->io->header != NULL) {
+        const char *h = s->io->header(s->io_user, req->stream, "mcp-name");
+        const json_t *v = json_object_get(req->params, name_param);
+        const char *why = h == NULL ? "Header mismatch: Mcp-Name is required"
+                          : json_is_string(v) && !mcp__header_value_is(h, json_string_value(v),
+                                                                       json_string_length(v))
+                              ? "Header mismatch: Mcp-Name does not match the body's params"
+                              : NULL;
+        if (why != NULL) {
+            mcp__rpc_respond_error(req, MCP_RPC_HEADER_MISMATCH, why, NULL);
+            return 1;
+        }
+    }
+    json_t *params = req->params != NULL ? json_incref(req->params) : json_object();
+    start(s, req, invoke_method, (void *)fn, user, flags, params, NULL, NULL, NULL);
+    return 1;
+}
+
 void mcp__dispatch_method(mcp__session *s, mcp__inreq *req)
 {
     mcp_server *srv = s->rt->srv;
     const char *m = req->method;
+    /* A capability the program turned off is not served. */
+    if (!mcp__server_serves(srv, m)) {
+        method_not_found(req, m);
+        return;
+    }
     if (strcmp(m, "tools/list") == 0)
         respond_page(s, req, &srv->tools, offsetof(mcp__tool, listing), "tools");
     else if (strcmp(m, "tools/call") == 0)
@@ -619,9 +677,6 @@ void mcp__dispatch_method(mcp__session *s, mcp__inreq *req)
         do_complete(s, req);
     else if (strcmp(m, "logging/setLevel") == 0)
         do_set_level(s, req);
-    else {
-        char msg[300];
-        snprintf(msg, sizeof(msg), "Method not found: %s", m);
-        mcp__rpc_respond_error(req, MCP_RPC_METHOD_NOT_FOUND, msg, NULL);
-    }
+    else if (!do_own_method(s, req))
+        method_not_found(req, m);
 }

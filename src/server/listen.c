@@ -50,6 +50,11 @@ static int bad_filter(mcp__inreq *req, const char *why)
     return -1;
 }
 
+static int offers(const json_t *caps, const char *kind, const char *flag)
+{
+    return json_is_true(json_object_get(json_object_get(caps, kind), flag));
+}
+
 /* Reads the filter into l and builds the acknowledged subset into ack. */
 static int read_filter(mcp__session *s, mcp__inreq *req, mcp__listen *l, json_t *ack)
 {
@@ -65,10 +70,12 @@ static int read_filter(mcp__session *s, mcp__inreq *req, mcp__listen *l, json_t 
     } flags[] = {{"toolsListChanged", MCP__LISTEN_TOOLS},
                  {"promptsListChanged", MCP__LISTEN_PROMPTS},
                  {"resourcesListChanged", MCP__LISTEN_RESOURCES}};
-    uv_mutex_lock(&srv->lock);
-    int has[3] = {srv->tools.len > 0, srv->prompts.len > 0,
-                  srv->resources.len > 0 || srv->templates.len > 0};
-    uv_mutex_unlock(&srv->lock);
+    /* What server/discover says now. */
+    json_t *caps = mcp__server_capabilities(srv, 0);
+    int has[3] = {offers(caps, "tools", "listChanged"), offers(caps, "prompts", "listChanged"),
+                  offers(caps, "resources", "listChanged")};
+    int subscribe = offers(caps, "resources", "subscribe");
+    json_decref(caps);
     for (size_t i = 0; i < 3; i++) {
         json_t *v = json_object_get(f, flags[i].key);
         if (v == NULL)
@@ -83,7 +90,7 @@ static int read_filter(mcp__session *s, mcp__inreq *req, mcp__listen *l, json_t 
         }
     }
     json_t *uris = json_object_get(f, "resourceSubscriptions");
-    if (uris == NULL)
+    if (uris == NULL || !subscribe)
         return 0;
     if (!json_is_array(uris) || json_array_size(uris) > MAX_LISTEN_URIS)
         return bad_filter(req, "resourceSubscriptions must be an array of at most 1000 URIs");

@@ -112,35 +112,14 @@ json_t *mcp__modern_decorate(mcp_server *srv, const char *method, json_t *result
     return result;
 }
 
-/*
- * What server/discover says the server offers. In this revision listChanged and
- * subscribe mean that subscriptions/listen delivers those notifications, which it
- * does on every transport.
- */
-static json_t *modern_capabilities(mcp_server *srv)
-{
-    json_t *caps = json_pack("{s:{}}", "logging");
-    if (caps == NULL)
-        return NULL;
-    uv_mutex_lock(&srv->lock);
-    if (srv->tools.len > 0)
-        json_object_set_new(caps, "tools", json_pack("{s:b}", "listChanged", 1));
-    if (srv->resources.len > 0 || srv->templates.len > 0)
-        json_object_set_new(caps, "resources",
-                            json_pack("{s:b, s:b}", "subscribe", 1, "listChanged", 1));
-    if (srv->prompts.len > 0)
-        json_object_set_new(caps, "prompts", json_pack("{s:b}", "listChanged", 1));
-    uv_mutex_unlock(&srv->lock);
-    if (srv->complete_fn != NULL)
-        json_object_set_new(caps, "completions", json_object());
-    return caps;
-}
-
+/* What server/discover says the server offers: in this revision listChanged and
+ * subscribe mean that subscriptions/listen delivers those notifications, which it does
+ * on every transport. */
 static void do_discover(mcp__session *s, mcp__inreq *req)
 {
     mcp_server *srv = s->rt->srv;
     json_t *result = json_pack("{s:o, s:o}", "supportedVersions", supported_versions(srv),
-                               "capabilities", modern_capabilities(srv));
+                               "capabilities", mcp__server_capabilities(srv, 0));
     if (result != NULL && srv->instructions != NULL)
         json_object_set_new(result, "instructions", json_string(srv->instructions));
     mcp__respond(s, req, result);

@@ -369,9 +369,8 @@ int mcp_ctx_require_capability(mcp_ctx *ctx, const char *capability)
         return MCP_EINVAL;
     if (json_object_get(ctx->client_caps, capability) != NULL)
         return MCP_OK;
-    mcp_ctx_set_error(ctx, MCP_RPC_MISSING_CAPABILITY, "Missing required client capability: %s",
-                      capability);
-    json_decref(ctx->error_data);
-    ctx->error_data = json_pack("{s:{s:{}}}", "requiredCapabilities", capability);
+    mcp_ctx_set_error_data(ctx, MCP_RPC_MISSING_CAPABILITY,
+                           json_pack("{s:{s:{}}}", "requiredCapabilities", capability),
+                           "Missing required client capability: %s", capability);
     return MCP_ENOTSUP;
 }

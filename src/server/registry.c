@@ -116,6 +116,7 @@ void mcp__registry_free(mcp_server *srv)
     free(srv->resources.items);
     free(srv->templates.items);
     free(srv->prompts.items);
+    mcp__methods_free(srv);
 }
 
 void mcp_server_free(mcp_server *srv)
@@ -755,6 +756,10 @@ int mcp_server_log(mcp_server *srv, mcp_log_level level, const char *logger, jso
     if (srv == NULL || name == NULL) {
         json_decref(data);
         return MCP_EINVAL;
+    }
+    if (!mcp__server_logs(srv)) {
+        json_decref(data);
+        return MCP_OK; /* the logging capability is off */
     }
     json_t *params = json_pack("{s:s, s:o}", "level", name, "data", data ? data : json_null());
     if (params != NULL && logger != NULL)

@@ -72,6 +72,14 @@ typedef struct mcp__vec {
     size_t len, cap;
 } mcp__vec;
 
+typedef struct mcp__method {
+    char *method;
+    char *name_param; /* or NULL */
+    mcp_method_fn fn;
+    void *user;
+    unsigned flags;
+} mcp__method;
+
 /* The results that carry caching hints (see mcp__cache_index). */
 #define MCP__CACHE_N 6
 
@@ -97,8 +105,12 @@ struct mcp_server {
     mcp_server_notification_fn notify_fn;
     void *notify_user;
 
-    uv_mutex_t lock; /* guards the registry and the runtime list */
-    mcp__vec tools, resources, templates, prompts;
+    uv_mutex_t lock; /* guards the registry, the capabilities and the runtime list */
+    mcp__vec tools, resources, templates, prompts, methods;
+    mcp_server_caps caps;
+    /* Declared by the program: replaced, never changed, so that a reference taken under
+     * lock can be read after (NULL: none). */
+    json_t *extensions, *experimental;
     mcp__srt *runtimes;
 
     uv_once_t pool_once;
@@ -246,6 +258,7 @@ struct mcp_ctx {
     int error_code;
     char *error_message;
     json_t *error_data;
+    char *cancel_reason; /* under lock; set once, before cancelled */
 
     /* what to run: the dispatcher fills these */
     mcp__invoke_fn invoke;
@@ -309,8 +322,9 @@ void mcp__mrtr_free(mcp_ctx *ctx);
 struct mcp_ctx *mcp__ctx_new(mcp__session *s, mcp__inreq *req);
 /* Runs ctx->invoke inline or on the pool, then answers the request. */
 void mcp__ctx_run(struct mcp_ctx *ctx, int inline_handler);
-/* The client cancelled, or the session ended: wakes the handler's waits. */
-void mcp__ctx_cancel(struct mcp_ctx *ctx);
+/* The client cancelled, or the session ended (why: kept, the first time, for
+ * mcp_ctx_cancel_reason): wakes the handler's waits. */
+void mcp__ctx_cancel(struct mcp_ctx *ctx, const char *why);
 /* Loop thread: the request's stream can take messages again. */
 void mcp__ctx_resume(struct mcp_ctx *ctx);
 
@@ -357,6 +371,22 @@ void mcp__listen_end_all(mcp__session *s, int graceful);
 /* Sends the notification method (params borrowed) to the subscriptions of s that asked
  * for it, tagged with each one's id. */
 void mcp__listen_deliver(mcp__session *s, const char *method, const json_t *params);
+
+/* ---- Capabilities and methods of one's own (caps.c) ---- */
+
+/* What initialize or server/discover offers now (a new object). stateless: no
+ * listChanged and no subscribe, which need a stream outside any request. */
+json_t *mcp__server_capabilities(mcp_server *srv, int stateless);
+/* The MCP__CAP_* (listChanged) a session that did not initialize here is taken to have
+ * been told. */
+unsigned mcp__server_declared(mcp_server *srv, int stateless);
+/* 0 when method belongs to a capability of the library's that is off. */
+int mcp__server_serves(mcp_server *srv, const char *method);
+/* Non-zero when log messages may be sent (the logging capability is not off). */
+int mcp__server_logs(mcp_server *srv);
+/* Under srv->lock: the method of one's own called method, or NULL. */
+mcp__method *mcp__find_method(mcp_server *srv, const char *method);
+void mcp__methods_free(mcp_server *srv);
 
 /* ---- Registry helpers (registry.c) ---- */
 

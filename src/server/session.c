@@ -46,12 +46,14 @@ static void sess_on_notification(void *user, const char *method, const json_t *p
         srv->notify_fn(srv, s->id, method, params, srv->notify_user);
 }
 
-static void sess_on_cancelled(void *user, mcp__inreq *req)
+static void sess_on_cancelled(void *user, mcp__inreq *req, const char *reason)
 {
     if (req->flags & MCP__REQ_LISTEN)
         mcp__listen_cancel(user, req);
     else if (req->data != NULL)
-        mcp__ctx_cancel(req->data);
+        mcp__ctx_cancel(req->data, reason != NULL
+                                       ? reason
+                                       : "the client cancelled the request (no reason given)");
 }
 
 static const mcp__rpc_cbs session_cbs = {
@@ -110,7 +112,7 @@ void mcp__session_assume_initialized(mcp__session *s, const mcp__revision *rev)
         s->client_info = json_object();
     s->initialized = 1;
     /* No initialize told this client listChanged (a stateless one could not get it). */
-    s->declared = s->stateless ? 0 : MCP__CAP_TOOLS | MCP__CAP_RESOURCES | MCP__CAP_PROMPTS;
+    s->declared = mcp__server_declared(s->rt->srv, s->stateless);
     mcp__rpc_allow_batch(s->rpc, s->rev->batches);
 }
 
@@ -202,7 +204,7 @@ int mcp__session_cancel_paused(mcp__session *s, uint64_t stream)
     int n = 0;
     for (struct mcp_ctx *c = s->ctxs; c != NULL; c = c->next) {
         if (c->stream == stream && c->paused && !atomic_load(&c->cancelled)) {
-            mcp__ctx_cancel(c);
+            mcp__ctx_cancel(c, "the client stayed away from the request's stream too long");
             n++;
         }
     }
@@ -217,7 +219,7 @@ void mcp__session_cancel_stream(mcp__session *s, uint64_t stream)
             continue;
         if (c->req != NULL)
             c->req->cancelled = 1; /* its answer is not sent */
-        mcp__ctx_cancel(c);
+        mcp__ctx_cancel(c, "the client closed the request's stream");
     }
 }
 
@@ -240,7 +242,7 @@ void mcp__session_close(mcp__session *s)
     s->io_user = NULL;
     mcp__listen_end_all(s, 0);
     for (struct mcp_ctx *c = s->ctxs; c != NULL; c = c->next)
-        mcp__ctx_cancel(c);
+        mcp__ctx_cancel(c, "the session ended");
     mcp__rpc_close(s->rpc);
     mcp__session_unref(s);
 }

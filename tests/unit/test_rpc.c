@@ -49,6 +49,7 @@ typedef struct fixture {
     size_t nnotes;
     mcp__inreq *cancelled[MAX_RECORDS];
     size_t ncancelled;
+    char reason[128]; /* the last cancellation's reason */
     /* When set, on_request answers at once with {"method": <method>}. */
     int answer_inline;
     int send_rc; /* what the send callback returns */
@@ -122,10 +123,11 @@ static void cb_on_notification(void *user, const char *method, const json_t *par
     n->stream = stream;
 }
 
-static void cb_on_cancelled(void *user, mcp__inreq *req)
+static void cb_on_cancelled(void *user, mcp__inreq *req, const char *reason)
 {
     fixture *f = user;
     assert_true(req->cancelled);
+    snprintf(f->reason, sizeof(f->reason), "%s", reason != NULL ? reason : "(none)");
     f->cancelled[f->ncancelled++] = req;
 }
 
@@ -972,6 +974,7 @@ static void test_incoming_cancelled_marks_request_and_drops_its_answer(void **st
     feed(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
             "\"params\":{\"requestId\":5,\"reason\":\"no longer needed\"}}");
     assert_int_equal(f->ncancelled, 1);
+    assert_string_equal(f->reason, "no longer needed"); /* passed on, for the handler */
     mcp__inreq *r5 = take_req(f, 0), *r6 = take_req(f, 1);
     assert_ptr_equal(f->cancelled[0], r5);
     assert_true(r5->cancelled);
