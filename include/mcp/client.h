@@ -319,6 +319,17 @@ typedef struct mcp_client_caps {
  * the size field or a value that is no mcp_cap. Thread-safe. */
 MCP_EXTERN int mcp_client_set_caps(mcp_client *c, const mcp_client_caps *caps);
 /*
+ * Whether tool results are checked against the tools' output schemas (on by default):
+ * the client keeps the outputSchema of every tool its tools/list requests returned (the
+ * last list wins; up to 10,000 tools and 16 MiB of schemas), and a later tools/call of
+ * such a tool whose result is not isError must carry structuredContent that conforms:
+ * else the call fails with MCP_ERPC, -32602 (it does not conform, the message naming
+ * where) or -32600 (structuredContent is missing), as the TypeScript SDK's client
+ * does. A schema the client cannot use is not kept (a warning names the tool). MCP_OK;
+ * MCP_EINVAL for a NULL c. Set it before requests are made.
+ */
+MCP_EXTERN int mcp_client_set_output_check(mcp_client *c, int on);
+/*
  * Sets the roots: `roots`, a JSON array (meant to hold {"uri","name"?}
  * objects; its elements are not checked), deep-copied; the caller keeps its
  * reference. While roots are set, roots/list is answered with them (else

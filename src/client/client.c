@@ -1093,6 +1093,7 @@ int mcp_client_reconnect(mcp_client *c, uint64_t reconnect_id)
 void mcp__call_free(call *k)
 {
     free(k->method);
+    free(k->tool);
     json_decref(k->params);
     json_decref(k->responses);
     json_decref(k->state);
@@ -1106,6 +1107,15 @@ void mcp__call_reply(call *k, int status, const json_t *result, const mcp_rpc_er
         return;
     k->finished = 1;
     k->in_flight = 0;
+    mcp_rpc_error refused;
+    if (status == MCP_OK && result != NULL && strcmp(k->method, "tools/list") == 0) {
+        mcp__client_learn_tools(c, result);
+    } else if (status == MCP_OK && result != NULL && k->tool != NULL &&
+               mcp__client_check_output(c, k->tool, result, &refused) != 0) {
+        status = MCP_ERPC;
+        result = NULL;
+        err = &refused;
+    }
     if (k->linked) {
         MCP__LIST_UNLINK(c->calls, k);
         k->linked = 0;
@@ -1189,6 +1199,13 @@ static call *call_new(mcp_client *c, const char *method, json_t *params, const m
     k->params = params;
     k->opts = *opts;
     k->mail.fn = call_mail;
+    const char *tool = strcmp(method, "tools/call") == 0
+                           ? json_string_value(json_object_get(params, "name"))
+                           : NULL;
+    if (tool != NULL && (k->tool = mcp__strdup(tool)) == NULL) {
+        mcp__call_free(k);
+        return NULL;
+    }
     return k;
 }
 
@@ -1468,6 +1485,7 @@ static void client_destroy(mcp_client *c)
     json_decref(c->roots);
     json_decref(c->extensions);
     json_decref(c->experimental);
+    mcp__client_outputs_free(c);
     for (size_t i = 0; i < c->nmethods; i++)
         free(c->methods[i].method);
     free(c->methods);

@@ -63,6 +63,11 @@ struct mcp_client {
      * reference taken under lock can be read after). NULL: none. */
     json_t *extensions, *experimental;
     mcp_client_caps caps; /* guarded by lock */
+    /* The output schemas of listed tools (outputs.c; loop thread). */
+    mcp__map out_schemas;
+    size_t out_bytes;
+    int out_full_warned;
+    int no_output_check; /* mcp_client_set_output_check(c, 0) */
     /* Server requests of methods the library does not answer itself (set before the
      * connect). */
     struct mcp__client_method {
@@ -180,6 +185,7 @@ struct call {
     mcp__mail mail;
     mcp_client *c;
     char *method;
+    char *tool;     /* tools/call: the tool's name, for the check of its result */
     json_t *params; /* legacy: handed to the engine by the send; modern: the original */
     mcp_call_opts opts;
     mcp_response_fn cb; /* async */
@@ -204,6 +210,17 @@ struct call {
 };
 
 void mcp__call_free(call *k);
+
+/* ---- Tools' output schemas (outputs.c; loop thread) ---- */
+
+/* Keeps the output schemas of a tools/list result's tools (and forgets those of
+ * listed tools that have none). */
+void mcp__client_learn_tools(mcp_client *c, const json_t *result);
+/* 0 when the tools/call result of tool may go to the application; -1 with err set
+ * (-32600, -32602) when it does not conform to the tool's output schema. */
+int mcp__client_check_output(mcp_client *c, const char *tool, const json_t *result,
+                             mcp_rpc_error *err);
+void mcp__client_outputs_free(mcp_client *c);
 /* Completes k once: its callback (or waiter) hears status; then k is freed, or marked
  * for its job to free. */
 void mcp__call_reply(call *k, int status, const json_t *result, const mcp_rpc_error *err);

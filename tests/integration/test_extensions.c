@@ -22,7 +22,10 @@
  *   - a handler reads why its request was cancelled (the client's reason; in
  *     2026-07-28 over HTTP, the stream's close); a completion handler gives total
  *     and hasMore; a client declares URL-mode elicitation and sampling with tools,
- *     and refuses a mode it did not declare (-32602) without calling its handler.
+ *     and refuses a mode it did not declare (-32602) without calling its handler;
+ *   - the client checks a tool's structuredContent against the outputSchema its
+ *     tools/list gave (-32602 when it does not conform, -32600 when it is missing;
+ *     not for isError results), and can be told not to.
  * Every wait has a deadline.
  */
 #define _GNU_SOURCE
@@ -42,6 +45,7 @@
 #include <mcp/mcp.h>
 
 #include "http_client.h"
+#include "raw_server.h"
 
 #define WAIT_MS 10000
 #define MODERN "2026-07-28"
@@ -972,6 +976,99 @@ static void test_the_client_declares_url_elicitation_and_sampling_tools(void **s
     host_stop(&h);
 }
 
+/* ---- The client checks structuredContent against the tool's outputSchema ---- */
+
+#define SHAPED_SCHEMA                                                                              \
+    "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}},\"required\":[\"n\"]}"
+
+/* A server that says what the test wants: tools with and without output schemas, and
+ * results that conform or not, as the call's "mode" argument asks. */
+static void lying_server(rs_conn *c, const rs_request *req, void *user)
+{
+    (void)user;
+    if (rs_mcp_basic(c, req))
+        return;
+    const char *m = rs_rpc_method(req);
+    json_t *id = json_object_get(req->msg, "id");
+    json_t *result = NULL;
+    if (m != NULL && strcmp(m, "tools/list") == 0) {
+        result = parse("{\"tools\":[{\"name\":\"shaped\",\"inputSchema\":{\"type\":\"object\"},"
+                       "\"outputSchema\":" SHAPED_SCHEMA "},{\"name\":\"free\",\"inputSchema\":"
+                       "{\"type\":\"object\"}},{\"name\":\"broken\",\"inputSchema\":{\"type\":"
+                       "\"object\"},\"outputSchema\":{\"type\":\"object\",\"properties\":{\"n\":"
+                       "{\"$ref\":\"#/nowhere\"}}}}]}");
+    } else if (m != NULL && strcmp(m, "tools/call") == 0) {
+        const char *mode = json_string_value(json_object_get(
+            json_object_get(json_object_get(req->msg, "params"), "arguments"), "mode"));
+        mode = mode != NULL ? mode : "good";
+        result = parse("{\"content\":[{\"type\":\"text\",\"text\":\"r\"}]}");
+        if (strcmp(mode, "good") == 0)
+            json_object_set_new(result, "structuredContent", json_pack("{s:i}", "n", 1));
+        else if (strcmp(mode, "bad") == 0 || strcmp(mode, "error") == 0)
+            json_object_set_new(result, "structuredContent", json_pack("{s:s}", "n", "x"));
+        if (strcmp(mode, "error") == 0)
+            json_object_set_new(result, "isError", json_true());
+    } else {
+        rs_respond(c, 400, NULL, NULL);
+        return;
+    }
+    json_t *answer = json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id, "result", result);
+    char *text = json_dumps(answer, JSON_COMPACT);
+    rs_respond(c, 200, "Content-Type: application/json\r\n", text);
+    free(text);
+    json_decref(answer);
+}
+
+/* tools/call tool with {"mode": mode}: MCP_OK, or the error's code. */
+static int call_mode(mcp_client *c, const char *tool, const char *mode, char *message, size_t len)
+{
+    json_t *result = NULL;
+    mcp_rpc_error err = {0};
+    int rc = mcp_client_call_tool(c, tool, json_pack("{s:s}", "mode", mode), NULL, &result, &err);
+    json_decref(result);
+    if (message != NULL)
+        snprintf(message, len, "%s", err.message);
+    int code = rc == MCP_ERPC ? err.code : rc;
+    mcp_rpc_error_clear(&err);
+    return code;
+}
+
+static void test_the_client_checks_results_against_the_output_schema(void **state)
+{
+    (void)state;
+    rs_server *srv = NULL;
+    assert_int_equal(rs_start(&srv, lying_server, NULL), 0);
+    char url[128];
+    rs_url(srv, url, sizeof(url));
+    mcp_client *c = client_for(LEGACY);
+    assert_int_equal(mcp_client_connect_http(c, url, NULL, WAIT_MS), MCP_OK);
+    /* Before the tools are listed, nothing is known to check against. */
+    assert_int_equal(call_mode(c, "shaped", "bad", NULL, 0), MCP_OK);
+    json_t *tools = NULL;
+    mcp_rpc_error err = {0};
+    assert_int_equal(mcp_client_list_tools(c, NULL, &tools, &err), MCP_OK);
+    json_decref(tools);
+    char message[256];
+    assert_int_equal(call_mode(c, "shaped", "good", NULL, 0), MCP_OK);
+    assert_int_equal(call_mode(c, "shaped", "bad", message, sizeof(message)),
+                     MCP_RPC_INVALID_PARAMS);
+    assert_non_null(strstr(message, "does not match the tool's output schema"));
+    assert_non_null(strstr(message, "/n"));
+    assert_int_equal(call_mode(c, "shaped", "missing", message, sizeof(message)),
+                     MCP_RPC_INVALID_REQUEST);
+    assert_non_null(strstr(message, "did not return structured content"));
+    /* A tool error is not checked; nor is a tool without a schema, nor one whose schema
+     * the client cannot use. */
+    assert_int_equal(call_mode(c, "shaped", "error", NULL, 0), MCP_OK);
+    assert_int_equal(call_mode(c, "free", "bad", NULL, 0), MCP_OK);
+    assert_int_equal(call_mode(c, "broken", "bad", NULL, 0), MCP_OK);
+    /* Switched off. */
+    assert_int_equal(mcp_client_set_output_check(c, 0), MCP_OK);
+    assert_int_equal(call_mode(c, "shaped", "bad", NULL, 0), MCP_OK);
+    mcp_client_free(c);
+    rs_stop(srv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -989,6 +1086,7 @@ int main(void)
         cmocka_unit_test(test_completion_total_and_has_more_from_the_handler_legacy),
         cmocka_unit_test(test_completion_total_and_has_more_from_the_handler_2026_07_28),
         cmocka_unit_test(test_the_client_declares_url_elicitation_and_sampling_tools),
+        cmocka_unit_test(test_the_client_checks_results_against_the_output_schema),
     };
     return cmocka_run_group_tests_name("extensions", tests, NULL, NULL);
 }
