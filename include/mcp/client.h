@@ -356,7 +356,9 @@ MCP_EXTERN int mcp_client_on_notification(mcp_client *c, mcp_client_notification
  * itself (an extension's, or the application's own; fn NULL removes it). It runs as
  * the sampling handler does, on a worker; its result answers the request, or its
  * err (-32603 when it sets no code). In revision 2026-07-28 it answers the server's
- * input requests of that method as well. At most 64 methods. MCP_OK; MCP_EINVAL for
+ * input requests of that method as well. At most 64 methods. Set them before the
+ * connect, on the thread that connects (not while a connect is under way: a data race).
+ * A result that is not a JSON object is answered -32603. MCP_OK; MCP_EINVAL for
  * a NULL c or method, a method of 256 bytes or more, or one the library answers
  * (ping, roots/list, sampling/createMessage, elicitation/create, notifications/...,
  * rpc....); MCP_ELIMIT past 64; MCP_ENOMEM; MCP_ESTATE once connected.

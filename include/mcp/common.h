@@ -140,6 +140,17 @@ MCP_EXTERN json_t *mcp_prompt_result(const char *description, json_t *messages);
 MCP_EXTERN char *mcp_base64_encode(const void *data, size_t len);
 
 /*
+ * Expands an RFC 6570 URI template (levels 1 to 4: "{x}", "{+x}", "{#x}", "{.x}",
+ * "{/x}", "{;x}", "{?x,y}", "{&x}", prefixes "{x:3}" and explode "{x*}") with vars, a
+ * JSON object (NULL: none) whose members are strings, numbers, arrays of them (lists)
+ * or objects of them (associative arrays); null, [] and {} are undefined. Returns the
+ * URI, allocated with malloc() (the caller frees it), or NULL for a template that is
+ * not RFC 6570, a value of another kind, or no memory. The resource templates a server
+ * registers are matched the other way (mcp_resource_template_def).
+ */
+MCP_EXTERN char *mcp_uri_template_expand(const char *tpl, const json_t *vars);
+
+/*
  * The optional members of an Implementation (serverInfo, clientInfo) besides its
  * name and version: mcp_server_set_implementation, mcp_client_set_implementation.
  * size as in the option structs (0: this release's layout). Strings are copied.

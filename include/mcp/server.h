@@ -319,10 +319,11 @@ typedef struct mcp_server_caps {
 } mcp_server_caps;
 
 /*
- * Chooses the library's own capabilities (caps NULL: all MCP_CAP_AUTO). Sessions
- * that initialize afterwards are offered the new set; sessions already open keep what
- * they were told. Any thread. MCP_OK; MCP_EINVAL for a NULL srv, a size smaller than
- * the size field or a value that is no mcp_cap.
+ * Chooses the library's own capabilities (caps NULL: all MCP_CAP_AUTO); meant to be
+ * set before serving. Sessions that initialize afterwards are offered the new set;
+ * sessions already open are served by it too (a capability turned off is refused to
+ * them as well) but are not told. Any thread. MCP_OK; MCP_EINVAL for a NULL srv, a size smaller
+ * than the size field or a value that is no mcp_cap.
  */
 MCP_EXTERN int mcp_server_set_caps(mcp_server *srv, const mcp_server_caps *caps);
 /*
@@ -366,8 +367,12 @@ typedef struct mcp_method_def {
     mcp_method_fn fn;   /* required */
     void *user;
     unsigned flags; /* MCP_HANDLER_* */
-    /* In revision 2026-07-28 over HTTP, the params member (a string) that the request's
-     * Mcp-Name header must carry (as "name" does for tools/call); NULL: none is asked. */
+    /* The params member that names what the request acts on (a task's id, say): it must
+     * be a string (else -32602), and in revision 2026-07-28 over HTTP, an Mcp-Name header
+     * that comes with the request must carry it (else -32020, 400), as "name" does for
+     * tools/call, so that what a balancer routed by is what runs. The core protocol asks
+     * Mcp-Name of its own three methods only, so one that is absent is accepted. NULL:
+     * none. */
     const char *name_param;
 } mcp_method_def;
 
@@ -449,15 +454,29 @@ MCP_EXTERN int mcp_server_add_resource(mcp_server *srv, const mcp_resource_def *
  * MCP_ENOENT when there is none. */
 MCP_EXTERN int mcp_server_remove_resource(mcp_server *srv, const char *uri);
 /*
- * Adds a resource template. Templates are tried in the order they were added.
- * A variable takes one or more characters other than '/', as they are in the
- * URI (not percent-decoded); a URI whose value would not be valid UTF-8 does
- * not match. The template text is not checked: one with an unclosed '{' or an
- * empty variable name is added but matches nothing. Out of memory while
- * building the listing gives MCP_EINVAL. There is no way to remove a template.
+ * Adds a resource template: RFC 6570, levels 1 to 4. Templates are tried in the
+ * order they were added, in time linear in the URI's length, and the handler gets
+ * the variables percent-decoded (a URI whose value would not be valid UTF-8 does not
+ * match):
+ *   - "{x}" takes one or more characters other than '/' (going left to right, each
+ *     the shortest that lets the rest match; the last literal ends the URI);
+ *   - "{+x}" and "{#x}" (after a '#') may take '/' too: "file:///{+path}";
+ *   - "{.x}", "{/x}", "{;x}" may be absent from the URI (the variable is then not
+ *     set), else begin with their character: "{/owner,repo}", "{/path*}" (a list);
+ *   - "{?q,lang}" and "{&x}" read a query's name=value pairs in any order, ignoring
+ *     names the template does not have; "{?params*}" collects them in an object;
+ *   - several variables in one expression take its items in order; an exploded one
+ *     the rest (a list, or an object when they are all name=value); a prefix ("{x:3}")
+ *     matches as its variable does.
+ * A template that is not RFC 6570 (an unclosed '{', an empty name, an unknown
+ * operator) gives MCP_EINVAL, as does running out of memory while building the
+ * listing. mcp_uri_template_expand() (common.h) goes the other way.
  */
 MCP_EXTERN int mcp_server_add_resource_template(mcp_server *srv,
                                                 const mcp_resource_template_def *def);
+/* Removes the template whose text is uri_template. MCP_OK; MCP_EINVAL for a NULL srv or
+ * uri_template; MCP_ENOENT when there is none. */
+MCP_EXTERN int mcp_server_remove_resource_template(mcp_server *srv, const char *uri_template);
 /*
  * Adds a prompt. prompts/get checks that every argument is a string and that
  * the required ones are there before the handler runs. An argument whose name

@@ -257,7 +257,9 @@ int mcp_client_set_caps(mcp_client *c, const mcp_client_caps *given)
 {
     mcp_client_caps caps = {0};
     if (c == NULL ||
-        (given != NULL && mcp__opts_copy(&caps, sizeof(caps), given, sizeof(caps)) != MCP_OK) ||
+        (given != NULL &&
+         mcp__opts_copy(&caps, sizeof(caps), given,
+                        offsetof(mcp_client_caps, sampling_context) + sizeof(mcp_cap)) != MCP_OK) ||
         !cap_valid(caps.elicitation_form) || !cap_valid(caps.elicitation_url) ||
         !cap_valid(caps.sampling_tools) || !cap_valid(caps.sampling_context))
         return MCP_EINVAL;
@@ -270,7 +272,10 @@ int mcp_client_set_caps(mcp_client *c, const mcp_client_caps *given)
 
 const char *mcp__client_elicit_refused(mcp_client *c, const json_t *params)
 {
-    const char *mode = json_string_value(json_object_get(params, "mode"));
+    const json_t *m = json_object_get(params, "mode");
+    const char *mode = json_string_value(m);
+    if (m != NULL && (mode == NULL || (strcmp(mode, "url") != 0 && strcmp(mode, "form") != 0)))
+        return "Invalid params: \"mode\" must be \"form\" or \"url\"";
     int url = mode != NULL && strcmp(mode, "url") == 0;
     uv_mutex_lock(&c->lock);
     int declared =
@@ -403,6 +408,14 @@ void mcp__fill_elicitation_defaults(const json_t *params, json_t *result)
 static void incoming_done(mcp__mail *m)
 {
     incoming_job *j = (incoming_job *)m;
+    if (j->result != NULL && !json_is_object(j->result)) {
+        json_decref(j->result);
+        j->result = NULL;
+        mcp_rpc_error_clear(&j->err);
+        j->err.code = MCP_RPC_INTERNAL_ERROR;
+        snprintf(j->err.message, sizeof(j->err.message),
+                 "Internal error: the client's handler gave a result that is not an object");
+    }
     if (j->result != NULL)
         mcp__rpc_respond(j->req, j->result);
     else

@@ -131,6 +131,10 @@ json_t *mcp__implementation(const char *name, const char *version, const mcp_imp
 
 int mcp__members_set(json_t **slot, const char *key, const json_t *value, int remove)
 {
+    json_t *probe = json_string(key); /* a key is UTF-8 */
+    if (probe == NULL)
+        return MCP_EINVAL;
+    json_decref(probe);
     json_t *next = *slot != NULL ? json_copy(*slot) : json_object();
     json_t *copy = remove ? NULL : value != NULL ? json_deep_copy(value) : json_object();
     int rc = next == NULL || (!remove && copy == NULL) ? MCP_ENOMEM : MCP_OK;

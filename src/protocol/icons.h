@@ -40,7 +40,8 @@ int mcp__extension_id_valid(const char *id);
  * Capabilities' maps (extensions, experimental): *slot, an object that is replaced,
  * never changed (NULL: none), becomes a copy with key set to a deep copy of value ({}
  * when NULL), or with key removed (remove; *slot NULL once empty). The caller holds
- * whatever lock guards *slot. MCP_OK, MCP_ENOENT (removing a key not there), MCP_ENOMEM.
+ * whatever lock guards *slot. MCP_OK, MCP_ENOENT (removing a key not there), MCP_EINVAL
+ * (a key that is not UTF-8), MCP_ENOMEM.
  */
 int mcp__members_set(json_t **slot, const char *key, const json_t *value, int remove);
 /*

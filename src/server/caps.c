@@ -4,11 +4,16 @@
  * as the program chose them (mcp_server_set_caps), the extensions and experimental
  * capabilities it declares; and the request methods it adds (mcp_server_add_method).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "protocol/icons.h"
 #include "server/server_int.h"
+
+/* The layouts of the first release that has them (a size of 0 stands for these). */
+#define CAPS_V1_SIZE (offsetof(mcp_server_caps, list_changed) + sizeof(mcp_cap))
+#define METHOD_DEF_V1_SIZE (offsetof(mcp_method_def, name_param) + sizeof(const char *))
 
 /* ---- The library's own capabilities ---- */
 
@@ -21,7 +26,7 @@ int mcp_server_set_caps(mcp_server *srv, const mcp_server_caps *given)
 {
     mcp_server_caps caps = {0};
     if (srv == NULL ||
-        (given != NULL && mcp__opts_copy(&caps, sizeof(caps), given, sizeof(caps)) != MCP_OK))
+        (given != NULL && mcp__opts_copy(&caps, sizeof(caps), given, CAPS_V1_SIZE) != MCP_OK))
         return MCP_EINVAL;
     if (!cap_valid(caps.tools) || !cap_valid(caps.resources) || !cap_valid(caps.prompts) ||
         !cap_valid(caps.completions) || !cap_valid(caps.logging) || !cap_valid(caps.subscribe) ||
@@ -109,6 +114,14 @@ int mcp__server_serves(mcp_server *srv, const char *method)
     if (strcmp(method, "logging/setLevel") == 0)
         return c.logging != MCP_CAP_OFF;
     return 1;
+}
+
+int mcp__server_offers_completions(mcp_server *srv)
+{
+    uv_mutex_lock(&srv->lock);
+    int on = srv->caps.completions == MCP_CAP_ON;
+    uv_mutex_unlock(&srv->lock);
+    return on;
 }
 
 int mcp__server_logs(mcp_server *srv)
@@ -213,7 +226,7 @@ int mcp_server_add_method(mcp_server *srv, const mcp_method_def *given)
 {
     mcp_method_def def = {0};
     if (srv == NULL || given == NULL ||
-        mcp__opts_copy(&def, sizeof(def), given, sizeof(def)) != MCP_OK ||
+        mcp__opts_copy(&def, sizeof(def), given, METHOD_DEF_V1_SIZE) != MCP_OK ||
         !method_name_valid(def.method) || library_method(def.method) || def.fn == NULL ||
         (def.name_param != NULL && (def.name_param[0] == '\0' || strlen(def.name_param) > 255)))
         return MCP_EINVAL;

@@ -261,7 +261,10 @@ static json_t *invoke_complete(mcp_ctx *ctx)
         json_array_remove(values, json_array_size(values) - 1);
     if (total < (json_int_t)given_n)
         total = (json_int_t)given_n;
-    more = more || total > (json_int_t)json_array_size(values);
+    /* The handler's word, else whether values are left out; always when some were cut. */
+    if (more_v == NULL)
+        more = total > (json_int_t)json_array_size(values);
+    more = more || given_n > json_array_size(values);
     return json_pack("{s:{s:o, s:I, s:b}}", "completion", "values", values, "total", total,
                      "hasMore", more);
 }
@@ -515,8 +518,14 @@ static void do_complete(mcp__session *s, mcp__inreq *req)
 {
     mcp_server *srv = s->rt->srv;
     if (srv->complete_fn == NULL) {
-        mcp__rpc_respond_error(req, MCP_RPC_METHOD_NOT_FOUND,
-                               "Method not found: completion/complete", NULL);
+        /* Offered with no handler (MCP_CAP_ON): nothing to suggest. */
+        if (mcp__server_offers_completions(srv))
+            mcp__respond(s, req,
+                         json_pack("{s:{s:[], s:i, s:b}}", "completion", "values", "total", 0,
+                                   "hasMore", 0));
+        else
+            mcp__rpc_respond_error(req, MCP_RPC_METHOD_NOT_FOUND,
+                                   "Method not found: completion/complete", NULL);
         return;
     }
     json_t *ref = json_object_get(req->params, "ref");
@@ -624,21 +633,25 @@ static int do_own_method(mcp__session *s, mcp__inreq *req)
         invalid_params(req, "Invalid params: \"%s\" must be an object", "params");
         return 1;
     }
-    /* Mcp-Name carries the member the method names (streamable-http.mdx, Server
-     * Validation), as "name" for tools/call. */
-    if (name_param[0] != '\0' && (req->flags & MCP__REQ_MODERN) && s->io != NULL &&
-        s->io->header != NULL) {
-        const char *h = s->io->header(s->io_user, req->stream, "mcp-name");
-        const json_t *v = json_object_get(req->params, name_param);
-        const char *why = h == NULL ? "Header mismatch: Mcp-Name is required"
-                          : json_is_string(v) && !mcp__header_value_is(h, json_string_value(v),
-                                                                       json_string_length(v))
-                              ? "Header mismatch: Mcp-Name does not match the body's params"
-                              : NULL;
-        if (why != NULL) {
-            mcp__rpc_respond_error(req, MCP_RPC_HEADER_MISMATCH, why, NULL);
-            return 1;
-        }
+    /* The member the method names is a string; over HTTP in this revision, an Mcp-Name
+     * that comes with the request must carry it (as "name" does for tools/call), so
+     * that what a balancer or gateway routed by is what runs. The core protocol asks
+     * Mcp-Name of its three methods only: a client that does not know this method's
+     * rule may leave it out. */
+    const json_t *named = name_param[0] != '\0' ? json_object_get(req->params, name_param) : NULL;
+    if (name_param[0] != '\0' && !json_is_string(named)) {
+        invalid_params(req, "Invalid params: \"%s\" must be a string", name_param);
+        return 1;
+    }
+    const char *h =
+        named != NULL && (req->flags & MCP__REQ_MODERN) && s->io != NULL && s->io->header != NULL
+            ? s->io->header(s->io_user, req->stream, "mcp-name")
+            : NULL;
+    if (h != NULL &&
+        !mcp__header_value_is(h, json_string_value(named), json_string_length(named))) {
+        mcp__rpc_respond_error(req, MCP_RPC_HEADER_MISMATCH,
+                               "Header mismatch: Mcp-Name does not match the body's params", NULL);
+        return 1;
     }
     json_t *params = req->params != NULL ? json_incref(req->params) : json_object();
     start(s, req, invoke_method, (void *)fn, user, flags, params, NULL, NULL, NULL);

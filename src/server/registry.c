@@ -535,12 +535,34 @@ int mcp_server_remove_resource(mcp_server *srv, const char *uri)
     return MCP_OK;
 }
 
+int mcp_server_remove_resource_template(mcp_server *srv, const char *uri_template)
+{
+    if (srv == NULL || uri_template == NULL)
+        return MCP_EINVAL;
+    mcp__template *found = NULL;
+    uv_mutex_lock(&srv->lock);
+    for (size_t i = 0; i < srv->templates.len && found == NULL; i++) {
+        mcp__template *t = srv->templates.items[i];
+        if (strcmp(t->uri_template, uri_template) == 0) {
+            found = t;
+            vec_remove(&srv->templates, i);
+        }
+    }
+    uv_mutex_unlock(&srv->lock);
+    if (found == NULL)
+        return MCP_ENOENT;
+    template_free(found);
+    mcp__broadcast(srv, "notifications/resources/list_changed", NULL, NULL, -1);
+    return MCP_OK;
+}
+
 int mcp_server_add_resource_template(mcp_server *srv, const mcp_resource_template_def *given)
 {
     mcp_resource_template_def copy;
     const mcp_resource_template_def *def = &copy;
     if (srv == NULL || read_def(&copy, sizeof(copy), given) != MCP_OK ||
-        def->uri_template == NULL || def->name == NULL || def->fn == NULL)
+        def->uri_template == NULL || def->name == NULL || def->fn == NULL ||
+        !mcp__uri_template_valid(def->uri_template))
         return MCP_EINVAL;
     mcp__template *t = calloc(1, sizeof(*t));
     if (t == NULL)

@@ -382,6 +382,8 @@ json_t *mcp__server_capabilities(mcp_server *srv, int stateless);
 unsigned mcp__server_declared(mcp_server *srv, int stateless);
 /* 0 when method belongs to a capability of the library's that is off. */
 int mcp__server_serves(mcp_server *srv, const char *method);
+/* Non-zero when completions are offered with no handler (MCP_CAP_ON). */
+int mcp__server_offers_completions(mcp_server *srv);
 /* Non-zero when log messages may be sent (the logging capability is not off). */
 int mcp__server_logs(mcp_server *srv);
 /* Under srv->lock: the method of one's own called method, or NULL. */

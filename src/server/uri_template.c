@@ -45,6 +45,20 @@ static int template_valid(const char *tpl, size_t *steps)
     return 1;
 }
 
+size_t mcp__kmp_table(const char *lit, size_t len, size_t *fail)
+{
+    size_t n = 0;
+    fail[0] = 0;
+    for (size_t i = 1, k = 0; i < len; i++, n++) {
+        for (; k > 0 && lit[i] != lit[k]; n++)
+            k = fail[k - 1];
+        if (lit[i] == lit[k])
+            k++;
+        fail[i] = k;
+    }
+    return n;
+}
+
 /*
  * The value of the variable starting at uri[p] when the literal lit (no '/',
  * len > 0) follows it: sets *end past the value at the first occurrence of lit
@@ -61,16 +75,7 @@ static int find_literal(const char *uri, size_t p, const char *lit, size_t len, 
         if (fail == NULL)
             return MCP_ENOMEM;
     }
-    size_t n = 0; /* steps */
-    /* fail[i]: the length of the longest proper border of lit[0..i]. */
-    fail[0] = 0;
-    for (size_t i = 1, k = 0; i < len; i++, n++) {
-        for (; k > 0 && lit[i] != lit[k]; n++)
-            k = fail[k - 1];
-        if (lit[i] == lit[k])
-            k++;
-        fail[i] = k;
-    }
+    size_t n = mcp__kmp_table(lit, len, fail); /* steps */
     int found = 0;
     size_t j = 0; /* characters of lit matched so far */
     for (size_t i = p + 1; uri[i] != '\0' && uri[i] != '/'; i++, n++) {
@@ -116,6 +121,13 @@ int mcp__uri_template_match(const char *tpl, const char *uri, json_t *vars, size
         steps = &ignored;
     if (!template_valid(tpl, steps))
         return 0;
+    /* Operators, lists of variables, prefixes, explode: levels 2 to 4. */
+    for (const char *t = strchr(tpl, '{'); t != NULL; t = strchr(t + 1, '{')) {
+        size_t n = strcspn(t + 1, "}");
+        if (strchr("+#./;?&=,!@|", t[1]) != NULL || memchr(t + 1, ',', n) != NULL ||
+            memchr(t + 1, ':', n) != NULL || memchr(t + 1, '*', n) != NULL)
+            return mcp__uri_template_match_ext(tpl, uri, vars, steps);
+    }
     size_t ulen = strlen(uri);
     size_t len = strcspn(tpl, "{");
     *steps += len;
@@ -154,7 +166,7 @@ int mcp__uri_template_match(const char *tpl, const char *uri, json_t *vars, size
         }
         /* A value that is not UTF-8 cannot be a JSON string: no match. */
         *steps += end - p;
-        json_t *value = json_stringn(uri + p, end - p);
+        json_t *value = mcp__uri_decoded(uri + p, end - p);
         if (value == NULL)
             return 0;
         if (json_object_setn_new(vars, name, (size_t)(close - name), value) != 0)

@@ -25,7 +25,9 @@
  *     and refuses a mode it did not declare (-32602) without calling its handler;
  *   - the client checks a tool's structuredContent against the outputSchema its
  *     tools/list gave (-32602 when it does not conform, -32600 when it is missing;
- *     not for isError results), and can be told not to.
+ *     not for isError results), and can be told not to;
+ *   - RFC 6570 level-4 resource templates read over the wire (path segments, reserved
+ *     expansion, queries in any order, path-style parameters), and removed.
  * Every wait has a deadline.
  */
 #define _GNU_SOURCE
@@ -52,6 +54,7 @@
 #define LEGACY "2025-11-25"
 #define UI_EXT "io.modelcontextprotocol/ui"
 #define UI_SETTINGS "{\"mimeTypes\":[\"text/html;profile=mcp-app\"]}"
+#define EXP "{\"acme-client\":{\"beta\":true}}"
 #define URL_DATA                                                                                   \
     "{\"elicitations\":[{\"mode\":\"url\",\"elicitationId\":\"e-1\",\"url\":"                      \
     "\"https://example.com/connect\",\"message\":\"Connect your account\"}]}"
@@ -145,10 +148,11 @@ static json_t *seen_extensions(mcp_ctx *ctx, const json_t *args, void *user)
     (void)args, (void)user;
     const json_t *ui = mcp_ctx_client_extension(ctx, UI_EXT);
     const json_t *per = mcp_ctx_client_extension(ctx, "io.example/per-request");
+    const json_t *exp = json_object_get(mcp_ctx_client_capabilities(ctx), "experimental");
     json_t *r = mcp_text_result("seen");
-    json_object_set_new(
-        r, "structuredContent",
-        json_pack("{s:O, s:O}", "ui", ui ? ui : json_null(), "per", per ? per : json_null()));
+    json_object_set_new(r, "structuredContent",
+                        json_pack("{s:O, s:O, s:O}", "ui", ui ? ui : json_null(), "per",
+                                  per ? per : json_null(), "exp", exp ? exp : json_null()));
     return r;
 }
 
@@ -190,7 +194,13 @@ static void extensions_both_ways(const char *protocol)
     json_t *ui = parse(UI_SETTINGS);
     assert_int_equal(mcp_client_set_extension(c, UI_EXT, ui), MCP_OK);
     json_decref(ui);
-    assert_int_equal(mcp_client_set_experimental(c, "acme-client", NULL), MCP_OK);
+    json_t *exp = parse(EXP);
+    assert_int_equal(
+        mcp_client_set_experimental(c, "acme-client", json_object_get(exp, "acme-client")), MCP_OK);
+    assert_int_equal(mcp_client_set_experimental(c, "gone", exp), MCP_OK);
+    assert_int_equal(mcp_client_set_experimental(c, "gone", NULL), MCP_OK);
+    assert_int_equal(mcp_client_set_experimental(c, "\xff\xfe", exp), MCP_EINVAL);
+    json_decref(exp);
     connect_client(c, &h);
 
     assert_json(mcp_client_server_extension(c, "io.example/widgets"),
@@ -202,14 +212,15 @@ static void extensions_both_ways(const char *protocol)
                 "{\"acme\":{\"on\":true}}", "the server's experimental capabilities");
 
     json_t *sc = seen(c, NULL);
-    assert_json(sc, "{\"ui\":" UI_SETTINGS ",\"per\":null}", "what the handler saw");
+    assert_json(sc, "{\"ui\":" UI_SETTINGS ",\"per\":null,\"exp\":" EXP "}",
+                "what the handler saw");
     json_decref(sc);
     if (strcmp(protocol, MODERN) == 0) {
         /* A request's own capabilities add to the client's (the UI extension stays). */
         json_t *meta = json_pack("{s:{s:{s:{s:i}}}}", "io.modelcontextprotocol/clientCapabilities",
                                  "extensions", "io.example/per-request", "x", 1);
         sc = seen(c, meta);
-        assert_json(sc, "{\"ui\":" UI_SETTINGS ",\"per\":{\"x\":1}}",
+        assert_json(sc, "{\"ui\":" UI_SETTINGS ",\"per\":{\"x\":1},\"exp\":" EXP "}",
                     "what the handler saw of a request with its own capabilities");
         json_decref(sc);
     }
@@ -218,9 +229,10 @@ static void extensions_both_ways(const char *protocol)
     assert_int_equal(mcp_client_remove_extension(c, UI_EXT), MCP_OK);
     sc = seen(c, NULL);
     if (strcmp(protocol, MODERN) == 0)
-        assert_json(sc, "{\"ui\":null,\"per\":null}", "what the handler saw after the removal");
+        assert_json(sc, "{\"ui\":null,\"per\":null,\"exp\":" EXP "}",
+                    "what the handler saw after the removal");
     else
-        assert_json(sc, "{\"ui\":" UI_SETTINGS ",\"per\":null}",
+        assert_json(sc, "{\"ui\":" UI_SETTINGS ",\"per\":null,\"exp\":" EXP "}",
                     "what the handler saw after the removal, in the session of initialize");
     json_decref(sc);
     mcp_client_free(c);
@@ -463,12 +475,17 @@ static void capabilities_chosen(const char *protocol)
     assert_int_equal(mcp_client_list_all(c, "tools/list", "tools", &tools, &err), MCP_OK);
     assert_int_equal(json_array_size(tools), 1);
     json_decref(tools);
-    /* Logging off: a log message goes nowhere, and says MCP_OK. */
-    assert_int_equal(mcp_server_log(srv, MCP_LOG_ERROR, "t", json_string("x")), MCP_OK);
+    /* Logging off: a log message goes nowhere, and says MCP_OK (a marker sent after it
+     * the same way comes; the log message would have come before it). */
+    if (strcmp(protocol, LEGACY) == 0) {
+        assert_int_equal(mcp_server_log(srv, MCP_LOG_EMERGENCY, "t", json_string("x")), MCP_OK);
+        assert_int_equal(mcp_server_notify(srv, "notifications/test/marker1", NULL), MCP_OK);
+        heard_wait(&hd, "notifications/test/marker1");
+        assert_false(heard_has(&hd, "notifications/message"));
+    }
     if (sub != 0)
         mcp_client_cancel(c, sub, NULL);
     mcp_client_free(c);
-    assert_false(heard_has(&hd, "notifications/message"));
     heard_free(&hd);
     host_stop(&h);
 }
@@ -642,6 +659,13 @@ static void methods_of_ones_own(const char *protocol)
     mcp_rpc_error_clear(&err);
 
     expect_rpc_error(c, "acme/not-object", NULL, MCP_RPC_INTERNAL_ERROR);
+    assert_int_equal(mcp_client_request(c, "tasks/get", json_pack("{s:s}", "taskId", "t-9"), NULL,
+                                        &result, &err),
+                     MCP_OK);
+    assert_string_equal(json_string_value(json_object_get(result, "taskId")), "t-9");
+    json_decref(result);
+    result = NULL;
+    expect_rpc_error(c, "tasks/get", json_pack("{s:i}", "taskId", 9), MCP_RPC_INVALID_PARAMS);
     expect_rpc_error(c, "acme/removed", NULL, MCP_RPC_METHOD_NOT_FOUND);
 
     if (strcmp(protocol, LEGACY) == 0) {
@@ -670,14 +694,17 @@ static void test_methods_of_ones_own_2026_07_28(void **state)
     methods_of_ones_own(MODERN);
 }
 
-/* A 2026-07-28 request of tasks/get over raw HTTP, with the Mcp-Name given (NULL: none). */
-static void raw_task_get(int port, const char *mcp_name, hc_response *r)
+/* A 2026-07-28 request of tasks/get over raw HTTP whose taskId is task_id (JSON text),
+ * with the Mcp-Name given (NULL: none). */
+static void raw_task_get(int port, const char *task_id, const char *mcp_name, hc_response *r)
 {
-    const char *body =
-        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tasks/get\",\"params\":{\"taskId\":\"t-1\","
-        "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"" MODERN "\","
-        "\"io.modelcontextprotocol/clientCapabilities\":{},"
-        "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}}";
+    char body[600];
+    snprintf(body, sizeof(body),
+             "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tasks/get\",\"params\":{\"taskId\":%s,"
+             "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"" MODERN "\","
+             "\"io.modelcontextprotocol/clientCapabilities\":{},"
+             "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}}",
+             task_id);
     char headers[512];
     snprintf(headers, sizeof(headers),
              "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
@@ -693,18 +720,28 @@ static void test_mcp_name_is_checked_for_a_method_that_names_one(void **state)
     host h;
     host_start(&h, methods_server());
     hc_response r;
-    raw_task_get(h.port, NULL, &r);
+    /* A header that says another name than the body: refused before the handler. */
+    raw_task_get(h.port, "\"t-1\"", "t-2", &r);
     assert_int_equal(r.status, 400);
     assert_non_null(strstr(r.body, "-32020"));
-    assert_non_null(strstr(r.body, "Mcp-Name is required"));
-    hc_response_free(&r);
-    raw_task_get(h.port, "t-2", &r);
-    assert_int_equal(r.status, 400);
     assert_non_null(strstr(r.body, "does not match"));
     hc_response_free(&r);
-    raw_task_get(h.port, "t-1", &r);
+    /* The member the header would carry must be a string, header or none. */
+    raw_task_get(h.port, "[\"t-1\"]", "t-1", &r);
+    assert_int_equal(r.status, 200); /* a JSON-RPC error of its own, as invalid params are */
+    assert_non_null(strstr(r.body, "-32602"));
+    hc_response_free(&r);
+    raw_task_get(h.port, "null", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "-32602"));
+    hc_response_free(&r);
+    /* The same name, or none (the core protocol asks Mcp-Name of its own methods only). */
+    raw_task_get(h.port, "\"t-1\"", "t-1", &r);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.body, "\"taskId\":\"t-1\""));
+    hc_response_free(&r);
+    raw_task_get(h.port, "\"t-1\"", NULL, &r);
+    assert_int_equal(r.status, 200);
     hc_response_free(&r);
     host_stop(&h);
 }
@@ -807,6 +844,8 @@ static json_t *complete_many(mcp_ctx *ctx, const json_t *ref, const char *arg, c
         return json_pack("{s:[s,s], s:i, s:b}", "values", "a", "b", "total", 1000, "hasMore", 1);
     if (strcmp(value, "bad") == 0)
         return json_pack("{s:[s], s:s}", "values", "a", "total", "many");
+    if (strcmp(value, "word") == 0) /* more exist, none to be had: the handler says so */
+        return json_pack("{s:[s], s:i, s:b}", "values", "a", "total", 5, "hasMore", 0);
     json_t *all = json_array();
     for (int i = 0; i < 150; i++)
         json_array_append_new(all, json_sprintf("v%d", i));
@@ -848,10 +887,30 @@ static void completion_totals(const char *protocol)
     assert_int_equal(json_integer_value(json_object_get(k, "total")), 150);
     assert_true(json_is_true(json_object_get(k, "hasMore")));
     json_decref(k);
+    k = completion_of(c, "word", &rc, &err);
+    assert_int_equal(rc, MCP_OK);
+    assert_json(k, "{\"values\":[\"a\"],\"total\":5,\"hasMore\":false}",
+                "a completion whose handler says there is no more");
+    json_decref(k);
     k = completion_of(c, "bad", &rc, &err);
     assert_int_equal(rc, MCP_ERPC);
     assert_int_equal(err.code, MCP_RPC_INTERNAL_ERROR);
     mcp_rpc_error_clear(&err);
+    json_decref(k);
+    mcp_client_free(c);
+    host_stop(&h);
+
+    /* Offered with no handler: an empty completion, not -32601. */
+    srv = mcp_server_new("complete-on", "1.0.0");
+    mcp_server_caps caps = {.size = sizeof(caps), .completions = MCP_CAP_ON};
+    assert_int_equal(mcp_server_set_caps(srv, &caps), MCP_OK);
+    host_start(&h, srv);
+    c = client_for(protocol);
+    connect_client(c, &h);
+    assert_non_null(json_object_get(mcp_client_server_capabilities(c), "completions"));
+    k = completion_of(c, "x", &rc, &err);
+    assert_int_equal(rc, MCP_OK);
+    assert_json(k, "{\"values\":[],\"total\":0,\"hasMore\":false}", "the empty completion");
     json_decref(k);
     mcp_client_free(c);
     host_stop(&h);
@@ -1069,6 +1128,90 @@ static void test_the_client_checks_results_against_the_output_schema(void **stat
     rs_stop(srv);
 }
 
+/* ---- RFC 6570 level-4 templates, over the wire ---- */
+
+static json_t *read_vars(mcp_ctx *ctx, const char *uri, const json_t *vars, void *user)
+{
+    (void)ctx, (void)user;
+    char *text = json_dumps(vars, JSON_COMPACT | JSON_SORT_KEYS);
+    json_t *r = mcp_resource_text(uri, "application/json", text);
+    free(text);
+    return r;
+}
+
+static void read_with(mcp_client *c, const char *uri, const char *want)
+{
+    json_t *result = NULL;
+    mcp_rpc_error err = {0};
+    int rc = mcp_client_read_resource(c, uri, &result, &err);
+    if (want == NULL) {
+        if (rc != MCP_ERPC)
+            fail_msg("%s was read (%d)", uri, rc);
+        mcp_rpc_error_clear(&err);
+        return;
+    }
+    if (rc != MCP_OK)
+        fail_msg("%s: %d %s", uri, rc, err.message);
+    const char *text = json_string_value(
+        json_object_get(json_array_get(json_object_get(result, "contents"), 0), "text"));
+    json_t *got = text != NULL ? json_loads(text, 0, NULL) : NULL;
+    assert_json(got, want, uri);
+    json_decref(got);
+    json_decref(result);
+}
+
+static void templates_over_the_wire(const char *protocol)
+{
+    mcp_server *srv = mcp_server_new("templates", "1.0.0");
+    assert_non_null(srv);
+    static const char *const tpls[] = {"repo://{owner}/{repo}{/path*}{?ref}", "file:///{+path}",
+                                       "search://all{?q,lang}", "ns://{;v,w}"};
+    for (size_t i = 0; i < sizeof(tpls) / sizeof(tpls[0]); i++) {
+        mcp_resource_template_def d = {
+            .size = sizeof(d), .uri_template = tpls[i], .name = tpls[i], .fn = read_vars};
+        assert_int_equal(mcp_server_add_resource_template(srv, &d), MCP_OK);
+    }
+    mcp_resource_template_def bad = {
+        .size = sizeof(bad), .uri_template = "x://{=y}", .name = "bad", .fn = read_vars};
+    assert_int_equal(mcp_server_add_resource_template(srv, &bad), MCP_EINVAL);
+    host h;
+    host_start(&h, srv);
+    mcp_client *c = client_for(protocol);
+    connect_client(c, &h);
+    read_with(c, "repo://octo/cat/src/main.c?ref=v1",
+              "{\"owner\":\"octo\",\"path\":[\"src\",\"main.c\"],\"ref\":\"v1\",\"repo\":\"cat\"}");
+    read_with(c, "repo://octo/cat", "{\"owner\":\"octo\",\"repo\":\"cat\"}");
+    read_with(c, "file:///etc/my%20notes.txt", "{\"path\":\"etc/my notes.txt\"}");
+    read_with(c, "search://all?lang=fr&q=chat%20noir&page=2",
+              "{\"lang\":\"fr\",\"q\":\"chat noir\"}");
+    read_with(c, "ns://;v=6;w", "{\"v\":\"6\",\"w\":\"\"}");
+    read_with(c, "search://none", NULL);
+    /* Removed: no longer read, no longer listed. */
+    assert_int_equal(mcp_server_remove_resource_template(srv, "file:///{+path}"), MCP_OK);
+    read_with(c, "file:///etc/x", NULL);
+    json_t *list = NULL;
+    mcp_rpc_error err = {0};
+    assert_int_equal(
+        mcp_client_list_all(c, "resources/templates/list", "resourceTemplates", &list, &err),
+        MCP_OK);
+    assert_int_equal(json_array_size(list), 3);
+    json_decref(list);
+    mcp_client_free(c);
+    host_stop(&h);
+}
+
+static void test_level_4_templates_over_the_wire_legacy(void **state)
+{
+    (void)state;
+    templates_over_the_wire(LEGACY);
+}
+
+static void test_level_4_templates_over_the_wire_2026_07_28(void **state)
+{
+    (void)state;
+    templates_over_the_wire(MODERN);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1087,6 +1230,8 @@ int main(void)
         cmocka_unit_test(test_completion_total_and_has_more_from_the_handler_2026_07_28),
         cmocka_unit_test(test_the_client_declares_url_elicitation_and_sampling_tools),
         cmocka_unit_test(test_the_client_checks_results_against_the_output_schema),
+        cmocka_unit_test(test_level_4_templates_over_the_wire_legacy),
+        cmocka_unit_test(test_level_4_templates_over_the_wire_2026_07_28),
     };
     return cmocka_run_group_tests_name("extensions", tests, NULL, NULL);
 }

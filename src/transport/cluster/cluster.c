@@ -944,13 +944,24 @@ static void forward_one(hsess *hs, const json_t *msg)
             mcp__cluster_send(t->sh->cluster, node, MSG_ANSWER, hs->id, text, strlen(text));
         free(text);
     } else if (method != NULL && strcmp(method, "notifications/cancelled") == 0) {
-        /* Only what the owner needs: the request's id (a client's reason may be megabytes,
-         * and every node would get them). */
-        json_t *rid = json_object_get(json_object_get(msg, "params"), "requestId");
+        /* Only what the owner needs: the request's id, and the reason's first 512 bytes
+         * as the handler would keep them (a client's reason may be megabytes, and every
+         * node would get them). */
+        json_t *params = json_object_get(msg, "params");
+        json_t *rid = json_object_get(params, "requestId");
         if (!mcp__id_valid(rid))
             return;
         json_t *small = json_pack("{s:s, s:s, s:{s:O}}", "jsonrpc", "2.0", "method",
                                   "notifications/cancelled", "params", "requestId", rid);
+        const char *reason = json_string_value(json_object_get(params, "reason"));
+        if (small != NULL && reason != NULL) {
+            size_t n = strlen(reason);
+            if (n > 512)
+                for (n = 512; n > 0 && ((unsigned char)reason[n] & 0xC0) == 0x80; n--)
+                    ;
+            json_object_set_new(json_object_get(small, "params"), "reason",
+                                json_stringn(reason, n));
+        }
         char *text = small != NULL ? json_dumps(small, JSON_COMPACT) : NULL;
         json_decref(small);
         if (text != NULL)
