@@ -330,6 +330,15 @@ MCP_EXTERN int mcp_client_set_caps(mcp_client *c, const mcp_client_caps *caps);
  */
 MCP_EXTERN int mcp_client_set_output_check(mcp_client *c, int on);
 /*
+ * W3C trace context: a request carries the "traceparent", "tracestate" and "baggage"
+ * the application put in its params' _meta (revision 2026-07-28 reserves them for
+ * OpenTelemetry; older servers pass them on too). With new_traces non-zero, every
+ * later request whose _meta has no traceparent gets a new one (a new trace, sampled),
+ * so that servers and gateways can join their spans to it. MCP_OK; MCP_EINVAL for a
+ * NULL c. Set it before requests are made.
+ */
+MCP_EXTERN int mcp_client_set_trace(mcp_client *c, int new_traces);
+/*
  * Sets the roots: `roots`, a JSON array (meant to hold {"uri","name"?}
  * objects; its elements are not checked), deep-copied; the caller keeps its
  * reference. While roots are set, roots/list is answered with them (else

@@ -163,6 +163,14 @@ typedef struct mcp_implementation {
     const char *icons;       /* JSON array text of Icon objects (see mcp_tool_def.icons) */
 } mcp_implementation;
 
+/*
+ * W3C Trace Context (revision 2026-07-28 reserves "traceparent", "tracestate" and
+ * "baggage" in _meta for OpenTelemetry): 1 when s is a traceparent of version 00 (or a
+ * later version's prefix of that form): "00-" 32 lowercase hex digits, not all zero,
+ * "-" 16 lowercase hex, not all zero, "-" 2 hex; else 0.
+ */
+MCP_EXTERN int mcp_traceparent_valid(const char *s);
+
 /* How a capability of the library's is offered or declared (mcp_server_caps,
  * mcp_client_caps): as the library decides by default, always, or never. */
 typedef enum mcp_cap { MCP_CAP_AUTO = 0, MCP_CAP_ON = 1, MCP_CAP_OFF = 2 } mcp_cap;

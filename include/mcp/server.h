@@ -351,6 +351,61 @@ MCP_EXTERN int mcp_server_set_experimental(mcp_server *srv, const char *name,
  */
 MCP_EXTERN const json_t *mcp_ctx_client_extension(const mcp_ctx *ctx, const char *id);
 
+/* ---- Trace context and spans ----
+ *
+ * A request's W3C trace context, from its params._meta ("traceparent", "tracestate",
+ * "baggage"), for the handler to continue the trace: NULL when absent or not of the
+ * W3C form (a traceparent that mcp_traceparent_valid() refuses, a tracestate of more
+ * than 512 bytes or a baggage of more than 8192 bytes: a receiver ignores those).
+ * Borrowed until the handler returns.
+ */
+MCP_EXTERN const char *mcp_ctx_traceparent(const mcp_ctx *ctx);
+MCP_EXTERN const char *mcp_ctx_tracestate(const mcp_ctx *ctx);
+MCP_EXTERN const char *mcp_ctx_baggage(const mcp_ctx *ctx);
+
+/* One attribute of a span: an OpenTelemetry semantic-convention name and its value. */
+typedef struct mcp_span_attr {
+    const char *name;
+    const char *value;
+} mcp_span_attr;
+
+/*
+ * A request begins. name is the span's name by the OpenTelemetry conventions for MCP
+ * ("tools/call get_weather", "prompts/get greet", "initialize"); attrs hold, where they
+ * apply: mcp.method.name, jsonrpc.request.id, mcp.protocol.version, mcp.session.id,
+ * gen_ai.tool.name and gen_ai.operation.name ("execute_tool"), gen_ai.prompt.name,
+ * mcp.resource.uri, network.transport ("tcp" or "pipe") and network.protocol.name
+ * ("http"). traceparent, tracestate and baggage are the request's (as
+ * mcp_ctx_traceparent), the parent of the span; NULL when absent. Everything is borrowed
+ * for the call.
+ */
+typedef struct mcp_span_start {
+    const char *name;
+    const mcp_span_attr *attrs;
+    size_t nattrs;
+    const char *traceparent, *tracestate, *baggage;
+} mcp_span_start;
+
+typedef struct mcp_span_hooks {
+    size_t size; /* sizeof(mcp_span_hooks) */
+    /* On the loop thread as each request comes, before anything answers it: returns the
+     * span's handle (anything; NULL is fine), which end gets. Must not block. */
+    void *(*start)(const mcp_span_start *span, void *user);
+    /* On the loop thread once the request is answered: error_code 0 for a result, else
+     * the JSON-RPC error's code; error_type NULL for a success, "tool_error" for a tool
+     * result with isError, the error code as text for an error ("-32602"), or
+     * "cancelled" when the client cancelled it and no answer went out. */
+    void (*end)(void *span, int error_code, const char *error_type, void *user);
+    void *user;
+} mcp_span_hooks;
+
+/*
+ * Sets the span hooks (hooks NULL, or both functions NULL: none, which costs nothing);
+ * copied. Set before serving: requests already begun end with the hooks they began with.
+ * MCP_OK; MCP_EINVAL for a NULL srv or a size smaller than the size field.
+ */
+MCP_EXTERN int mcp_server_set_span_hooks(mcp_server *srv, const mcp_span_hooks *hooks);
+
 /* ---- Methods of one's own ----
  *
  * A request method the library does not answer itself (an extension's, or a program's

@@ -421,6 +421,20 @@ static json_t *tool_echo(mcp_ctx *ctx, const json_t *args, void *user)
     return mcp_text_result(text);
 }
 
+/* The request's W3C trace context, as the server read it from _meta (null where it
+ * had none, or none of the W3C form). */
+static json_t *tool_trace_context(mcp_ctx *ctx, const json_t *args, void *user)
+{
+    (void)args, (void)user;
+    const char *tp = mcp_ctx_traceparent(ctx), *ts = mcp_ctx_tracestate(ctx),
+               *bg = mcp_ctx_baggage(ctx);
+    json_t *r = mcp_text_result(tp != NULL ? tp : "no trace context");
+    json_object_set_new(
+        r, "structuredContent",
+        json_pack("{s:s?, s:s?, s:s?}", "traceparent", tp, "tracestate", ts, "baggage", bg));
+    return r;
+}
+
 static json_t *tool_add(mcp_ctx *ctx, const json_t *args, void *user)
 {
     (void)ctx, (void)user;
@@ -682,6 +696,12 @@ static const mcp_tool_def tools[] = {
                      "\"description\":\"The text to send back\"}},"
                      "\"required\":[\"text\"]}",
      .fn = tool_echo,
+     .flags = MCP_HANDLER_INLINE},
+    {.name = "trace_context",
+     .description = "Returns the W3C trace context (traceparent, tracestate, baggage) the "
+                    "request carried in _meta",
+     .input_schema = NO_ARGS,
+     .fn = tool_trace_context,
      .flags = MCP_HANDLER_INLINE},
     {.name = "add",
      .title = "Add two numbers",

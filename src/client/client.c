@@ -16,6 +16,7 @@
 
 #include "client/client_int.h"
 #include "protocol/icons.h"
+#include "protocol/trace.h"
 
 static void client_destroy(mcp_client *c);
 
@@ -1199,6 +1200,33 @@ static void call_mail(mcp__mail *m)
     }
 }
 
+/* A new trace in (*params)._meta, unless the application put a traceparent there. */
+static int add_trace(json_t **params)
+{
+    json_t *meta = json_object_get(*params, "_meta");
+    if (json_object_get(meta, "traceparent") != NULL)
+        return MCP_OK;
+    char tp[56];
+    if (mcp__trace_new(tp) != MCP_OK)
+        return MCP_OK; /* no random bytes: the request goes without a trace */
+    if (*params == NULL && (*params = json_object()) == NULL)
+        return MCP_ENOMEM;
+    if (!json_is_object(meta)) {
+        meta = json_object();
+        if (meta == NULL || json_object_set_new(*params, "_meta", meta) != 0)
+            return MCP_ENOMEM;
+    }
+    return json_object_set_new(meta, "traceparent", json_string(tp)) == 0 ? MCP_OK : MCP_ENOMEM;
+}
+
+int mcp_client_set_trace(mcp_client *c, int new_traces)
+{
+    if (c == NULL)
+        return MCP_EINVAL;
+    c->trace_new = new_traces != 0;
+    return MCP_OK;
+}
+
 /* opts has been read through mcp__opts_copy already: it is this release's layout. */
 static call *call_new(mcp_client *c, const char *method, json_t *params, const mcp_call_opts *opts)
 {
@@ -1212,6 +1240,10 @@ static call *call_new(mcp_client *c, const char *method, json_t *params, const m
     k->params = params;
     k->opts = *opts;
     k->mail.fn = call_mail;
+    if (c->trace_new && add_trace(&k->params) != MCP_OK) {
+        mcp__call_free(k);
+        return NULL;
+    }
     const char *tool = strcmp(method, "tools/call") == 0
                            ? json_string_value(json_object_get(params, "name"))
                            : NULL;

@@ -68,6 +68,7 @@ struct mcp_client {
     size_t out_bytes;
     int out_full_warned;
     int no_output_check; /* mcp_client_set_output_check(c, 0) */
+    int trace_new;       /* mcp_client_set_trace */
     /* Server requests of methods the library does not answer itself (set before the
      * connect). */
     struct mcp__client_method {

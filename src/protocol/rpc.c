@@ -509,6 +509,8 @@ static int finish(mcp__inreq *req, json_t *msg)
     mcp__rpc *rpc = req->rpc;
     int rc = MCP_OK;
     mcp__batch *b = req->batch;
+    if (rpc->cbs.on_answered != NULL)
+        rpc->cbs.on_answered(rpc->user, req, msg);
     if (msg == NULL) {
         rc = MCP_ENOMEM;
         /* No answer could be built; the client still gets one (an internal error). */

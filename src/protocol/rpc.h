@@ -39,6 +39,7 @@ typedef struct mcp__inreq {
     void *data;     /* the owner's, e.g. the server's mcp_ctx */
     unsigned flags; /* the owner's too (the server: MCP__REQ_*) */
     mcp__meta meta; /* the owner's: params._meta's 2026-07-28 members, once it reads them */
+    void *span;     /* the owner's: its span hooks' handle */
     struct mcp__inreq *prev, *next;
 } mcp__inreq;
 
@@ -64,6 +65,10 @@ typedef struct mcp__rpc_cbs {
     /* An outgoing request ended, however (answered, timed out, cancelled, failed),
      * just before its callback runs. May be NULL. */
     void (*on_request_done)(void *user, json_int_t id);
+    /* An incoming request is answered with msg (borrowed; NULL when none could be built),
+     * just before it is sent (or dropped: req->cancelled, or the engine closed). May be
+     * NULL. */
+    void (*on_answered)(void *user, mcp__inreq *req, const json_t *msg);
 } mcp__rpc_cbs;
 
 /* Outgoing request completion: status MCP_OK (result set), MCP_ERPC (err set),

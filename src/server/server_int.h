@@ -108,6 +108,7 @@ struct mcp_server {
     uv_mutex_t lock; /* guards the registry, the capabilities and the runtime list */
     mcp__vec tools, resources, templates, prompts, methods;
     mcp_server_caps caps;
+    mcp_span_hooks spans; /* none: both functions NULL */
     /* Declared by the program: replaced, never changed, so that a reference taken under
      * lock can be read after (NULL: none). */
     json_t *extensions, *experimental;
@@ -389,6 +390,13 @@ int mcp__server_logs(mcp_server *srv);
 /* Under srv->lock: the method of one's own called method, or NULL. */
 mcp__method *mcp__find_method(mcp_server *srv, const char *method);
 void mcp__methods_free(mcp_server *srv);
+
+/* ---- Spans (trace.c; loop thread) ---- */
+
+/* Starts req's span when the server has span hooks. */
+void mcp__span_begin(mcp__session *s, mcp__inreq *req);
+/* Ends it with its answer msg (NULL: none could be built). */
+void mcp__span_end(mcp__inreq *req, const json_t *msg);
 
 /* ---- Registry helpers (registry.c) ---- */
 

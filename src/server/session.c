@@ -31,7 +31,14 @@ static int sess_send(void *user, uint64_t stream, const json_t *msg, const char 
 
 static void sess_on_request(void *user, mcp__inreq *req)
 {
+    mcp__span_begin(user, req);
     mcp__dispatch(user, req);
+}
+
+static void sess_on_answered(void *user, mcp__inreq *req, const json_t *msg)
+{
+    (void)user;
+    mcp__span_end(req, msg);
 }
 
 static void sess_on_notification(void *user, const char *method, const json_t *params,
@@ -61,6 +68,7 @@ static const mcp__rpc_cbs session_cbs = {
     .on_request = sess_on_request,
     .on_notification = sess_on_notification,
     .on_cancelled = sess_on_cancelled,
+    .on_answered = sess_on_answered,
 };
 
 mcp__session *mcp__session_new(mcp__srt *rt, const mcp__session_io *io, void *io_user,

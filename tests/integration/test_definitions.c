@@ -23,6 +23,8 @@
 
 #include <mcp/mcp.h>
 
+#include "inproc_host.h"
+
 #define WAIT_MS 10000
 
 #define ICONS                                                                                      \
@@ -58,29 +60,6 @@ static json_t *get_prompt(mcp_ctx *ctx, const json_t *args, void *user)
 {
     (void)ctx, (void)args, (void)user;
     return json_pack("{s:[]}", "messages");
-}
-
-typedef struct host {
-    uv_loop_t loop;
-    uv_async_t stop;
-    pthread_t thread;
-    mcp_server *srv;
-    mcp_http_endpoint *ep;
-    char url[128];
-} host;
-
-static void *run_loop(void *arg)
-{
-    host *h = arg;
-    uv_run(&h->loop, UV_RUN_DEFAULT);
-    return NULL;
-}
-
-static void on_stop(uv_async_t *a)
-{
-    host *h = a->data;
-    mcp_http_endpoint_free(h->ep);
-    uv_close((uv_handle_t *)a, NULL);
 }
 
 static mcp_server *full_server(void)
@@ -142,28 +121,6 @@ static mcp_server *full_server(void)
     return srv;
 }
 
-static void host_start(host *h)
-{
-    memset(h, 0, sizeof(*h));
-    h->srv = full_server();
-    assert_int_equal(uv_loop_init(&h->loop), 0);
-    mcp_http_opts opts = {.size = sizeof(opts), .listen = "127.0.0.1:0"};
-    assert_int_equal(mcp_http_endpoint_new(&h->loop, h->srv, &opts, &h->ep), MCP_OK);
-    snprintf(h->url, sizeof(h->url), "http://127.0.0.1:%d/mcp", mcp_http_endpoint_port(h->ep));
-    uv_async_init(&h->loop, &h->stop, on_stop);
-    h->stop.data = h;
-    assert_int_equal(pthread_create(&h->thread, NULL, run_loop, h), 0);
-}
-
-static void host_stop(host *h)
-{
-    uv_async_send(&h->stop);
-    pthread_join(h->thread, NULL);
-    uv_run(&h->loop, UV_RUN_DEFAULT);
-    assert_int_equal(uv_loop_close(&h->loop), 0);
-    mcp_server_free(h->srv);
-}
-
 /* Each member of want is in got, equal (json_equal): what was set is what is listed. */
 static void assert_members(const json_t *got, const char *want_text, const char *what)
 {
@@ -196,8 +153,8 @@ static json_t *only(mcp_client *c, const char *method, const char *key)
 
 static void check_era(const char *protocol)
 {
-    host h;
-    host_start(&h);
+    ih_host h;
+    ih_start(&h, full_server());
     mcp_client *c = mcp_client_new("defs-client", "9.9.9");
     assert_non_null(c);
     assert_int_equal(mcp_client_set_protocol(c, protocol), MCP_OK);
@@ -263,7 +220,7 @@ static void check_era(const char *protocol)
     seen_client_info = NULL;
     pthread_mutex_unlock(&seen_mu);
     mcp_client_free(c);
-    host_stop(&h);
+    ih_stop(&h);
 }
 
 static void test_every_member_listed_in_the_legacy_era(void **state)

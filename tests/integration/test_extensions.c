@@ -46,6 +46,8 @@
 
 #include <mcp/mcp.h>
 
+#include "inproc_host.h"
+
 #include "http_client.h"
 #include "raw_server.h"
 
@@ -80,53 +82,6 @@ static void assert_json(const json_t *got, const char *want_text, const char *wh
 
 /* ---- The host: a server on its own loop thread ---- */
 
-typedef struct host {
-    uv_loop_t loop;
-    uv_async_t stop;
-    pthread_t thread;
-    mcp_server *srv;
-    mcp_http_endpoint *ep;
-    int port;
-    char url[128];
-} host;
-
-static void *run_loop(void *arg)
-{
-    host *h = arg;
-    uv_run(&h->loop, UV_RUN_DEFAULT);
-    return NULL;
-}
-
-static void on_stop(uv_async_t *a)
-{
-    host *h = a->data;
-    mcp_http_endpoint_free(h->ep);
-    uv_close((uv_handle_t *)a, NULL);
-}
-
-static void host_start(host *h, mcp_server *srv)
-{
-    memset(h, 0, sizeof(*h));
-    h->srv = srv;
-    assert_int_equal(uv_loop_init(&h->loop), 0);
-    mcp_http_opts opts = {.size = sizeof(opts), .listen = "127.0.0.1:0"};
-    assert_int_equal(mcp_http_endpoint_new(&h->loop, h->srv, &opts, &h->ep), MCP_OK);
-    h->port = mcp_http_endpoint_port(h->ep);
-    snprintf(h->url, sizeof(h->url), "http://127.0.0.1:%d/mcp", h->port);
-    uv_async_init(&h->loop, &h->stop, on_stop);
-    h->stop.data = h;
-    assert_int_equal(pthread_create(&h->thread, NULL, run_loop, h), 0);
-}
-
-static void host_stop(host *h)
-{
-    uv_async_send(&h->stop);
-    pthread_join(h->thread, NULL);
-    uv_run(&h->loop, UV_RUN_DEFAULT);
-    assert_int_equal(uv_loop_close(&h->loop), 0);
-    mcp_server_free(h->srv);
-}
-
 static mcp_client *client_for(const char *protocol)
 {
     mcp_client *c = mcp_client_new("ext-client", "1.0.0");
@@ -135,7 +90,7 @@ static mcp_client *client_for(const char *protocol)
     return c;
 }
 
-static void connect_client(mcp_client *c, const host *h)
+static void connect_client(mcp_client *c, const ih_host *h)
 {
     assert_int_equal(mcp_client_connect_http(c, h->url, NULL, WAIT_MS), MCP_OK);
 }
@@ -187,8 +142,8 @@ static void extensions_both_ways(const char *protocol)
     json_decref(on);
     mcp_tool_def tool = {.size = sizeof(tool), .name = "seen", .fn = seen_extensions};
     assert_int_equal(mcp_server_add_tool_def(srv, &tool), MCP_OK);
-    host h;
-    host_start(&h, srv);
+    ih_host h;
+    ih_start(&h, srv);
 
     mcp_client *c = client_for(protocol);
     json_t *ui = parse(UI_SETTINGS);
@@ -236,7 +191,7 @@ static void extensions_both_ways(const char *protocol)
                     "what the handler saw after the removal, in the session of initialize");
     json_decref(sc);
     mcp_client_free(c);
-    host_stop(&h);
+    ih_stop(&h);
 }
 
 static void test_extensions_both_ways_legacy(void **state)
@@ -431,8 +386,8 @@ static void capabilities_chosen(const char *protocol)
     assert_int_equal(mcp_server_set_caps(srv, &caps), MCP_OK);
     mcp_server_caps wrong = {.size = sizeof(wrong), .logging = (mcp_cap)7};
     assert_int_equal(mcp_server_set_caps(srv, &wrong), MCP_EINVAL);
-    host h;
-    host_start(&h, srv);
+    ih_host h;
+    ih_start(&h, srv);
 
     heard hd;
     heard_init(&hd);
@@ -487,7 +442,7 @@ static void capabilities_chosen(const char *protocol)
         mcp_client_cancel(c, sub, NULL);
     mcp_client_free(c);
     heard_free(&hd);
-    host_stop(&h);
+    ih_stop(&h);
 }
 
 static void test_capabilities_chosen_legacy(void **state)
@@ -510,8 +465,8 @@ static void test_list_changed_off_sends_none(void **state)
     add_tool(srv, "first");
     mcp_server_caps caps = {.size = sizeof(caps), .list_changed = MCP_CAP_OFF};
     assert_int_equal(mcp_server_set_caps(srv, &caps), MCP_OK);
-    host h;
-    host_start(&h, srv);
+    ih_host h;
+    ih_start(&h, srv);
     heard hd;
     heard_init(&hd);
     mcp_client *c = client_for(LEGACY);
@@ -529,7 +484,7 @@ static void test_list_changed_off_sends_none(void **state)
     assert_false(heard_has(&hd, "notifications/tools/list_changed"));
     mcp_client_free(c);
     heard_free(&hd);
-    host_stop(&h);
+    ih_stop(&h);
 }
 
 /* ---- Methods of one's own ---- */
@@ -633,8 +588,8 @@ static mcp_server *methods_server(void)
 
 static void methods_of_ones_own(const char *protocol)
 {
-    host h;
-    host_start(&h, methods_server());
+    ih_host h;
+    ih_start(&h, methods_server());
     mcp_client *c = client_for(protocol);
     assert_int_equal(mcp_client_on_request(c, "acme/confirm", confirm, NULL), MCP_OK);
     assert_int_equal(mcp_client_on_request(c, "sampling/createMessage", confirm, NULL), MCP_EINVAL);
@@ -679,7 +634,7 @@ static void methods_of_ones_own(const char *protocol)
         json_decref(result);
     }
     mcp_client_free(c);
-    host_stop(&h);
+    ih_stop(&h);
 }
 
 static void test_methods_of_ones_own_legacy(void **state)
@@ -717,8 +672,8 @@ static void raw_task_get(int port, const char *task_id, const char *mcp_name, hc
 static void test_mcp_name_is_checked_for_a_method_that_names_one(void **state)
 {
     (void)state;
-    host h;
-    host_start(&h, methods_server());
+    ih_host h;
+    ih_start(&h, methods_server());
     hc_response r;
     /* A header that says another name than the body: refused before the handler. */
     raw_task_get(h.port, "\"t-1\"", "t-2", &r);
@@ -743,7 +698,7 @@ static void test_mcp_name_is_checked_for_a_method_that_names_one(void **state)
     raw_task_get(h.port, "\"t-1\"", NULL, &r);
     assert_int_equal(r.status, 200);
     hc_response_free(&r);
-    host_stop(&h);
+    ih_stop(&h);
 }
 
 /* ---- Part of the request's life: cancellation reasons, completion totals ---- */
@@ -754,16 +709,19 @@ static struct {
     int started;
     char reason[600];
     int ended;
-} waiting = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, "", 0};
+    int early_reason; /* a reason before the cancellation */
+} waiting = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, "", 0, 0};
 
 static json_t *wait_tool(mcp_ctx *ctx, const json_t *args, void *user)
 {
     (void)args, (void)user;
+    /* Read before the test is told to cancel (no cmocka assertion off the test's thread). */
+    int early = mcp_ctx_cancel_reason(ctx) != NULL;
     pthread_mutex_lock(&waiting.mu);
+    waiting.early_reason = early;
     waiting.started = 1;
     pthread_cond_broadcast(&waiting.cv);
     pthread_mutex_unlock(&waiting.mu);
-    assert_null(mcp_ctx_cancel_reason(ctx));
     for (int i = 0; i < 100 && mcp_ctx_sleep(ctx, 1000) == MCP_OK; i++)
         ;
     const char *why = mcp_ctx_cancel_reason(ctx);
@@ -802,8 +760,8 @@ static void cancel_reason(const char *protocol, const char *want)
     assert_non_null(srv);
     mcp_tool_def tool = {.size = sizeof(tool), .name = "wait", .fn = wait_tool};
     assert_int_equal(mcp_server_add_tool_def(srv, &tool), MCP_OK);
-    host h;
-    host_start(&h, srv);
+    ih_host h;
+    ih_start(&h, srv);
     pthread_mutex_lock(&waiting.mu);
     waiting.started = waiting.ended = 0;
     waiting.reason[0] = '\0';
@@ -818,9 +776,10 @@ static void cancel_reason(const char *protocol, const char *want)
     waiting_for(&waiting.started, "the handler's start");
     assert_int_equal(mcp_client_cancel(c, id, "the user pressed stop"), MCP_OK);
     waiting_for(&waiting.ended, "the handler's end after the cancellation");
+    assert_false(waiting.early_reason);
     assert_string_equal(waiting.reason, want);
     mcp_client_free(c);
-    host_stop(&h);
+    ih_stop(&h);
 }
 
 static void test_the_handler_reads_the_cancellation_reason_legacy(void **state)
@@ -870,8 +829,8 @@ static void completion_totals(const char *protocol)
     mcp_server *srv = mcp_server_new("complete", "1.0.0");
     assert_non_null(srv);
     assert_int_equal(mcp_server_set_completion(srv, complete_many, NULL), MCP_OK);
-    host h;
-    host_start(&h, srv);
+    ih_host h;
+    ih_start(&h, srv);
     mcp_client *c = client_for(protocol);
     connect_client(c, &h);
     int rc;
@@ -898,13 +857,13 @@ static void completion_totals(const char *protocol)
     mcp_rpc_error_clear(&err);
     json_decref(k);
     mcp_client_free(c);
-    host_stop(&h);
+    ih_stop(&h);
 
     /* Offered with no handler: an empty completion, not -32601. */
     srv = mcp_server_new("complete-on", "1.0.0");
     mcp_server_caps caps = {.size = sizeof(caps), .completions = MCP_CAP_ON};
     assert_int_equal(mcp_server_set_caps(srv, &caps), MCP_OK);
-    host_start(&h, srv);
+    ih_start(&h, srv);
     c = client_for(protocol);
     connect_client(c, &h);
     assert_non_null(json_object_get(mcp_client_server_capabilities(c), "completions"));
@@ -913,7 +872,7 @@ static void completion_totals(const char *protocol)
     assert_json(k, "{\"values\":[],\"total\":0,\"hasMore\":false}", "the empty completion");
     json_decref(k);
     mcp_client_free(c);
-    host_stop(&h);
+    ih_stop(&h);
 }
 
 static void test_completion_total_and_has_more_from_the_handler_legacy(void **state)
@@ -993,8 +952,8 @@ static void test_the_client_declares_url_elicitation_and_sampling_tools(void **s
     mcp_tool_def t2 = {.size = sizeof(t2), .name = "url", .fn = url_tool};
     assert_int_equal(mcp_server_add_tool_def(srv, &t1), MCP_OK);
     assert_int_equal(mcp_server_add_tool_def(srv, &t2), MCP_OK);
-    host h;
-    host_start(&h, srv);
+    ih_host h;
+    ih_start(&h, srv);
     for (int declared = 0; declared < 2; declared++) {
         mcp_client *c = client_for(LEGACY);
         assert_int_equal(mcp_client_on_elicitation(c, accept_elicit, NULL), MCP_OK);
@@ -1032,7 +991,7 @@ static void test_the_client_declares_url_elicitation_and_sampling_tools(void **s
     mcp_client_caps wrong = {.size = sizeof(wrong), .sampling_context = (mcp_cap)9};
     assert_int_equal(mcp_client_set_caps(c, &wrong), MCP_EINVAL);
     mcp_client_free(c);
-    host_stop(&h);
+    ih_stop(&h);
 }
 
 /* ---- The client checks structuredContent against the tool's outputSchema ---- */
@@ -1174,8 +1133,8 @@ static void templates_over_the_wire(const char *protocol)
     mcp_resource_template_def bad = {
         .size = sizeof(bad), .uri_template = "x://{=y}", .name = "bad", .fn = read_vars};
     assert_int_equal(mcp_server_add_resource_template(srv, &bad), MCP_EINVAL);
-    host h;
-    host_start(&h, srv);
+    ih_host h;
+    ih_start(&h, srv);
     mcp_client *c = client_for(protocol);
     connect_client(c, &h);
     read_with(c, "repo://octo/cat/src/main.c?ref=v1",
@@ -1197,7 +1156,7 @@ static void templates_over_the_wire(const char *protocol)
     assert_int_equal(json_array_size(list), 3);
     json_decref(list);
     mcp_client_free(c);
-    host_stop(&h);
+    ih_stop(&h);
 }
 
 static void test_level_4_templates_over_the_wire_legacy(void **state)
