@@ -35,6 +35,11 @@ int mcp_server_set_caps(mcp_server *srv, const mcp_server_caps *given)
     caps.size = sizeof(caps);
     uv_mutex_lock(&srv->lock);
     srv->caps = caps;
+    atomic_store_explicit(&srv->caps_off,
+                          caps.tools == MCP_CAP_OFF || caps.resources == MCP_CAP_OFF ||
+                              caps.prompts == MCP_CAP_OFF || caps.completions == MCP_CAP_OFF ||
+                              caps.logging == MCP_CAP_OFF || caps.subscribe == MCP_CAP_OFF,
+                          memory_order_release);
     uv_mutex_unlock(&srv->lock);
     return MCP_OK;
 }
@@ -98,6 +103,9 @@ static int prefixed(const char *method, const char *prefix)
 
 int mcp__server_serves(mcp_server *srv, const char *method)
 {
+    /* Every request asks: without a capability turned off, no lock is taken. */
+    if (!atomic_load_explicit(&srv->caps_off, memory_order_acquire))
+        return 1;
     uv_mutex_lock(&srv->lock);
     mcp_server_caps c = srv->caps;
     uv_mutex_unlock(&srv->lock);

@@ -108,7 +108,9 @@ struct mcp_server {
     uv_mutex_t lock; /* guards the registry, the capabilities and the runtime list */
     mcp__vec tools, resources, templates, prompts, methods;
     mcp_server_caps caps;
+    atomic_int caps_off;  /* one of caps is MCP_CAP_OFF (read without the lock) */
     mcp_span_hooks spans; /* none: both functions NULL */
+    atomic_int spans_on;  /* spans has a function (read without the lock) */
     /* Declared by the program: replaced, never changed, so that a reference taken under
      * lock can be read after (NULL: none). */
     json_t *extensions, *experimental;

@@ -26,6 +26,7 @@ int mcp_server_set_span_hooks(mcp_server *srv, const mcp_span_hooks *given)
         return MCP_EINVAL;
     uv_mutex_lock(&srv->lock);
     srv->spans = h;
+    atomic_store_explicit(&srv->spans_on, h.start != NULL || h.end != NULL, memory_order_release);
     uv_mutex_unlock(&srv->lock);
     return MCP_OK;
 }
@@ -63,6 +64,8 @@ static void attr(mcp_span_attr *a, size_t *n, const char *name, const char *valu
 void mcp__span_begin(mcp__session *s, mcp__inreq *req)
 {
     mcp_server *srv = s->rt->srv;
+    if (!atomic_load_explicit(&srv->spans_on, memory_order_acquire))
+        return; /* no hooks: nothing to pay */
     uv_mutex_lock(&srv->lock);
     mcp_span_hooks h = srv->spans;
     uv_mutex_unlock(&srv->lock);
