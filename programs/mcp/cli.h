@@ -79,6 +79,9 @@ size_t cli_base64_decoded_len(const char *b64);
 
 /* tools list: one block per tool (name, title, description, arguments). */
 void cli_print_tools(FILE *f, const json_t *tools);
+/* What mcp info shows, from {"protocolVersion", "serverInfo", "capabilities",
+ * "instructions"}. */
+void cli_print_info(FILE *f, const json_t *info);
 /*
  * tools call: the content blocks and structuredContent. When the result has
  * isError, everything goes to `err` behind an "error: " prefix and the

@@ -32,6 +32,7 @@ typedef enum cli_command {
     CMD_PROMPTS_LIST,
     CMD_PROMPTS_GET,
     CMD_PING,
+    CMD_INFO,
     CMD_COMPLETE,
     CMD_LOGGING_SET,
     CMD_SUBSCRIBE
@@ -56,8 +57,8 @@ typedef struct cli {
 } cli;
 
 /* The words that begin a COMMAND, and so end the server command. */
-static const char *const command_words[] = {"tools",    "resources", "prompts",  "ping",
-                                            "complete", "logging",   "subscribe"};
+static const char *const command_words[] = {"tools",    "resources", "prompts",   "ping",
+                                            "complete", "logging",   "subscribe", "info"};
 
 static void usage(FILE *f)
 {
@@ -89,6 +90,9 @@ static void usage(FILE *f)
           "  prompts list                       list the prompts and their arguments\n"
           "  prompts get NAME [KEY=VALUE...]    get a prompt\n"
           "  ping                               ping the server and print the round trip\n"
+          "  info                               show the server: name, version, title,\n"
+          "                                     description, website, icons, protocol,\n"
+          "                                     capabilities, extensions, instructions\n"
           "  complete prompt NAME ARG VALUE     complete a prompt argument\n"
           "  complete resource URI ARG VALUE    complete a resource template argument\n"
           "  logging set LEVEL                  set the server's logging level\n"
@@ -254,10 +258,12 @@ static int parse_command(cli *o, char **w, int n)
     const char *group = w[0];
     const char *verb = n > 1 ? w[1] : "";
 
-    if (strcmp(group, "ping") == 0) {
-        o->command = CMD_PING;
+    if (strcmp(group, "ping") == 0 || strcmp(group, "info") == 0) {
+        o->command = strcmp(group, "ping") == 0 ? CMD_PING : CMD_INFO;
         if (n != 1)
-            return usage_error("unexpected argument '%s' after ping", w[1]);
+            return usage_error(strcmp(group, "ping") == 0 ? "unexpected argument '%s' after ping"
+                                                          : "unexpected argument '%s' after info",
+                               w[1]);
         return CLI_EXIT_OK;
     }
     if (strcmp(group, "tools") == 0) {
@@ -504,6 +510,7 @@ static const char *needed_capability(cli_command command)
     case CMD_LOGGING_SET:
         return "logging";
     case CMD_PING:
+    case CMD_INFO:
     case CMD_SUBSCRIBE: /* the acknowledgement says what the server offers */
         return NULL;
     }
@@ -642,6 +649,24 @@ static int run_ping(mcp_client *c, const cli *o)
         puts("{}");
     else
         printf("pong (%lld ms)\n", ms);
+    return CLI_EXIT_OK;
+}
+
+/* What the server said of itself when the client connected. */
+static int run_info(mcp_client *c, const cli *o)
+{
+    const char *instructions = mcp_client_instructions(c);
+    json_t *info =
+        json_pack("{s:s?, s:O, s:O, s:s?}", "protocolVersion", mcp_client_protocol_version(c),
+                  "serverInfo", mcp_client_server_info(c), "capabilities",
+                  mcp_client_server_capabilities(c), "instructions", instructions);
+    if (info == NULL)
+        return cli_report_failure("info", MCP_ENOMEM, NULL);
+    if (o->json)
+        cli_print_json(stdout, info);
+    else
+        cli_print_info(stdout, info);
+    json_decref(info);
     return CLI_EXIT_OK;
 }
 
@@ -786,6 +811,9 @@ static int run(const cli *o)
         break;
     case CMD_PING:
         code = run_ping(c, o);
+        break;
+    case CMD_INFO:
+        code = run_info(c, o);
         break;
     case CMD_LOGGING_SET:
         code = run_logging_set(c, o);

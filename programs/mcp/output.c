@@ -263,6 +263,50 @@ static void print_heading(FILE *f, const json_t *item)
         print_indented(f, "  ", desc);
 }
 
+/* "icons: 2 (48x48 light, any dark)" for an item that has icons. */
+static void print_icons(FILE *f, const char *indent, const json_t *icons)
+{
+    if (!json_is_array(icons) || json_array_size(icons) == 0)
+        return;
+    fprintf(f, "%sicons: %zu (", indent, json_array_size(icons));
+    size_t i;
+    const json_t *icon;
+    json_array_foreach(icons, i, icon)
+    {
+        const json_t *sizes = json_object_get(icon, "sizes");
+        const char *theme = str_member(icon, "theme");
+        const char *mime = str_member(icon, "mimeType");
+        fprintf(f, "%s%s", i > 0 ? ", " : "",
+                json_array_size(sizes) > 0 && json_is_string(json_array_get(sizes, 0))
+                    ? json_string_value(json_array_get(sizes, 0))
+                : mime != NULL ? mime
+                               : "icon");
+        if (theme != NULL)
+            fprintf(f, " %s", theme);
+    }
+    fputs(")\n", f);
+}
+
+/* A tool's behaviour hints (annotations): "read-only, idempotent". */
+static void print_hints(FILE *f, const json_t *annotations)
+{
+    static const struct {
+        const char *key, *yes, *no;
+    } hints[] = {{"readOnlyHint", "read-only", NULL},
+                 {"destructiveHint", "destructive", "not destructive"},
+                 {"idempotentHint", "idempotent", NULL},
+                 {"openWorldHint", "open world", "closed world"}};
+    int n = 0;
+    for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+        const json_t *v = json_object_get(annotations, hints[i].key);
+        const char *word = json_is_true(v) ? hints[i].yes : json_is_false(v) ? hints[i].no : NULL;
+        if (word != NULL)
+            fprintf(f, "%s%s", n++ == 0 ? "  hints: " : ", ", word);
+    }
+    if (n > 0)
+        fputc('\n', f);
+}
+
 void cli_print_tools(FILE *f, const json_t *tools)
 {
     size_t i;
@@ -272,10 +316,69 @@ void cli_print_tools(FILE *f, const json_t *tools)
         if (i > 0)
             fputc('\n', f);
         print_heading(f, tool);
+        print_hints(f, json_object_get(tool, "annotations"));
+        print_icons(f, "  ", json_object_get(tool, "icons"));
         print_schema_arguments(f, json_object_get(tool, "inputSchema"));
     }
     if (json_array_size(tools) == 0)
         fputs("(no tools)\n", f);
+}
+
+void cli_print_info(FILE *f, const json_t *info)
+{
+    const json_t *server = json_object_get(info, "serverInfo");
+    const char *name = str_member(server, "name"), *version = str_member(server, "version");
+    const char *title = str_member(server, "title");
+    fprintf(f, "%s %s", name != NULL ? name : "?", version != NULL ? version : "?");
+    if (title != NULL)
+        fprintf(f, " (%s)", title);
+    fputc('\n', f);
+    const char *desc = str_member(server, "description");
+    if (desc != NULL)
+        print_indented(f, "  ", desc);
+    const char *site = str_member(server, "websiteUrl");
+    if (site != NULL)
+        fprintf(f, "  website: %s\n", site);
+    print_icons(f, "  ", json_object_get(server, "icons"));
+    const char *protocol = str_member(info, "protocolVersion");
+    fprintf(f, "protocol: %s\n", protocol != NULL ? protocol : "?");
+    /* The library's capabilities with their flags, then extensions and experimental. */
+    const json_t *caps = json_object_get(info, "capabilities");
+    fputs("capabilities:", f);
+    const char *key;
+    const json_t *v;
+    int any = 0;
+    json_object_foreach((json_t *)caps, key, v)
+    {
+        if (strcmp(key, "extensions") == 0 || strcmp(key, "experimental") == 0)
+            continue;
+        fprintf(f, "%s %s", any++ ? "," : "", key);
+        const char *flag;
+        const json_t *fv;
+        int nflags = 0;
+        json_object_foreach((json_t *)v, flag, fv)
+        {
+            if (json_is_true(fv))
+                fprintf(f, "%s%s", nflags++ ? " " : " (", flag);
+        }
+        if (nflags > 0)
+            fputc(')', f);
+    }
+    fputs(any ? "\n" : " none\n", f);
+    static const char *const maps[] = {"extensions", "experimental"};
+    for (size_t m = 0; m < 2; m++) {
+        json_object_foreach(json_object_get(caps, maps[m]), key, v)
+        {
+            fprintf(f, "%s: %s ", m == 0 ? "extension" : "experimental", key);
+            print_compact(f, v);
+            fputc('\n', f);
+        }
+    }
+    const char *instructions = str_member(info, "instructions");
+    if (instructions != NULL) {
+        fputs("instructions:\n", f);
+        print_indented(f, "  ", instructions);
+    }
 }
 
 /*

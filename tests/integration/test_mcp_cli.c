@@ -334,6 +334,43 @@ static void test_url_lists_and_calls_tools_over_streamable_http(void **state)
     cr_run_free(&r);
 }
 
+/* mcp info: what the server said of itself, in both eras (the URL asks 2026-07-28 first,
+ * --protocol 2025-11-25 initializes), and as JSON. */
+static void test_info_shows_what_the_server_said_of_itself(void **state)
+{
+    (void)state;
+    static const char *const protocols[] = {"2026-07-28", "2025-11-25"};
+    for (size_t i = 0; i < 2; i++) {
+        cr_run r;
+        const char *info[] = {"--protocol", protocols[i], mcp_url, "info", NULL};
+        cr_run_mcp(&r, info);
+        cr_expect_status(&r, 0);
+        cr_expect_contains("stdout", r.out, "mcp-everything 0.1.0 (MCP Everything Server)\n");
+        char line[64];
+        snprintf(line, sizeof line, "protocol: %s\n", protocols[i]);
+        cr_expect_contains("stdout", r.out, line);
+        cr_expect_contains("stdout", r.out, "tools (listChanged)");
+        cr_expect_contains("stdout", r.out, "resources (subscribe listChanged)");
+        cr_expect_contains("stdout", r.out, "completions");
+        cr_expect_contains("stdout", r.out, "instructions:\n  A test server");
+        cr_run_free(&r);
+    }
+    cr_run r;
+    const char *json[] = {"--json", mcp_url, "info", NULL};
+    cr_run_mcp(&r, json);
+    cr_expect_status(&r, 0);
+    json_t *v = json_loads(r.out, 0, NULL);
+    assert_non_null(v);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(v, "serverInfo"), "name")),
+        "mcp-everything");
+    assert_true(json_is_object(json_object_get(json_object_get(v, "capabilities"), "tools")));
+    json_decref(v);
+    cr_run_free(&r);
+    const char *extra[] = {mcp_url, "info", "more", NULL};
+    cr_mcp_expect(extra, 2, "", "unexpected argument 'more' after info");
+}
+
 /* Progress and log lines come from the same client callbacks as over stdio. */
 static void test_url_tool_call_prints_progress_and_server_log_lines(void **state)
 {
@@ -503,6 +540,8 @@ int main(void)
         cmocka_unit_test(test_ping_json_rpc_error_prints_code_message_and_data),
         cmocka_unit_test_setup_teardown(test_url_lists_and_calls_tools_over_streamable_http,
                                         http_setup, http_teardown),
+        cmocka_unit_test_setup_teardown(test_info_shows_what_the_server_said_of_itself, http_setup,
+                                        http_teardown),
         cmocka_unit_test_setup_teardown(test_url_tool_call_prints_progress_and_server_log_lines,
                                         http_setup, http_teardown),
         cmocka_unit_test_setup_teardown(test_header_reaches_the_server_and_its_403_exits_5,
