@@ -575,6 +575,18 @@ MCP_EXTERN int mcp_server_log(mcp_server *srv, mcp_log_level level, const char *
  * member). MCP_EINVAL for a NULL srv or method.
  */
 MCP_EXTERN int mcp_server_notify(mcp_server *srv, const char *method, json_t *params);
+/*
+ * A notification to one session, from any thread, at any time (outside any handler:
+ * notifications/elicitation/complete once a URL-mode elicitation is done, say):
+ * session_id as mcp_ctx_session_id() gave it. It goes the way the session's own
+ * notifications go: on its GET stream, or kept for it to resume. Sessions shared by
+ * several nodes (mcp_http_opts.redis_url) get it from the node that holds their GET
+ * stream, wherever it was raised. A session that no longer exists drops it. method is
+ * copied; params is stolen and released on every path. MCP_OK; MCP_EINVAL for a NULL
+ * srv, session_id or method; MCP_ENOMEM.
+ */
+MCP_EXTERN int mcp_server_notify_session(mcp_server *srv, const char *session_id,
+                                         const char *method, json_t *params);
 
 /* ---- The request context ----
  *
@@ -771,7 +783,9 @@ MCP_EXTERN int mcp_ctx_list_roots(mcp_ctx *ctx, int timeout_ms, json_t **result,
  *
  * method is elicitation/create, sampling/createMessage or roots/list (else MCP_EINVAL);
  * params is stolen (NULL: {}). MCP_ENOTSUP when the client did not declare the
- * capability (for this request, in the modern era), or when the request's method cannot
+ * capability (for this request, in the modern era) or what the question needs of it
+ * (elicitation.url for "mode": "url"; form mode; sampling.tools for "tools",
+ * sampling.context for an "includeContext" other than "none"), or when the request's method cannot
  * take an InputRequiredResult (the modern era: only the three above); MCP_ELIMIT for
  * more than 32 questions in a round or a key asked twice in one; the legacy errors of
  * mcp_ctx_request otherwise.

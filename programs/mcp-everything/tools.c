@@ -421,17 +421,43 @@ static json_t *tool_echo(mcp_ctx *ctx, const json_t *args, void *user)
     return mcp_text_result(text);
 }
 
-/* The request's W3C trace context, as the server read it from _meta (null where it
- * had none, or none of the W3C form). */
+/* Tells this session, outside the request (on its GET stream), that the URL-mode
+ * elicitation elicitationId is complete: what a server does once the user finished at
+ * the URL. Whichever node of a deployment runs it, the notification reaches the node
+ * that holds the session's GET stream. */
+static json_t *tool_complete_elicitation(mcp_ctx *ctx, const json_t *args, void *user)
+{
+    (void)user;
+    const char *id;
+    json_t *err_result = NULL;
+    if (arg_string(args, "elicitationId", &id, &err_result) != 0)
+        return err_result;
+    const char *session = mcp_ctx_session_id(ctx);
+    if (session == NULL)
+        return mcp_tool_error("this request has no session to notify (stdio, or stateless)");
+    int rc = mcp_server_notify_session(mcp_ctx_server(ctx), session,
+                                       "notifications/elicitation/complete",
+                                       json_pack("{s:s}", "elicitationId", id));
+    return rc == MCP_OK ? mcp_text_result("notified")
+                        : mcp_tool_error("the notification could not be sent (%d)", rc);
+}
+
+/* The request's W3C trace context, as the server read it from _meta (members left out
+ * where it had none, or none of the W3C form). */
 static json_t *tool_trace_context(mcp_ctx *ctx, const json_t *args, void *user)
 {
     (void)args, (void)user;
     const char *tp = mcp_ctx_traceparent(ctx), *ts = mcp_ctx_tracestate(ctx),
                *bg = mcp_ctx_baggage(ctx);
-    json_t *r = mcp_text_result(tp != NULL ? tp : "no trace context");
-    json_object_set_new(
-        r, "structuredContent",
-        json_pack("{s:s?, s:s?, s:s?}", "traceparent", tp, "tracestate", ts, "baggage", bg));
+    if (tp == NULL)
+        return mcp_text_result("no trace context");
+    json_t *r = mcp_text_result(tp);
+    json_t *sc = json_pack("{s:s}", "traceparent", tp);
+    if (ts != NULL)
+        json_object_set_new(sc, "tracestate", json_string(ts));
+    if (bg != NULL)
+        json_object_set_new(sc, "baggage", json_string(bg));
+    json_object_set_new(r, "structuredContent", sc);
     return r;
 }
 
@@ -696,6 +722,13 @@ static const mcp_tool_def tools[] = {
                      "\"description\":\"The text to send back\"}},"
                      "\"required\":[\"text\"]}",
      .fn = tool_echo,
+     .flags = MCP_HANDLER_INLINE},
+    {.name = "complete_elicitation",
+     .description = "Notifies this session, outside the request, that the URL-mode "
+                    "elicitation elicitationId is complete (notifications/elicitation/complete)",
+     .input_schema = "{\"type\":\"object\",\"properties\":{\"elicitationId\":{\"type\":"
+                     "\"string\"}},\"required\":[\"elicitationId\"]}",
+     .fn = tool_complete_elicitation,
      .flags = MCP_HANDLER_INLINE},
     {.name = "trace_context",
      .description = "Returns the W3C trace context (traceparent, tracestate, baggage) the "

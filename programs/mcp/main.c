@@ -56,9 +56,10 @@ typedef struct cli {
     size_t nwhat;
 } cli;
 
-/* The words that begin a COMMAND, and so end the server command. */
-static const char *const command_words[] = {"tools",    "resources", "prompts",   "ping",
-                                            "complete", "logging",   "subscribe", "info"};
+/* The words that begin a COMMAND, and so end the server command. "info", a word that
+ * servers' own arguments hold ("--log-level info"), begins one only as the last word. */
+static const char *const command_words[] = {"tools",    "resources", "prompts",  "ping",
+                                            "complete", "logging",   "subscribe"};
 
 static void usage(FILE *f)
 {
@@ -78,8 +79,8 @@ static void usage(FILE *f)
           "Otherwise mcp starts the server CMD with ARGS and talks to it over its stdin\n"
           "and stdout. Without the second '--', the server command ends at the first\n"
           "word that begins a COMMAND (tools, resources, prompts, ping, complete,\n"
-          "logging, subscribe); put a second '--' right before COMMAND when the\n"
-          "server's own arguments contain such a word.\n"
+          "logging, subscribe; info as the last word); put a second '--' right\n"
+          "before COMMAND when the server's own arguments contain such a word.\n"
           "\n"
           "Commands:\n"
           "  tools list                         list the tools and their arguments\n"
@@ -350,10 +351,10 @@ static int parse_url_server(cli *o, char **w, int n)
     if (o->server.key != NULL && o->server.cert == NULL)
         return usage_error("%s", "--key needs --cert");
     int cmd_at = n > 1 && strcmp(w[1], "--") == 0 ? 2 : 1;
-    if (cmd_at < n && !is_command_word(w[cmd_at]))
+    if (cmd_at < n && !is_command_word(w[cmd_at]) && strcmp(w[cmd_at], "info") != 0)
         return usage_error("unexpected '%s' after the server URL: a URL server takes no "
                            "arguments; expected a command (tools, resources, prompts, ping, "
-                           "complete, logging, subscribe)",
+                           "info, complete, logging, subscribe)",
                            w[cmd_at]);
     int rc = parse_command(o, w + cmd_at, n - cmd_at);
     return rc == CLI_EXIT_OK ? -1 : rc;
@@ -452,7 +453,8 @@ static int parse_args(cli *o, int argc, char **argv)
      * anything else belongs to the server command (npx -- package ...).
      */
     for (int j = 0; j + 1 < nrest; j++) {
-        if (strcmp(rest[j], "--") == 0 && is_command_word(rest[j + 1])) {
+        if (strcmp(rest[j], "--") == 0 &&
+            (is_command_word(rest[j + 1]) || strcmp(rest[j + 1], "info") == 0)) {
             end = j;
             cmd_at = j + 1;
             break;
@@ -461,7 +463,7 @@ static int parse_args(cli *o, int argc, char **argv)
     if (end < 0) {
         /* rest[0] is the program to run, never a COMMAND, whatever its name. */
         for (int j = 1; j < nrest; j++) {
-            if (is_command_word(rest[j])) {
+            if (is_command_word(rest[j]) || (j + 1 == nrest && strcmp(rest[j], "info") == 0)) {
                 end = j;
                 cmd_at = j;
                 break;

@@ -186,7 +186,7 @@ static void sa_set_id_base(mcp__asession *s, json_int_t base)
 
 static void sa_set_fanout(mcp__answerer *a,
                           void (*fn)(void *user, const char *method, const json_t *params,
-                                     const char *uri, int level),
+                                     const char *uri, int level, const char *session),
                           void *user)
 {
     server_answerer *sa = (server_answerer *)a;
@@ -195,9 +195,9 @@ static void sa_set_fanout(mcp__answerer *a,
 }
 
 static void sa_deliver(mcp__answerer *a, const char *method, const json_t *params, const char *uri,
-                       int level)
+                       int level, const char *session)
 {
-    mcp__broadcast_remote(((server_answerer *)a)->rt, method, params, uri, level);
+    mcp__broadcast_remote(((server_answerer *)a)->rt, method, params, uri, level, session);
 }
 
 static const mcp__answerer_ops server_answerer_ops = {

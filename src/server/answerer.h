@@ -166,14 +166,15 @@ typedef struct mcp__answerer_ops {
     int (*import_state)(mcp__asession *s, const json_t *state);
     /* The ids of the session's requests to the client start at base. */
     void (*set_id_base)(mcp__asession *s, json_int_t base);
-    /* Server-wide notifications raised here (list changes, resource updates, logs) are
-     * also given to fn, to send to other nodes; deliver takes theirs. */
+    /* Server-wide notifications raised here (list changes, resource updates, logs, and
+     * those for one session, which may be served elsewhere: session not NULL) are also
+     * given to fn, to send to other nodes; deliver takes theirs. */
     void (*set_fanout)(mcp__answerer *a,
                        void (*fn)(void *user, const char *method, const json_t *params,
-                                  const char *uri, int level),
+                                  const char *uri, int level, const char *session),
                        void *user);
     void (*deliver)(mcp__answerer *a, const char *method, const json_t *params, const char *uri,
-                    int level);
+                    int level, const char *session);
     /* This node's number in the deployment, and where other nodes reach it ("host:port",
      * "" when not known), once it has them. May be NULL. */
     void (*set_node)(mcp__answerer *a, uint32_t node, const char *addr);

@@ -710,6 +710,32 @@ static const char *capability_of(const char *method)
     return NULL;
 }
 
+/*
+ * Whether the client declared what this question needs beyond the capability itself:
+ * the elicitation's mode (url, or form: declared as "form", or by an elicitation
+ * capability with neither mode, as clients before 2025-11-25 declare it), a sampling
+ * request's tools and its includeContext other than "none".
+ */
+static int declared_for(const json_t *caps, const char *capability, const json_t *params)
+{
+    const json_t *c = json_object_get(caps, capability);
+    if (strcmp(capability, "elicitation") == 0) {
+        const char *mode = json_string_value(json_object_get(params, "mode"));
+        if (mode != NULL && strcmp(mode, "url") == 0)
+            return json_object_get(c, "url") != NULL;
+        return json_object_get(c, "form") != NULL || json_object_get(c, "url") == NULL;
+    }
+    if (strcmp(capability, "sampling") == 0) {
+        const char *context = json_string_value(json_object_get(params, "includeContext"));
+        if (json_object_get(params, "tools") != NULL && json_object_get(c, "tools") == NULL)
+            return 0;
+        if (context != NULL && strcmp(context, "none") != 0 &&
+            json_object_get(c, "context") == NULL)
+            return 0;
+    }
+    return 1;
+}
+
 int mcp_ctx_ask(mcp_ctx *ctx, const char *key, const char *method, json_t *params, int timeout_ms,
                 json_t **result, mcp_rpc_error *err)
 {
@@ -727,7 +753,8 @@ int mcp_ctx_ask(mcp_ctx *ctx, const char *key, const char *method, json_t *param
          * what the client declared for this request may be asked (mrtr.mdx, Server
          * Requirements). */
         if (!mcp__mrtr_method(ctx->method) ||
-            json_object_get(ctx->client_caps, capability) == NULL) {
+            json_object_get(ctx->client_caps, capability) == NULL ||
+            !declared_for(ctx->client_caps, capability, params)) {
             json_decref(params);
             return MCP_ENOTSUP;
         }
@@ -735,9 +762,11 @@ int mcp_ctx_ask(mcp_ctx *ctx, const char *key, const char *method, json_t *param
     }
     /* A stateless session never learns the client's capabilities, and could not ask
      * anyway: that reason comes first. */
-    int rc = ctx->sess->stateless                                    ? MCP_ESTATELESS
-             : json_object_get(ctx->client_caps, capability) != NULL ? MCP_OK
-                                                                     : MCP_ENOTSUP;
+    int rc = ctx->sess->stateless ? MCP_ESTATELESS
+             : json_object_get(ctx->client_caps, capability) != NULL &&
+                     declared_for(ctx->client_caps, capability, params)
+                 ? MCP_OK
+                 : MCP_ENOTSUP;
     /* elicitation/create does not exist before 2025-06-18: a client of an older
      * revision could not take it, whatever it declared. */
     if (rc == MCP_OK && strcmp(capability, "elicitation") == 0 && !ctx->rev->elicitation)

@@ -679,16 +679,17 @@ typedef struct broadcast_mail {
     json_t *params;
     char *filter_uri;
     int level;
+    char *session; /* only this session's (NULL: every session's) */
 } broadcast_mail;
 
 /* Delivers a server-wide notification to rt's sessions; remote: another node raised it. */
 static void deliver(mcp__srt *rt, const char *method, const json_t *params, const char *filter_uri,
-                    int level, int remote)
+                    int level, int remote, const char *session)
 {
     for (mcp__session *s = rt->sessions; s != NULL; s = s->next) {
-        if (s->closed)
+        if (s->closed || (session != NULL && (s->id == NULL || strcmp(s->id, session) != 0)))
             continue;
-        if (s->listens != NULL && level < 0) /* logs are never a subscription's */
+        if (s->listens != NULL && level < 0 && session == NULL) /* logs: never a subscription's */
             mcp__listen_deliver(s, method, params);
         if (!s->initialized)
             continue;
@@ -714,25 +715,27 @@ static void deliver(mcp__srt *rt, const char *method, const json_t *params, cons
 }
 
 void mcp__broadcast_remote(mcp__srt *rt, const char *method, const json_t *params,
-                           const char *filter_uri, int level)
+                           const char *filter_uri, int level, const char *session)
 {
-    deliver(rt, method, params, filter_uri, level, 1);
+    deliver(rt, method, params, filter_uri, level, 1, session);
 }
 
 static void broadcast_run(mcp__mail *m)
 {
     broadcast_mail *b = (broadcast_mail *)m;
     if (b->rt->fanout != NULL)
-        b->rt->fanout(b->rt->fanout_user, b->method, b->params, b->filter_uri, b->level);
-    deliver(b->rt, b->method, b->params, b->filter_uri, b->level, 0);
+        b->rt->fanout(b->rt->fanout_user, b->method, b->params, b->filter_uri, b->level,
+                      b->session);
+    deliver(b->rt, b->method, b->params, b->filter_uri, b->level, 0, b->session);
     free(b->method);
     free(b->filter_uri);
+    free(b->session);
     json_decref(b->params);
     free(b);
 }
 
-int mcp__broadcast(mcp_server *srv, const char *method, json_t *params, const char *filter_uri,
-                   int level)
+static int broadcast(mcp_server *srv, const char *method, json_t *params, const char *filter_uri,
+                     int level, const char *session)
 {
     int rc = MCP_OK;
     uv_mutex_lock(&srv->lock);
@@ -748,13 +751,16 @@ int mcp__broadcast(mcp_server *srv, const char *method, json_t *params, const ch
         b->params = json_incref(params);
         b->filter_uri = mcp__strdup(filter_uri);
         b->level = level;
+        b->session = mcp__strdup(session);
         /* Out of memory: a copy missing would send to the wrong sessions, or crash. */
-        int copied = b->method != NULL && (filter_uri == NULL || b->filter_uri != NULL);
+        int copied = b->method != NULL && (filter_uri == NULL || b->filter_uri != NULL) &&
+                     (session == NULL || b->session != NULL);
         if (!copied)
             rc = MCP_ENOMEM;
         if (!copied || mcp__mailbox_post(&rt->mb, &b->mail) != MCP_OK) {
             free(b->method);
             free(b->filter_uri);
+            free(b->session);
             json_decref(b->params);
             free(b);
         }
@@ -762,6 +768,22 @@ int mcp__broadcast(mcp_server *srv, const char *method, json_t *params, const ch
     uv_mutex_unlock(&srv->lock);
     json_decref(params);
     return rc;
+}
+
+int mcp__broadcast(mcp_server *srv, const char *method, json_t *params, const char *filter_uri,
+                   int level)
+{
+    return broadcast(srv, method, params, filter_uri, level, NULL);
+}
+
+int mcp_server_notify_session(mcp_server *srv, const char *session_id, const char *method,
+                              json_t *params)
+{
+    if (srv == NULL || session_id == NULL || method == NULL) {
+        json_decref(params);
+        return MCP_EINVAL;
+    }
+    return broadcast(srv, method, params, NULL, -1, session_id);
 }
 
 int mcp_server_notify_resource_updated(mcp_server *srv, const char *uri)

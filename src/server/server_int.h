@@ -134,8 +134,8 @@ struct mcp__srt {
     void *empty_arg;
     /* Server-wide notifications raised here go to other nodes too (may be NULL): see
      * mcp__answerer_ops.set_fanout. */
-    void (*fanout)(void *user, const char *method, const json_t *params, const char *uri,
-                   int level);
+    void (*fanout)(void *user, const char *method, const json_t *params, const char *uri, int level,
+                   const char *session);
     void *fanout_user;
     /* Called once mcp__srt_close has closed everything, just before rt is freed. */
     void (*closed_cb)(void *arg);
@@ -420,7 +420,7 @@ mcp__prompt *mcp__find_prompt(mcp_server *srv, const char *name);
  * thread): their subscriptions/listen requests, and the sessions whose standalone
  * stream is here. */
 void mcp__broadcast_remote(mcp__srt *rt, const char *method, const json_t *params,
-                           const char *filter_uri, int level);
+                           const char *filter_uri, int level, const char *session);
 int mcp__broadcast(mcp_server *srv, const char *method, json_t *params, const char *filter_uri,
                    int level);
 

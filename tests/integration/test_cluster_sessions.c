@@ -27,7 +27,9 @@
  *     just began can be resumed elsewhere: its handlers wait for Redis to catch up,
  *     so its heartbeat and its other writes are not queued behind seconds of events;
  *   - a node that dies after storing a call's answer, before the stream's end: a
- *     resume elsewhere gets the answer once, and no "node gone" error after it.
+ *     resume elsewhere gets the answer once, and no "node gone" error after it;
+ *   - a notification for one session raised on a node that does not hold its GET
+ *     stream (mcp_server_notify_session) reaches that stream on the node that does.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -1058,6 +1060,50 @@ static void test_a_resume_after_the_owner_died_answered_gets_the_answer_once(voi
            "the answer once, then the end\n");
 }
 
+static void test_a_notification_for_one_session_reaches_its_get_stream_on_another_node(void **state)
+{
+    ch_cluster *c = *state;
+    char session[2][33];
+    wait_all_serve(c);
+    hc_conn g[2];
+    hc_sse_event ev;
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(hc_mcp_initialize(ch_node_port(c, 0), session[i], STEP_MS), 0);
+        assert_int_equal(hc_mcp_get_open(&g[i], ch_node_port(c, 1), session[i], NULL, STEP_MS),
+                         200);
+        assert_int_equal(hc_sse_next_block(&g[i], &ev, STEP_MS), 1);
+        assert_true(hc_sse_is_priming(&ev));
+        hc_sse_event_free(&ev);
+    }
+    /* Raised by handlers on node2, which holds no stream of either session: the first
+     * session's, then the second's. */
+    for (int i = 0; i < 2; i++) {
+        char args[64];
+        snprintf(args, sizeof args, "{\"elicitationId\":\"e-%d\"}", i);
+        char *body = rc_call_body(4, "complete_elicitation", args, NULL);
+        hc_response r;
+        assert_int_equal(hc_mcp_post(ch_node_port(c, 2), session[i], NULL, body, &r, STEP_MS), 0);
+        free(body);
+        assert_int_equal(r.status, 200);
+        assert_non_null(strstr(r.body, "notified"));
+        hc_response_free(&r);
+    }
+    /* Each GET gets its own first (the first session's would have come to the second's
+     * before its own, had it gone to every session). */
+    for (int i = 0; i < 2; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "\"e-%d\"", i);
+        assert_int_equal(hc_sse_next_block(&g[i], &ev, STEP_MS), 1);
+        assert_non_null(ev.data);
+        assert_non_null(strstr(ev.data, "notifications/elicitation/complete"));
+        if (strstr(ev.data, want) == NULL)
+            fail_msg("session %d's GET got %s first", i, ev.data);
+        hc_sse_event_free(&ev);
+        hc_close(&g[i]);
+    }
+    printf("a notification for one session raised on node2 reached its GET stream on node1\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1078,6 +1124,8 @@ int main(void)
         cmocka_unit_test(test_a_delete_while_redis_stalls_waits_for_it_or_says_503),
         cmocka_unit_test(test_a_node_flooding_redis_with_events_is_not_taken_for_dead),
         cmocka_unit_test(test_a_resume_after_the_owner_died_answered_gets_the_answer_once),
+        cmocka_unit_test(
+            test_a_notification_for_one_session_reaches_its_get_stream_on_another_node),
     };
     int failed = cmocka_run_group_tests_name("cluster_sessions", tests, setup, teardown);
     return failed + teardown_failures ? 1 : 0;

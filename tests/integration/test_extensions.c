@@ -902,20 +902,28 @@ static json_t *caps_tool(mcp_ctx *ctx, const json_t *args, void *user)
     return r;
 }
 
+/* The session of the last URL-mode elicitation, for its completion notification. */
+static char url_session[64];
+
+/* Elicits in the mode its "mode" argument names (url when none). */
 static json_t *url_tool(mcp_ctx *ctx, const json_t *args, void *user)
 {
-    (void)args, (void)user;
+    (void)user;
+    const char *mode = json_string_value(json_object_get(args, "mode"));
+    const char *sid = mcp_ctx_session_id(ctx);
+    snprintf(url_session, sizeof(url_session), "%s", sid != NULL ? sid : "");
     json_t *result = NULL;
     mcp_rpc_error err = {0};
     int rc = mcp_ctx_elicit(ctx,
-                            json_pack("{s:s, s:s, s:s, s:s}", "mode", "url", "message",
-                                      "Connect your account", "url", "https://example.com/c",
-                                      "elicitationId", "e-7"),
+                            json_pack("{s:s, s:s, s:s, s:s}", "mode", mode != NULL ? mode : "url",
+                                      "message", "Connect your account", "url",
+                                      "https://example.com/c", "elicitationId", "e-7"),
                             WAIT_MS, &result, &err);
     json_t *r = rc == MCP_OK ? mcp_text_result(json_string_value(json_object_get(result, "action")))
                              : mcp_text_result("refused");
     if (rc != MCP_OK)
-        json_object_set_new(r, "structuredContent", json_pack("{s:i}", "code", err.code));
+        json_object_set_new(r, "structuredContent",
+                            json_pack("{s:b, s:i}", "unsent", rc == MCP_ENOTSUP, "code", err.code));
     json_decref(result);
     mcp_rpc_error_clear(&err);
     return r;
@@ -954,8 +962,11 @@ static void test_the_client_declares_url_elicitation_and_sampling_tools(void **s
     assert_int_equal(mcp_server_add_tool_def(srv, &t2), MCP_OK);
     ih_host h;
     ih_start(&h, srv);
+    heard hd;
+    heard_init(&hd);
     for (int declared = 0; declared < 2; declared++) {
         mcp_client *c = client_for(LEGACY);
+        assert_int_equal(mcp_client_on_notification(c, on_note, &hd), MCP_OK);
         assert_int_equal(mcp_client_on_elicitation(c, accept_elicit, NULL), MCP_OK);
         assert_int_equal(mcp_client_on_sampling(c, sample, NULL), MCP_OK);
         mcp_client_caps caps = {.size = sizeof(caps)};
@@ -972,21 +983,44 @@ static void test_the_client_declares_url_elicitation_and_sampling_tools(void **s
                         : "{\"elicitation\":{\"form\":{}},\"sampling\":{}}",
                     "the capabilities the server saw");
         json_decref(r);
-        /* A URL-mode elicitation: answered by the handler only where declared. */
+        /* A URL-mode elicitation: only to a client that declared it (the server does not
+         * send it to another); its completion notified to that session outside any
+         * handler. */
         r = call_tool(c, "url");
         const char *text = json_string_value(
             json_object_get(json_array_get(json_object_get(r, "content"), 0), "text"));
         assert_non_null(text);
         if (declared) {
             assert_string_equal(text, "accept");
+            assert_int_equal(strlen(url_session), 32);
+            assert_int_equal(mcp_server_notify_session(srv, url_session,
+                                                       "notifications/elicitation/complete",
+                                                       json_pack("{s:s}", "elicitationId", "e-7")),
+                             MCP_OK);
+            assert_int_equal(mcp_server_notify_session(srv, "no-such-session", "x/y", NULL),
+                             MCP_OK);
+            heard_wait(&hd, "notifications/elicitation/complete");
         } else {
             assert_string_equal(text, "refused");
-            assert_json(json_object_get(r, "structuredContent"), "{\"code\":-32602}",
-                        "the refusal of an undeclared mode");
+            assert_json(json_object_get(r, "structuredContent"), "{\"unsent\":true,\"code\":0}",
+                        "the refusal of an undeclared mode, by the server");
+            assert_false(heard_has(&hd, "notifications/elicitation/complete"));
         }
         json_decref(r);
+        /* A mode that is neither: the server sends it as the form it may be, the client
+         * refuses it without calling its handler. */
+        json_t *result = NULL;
+        mcp_rpc_error err = {0};
+        assert_int_equal(mcp_client_call_tool(c, "url", json_pack("{s:s}", "mode", "bogus"), NULL,
+                                              &result, &err),
+                         MCP_OK);
+        assert_json(json_object_get(result, "structuredContent"),
+                    "{\"unsent\":false,\"code\":-32602}",
+                    "the client's refusal of an unknown mode");
+        json_decref(result);
         mcp_client_free(c);
     }
+    heard_free(&hd);
     mcp_client *c = client_for(LEGACY);
     mcp_client_caps wrong = {.size = sizeof(wrong), .sampling_context = (mcp_cap)9};
     assert_int_equal(mcp_client_set_caps(c, &wrong), MCP_EINVAL);

@@ -469,6 +469,7 @@ function modernSuite(env, { http }) {
             'test_input_required_result_list_roots', 'list_roots', 'test_elicitation', 'test_sampling',
             'test_input_required_result_multiple_inputs', 'test_input_required_result_multi_round', 'ping_client',
             'test_custom_headers', 'test_trigger_tool_change', 'trigger_resource_update',
+            'complete_elicitation',
         ];
         const stateOk = 'state-ok: the state kept in round 1 came back';
         const others = {
@@ -488,6 +489,7 @@ function modernSuite(env, { http }) {
             test_missing_capability: [{}, `The model said: ${SAMPLING_TEXT}`],
             test_streaming_elicitation: [{}, 'Hello, value-name!'],
             test_trigger_prompt_change: [{}, 'sent notifications/prompts/list_changed'],
+            trace_context: [{}, 'no trace context'],
         };
         const { tools } = await env.client.listTools(undefined, { timeout: REQUEST_TIMEOUT_MS });
         const names = tools.map((x) => x.name);
@@ -504,6 +506,13 @@ function modernSuite(env, { http }) {
                 assert.deepEqual(c.during.filter((m) => m.method === 'notifications/message'), [], 'no logs without a logLevel');
             });
         }
+    });
+
+    test('complete_elicitation: the modern era has no session to notify', async () => {
+        const c = await call(env, 'complete_elicitation', { elicitationId: 'e-1' });
+        const r = modernResult(c.raw);
+        assert.equal(r.isError, true, JSON.stringify(r));
+        assert.match(r.content[0].text, /no session to notify/);
     });
 
     test('x-mcp-header: the argument travels as Mcp-Param-Region too', async () => {

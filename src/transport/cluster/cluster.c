@@ -1007,10 +1007,12 @@ static void feed_text(hsess *hs, const char *text, size_t len)
 
 /* A server-wide notification raised here goes to every node (revision 2026-07-28's
  * subscriptions/listen there, and the sessions whose standalone stream is there). */
-static void fanout(void *user, const char *method, const json_t *params, const char *uri, int level)
+static void fanout(void *user, const char *method, const json_t *params, const char *uri, int level,
+                   const char *session)
 {
     shttp *t = user;
-    json_t *v = json_pack("{s:s, s:O?, s:s?, s:i}", "m", method, "p", params, "u", uri, "l", level);
+    json_t *v = json_pack("{s:s, s:O?, s:s?, s:i, s:s?}", "m", method, "p", params, "u", uri, "l",
+                          level, "s", session);
     char *text = v != NULL ? json_dumps(v, JSON_COMPACT) : NULL;
     json_decref(v);
     if (text != NULL)
@@ -1024,10 +1026,11 @@ static void notice(shttp *t, const mcp__cluster_msg *m)
     const char *method = json_string_value(json_object_get(v, "m"));
     json_t *params = json_object_get(v, "p"), *level = json_object_get(v, "l");
     const char *uri = json_string_value(json_object_get(v, "u"));
-    /* "p" and "u" are null when the notification has none (fanout's "?" keys). */
+    const char *session = json_string_value(json_object_get(v, "s"));
+    /* "p", "u" and "s" are null when the notification has none (fanout's "?" keys). */
     if (t->ans != NULL && t->ans->ops->deliver != NULL && method != NULL && json_is_integer(level))
         t->ans->ops->deliver(t->ans, method, json_is_null(params) ? NULL : params, uri,
-                             (int)json_integer_value(level));
+                             (int)json_integer_value(level), session);
     json_decref(v);
 }
 

@@ -597,6 +597,27 @@ export function everythingChecks(env) {
             const { raw } = await call('ping_client', {});
             assert.deepEqual(raw, textResult('pong'));
         },
+        async trace_context(tool) {
+            // The W3C trace context in _meta reaches the server's handler as it was sent.
+            assertArgsFitSchema(tool, {});
+            const traceparent = '00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01';
+            const res = await env.client.callTool(
+                { name: 'trace_context', arguments: {}, _meta: { traceparent, tracestate: 'k=v' } },
+                undefined,
+                { timeout: REQUEST_TIMEOUT_MS },
+            );
+            assert.equal(res.structuredContent.traceparent, traceparent);
+            assert.equal(res.structuredContent.tracestate, 'k=v');
+        },
+        async complete_elicitation(tool) {
+            // The session is told on its own stream; over stdio, or without a session, there
+            // is none to tell, and the tool says so as a tool error.
+            const args = { elicitationId: 'e-1' };
+            assertArgsFitSchema(tool, args);
+            const { raw } = await call('complete_elicitation', args);
+            if (raw.isError) assert.match(raw.content[0].text, /no session to notify/);
+            else assert.deepEqual(raw, textResult('notified'));
+        },
         async slow_echo(tool) {
             const args = { text: 'slow hello', delay_ms: 50 };
             assertArgsFitSchema(tool, args);
