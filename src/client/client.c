@@ -249,11 +249,6 @@ static int set_member(mcp_client *c, json_t **slot, const char *key, const json_
     return rc;
 }
 
-static int cap_valid(mcp_cap v)
-{
-    return v == MCP_CAP_AUTO || v == MCP_CAP_ON || v == MCP_CAP_OFF;
-}
-
 int mcp_client_set_caps(mcp_client *c, const mcp_client_caps *given)
 {
     mcp_client_caps caps = {0};
@@ -261,8 +256,8 @@ int mcp_client_set_caps(mcp_client *c, const mcp_client_caps *given)
         (given != NULL &&
          mcp__opts_copy(&caps, sizeof(caps), given,
                         offsetof(mcp_client_caps, sampling_context) + sizeof(mcp_cap)) != MCP_OK) ||
-        !cap_valid(caps.elicitation_form) || !cap_valid(caps.elicitation_url) ||
-        !cap_valid(caps.sampling_tools) || !cap_valid(caps.sampling_context))
+        !mcp__cap_valid(caps.elicitation_form) || !mcp__cap_valid(caps.elicitation_url) ||
+        !mcp__cap_valid(caps.sampling_tools) || !mcp__cap_valid(caps.sampling_context))
         return MCP_EINVAL;
     caps.size = sizeof(caps);
     uv_mutex_lock(&c->lock);
@@ -468,9 +463,10 @@ static void client_on_request(void *user, mcp__inreq *req)
         fn = c->elicit_fn;
         fn_user = c->elicit_user;
         elicitation = 1;
-    } else if (mcp__client_method(c, m) != NULL) {
-        fn = mcp__client_method(c, m)->fn;
-        fn_user = mcp__client_method(c, m)->user;
+    } else {
+        const struct mcp__client_method *own = mcp__client_method(c, m);
+        fn = own != NULL ? own->fn : NULL;
+        fn_user = own != NULL ? own->user : NULL;
     }
     if (fn == NULL) {
         char msg[300];
@@ -1244,8 +1240,8 @@ static call *call_new(mcp_client *c, const char *method, json_t *params, const m
         mcp__call_free(k);
         return NULL;
     }
-    const char *tool = strcmp(method, "tools/call") == 0
-                           ? json_string_value(json_object_get(params, "name"))
+    const char *tool = !c->no_output_check && strcmp(method, "tools/call") == 0
+                           ? json_string_value(json_object_get(k->params, "name"))
                            : NULL;
     if (tool != NULL && (k->tool = mcp__strdup(tool)) == NULL) {
         mcp__call_free(k);

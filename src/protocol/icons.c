@@ -161,6 +161,11 @@ static int is_alnum(char c)
     return is_alpha(c) || (c >= '0' && c <= '9');
 }
 
+int mcp__cap_valid(mcp_cap c)
+{
+    return c == MCP_CAP_AUTO || c == MCP_CAP_ON || c == MCP_CAP_OFF;
+}
+
 int mcp__extension_id_valid(const char *id)
 {
     const char *slash = id != NULL ? strchr(id, '/') : NULL;

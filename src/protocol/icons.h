@@ -36,6 +36,8 @@ int mcp__add_meta_icons(json_t *obj, const char *meta_text, const char *icons_te
  * 255 bytes at most.
  */
 int mcp__extension_id_valid(const char *id);
+/* Non-zero for a value of mcp_cap. */
+int mcp__cap_valid(mcp_cap c);
 /*
  * Capabilities' maps (extensions, experimental): *slot, an object that is replaced,
  * never changed (NULL: none), becomes a copy with key set to a deep copy of value ({}

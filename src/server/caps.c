@@ -17,20 +17,16 @@
 
 /* ---- The library's own capabilities ---- */
 
-static int cap_valid(mcp_cap c)
-{
-    return c == MCP_CAP_AUTO || c == MCP_CAP_ON || c == MCP_CAP_OFF;
-}
-
 int mcp_server_set_caps(mcp_server *srv, const mcp_server_caps *given)
 {
     mcp_server_caps caps = {0};
     if (srv == NULL ||
         (given != NULL && mcp__opts_copy(&caps, sizeof(caps), given, CAPS_V1_SIZE) != MCP_OK))
         return MCP_EINVAL;
-    if (!cap_valid(caps.tools) || !cap_valid(caps.resources) || !cap_valid(caps.prompts) ||
-        !cap_valid(caps.completions) || !cap_valid(caps.logging) || !cap_valid(caps.subscribe) ||
-        !cap_valid(caps.list_changed))
+    if (!mcp__cap_valid(caps.tools) || !mcp__cap_valid(caps.resources) ||
+        !mcp__cap_valid(caps.prompts) || !mcp__cap_valid(caps.completions) ||
+        !mcp__cap_valid(caps.logging) || !mcp__cap_valid(caps.subscribe) ||
+        !mcp__cap_valid(caps.list_changed))
         return MCP_EINVAL;
     caps.size = sizeof(caps);
     uv_mutex_lock(&srv->lock);

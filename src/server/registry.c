@@ -89,6 +89,7 @@ static void resource_free(mcp__resource *r)
 
 static void template_free(mcp__template *t)
 {
+    mcp__uri_template_free(t->compiled);
     free(t->uri_template);
     json_decref(t->listing);
     free(t);
@@ -310,7 +311,10 @@ mcp__template *mcp__match_template(mcp_server *srv, const char *uri, json_t **va
             return NULL;
         /* Linear in the URI's length (uri_template.c), so a long URI cannot hold the
          * loop: the message size limit is its only bound. */
-        if (mcp__uri_template_match(t->uri_template, uri, v, NULL) == 1) {
+        size_t steps = 0;
+        int m = t->compiled != NULL ? mcp__uri_template_match_compiled(t->compiled, uri, v, &steps)
+                                    : mcp__uri_template_match(t->uri_template, uri, v, NULL);
+        if (m == 1) {
             *vars = v;
             return t;
         }
@@ -571,7 +575,10 @@ int mcp_server_add_resource_template(mcp_server *srv, const mcp_resource_templat
     t->listing =
         resource_listing("uriTemplate", def->uri_template, def->name, def->title, def->description,
                          def->mime_type, def->annotations, def->meta, def->icons);
-    if (t->uri_template == NULL || t->listing == NULL) {
+    if (t->uri_template != NULL && mcp__uri_template_has_ops(t->uri_template))
+        t->compiled = mcp__uri_template_compile(t->uri_template);
+    if (t->uri_template == NULL || t->listing == NULL ||
+        (t->compiled == NULL && mcp__uri_template_has_ops(t->uri_template))) {
         template_free(t);
         return MCP_EINVAL;
     }

@@ -52,6 +52,7 @@ typedef struct mcp__resource {
 
 typedef struct mcp__template {
     char *uri_template;
+    struct mcp__uri_tpl *compiled; /* levels 2 to 4: parsed once (NULL: level 1) */
     json_t *listing;
     mcp_resource_fn fn;
     void *user;

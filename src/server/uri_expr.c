@@ -152,17 +152,6 @@ int mcp__uri_template_valid(const char *tpl)
     return ok;
 }
 
-int mcp__uri_template_level1(const char *tpl)
-{
-    parsed *p = malloc(sizeof(*p));
-    int level1 = p != NULL && parse(tpl, p) == 0;
-    for (size_t i = 0; level1 && i < p->n; i++)
-        level1 = p->exprs[i].op == 0 && p->exprs[i].nvars == 1 && !p->exprs[i].vars[0].explode &&
-                 p->exprs[i].vars[0].prefix == 0;
-    free(p);
-    return level1;
-}
-
 /* ---- The operators (RFC 6570, appendix A) ---- */
 
 typedef struct opinfo {
@@ -582,15 +571,43 @@ static int read_back(const expr *e, const char *s, size_t n, json_t *vars, size_
     return rc;
 }
 
+struct mcp__uri_tpl {
+    parsed p;
+};
+
+mcp__uri_tpl *mcp__uri_template_compile(const char *tpl)
+{
+    mcp__uri_tpl *t = malloc(sizeof(*t));
+    if (t != NULL && parse(tpl, &t->p) != 0) {
+        free(t);
+        t = NULL;
+    }
+    return t;
+}
+
+void mcp__uri_template_free(mcp__uri_tpl *t)
+{
+    free(t);
+}
+
 int mcp__uri_template_match_ext(const char *tpl, const char *uri, json_t *vars, size_t *steps)
 {
-    parsed *p = malloc(sizeof(*p));
-    if (p == NULL)
-        return MCP_ENOMEM;
-    int rc = parse(tpl, p) == 0 ? 1 : 0;
-    size_t ulen = strlen(uri);
     *steps += strlen(tpl);
-    if (rc == 1 && (p->head_len > ulen || memcmp(uri, p->head, p->head_len) != 0))
+    mcp__uri_tpl *t = malloc(sizeof(*t));
+    if (t == NULL)
+        return MCP_ENOMEM;
+    int rc = parse(tpl, &t->p) == 0 ? mcp__uri_template_match_compiled(t, uri, vars, steps) : 0;
+    free(t);
+    return rc;
+}
+
+int mcp__uri_template_match_compiled(const mcp__uri_tpl *t, const char *uri, json_t *vars,
+                                     size_t *steps)
+{
+    const parsed *p = &t->p;
+    int rc = 1;
+    size_t ulen = strlen(uri);
+    if (p->head_len > ulen || memcmp(uri, p->head, p->head_len) != 0)
         rc = 0;
     size_t pos = p->head_len;
     for (size_t i = 0; rc == 1 && i < p->n; i++) {
@@ -652,6 +669,5 @@ int mcp__uri_template_match_ext(const char *tpl, const char *uri, json_t *vars, 
     }
     if (rc == 1 && pos != ulen)
         rc = 0;
-    free(p);
     return rc;
 }

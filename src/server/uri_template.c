@@ -114,6 +114,17 @@ static int place_literal(const char *uri, size_t ulen, size_t p, const char *lit
     return 1;
 }
 
+int mcp__uri_template_has_ops(const char *tpl)
+{
+    for (const char *t = strchr(tpl, '{'); t != NULL; t = strchr(t + 1, '{')) {
+        size_t n = strcspn(t + 1, "}");
+        if (strchr("+#./;?&=,!@|", t[1]) != NULL || memchr(t + 1, ',', n) != NULL ||
+            memchr(t + 1, ':', n) != NULL || memchr(t + 1, '*', n) != NULL)
+            return 1;
+    }
+    return 0;
+}
+
 int mcp__uri_template_match(const char *tpl, const char *uri, json_t *vars, size_t *steps)
 {
     size_t ignored = 0;
@@ -121,13 +132,8 @@ int mcp__uri_template_match(const char *tpl, const char *uri, json_t *vars, size
         steps = &ignored;
     if (!template_valid(tpl, steps))
         return 0;
-    /* Operators, lists of variables, prefixes, explode: levels 2 to 4. */
-    for (const char *t = strchr(tpl, '{'); t != NULL; t = strchr(t + 1, '{')) {
-        size_t n = strcspn(t + 1, "}");
-        if (strchr("+#./;?&=,!@|", t[1]) != NULL || memchr(t + 1, ',', n) != NULL ||
-            memchr(t + 1, ':', n) != NULL || memchr(t + 1, '*', n) != NULL)
-            return mcp__uri_template_match_ext(tpl, uri, vars, steps);
-    }
+    if (mcp__uri_template_has_ops(tpl))
+        return mcp__uri_template_match_ext(tpl, uri, vars, steps);
     size_t ulen = strlen(uri);
     size_t len = strcspn(tpl, "{");
     *steps += len;

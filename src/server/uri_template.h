@@ -36,15 +36,23 @@ size_t mcp__kmp_table(const char *lit, size_t len, size_t *fail);
 /* 1 when tpl is an RFC 6570 template (levels 1 to 4; names may hold any printable
  * character but "{},:*"), else 0. */
 int mcp__uri_template_valid(const char *tpl);
-/* 1 when tpl is valid and of level 1 only ("{name}" expressions), which
- * mcp__uri_template_match's level-1 rules match. */
-int mcp__uri_template_level1(const char *tpl);
 /*
  * Matches uri against a template of levels 2 to 4 (uri_expr.c says how): 1 with the
  * variables in vars (strings, percent-decoded; an exploded variable a list or an
  * object), 0, or MCP_ENOMEM. steps as above: linear in the lengths of the URI and the
  * template, times the number of expressions at most.
  */
+/* Whether tpl has what level 1 has not (operators, lists of variables, prefixes,
+ * explode): such a template is matched by the rules of uri_expr.c. */
+int mcp__uri_template_has_ops(const char *tpl);
+/* A template of levels 2 to 4 parsed once (it points into tpl, which must outlive it),
+ * or NULL when it is not RFC 6570 (or memory runs out); matched as
+ * mcp__uri_template_match_ext does, without parsing it again. */
+typedef struct mcp__uri_tpl mcp__uri_tpl;
+mcp__uri_tpl *mcp__uri_template_compile(const char *tpl);
+void mcp__uri_template_free(mcp__uri_tpl *t);
+int mcp__uri_template_match_compiled(const mcp__uri_tpl *t, const char *uri, json_t *vars,
+                                     size_t *steps);
 /* s (n bytes) percent-decoded ("%zz" kept as it is), as a JSON string; NULL when it
  * is not UTF-8 once decoded (or memory runs out). */
 json_t *mcp__uri_decoded(const char *s, size_t n);
