@@ -9,7 +9,8 @@
  * Oracles: the sanitizers, libFuzzer's -timeout (matching must stay linear:
  * a slow input blocks the loop), the answer being one JSON-RPC message, and
  * the handler running only for a URI some template matched, with its
- * variables as an object of strings.
+ * variables as the header says: an object whose values are strings, or for an
+ * exploded variable an array or object of strings.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +39,27 @@ static int io_send(void *io, uint64_t stream, const char *text, size_t len, unsi
 
 static const mcp__session_io fuzz_io = {.send = io_send};
 
+/* Whether v is an array or object whose members are all strings. */
+static int strings_only(const json_t *v)
+{
+    if (json_is_array(v)) {
+        for (size_t i = 0; i < json_array_size(v); i++)
+            if (!json_is_string(json_array_get(v, i)))
+                return 0;
+        return 1;
+    }
+    if (!json_is_object(v))
+        return 0;
+    const char *key;
+    const json_t *item;
+    json_object_foreach((json_t *)v, key, item)
+    {
+        if (!json_is_string(item))
+            return 0;
+    }
+    return 1;
+}
+
 static json_t *read_fn(mcp_ctx *ctx, const char *uri, const json_t *vars, void *user)
 {
     (void)ctx;
@@ -48,7 +70,7 @@ static json_t *read_fn(mcp_ctx *ctx, const char *uri, const json_t *vars, void *
     const json_t *v;
     json_object_foreach((json_t *)vars, key, v)
     {
-        if (!json_is_string(v) && !json_is_array(v))
+        if (!json_is_string(v) && !strings_only(v))
             abort();
     }
     return json_pack("{s:[{s:s, s:s}]}", "contents", "uri", uri, "text", "x");

@@ -62,7 +62,7 @@ typedef struct mcp_ctx mcp_ctx;
  * returns; user is the one of the definition. A tool's args is always an
  * object ({} when the client sent none) that passed the tool's input schema. A
  * resource handler gets the URI asked for, and vars NULL for a fixed resource
- * or an object of strings for a template. A prompt's args is an object of
+ * or an object for a template (see mcp_resource_template_def). A prompt's args is an object of
  * strings that holds every required argument.
  */
 typedef json_t *(*mcp_tool_fn)(mcp_ctx *ctx, const json_t *args, void *user);
@@ -143,9 +143,13 @@ typedef struct mcp_resource_def {
 } mcp_resource_def;
 
 /*
- * A resource template (RFC 6570 level 1: "{name}" expands to one path segment
- * or less, without '/'). The handler gets the variables as a JSON object of
- * strings.
+ * A resource template (RFC 6570, levels 1 to 4: "{name}" is one path segment or
+ * less, without '/'; "{+path}", "{#frag}", "{.ext}", "{/seg}", "{;p}", "{?q}" and
+ * "{&q}" as the RFC expands them, read back). The handler gets the variables as a
+ * JSON object: a string for each variable the URI gave, and for an exploded one
+ * ("{/seg*}", "{?q*}") an array of strings, or an object of strings when its items
+ * are name=value pairs. A template the parser refuses is MCP_EINVAL at
+ * registration.
  */
 typedef struct mcp_resource_template_def {
     size_t size;
