@@ -51,7 +51,8 @@ extern "C" {
 #endif
 
 /* One line of the gateway's log: logfmt ("event=request session=... method=...
- * status=ok duration_ms=0.412"), without a newline; valid during the call. */
+ * status=ok duration_ms=0.412", and " trace_id=<32 hex digits>" when the request's
+ * _meta.traceparent was valid), without a newline; valid during the call. */
 typedef void (*mcp_gateway_log_fn)(void *user, mcp_log_level level, const char *line);
 
 /* Options of mcp_gateway_http_new. A zeroed struct but argv gives the defaults. */

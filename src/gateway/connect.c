@@ -32,6 +32,7 @@
 #include "protocol/json.h"
 #include "protocol/revision.h"
 #include "protocol/rpc.h"
+#include "protocol/trace.h"
 #include "ctransport/ctransport.h"
 #include "stdio/lines.h"
 
@@ -58,6 +59,7 @@ struct cn_req {
     json_t *client_id;
     char *method;
     uint64_t t0;       /* uv_hrtime() when it came */
+    char trace_id[33]; /* of its _meta.traceparent, for the log line; "" if none */
     uint64_t deadline; /* uv_now() past which it times out; 0: none */
     int is_init;
     cn_req *prev, *next; /* oldest first: the next deadline is the head's */
@@ -238,8 +240,9 @@ static void req_end(cn *g, cn_req *r, const char *status)
     if (logs(g, MCP_LOG_INFO)) {
         char m[64];
         double ms = (double)(uv_hrtime() - r->t0) / 1e6;
-        logf_(g, MCP_LOG_INFO, "event=request method=%s status=%s duration_ms=%.3f",
-              mcp__gw_log_word(r->method, m, sizeof(m)), status, ms);
+        logf_(g, MCP_LOG_INFO, "event=request method=%s status=%s duration_ms=%.3f%s%s",
+              mcp__gw_log_word(r->method, m, sizeof(m)), status, ms,
+              r->trace_id[0] ? " trace_id=" : "", r->trace_id);
     }
     mcp__map_remove(&g->reqs, r->key);
     if (r->prev != NULL)
@@ -650,6 +653,7 @@ static void client_request(cn *g, json_t *msg)
         return;
     }
     json_int_t gid = r->gid;
+    mcp__trace_id(json_object_get(msg, "params"), r->trace_id);
     note_era(g, msg, method);
     json_t *out = json_copy(msg);
     int rc = out != NULL && json_object_set_new(out, "id", json_integer(gid)) == 0

@@ -20,6 +20,7 @@
 #include "gateway/modern_int.h"
 #include "protocol/json.h"
 #include "protocol/rpc.h"
+#include "protocol/trace.h"
 
 static const mcp__ctr_cbs child_cbs;
 static void sess_forward(gw_sess *s, json_t *msg, uint64_t stream);
@@ -187,9 +188,10 @@ void mcp__gw_req_done(gw_req *r, const json_t *error)
             snprintf(code, sizeof(code), " code=%" JSON_INTEGER_FORMAT,
                      json_integer_value(json_object_get(error, "code")));
         mcp__gw_log(g, MCP_LOG_INFO,
-                    "event=request session=%s method=%s status=%s%s duration_ms=%.3f",
+                    "event=request session=%s method=%s status=%s%s duration_ms=%.3f%s%s",
                     s != NULL && s->id[0] ? s->id : "-", mcp__gw_log_word(r->method, m, sizeof(m)),
-                    error != NULL ? "error" : "ok", code, (double)(uv_hrtime() - r->t0) / 1e6);
+                    error != NULL ? "error" : "ok", code, (double)(uv_hrtime() - r->t0) / 1e6,
+                    r->trace_id[0] ? " trace_id=" : "", r->trace_id);
     }
     gw_child *c = r->c;
     mcp__gw_req_unlink(r);
@@ -239,9 +241,10 @@ void mcp__gw_req_abandon(gw_req *r, int tell_client)
     char m[64];
     if (mcp__gw_logs(g, MCP_LOG_INFO))
         mcp__gw_log(g, MCP_LOG_INFO,
-                    "event=request session=%s method=%s status=cancelled duration_ms=%.3f",
+                    "event=request session=%s method=%s status=cancelled duration_ms=%.3f%s%s",
                     s->id[0] ? s->id : "-", mcp__gw_log_word(r->method, m, sizeof(m)),
-                    (double)(uv_hrtime() - r->t0) / 1e6);
+                    (double)(uv_hrtime() - r->t0) / 1e6, r->trace_id[0] ? " trace_id=" : "",
+                    r->trace_id);
     if (!c->shared || c->state == CH_GONE) {
         mcp__gw_req_unlink(r);
         mcp__gw_req_free(r);
@@ -971,6 +974,7 @@ gw_req *mcp__gw_forward_request(gw_sess *s, json_t *msg, uint64_t stream, gw_bat
     r->t0 = uv_hrtime();
     json_object_set_new(out, "id", json_integer(r->gid));
     json_t *params = json_object_get(msg, "params");
+    mcp__trace_id(params, r->trace_id);
     json_t *meta = json_object_get(params, "_meta");
     json_t *token = json_object_get(meta, "progressToken");
     if (token != NULL) {

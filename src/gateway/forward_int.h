@@ -79,6 +79,7 @@ struct gw_req {
     gw_batch *batch;
     char *method;
     uint64_t t0;           /* uv_hrtime() when it came */
+    char trace_id[33];     /* of its _meta.traceparent, for the log line; "" if none */
     int is_init;           /* the gateway's own initialize of a shared child */
     int internal;          /* a request of the gateway's own to a pooled child (modern.c) */
     gw_mreq *m;            /* a request of revision 2026-07-28 (modern.c), or NULL */

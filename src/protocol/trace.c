@@ -64,6 +64,18 @@ void mcp__trace_read(const json_t *meta, mcp__trace *t)
         t->baggage = bg;
 }
 
+void mcp__trace_id(const json_t *params, char out[33])
+{
+    const char *tp =
+        json_string_value(json_object_get(json_object_get(params, "_meta"), "traceparent"));
+    if (mcp_traceparent_valid(tp)) {
+        memcpy(out, tp + 3, 32);
+        out[32] = '\0';
+    } else {
+        out[0] = '\0';
+    }
+}
+
 int mcp__trace_new(char out[56])
 {
     unsigned char r[24];

@@ -18,6 +18,9 @@ typedef struct mcp__trace {
 } mcp__trace;
 
 void mcp__trace_read(const json_t *meta, mcp__trace *t);
+/* The trace-id of params._meta.traceparent (32 lowercase hex digits and a NUL) into
+ * out, or "" when params carries none that is valid: what a log line shows of it. */
+void mcp__trace_id(const json_t *params, char out[33]);
 /* A new traceparent (a new trace, sampled) into out (55 characters and a NUL). MCP_OK,
  * or MCP_EIO when no random bytes can be had. */
 int mcp__trace_new(char out[56]);

@@ -25,8 +25,13 @@ void gw_start(hc_server *s, const char *const flags[], const char *const cmd[])
 {
     const char *tail[16];
     size_t n = 0;
-    tail[n++] = "--log-level";
-    tail[n++] = "warning";
+    int leveled = 0; /* the flags choose the level themselves */
+    for (size_t i = 0; flags != NULL && flags[i] != NULL; i++)
+        leveled |= strcmp(flags[i], "--log-level") == 0;
+    if (!leveled) {
+        tail[n++] = "--log-level";
+        tail[n++] = "warning";
+    }
     tail[n++] = "--";
     for (size_t i = 0; cmd[i] != NULL && n < 15; i++)
         tail[n++] = cmd[i];

@@ -12,7 +12,8 @@
 #include "http_client.h"
 
 /* Starts mcp-gateway with flags (NULL-terminated, may be NULL) in front of cmd
- * (NULL-terminated), logging warnings and worse; fails the test when it does not. */
+ * (NULL-terminated), logging warnings and worse unless the flags give --log-level;
+ * fails the test when it does not. */
 void gw_start(hc_server *s, const char *const flags[], const char *const cmd[]);
 /* SIGTERM; fails the test unless it exits 0. Frees s. */
 void gw_stop(hc_server *s);

@@ -38,6 +38,7 @@
 #define MODERN "2026-07-28"
 #define LEGACY "2025-11-25"
 #define TP "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01"
+#define TRACE_ID "0af7651916cd43dd8448eb211c80319c"
 #define TS "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"
 #define BAGGAGE "userId=alice,serverNode=DF%2028"
 
@@ -321,8 +322,9 @@ static void through_the_gateway(const char *protocol)
     char everything[4096];
     assert_int_equal(harness_bin_path("mcp-everything", everything, sizeof(everything)), 0);
     const char *cmd[] = {everything, "--stdio", NULL};
+    const char *flags[] = {"--log-level", "info", NULL};
     hc_server gw;
-    gw_start(&gw, NULL, cmd);
+    gw_start(&gw, flags, cmd);
     char url[128];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", gw.port);
     mcp_client *c = mcp_client_new("trace-client", "1.0.0");
@@ -336,6 +338,22 @@ static void through_the_gateway(const char *protocol)
     expect_str(sc, "tracestate", TS);
     expect_str(sc, "baggage", BAGGAGE);
     json_decref(sc);
+    /* The gateway's line for that request carries the trace id (TP's second field); a
+     * request without a traceparent (initialize, here) has none. */
+    const char *line = "method=tools/call status=ok duration_ms=";
+    assert_int_equal(hc_server_wait_stderr(&gw, "trace_id=" TRACE_ID, WAIT_MS), 0);
+    char *err = hc_server_stderr(&gw);
+    const char *at = strstr(err, line);
+    assert_non_null(at);
+    const char *eol = strchr(at, '\n');
+    const char *id = strstr(at, "trace_id=" TRACE_ID);
+    assert_true(id != NULL && (eol == NULL || id < eol));
+    const char *init = strstr(err, "method=initialize");
+    if (init != NULL) { /* 2025-11-25: the session's initialize went through it */
+        eol = strchr(init, '\n');
+        assert_true(eol != NULL && memmem(init, (size_t)(eol - init), "trace_id=", 9) == NULL);
+    }
+    free(err);
     mcp_client_free(c);
     gw_stop(&gw);
 }
