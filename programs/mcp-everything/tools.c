@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -442,6 +443,36 @@ static json_t *tool_complete_elicitation(mcp_ctx *ctx, const json_t *args, void 
                         : mcp_tool_error("the notification could not be sent (%d)", rc);
 }
 
+/* Asks the client to open a URL (URL-mode elicitation, with an elicitationId of its
+ * own) and says what the user did: "action=accept", say. A client that did not declare
+ * URL mode is not asked, nor one of revision 2026-07-28 (no requests from the server). */
+static json_t *tool_url_elicitation(mcp_ctx *ctx, const json_t *args, void *user)
+{
+    (void)user;
+    static atomic_uint seq;
+    const char *url, *message = json_string_value(json_object_get(args, "message"));
+    json_t *err_result = NULL;
+    if (arg_string(args, "url", &url, &err_result) != 0)
+        return err_result;
+    char id[32];
+    snprintf(id, sizeof(id), "everything-%u", atomic_fetch_add(&seq, 1) + 1);
+    json_t *params = json_pack("{s:s, s:s, s:s, s:s}", "mode", "url", "url", url, "elicitationId",
+                               id, "message", message != NULL ? message : "Please open this page");
+    json_t *answer = NULL;
+    mcp_rpc_error err = {0};
+    int rc =
+        params != NULL ? mcp_ctx_elicit(ctx, params, HUMAN_TIMEOUT_MS, &answer, &err) : MCP_ENOMEM;
+    if (rc == MCP_ENOTSUP)
+        return mcp_text_result("URL-mode elicitation cannot be asked here: the client did not "
+                               "declare it, or this is revision 2026-07-28");
+    if (rc != MCP_OK)
+        return client_request_error("elicitation/create", rc, &err);
+    const char *action = json_string_value(json_object_get(answer, "action"));
+    json_t *result = text_resultf("action=%s", action != NULL ? action : "(none)");
+    json_decref(answer);
+    return result;
+}
+
 /* The request's W3C trace context, as the server read it from _meta (members left out
  * where it had none, or none of the W3C form). */
 static json_t *tool_trace_context(mcp_ctx *ctx, const json_t *args, void *user)
@@ -730,6 +761,12 @@ static const mcp_tool_def tools[] = {
                      "\"string\"}},\"required\":[\"elicitationId\"]}",
      .fn = tool_complete_elicitation,
      .flags = MCP_HANDLER_INLINE},
+    {.name = "url_elicitation",
+     .description = "Asks the client to open url (URL-mode elicitation) and says what the user "
+                    "did (action=accept, decline or cancel)",
+     .input_schema = "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\"},"
+                     "\"message\":{\"type\":\"string\"}},\"required\":[\"url\"]}",
+     .fn = tool_url_elicitation},
     {.name = "trace_context",
      .description = "Returns the W3C trace context (traceparent, tracestate, baggage) the "
                     "request carried in _meta",

@@ -10,6 +10,7 @@
  *   subscribe.c  `mcp subscribe`: a subscription's notifications until interrupted
  *   login.c   `mcp login`, `mcp logout`, `mcp auth status`, and the OAuth provider of
  *             every URL command
+ *   ask.c     the server's questions (sampling, elicitation, roots) answered by the user
  *
  * The program uses the public libmcp API only.
  */
@@ -190,5 +191,19 @@ void cli_subscribe_finish(void);
  * code). An acknowledgement of nothing ends it with 1. Returns the exit code.
  */
 int cli_subscribe(mcp_client *c, const char *const *what, size_t n, bool json, bool quiet);
+
+/* ---- ask.c ---- */
+
+/*
+ * Roots: the directories of --root (nroots of them), else with interactive the current
+ * one, else none. interactive: sampling and elicitation (form and URL modes) are
+ * declared and answered by the user (questions on stderr, answers read from stdin).
+ * Before connecting. Returns CLI_EXIT_OK, or the exit status after saying what failed
+ * (a --root that does not exist: CLI_EXIT_USAGE).
+ */
+int cli_ask_setup(mcp_client *c, bool interactive, const char *const *roots, size_t nroots);
+/* Opens url in the desktop's browser (xdg-open), if there is one and MCP_NO_BROWSER is
+ * unset or empty; failure is no error (login.c). */
+void cli_open_browser(const char *url);
 
 #endif

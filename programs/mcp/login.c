@@ -74,9 +74,11 @@ static int login_usage_error(const char *what)
     return CLI_EXIT_USAGE;
 }
 
-/* Opens url in the desktop's browser, if there is one; failure is no error. */
-static void open_browser_app(const char *url)
+void cli_open_browser(const char *url)
 {
+    const char *no = getenv("MCP_NO_BROWSER");
+    if (no != NULL && no[0] != '\0')
+        return;
     const char *argv[] = {"xdg-open", url, NULL};
     pid_t pid;
     posix_spawn_file_actions_t fa;
@@ -94,9 +96,8 @@ static void on_redirect(mcp_oauth *o, const char *url, void *user)
     bool browser = *(bool *)user;
     fprintf(stderr, "To sign in, open this URL in a browser:\n\n  %s\n\n", url);
     fflush(stderr);
-    const char *no = getenv("MCP_NO_BROWSER");
-    if (browser && (no == NULL || no[0] == '\0'))
-        open_browser_app(url);
+    if (browser)
+        cli_open_browser(url);
 }
 
 static void on_device_code(mcp_oauth *o, const char *uri, const char *code, const char *complete,

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define DEFAULT_TIMEOUT_MS 60000
 
@@ -54,6 +55,9 @@ typedef struct cli {
     size_t nkvs;
     const char *const *what; /* subscribe WHAT... (borrowed from argv) */
     size_t nwhat;
+    int interactive;    /* --interactive 1, --no-interactive 0, else -1: a terminal decides */
+    const char **roots; /* --root values (borrowed from argv) */
+    size_t nroots;
 } cli;
 
 /* The words that begin a COMMAND, and so end the server command. "info", a word that
@@ -125,6 +129,14 @@ static void usage(FILE *f)
           "                      with an older revision), legacy (initialize only),\n"
           "                      2026-07-28 (never initialize), or an older version\n"
           "                      such as 2025-11-25 (initialize offering it)\n"
+          "  --interactive       answer the server's questions: sampling (you write the\n"
+          "                      model's reply), elicitation (a form, field by field,\n"
+          "                      or a URL to open) and roots; on by default when stdin\n"
+          "                      and stderr are a terminal. Questions go to stderr,\n"
+          "                      answers are read from stdin, one line each\n"
+          "  --no-interactive    never: the server is told mcp offers none of them\n"
+          "  --root DIR          offer DIR as a root (repeatable); without it an\n"
+          "                      interactive mcp offers the current directory\n"
           "  --help, -h          print this help and exit\n"
           "  --version, -V       print the version and exit\n"
           "\n"
@@ -368,7 +380,8 @@ static int parse_args(cli *o, int argc, char **argv)
 {
     /* Every --header fits: there are fewer than argc of them. */
     o->server.headers = calloc((size_t)argc, sizeof *o->server.headers);
-    if (o->server.headers == NULL)
+    o->roots = calloc((size_t)argc, sizeof *o->roots);
+    if (o->server.headers == NULL || o->roots == NULL)
         return usage_error("%s", "out of memory");
     size_t nheaders = 0;
     const char *http_option = NULL; /* the last option that needs a URL, for the message */
@@ -388,6 +401,12 @@ static int parse_args(cli *o, int argc, char **argv)
             o->json = true;
         } else if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
             o->quiet = true;
+        } else if (strcmp(arg, "--interactive") == 0) {
+            o->interactive = 1;
+        } else if (strcmp(arg, "--no-interactive") == 0) {
+            o->interactive = 0;
+        } else if ((val = option_value(argc, argv, &i, "--root", &missing)) != NULL) {
+            o->roots[o->nroots++] = val;
         } else if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
             usage(stdout);
             return CLI_EXIT_OK;
@@ -764,6 +783,12 @@ static int run(const cli *o)
         code = CLI_EXIT_CONNECT;
         goto done;
     }
+    bool interactive = o->interactive >= 0
+                           ? o->interactive == 1
+                           : isatty(STDIN_FILENO) == 1 && isatty(STDERR_FILENO) == 1;
+    code = cli_ask_setup(c, interactive, o->roots, o->nroots);
+    if (code != CLI_EXIT_OK)
+        goto done;
 
     code = cli_connect(c, &o->server, o->timeout_ms);
     if (code != CLI_EXIT_OK)
@@ -842,7 +867,7 @@ int main(int argc, char **argv)
     if (argc >= 2 && (strcmp(argv[1], "login") == 0 || strcmp(argv[1], "logout") == 0 ||
                       strcmp(argv[1], "auth") == 0))
         return cli_auth_main(argc - 1, argv + 1);
-    cli o = {.timeout_ms = DEFAULT_TIMEOUT_MS, .log_level = -1, .set_level = -1};
+    cli o = {.timeout_ms = DEFAULT_TIMEOUT_MS, .log_level = -1, .set_level = -1, .interactive = -1};
     int code = parse_args(&o, argc, argv);
     if (code < 0) {
         cli_status_init(o.quiet);
@@ -858,5 +883,6 @@ int main(int argc, char **argv)
     free(o.kvs);
     free(o.server.argv);
     free(o.server.headers);
+    free(o.roots);
     return code;
 }

@@ -73,16 +73,20 @@ char *cr_read_file(const char *path)
     return text;
 }
 
-void cr_run_program(cr_run *r, const char *const argv[], int deadline_ms)
+void cr_run_program_input(cr_run *r, const char *const argv[], const char *input, int deadline_ms)
 {
-    int outp[2], errp[2];
+    int outp[2], errp[2], inp[2] = {-1, -1};
     assert_int_equal(pipe2(outp, O_CLOEXEC), 0);
     assert_int_equal(pipe2(errp, O_CLOEXEC), 0);
+    /* The whole input fits in the pipe, so it is written before the program reads. */
+    assert_true(input == NULL || strlen(input) <= 4096);
+    if (input != NULL)
+        assert_int_equal(pipe2(inp, O_CLOEXEC), 0);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0)
+        int in = input != NULL ? inp[0] : open("/dev/null", O_RDONLY);
+        if (in < 0 || dup2(in, 0) < 0 || dup2(outp[1], 1) < 0 || dup2(errp[1], 2) < 0)
             _exit(127);
         /* It dies with the thread that started it, whatever becomes of the test. */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
@@ -97,6 +101,12 @@ void cr_run_program(cr_run *r, const char *const argv[], int deadline_ms)
     }
     close(outp[1]);
     close(errp[1]);
+    if (input != NULL) {
+        close(inp[0]);
+        size_t len = strlen(input);
+        assert_true(write(inp[1], input, len) == (ssize_t)len);
+        close(inp[1]);
+    }
 
     memset(r, 0, sizeof *r);
     size_t outlen = 0, errlen = 0;
@@ -145,7 +155,12 @@ void cr_run_program(cr_run *r, const char *const argv[], int deadline_ms)
     r->status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
 }
 
-void cr_run_mcp(cr_run *r, const char *const *args)
+void cr_run_program(cr_run *r, const char *const argv[], int deadline_ms)
+{
+    cr_run_program_input(r, argv, NULL, deadline_ms);
+}
+
+void cr_run_mcp_input(cr_run *r, const char *const *args, const char *input)
 {
     static char mcp_path[4096];
     assert_int_equal(harness_bin_path("mcp", mcp_path, sizeof mcp_path), 0);
@@ -157,7 +172,12 @@ void cr_run_mcp(cr_run *r, const char *const *args)
         argv[n] = args[n - 1];
     }
     argv[n] = NULL;
-    cr_run_program(r, argv, CR_MCP_DEADLINE_MS);
+    cr_run_program_input(r, argv, input, CR_MCP_DEADLINE_MS);
+}
+
+void cr_run_mcp(cr_run *r, const char *const *args)
+{
+    cr_run_mcp_input(r, args, NULL);
 }
 
 void cr_expect_contains(const char *what, const char *text, const char *needle)

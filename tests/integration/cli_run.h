@@ -24,8 +24,12 @@ typedef struct cr_run {
  * the program has not finished within deadline_ms (it is killed then).
  */
 void cr_run_program(cr_run *r, const char *const argv[], int deadline_ms);
+/* The same with input (at most 4096 bytes) on its stdin, which then ends; NULL: /dev/null. */
+void cr_run_program_input(cr_run *r, const char *const argv[], const char *input, int deadline_ms);
 /* Runs $MCP_BIN_DIR/mcp with args (NULL-terminated, at most 30) within CR_MCP_DEADLINE_MS. */
 void cr_run_mcp(cr_run *r, const char *const *args);
+/* The same with input on its stdin (as cr_run_program_input). */
+void cr_run_mcp_input(cr_run *r, const char *const *args, const char *input);
 /* Frees what r holds and zeroes it. */
 void cr_run_free(cr_run *r);
 

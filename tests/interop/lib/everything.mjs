@@ -618,6 +618,14 @@ export function everythingChecks(env) {
             if (raw.isError) assert.match(raw.content[0].text, /no session to notify/);
             else assert.deepEqual(raw, textResult('notified'));
         },
+        async url_elicitation(tool) {
+            // This client declares form-mode elicitation only, so the server does not ask it
+            // to open a URL and the tool says so.
+            const args = { url: 'https://example.com/finish' };
+            assertArgsFitSchema(tool, args);
+            const { raw } = await call('url_elicitation', args);
+            assert.match(raw.content[0].text, /^URL-mode elicitation cannot be asked here/);
+        },
         async slow_echo(tool) {
             const args = { text: 'slow hello', delay_ms: 50 };
             assertArgsFitSchema(tool, args);
