@@ -537,6 +537,29 @@ MCP_EXTERN int mcp_server_add_resource_template(mcp_server *srv,
  * uri_template; MCP_ENOENT when there is none. */
 MCP_EXTERN int mcp_server_remove_resource_template(mcp_server *srv, const char *uri_template);
 /*
+ * Skills (SEP-2640, the extension "io.modelcontextprotocol/skills"): serves the skills
+ * under dir, a folder of skill folders (at any depth) each holding a SKILL.md whose
+ * YAML frontmatter gives at least "name" (1 to 64 of a-z, 0-9 and inner single '-',
+ * the folder's own name) and "description". Declares the extension (directoryRead)
+ * and the resources capability, and answers skills/list, skills/get and
+ * resources/directory/read; every file of a skill is a resource skill://<path>
+ * (read through the template "skill://{+path}"; each SKILL.md is also listed by
+ * resources/list), its text when it is UTF-8, else base64. A skill's entry lists its
+ * files with their sizes and SHA-256 digests, as a host checks them.
+ *
+ * The folder is read once, now: files whose names begin with '.' are left out; a skill
+ * holding a symbolic link or another special file, a name that is not UTF-8, more than
+ * 512 files or 16 MiB, or a frontmatter the library does not read exactly as other
+ * SDKs do (src/protocol/frontmatter.c; quote a value to be sure) is not served, with a
+ * warning on stderr that says why. A file read later is opened without following
+ * links beneath dir, and a file changed since is answered -32603. At most 10,000
+ * entries and 16 levels are walked. *count (may be NULL) gets the number of skills
+ * served. Once per server, before serving. MCP_OK; MCP_EINVAL for a NULL srv or dir;
+ * MCP_EEXIST when skills were added already; MCP_EIO when dir cannot be read (or holds
+ * more than the limits); MCP_ENOMEM.
+ */
+MCP_EXTERN int mcp_server_add_skills(mcp_server *srv, const char *dir, size_t *count);
+/*
  * Adds a prompt. prompts/get checks that every argument is a string and that
  * the required ones are there before the handler runs. An argument whose name
  * is not valid UTF-8, or whose copy fails, is left out without an error; a

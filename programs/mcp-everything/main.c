@@ -30,6 +30,7 @@ struct options {
     unsigned eras;              /* MCP_ERA_*; 0: both */
     int workers;                /* 0: the library's default */
     const char *state_key_file; /* the requestState key, shared by the nodes */
+    const char *skills;         /* --skills DIR, or NULL */
     http_flags flags;           /* the HTTP flags; lists point into argv */
 };
 
@@ -67,6 +68,9 @@ static void print_help(FILE *out)
             "      --state-key-file FILE  the key that seals 2026-07-28 requestState: 32\n"
             "                        bytes, or 64 hex digits; nodes behind one load\n"
             "                        balancer share it (default: one drawn at start)\n"
+            "      --skills DIR      serve the skills under DIR (SEP-2640: skills/list,\n"
+            "                        skills/get, skill:// resources): folders that each\n"
+            "                        hold a SKILL.md\n"
             "  -h, --help            print this help and exit\n"
             "      --version         print the version and exit\n"
             "\n"
@@ -117,9 +121,10 @@ static int parse_args(int argc, char **argv, struct options *opt)
         OPT_WORKERS,
         OPT_VERSION,
         OPT_PROTOCOL,
-        OPT_STATE_KEY
+        OPT_STATE_KEY,
+        OPT_SKILLS
     };
-    struct option longopts[9 + HTTP_FLAGS_COUNT] = {
+    struct option longopts[10 + HTTP_FLAGS_COUNT] = {
         {"stdio", no_argument, NULL, OPT_STDIO},
         {"http", required_argument, NULL, OPT_HTTP},
         {"page-size", required_argument, NULL, OPT_PAGE_SIZE},
@@ -128,9 +133,10 @@ static int parse_args(int argc, char **argv, struct options *opt)
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
         {"state-key-file", required_argument, NULL, OPT_STATE_KEY},
+        {"skills", required_argument, NULL, OPT_SKILLS},
     };
-    http_flags_add(longopts + 8);
-    longopts[8 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
+    http_flags_add(longopts + 9);
+    longopts[9 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
 
     *opt = (struct options){.transport = TRANSPORT_HTTP, .listen = DEFAULT_LISTEN};
     int c, li = -1;
@@ -188,6 +194,9 @@ static int parse_args(int argc, char **argv, struct options *opt)
                 usage_error("--workers needs an integer from 1 to 256, not '%s'", optarg);
                 return EXIT_USAGE;
             }
+            break;
+        case OPT_SKILLS:
+            opt->skills = optarg;
             break;
         case 'h':
             print_help(stdout);
@@ -248,6 +257,13 @@ static int apply_settings(mcp_server *srv, const struct options *opt)
     }
     if (opt->state_key_file != NULL && set_state_key(srv, opt->state_key_file) != 0)
         return EXIT_USAGE;
+    size_t nskills = 0;
+    if (opt->skills != NULL && (rc = mcp_server_add_skills(srv, opt->skills, &nskills)) != MCP_OK) {
+        fprintf(stderr, "%s: --skills %s: %s\n", EVERYTHING_NAME, opt->skills, mcp_strerror(rc));
+        return EXIT_USAGE;
+    }
+    if (opt->skills != NULL && nskills == 0)
+        fprintf(stderr, "%s: --skills %s: no skill found\n", EVERYTHING_NAME, opt->skills);
     if (opt->eras != 0 && (rc = mcp_server_set_eras(srv, opt->eras)) != MCP_OK) {
         fprintf(stderr, "%s: --protocol: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
         return EXIT_USAGE;

@@ -226,12 +226,15 @@ void mcp__methods_free(mcp_server *srv)
     json_decref(srv->experimental);
 }
 
-int mcp_server_add_method(mcp_server *srv, const mcp_method_def *given)
+/* library: the library's own extensions may register under its families
+ * (resources/directory/read). */
+static int add_method(mcp_server *srv, const mcp_method_def *given, int library)
 {
     mcp_method_def def = {0};
     if (srv == NULL || given == NULL ||
         mcp__opts_copy(&def, sizeof(def), given, METHOD_DEF_V1_SIZE) != MCP_OK ||
-        !method_name_valid(def.method) || library_method(def.method) || def.fn == NULL ||
+        !method_name_valid(def.method) || (!library && library_method(def.method)) ||
+        def.fn == NULL ||
         (def.name_param != NULL && (def.name_param[0] == '\0' || strlen(def.name_param) > 255)))
         return MCP_EINVAL;
     mcp__method *m = calloc(1, sizeof(*m));
@@ -250,6 +253,16 @@ int mcp_server_add_method(mcp_server *srv, const mcp_method_def *given)
     if (rc != MCP_OK)
         method_free(m);
     return rc;
+}
+
+int mcp_server_add_method(mcp_server *srv, const mcp_method_def *def)
+{
+    return add_method(srv, def, 0);
+}
+
+int mcp__add_library_method(mcp_server *srv, const mcp_method_def *def)
+{
+    return add_method(srv, def, 1);
 }
 
 int mcp_server_remove_method(mcp_server *srv, const char *method)

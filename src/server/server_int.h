@@ -116,6 +116,7 @@ struct mcp_server {
      * lock can be read after (NULL: none). */
     json_t *extensions, *experimental;
     mcp__srt *runtimes;
+    struct mcp__skills *skills; /* mcp_server_add_skills(), or NULL */
 
     uv_once_t pool_once;
     mcp__pool *pool;
@@ -393,6 +394,11 @@ int mcp__server_logs(mcp_server *srv);
 /* Under srv->lock: the method of one's own called method, or NULL. */
 mcp__method *mcp__find_method(mcp_server *srv, const char *method);
 void mcp__methods_free(mcp_server *srv);
+/* mcp_server_add_method() for the library's own extensions: the families the library
+ * answers (resources/...) are not refused. */
+int mcp__add_library_method(mcp_server *srv, const mcp_method_def *def);
+/* The skills catalog of mcp_server_add_skills() (skills.c), freed with the server. */
+void mcp__skills_free(struct mcp__skills *sk);
 
 /* ---- Spans (trace.c; loop thread) ---- */
 

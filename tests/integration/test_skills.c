@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Skills served by the library (mcp_server_add_skills), driven by our client over
+ * Streamable HTTP in both eras: the API's answers (counts, a second call, a folder that
+ * is missing), and what a hostile folder or client cannot do: a file changed after the
+ * catalog was read, or a folder swapped for a symbolic link to elsewhere, is answered
+ * -32603 and nothing of it is sent; URIs that climb out (.., %2e%2e), a cursor the server
+ * never gave, a missing uri: -32602. The SDK's own host-side checks of the same catalog
+ * are interop_skills'.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <mcp/mcp.h>
+
+#include "inproc_host.h"
+
+#define WAIT_MS 10000
+
+static char root[256];
+
+static void put(const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    for (char *p = path + strlen(root) + 1; *p != '\0'; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(path, 0700);
+            *p = '/';
+        }
+    }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(root, sizeof root, "/tmp/libmcp-skills-XXXXXX");
+    assert_non_null(mkdtemp(root));
+    put("alpha/SKILL.md", "---\nname: alpha\ndescription: The first skill\n---\nUse it.\n");
+    put("alpha/refs/guide.md", "a guide\n");
+    put("beta/SKILL.md", "---\nname: beta\ndescription: The second\n---\n");
+    put("outside/secret.txt", "not a skill's\n");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The request's result, or NULL with *code set to the JSON-RPC error's code. */
+static json_t *ask(mcp_client *c, const char *method, json_t *params, int *code)
+{
+    json_t *result = NULL;
+    mcp_rpc_error err = {0};
+    int rc = mcp_client_request(c, method, params, NULL, &result, &err);
+    *code = rc == MCP_ERPC ? err.code : 0;
+    if (rc != MCP_OK && rc != MCP_ERPC)
+        fail_msg("%s: %s", method, mcp_strerror(rc));
+    mcp_rpc_error_clear(&err);
+    return result;
+}
+
+static void test_the_api(void **state)
+{
+    (void)state;
+    mcp_server *srv = mcp_server_new("skills", "1.0.0");
+    size_t n = 99;
+    assert_int_equal(mcp_server_add_skills(NULL, root, &n), MCP_EINVAL);
+    assert_int_equal(mcp_server_add_skills(srv, NULL, &n), MCP_EINVAL);
+    assert_int_equal(mcp_server_add_skills(srv, "/no/such/folder", &n), MCP_EIO);
+    assert_int_equal(n, 0);
+    assert_int_equal(mcp_server_add_skills(srv, root, &n), MCP_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(mcp_server_add_skills(srv, root, NULL), MCP_EEXIST);
+    mcp_server_free(srv);
+}
+
+static void hostile(const char *protocol)
+{
+    mcp_server *srv = mcp_server_new("skills", "1.0.0");
+    assert_int_equal(mcp_server_add_skills(srv, root, NULL), MCP_OK);
+    ih_host h;
+    ih_start(&h, srv);
+    mcp_client *c = mcp_client_new("skills-test", "1.0.0");
+    assert_int_equal(mcp_client_set_protocol(c, protocol), MCP_OK);
+    assert_int_equal(mcp_client_connect_http(c, h.url, NULL, WAIT_MS), MCP_OK);
+    const json_t *ext = mcp_client_server_extension(c, "io.modelcontextprotocol/skills");
+    assert_true(json_is_true(json_object_get(ext, "directoryRead")));
+
+    int code;
+    json_t *r =
+        ask(c, "resources/read", json_pack("{s:s}", "uri", "skill://alpha/refs/guide.md"), &code);
+    assert_non_null(r);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(r, "contents"), 0), "text")),
+                        "a guide\n");
+    json_decref(r);
+
+    /* Changed after the catalog was read (same size, other bytes): not sent. */
+    put("alpha/refs/guide.md", "A GUIDE\n");
+    assert_null(
+        ask(c, "resources/read", json_pack("{s:s}", "uri", "skill://alpha/refs/guide.md"), &code));
+    assert_int_equal(code, -32603);
+    put("alpha/refs/guide.md", "a guide\n");
+
+    /* The folder swapped for a link to elsewhere: the file is not followed there. */
+    char refs[512], moved[512], target[512];
+    snprintf(refs, sizeof refs, "%s/alpha/refs", root);
+    snprintf(moved, sizeof moved, "%s/alpha/refs-moved", root);
+    snprintf(target, sizeof target, "%s/outside", root);
+    assert_int_equal(rename(refs, moved), 0);
+    put("outside/guide.md", "a guide\n"); /* even the same bytes */
+    assert_int_equal(symlink(target, refs), 0);
+    assert_null(
+        ask(c, "resources/read", json_pack("{s:s}", "uri", "skill://alpha/refs/guide.md"), &code));
+    assert_int_equal(code, -32603);
+    assert_int_equal(unlink(refs), 0);
+    assert_int_equal(rename(moved, refs), 0);
+
+    /* URIs that climb, or are not the catalog's: not found. */
+    const char *const climbing[] = {"skill://alpha/../outside/secret.txt",
+                                    "skill://alpha/refs/%2e%2e/%2e%2e/outside/secret.txt",
+                                    "skill://outside/secret.txt", "skill://alpha/refs/guide.md/"};
+    for (size_t i = 0; i < sizeof climbing / sizeof climbing[0]; i++) {
+        assert_null(ask(c, "resources/read", json_pack("{s:s}", "uri", climbing[i]), &code));
+        if (code != -32602 && code != -32002)
+            fail_msg("%s: %d", climbing[i], code);
+    }
+    /* A folder is no file; a file is no folder. */
+    assert_null(ask(c, "resources/read", json_pack("{s:s}", "uri", "skill://alpha/refs"), &code));
+    assert_int_equal(code, -32602);
+    assert_null(ask(c, "resources/directory/read",
+                    json_pack("{s:s}", "uri", "skill://alpha/SKILL.md"), &code));
+    assert_int_equal(code, -32602);
+    /* A cursor never given, a uri missing or not a string. */
+    assert_null(ask(c, "skills/list", json_pack("{s:s}", "cursor", "x"), &code));
+    assert_int_equal(code, -32602);
+    assert_null(ask(c, "skills/get", json_object(), &code));
+    assert_int_equal(code, -32602);
+    assert_null(ask(c, "skills/get", json_pack("{s:i}", "uri", 1), &code));
+    assert_int_equal(code, -32602);
+    /* And after all that, the catalog still answers. */
+    r = ask(c, "skills/get", json_pack("{s:s}", "uri", "skill://beta/SKILL.md"), &code);
+    assert_non_null(r);
+    assert_string_equal(
+        json_string_value(json_object_get(
+            json_object_get(json_object_get(r, "skill"), "frontmatter"), "description")),
+        "The second");
+    if (strcmp(protocol, MCP_PROTOCOL_2026_07_28) == 0)
+        assert_string_equal(json_string_value(json_object_get(r, "cacheScope")), "private");
+    json_decref(r);
+    mcp_client_free(c);
+    ih_stop(&h);
+}
+
+static void test_hostile_folder_and_client_2025_11_25(void **state)
+{
+    (void)state;
+    hostile("2025-11-25");
+}
+
+static void test_hostile_folder_and_client_2026_07_28(void **state)
+{
+    (void)state;
+    hostile(MCP_PROTOCOL_2026_07_28);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_the_api),
+        cmocka_unit_test(test_hostile_folder_and_client_2025_11_25),
+        cmocka_unit_test(test_hostile_folder_and_client_2026_07_28),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
