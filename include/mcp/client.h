@@ -643,6 +643,37 @@ MCP_EXTERN int mcp_client_request(mcp_client *c, const char *method, json_t *par
 MCP_EXTERN int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
                                         const mcp_call_opts *opts, mcp_response_fn cb, void *user,
                                         long long *request_id);
+
+/*
+ * Skills (SEP-2640), from a server that declares "io.modelcontextprotocol/skills".
+ * mcp_client_list_skills: skills/list with every page walked (at most 64; MCP_ELIMIT
+ * past them); *skills gets the array of entries ({uri, frontmatter, resources}), a new
+ * reference. mcp_client_get_skill: skills/get of the entry whose SKILL.md is uri;
+ * *skill gets it. An entry that is not valid (its uri names no SKILL.md, its
+ * frontmatter has no string name and description, a resource has no uri, sha256 digest
+ * or size, its own SKILL.md is not listed; for get, another skill's) fails the call
+ * with MCP_EPROTO, its reason in err->message.
+ *
+ * mcp_client_read_skill reads one file of an entry and checks it as the extension asks
+ * a host to: ref is NULL for the SKILL.md, a path relative to the skill's folder
+ * ("references/FORMS.md"), or a skill:// URI; the file must be listed in the entry
+ * (however either side percent-encodes it; else MCP_ENOENT and nothing is sent), and
+ * its bytes must have the listed size and SHA-256 digest, and a SKILL.md a frontmatter
+ * that reads to the entry's (src/protocol/frontmatter.c: one outside what that reader
+ * takes is refused too); else MCP_EPROTO saying which. A skill whose resources are
+ * "dynamic" is read without the listing, size and digest checks. *data (malloc'd, a
+ * NUL after its *len bytes) gets the file's bytes, text or decoded blob alike.
+ *
+ * All three: MCP_OK; MCP_EINVAL for a NULL argument (or an entry that is not valid);
+ * MCP_ENOTSUP when the server did not declare the extension; the errors of
+ * mcp_client_request(). Blocking, as mcp_client_request().
+ */
+MCP_EXTERN int mcp_client_list_skills(mcp_client *c, json_t **skills, mcp_rpc_error *err);
+MCP_EXTERN int mcp_client_get_skill(mcp_client *c, const char *uri, json_t **skill,
+                                    mcp_rpc_error *err);
+MCP_EXTERN int mcp_client_read_skill(mcp_client *c, const json_t *skill, const char *ref,
+                                     char **data, size_t *len, mcp_rpc_error *err);
+
 /*
  * Cancels a pending request (asynchronous, or one a blocked
  * mcp_client_request() waits for), or a subscription (mcp_client_listen: it

@@ -10,6 +10,7 @@
  *   subscribe.c  `mcp subscribe`: a subscription's notifications until interrupted
  *   login.c   `mcp login`, `mcp logout`, `mcp auth status`, and the OAuth provider of
  *             every URL command
+ *   skills.c  `mcp skills list|get`
  *   ask.c     the server's questions (sampling, elicitation, roots) answered by the user
  *
  * The program uses the public libmcp API only.
@@ -191,6 +192,12 @@ void cli_subscribe_finish(void);
  * code). An acknowledgement of nothing ends it with 1. Returns the exit code.
  */
 int cli_subscribe(mcp_client *c, const char *const *what, size_t n, bool json, bool quiet);
+
+/* ---- skills.c ---- */
+
+/* skills list (target NULL) or skills get target [file]; json: the entries as JSON.
+ * Returns the exit status. */
+int cli_skills(mcp_client *c, const char *target, const char *file, bool json);
 
 /* ---- ask.c ---- */
 

@@ -36,7 +36,8 @@ typedef enum cli_command {
     CMD_INFO,
     CMD_COMPLETE,
     CMD_LOGGING_SET,
-    CMD_SUBSCRIBE
+    CMD_SUBSCRIBE,
+    CMD_SKILLS
 } cli_command;
 
 typedef struct cli {
@@ -55,15 +56,16 @@ typedef struct cli {
     size_t nkvs;
     const char *const *what; /* subscribe WHAT... (borrowed from argv) */
     size_t nwhat;
-    int interactive;    /* --interactive 1, --no-interactive 0, else -1: a terminal decides */
-    const char **roots; /* --root values (borrowed from argv) */
+    const char *skill_file; /* skills get NAME FILE */
+    int interactive;        /* --interactive 1, --no-interactive 0, else -1: a terminal decides */
+    const char **roots;     /* --root values (borrowed from argv) */
     size_t nroots;
 } cli;
 
 /* The words that begin a COMMAND, and so end the server command. "info", a word that
  * servers' own arguments hold ("--log-level info"), begins one only as the last word. */
-static const char *const command_words[] = {"tools",    "resources", "prompts",  "ping",
-                                            "complete", "logging",   "subscribe"};
+static const char *const command_words[] = {"tools",    "resources", "prompts",   "ping",
+                                            "complete", "logging",   "subscribe", "skills"};
 
 static void usage(FILE *f)
 {
@@ -83,7 +85,7 @@ static void usage(FILE *f)
           "Otherwise mcp starts the server CMD with ARGS and talks to it over its stdin\n"
           "and stdout. Without the second '--', the server command ends at the first\n"
           "word that begins a COMMAND (tools, resources, prompts, ping, complete,\n"
-          "logging, subscribe; info as the last word); put a second '--' right\n"
+          "logging, subscribe, skills; info as the last word); put a second '--' right\n"
           "before COMMAND when the server's own arguments contain such a word.\n"
           "\n"
           "Commands:\n"
@@ -101,6 +103,12 @@ static void usage(FILE *f)
           "  complete prompt NAME ARG VALUE     complete a prompt argument\n"
           "  complete resource URI ARG VALUE    complete a resource template argument\n"
           "  logging set LEVEL                  set the server's logging level\n"
+          "  skills list                        the server's skills (SEP-2640)\n"
+          "  skills get NAME|URI [FILE]         a skill's SKILL.md, or FILE of it (a path\n"
+          "                                     in the skill's folder), checked against\n"
+          "                                     the skill's entry (size, SHA-256 digest,\n"
+          "                                     frontmatter) before it is printed; --json:\n"
+          "                                     the entry\n"
           "  subscribe [WHAT...]                print the server's change notifications as\n"
           "                                     they come, one a line, until SIGINT or\n"
           "                                     SIGTERM; WHAT is tools, prompts or\n"
@@ -332,6 +340,16 @@ static int parse_command(cli *o, char **w, int n)
         return usage_error("%s", "expected 'complete prompt NAME ARG VALUE' or "
                                  "'complete resource URI ARG VALUE'");
     }
+    if (strcmp(group, "skills") == 0) {
+        if ((strcmp(verb, "list") == 0 && n == 2) ||
+            (strcmp(verb, "get") == 0 && (n == 3 || n == 4))) {
+            o->command = CMD_SKILLS;
+            o->target = n >= 3 ? w[2] : NULL;
+            o->skill_file = n == 4 ? w[3] : NULL;
+            return CLI_EXIT_OK;
+        }
+        return usage_error("%s", "expected 'skills list' or 'skills get NAME|URI [FILE]'");
+    }
     if (strcmp(group, "subscribe") == 0) {
         o->command = CMD_SUBSCRIBE;
         o->what = (const char *const *)w + 1;
@@ -532,6 +550,7 @@ static const char *needed_capability(cli_command command)
         return "logging";
     case CMD_PING:
     case CMD_INFO:
+    case CMD_SKILLS:    /* an extension: mcp_client_list_skills checks it */
     case CMD_SUBSCRIBE: /* the acknowledgement says what the server offers */
         return NULL;
     }
@@ -847,6 +866,9 @@ static int run(const cli *o)
         break;
     case CMD_SUBSCRIBE:
         code = cli_subscribe(c, o->what, o->nwhat, o->json, o->quiet);
+        break;
+    case CMD_SKILLS:
+        code = cli_skills(c, o->target, o->skill_file, o->json);
         break;
     default:
         code = run_single(c, o);

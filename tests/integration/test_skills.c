@@ -23,6 +23,8 @@
 
 #include <mcp/mcp.h>
 
+#include "cli_run.h"
+#include "harness.h"
 #include "inproc_host.h"
 
 #define WAIT_MS 10000
@@ -184,12 +186,125 @@ static void test_hostile_folder_and_client_2026_07_28(void **state)
     hostile(MCP_PROTOCOL_2026_07_28);
 }
 
+/* A server that says what it likes: an entry whose digest, size or frontmatter is not
+ * its file's, an entry that does not list its own SKILL.md. */
+static json_t *lying_list(mcp_ctx *ctx, const json_t *params, void *user)
+{
+    (void)ctx, (void)params;
+    return json_pack("{s:[O]}", "skills", (json_t *)user);
+}
+
+static json_t *evil_read(mcp_ctx *ctx, const char *uri, const json_t *vars, void *user)
+{
+    (void)ctx, (void)vars, (void)user;
+    return json_pack("{s:[{s:s, s:s}]}", "contents", "uri", uri, "text",
+                     strcmp(uri, "skill://evil/SKILL.md") == 0
+                         ? "---\nname: evil\ndescription: not what the entry says\n---\n"
+                         : "12345");
+}
+
+static void test_the_client_checks_what_a_server_says(void **state)
+{
+    (void)state;
+    /* "12345": 5 bytes, sha256 5994471a...; the SKILL.md's size and digest are wrong,
+     * then right with a frontmatter that differs from the entry's. */
+    json_t *entry = json_pack(
+        "{s:s, s:{s:s, s:s}, s:[{s:s, s:s, s:i}, {s:s, s:s, s:i}, {s:s, s:s, s:i}]}", "uri",
+        "skill://evil/SKILL.md", "frontmatter", "name", "evil", "description", "harmless",
+        "resources", "uri", "skill://evil/SKILL.md", "digest",
+        "sha256:0000000000000000000000000000000000000000000000000000000000000000", "size", 60,
+        "uri", "skill://evil/good.txt", "digest",
+        "sha256:5994471abb01112afcc18159f6cc74b4f511b99806da59b3caf5a9c173cacfc5", "size", 5, "uri",
+        "skill://evil/bad.txt", "digest",
+        "sha256:5994471abb01112afcc18159f6cc74b4f511b99806da59b3caf5a9c173cacfc6", "size", 5);
+    mcp_server *srv = mcp_server_new("evil", "1.0.0");
+    assert_int_equal(mcp_server_set_extension(srv, "io.modelcontextprotocol/skills", NULL), MCP_OK);
+    mcp_method_def m = {.size = sizeof m, .method = "skills/list", .fn = lying_list, .user = entry};
+    assert_int_equal(mcp_server_add_method(srv, &m), MCP_OK);
+    mcp_resource_template_def t = {
+        .size = sizeof t, .uri_template = "skill://{+path}", .name = "evil", .fn = evil_read};
+    assert_int_equal(mcp_server_add_resource_template(srv, &t), MCP_OK);
+    ih_host h;
+    ih_start(&h, srv);
+    mcp_client *c = mcp_client_new("skills-test", "1.0.0");
+    assert_int_equal(mcp_client_connect_http(c, h.url, NULL, WAIT_MS), MCP_OK);
+
+    json_t *skills = NULL;
+    mcp_rpc_error err = {0};
+    assert_int_equal(mcp_client_list_skills(c, &skills, &err), MCP_OK);
+    const json_t *skill = json_array_get(skills, 0);
+    char *data = NULL;
+    size_t len = 0;
+    assert_int_equal(mcp_client_read_skill(c, skill, "good.txt", &data, &len, &err), MCP_OK);
+    assert_int_equal(len, 5);
+    assert_string_equal(data, "12345");
+    free(data);
+    assert_int_equal(mcp_client_read_skill(c, skill, "bad.txt", &data, &len, &err), MCP_EPROTO);
+    assert_non_null(strstr(err.message, "digest"));
+    assert_null(data);
+    assert_int_equal(mcp_client_read_skill(c, skill, NULL, &data, &len, &err), MCP_EPROTO);
+    assert_non_null(strstr(err.message, "bytes, not the 60 listed"));
+    /* Its size and digest right, its frontmatter not the entry's. */
+    json_t *md = json_array_get(json_object_get(skill, "resources"), 0);
+    json_object_set_new(md, "size", json_integer(56));
+    json_object_set_new(
+        md, "digest",
+        json_string("sha256:0af98cd7019773bb93d11f8c67a8807b2c04493094d5f5daef182a922f9562d2"));
+    assert_int_equal(mcp_client_read_skill(c, skill, NULL, &data, &len, &err), MCP_EPROTO);
+    assert_non_null(strstr(err.message, "frontmatter is not the entry's"));
+    assert_int_equal(mcp_client_read_skill(c, skill, "../../etc/passwd", &data, &len, &err),
+                     MCP_ENOENT);
+    json_decref(skills);
+
+    /* An entry that does not list its own SKILL.md fails the whole list. */
+    json_array_remove(json_object_get(entry, "resources"), 0);
+    assert_int_equal(mcp_client_list_skills(c, &skills, &err), MCP_EPROTO);
+    assert_null(skills);
+    assert_non_null(strstr(err.message, "do not list its SKILL.md"));
+    mcp_client_free(c);
+    ih_stop(&h);
+    json_decref(entry);
+}
+
+static void test_mcp_skills_list_and_get(void **state)
+{
+    (void)state;
+    char everything[4096];
+    assert_int_equal(harness_bin_path("mcp-everything", everything, sizeof everything), 0);
+    const char *list[] = {"--", everything, "--stdio", "--skills", root, "skills", "list", NULL};
+    cr_mcp_expect(list, 0,
+                  "alpha  The first skill\n    skill://alpha/SKILL.md (2 files)\n"
+                  "beta  The second\n    skill://beta/SKILL.md (1 file)\n",
+                  NULL);
+    const char *get[] = {"--",     everything, "--stdio", "--skills", root,
+                         "skills", "get",      "alpha",   NULL};
+    cr_mcp_expect(get, 0, "---\nname: alpha\ndescription: The first skill\n---\nUse it.\n", NULL);
+    const char *file[] = {"--",
+                          everything,
+                          "--stdio",
+                          "--skills",
+                          root,
+                          "skills",
+                          "get",
+                          "skill://alpha/SKILL.md",
+                          "refs/guide.md",
+                          NULL};
+    cr_mcp_expect(file, 0, "a guide\n", NULL);
+    const char *none[] = {"--",     everything, "--stdio", "--skills", root,
+                          "skills", "get",      "gamma",   NULL};
+    cr_mcp_expect(none, 1, "", "no skill named gamma");
+    const char *plain[] = {"--", everything, "--stdio", "skills", "list", NULL};
+    cr_mcp_expect(plain, 1, "", "does not offer skills");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_api),
         cmocka_unit_test(test_hostile_folder_and_client_2025_11_25),
         cmocka_unit_test(test_hostile_folder_and_client_2026_07_28),
+        cmocka_unit_test(test_the_client_checks_what_a_server_says),
+        cmocka_unit_test(test_mcp_skills_list_and_get),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Skills (SEP-2640) on the client: the calls (skills/list with its pages walked,
+ * skills/get) and a skill file read and verified as the extension asks a host to:
+ * listed in the entry, of its size and SHA-256 digest, and for a SKILL.md with the
+ * frontmatter of the entry (read by the same reader the server side uses).
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "client/client_int.h"
+#include "protocol/frontmatter.h"
+
+#define SKILLS_EXTENSION "io.modelcontextprotocol/skills"
+#define MAX_PAGES 64
+
+static int refuse(mcp_rpc_error *err, int rc, const char *fmt, ...) MCP_PRINTF(3, 4);
+
+static int refuse(mcp_rpc_error *err, int rc, const char *fmt, ...)
+{
+    if (err != NULL) {
+        memset(err, 0, sizeof(*err));
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof(err->message), fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+/* The shape of an entry (SkillSchema): NULL, or what is wrong. */
+static const char *entry_problem(const json_t *e)
+{
+    const char *uri = json_string_value(json_object_get(e, "uri"));
+    const json_t *fm = json_object_get(e, "frontmatter");
+    const json_t *res = json_object_get(e, "resources");
+    size_t n = uri != NULL ? strlen(uri) : 0;
+    if (n < 10 || strcmp(uri + n - 9, "/SKILL.md") != 0 || uri[n - 10] == '/')
+        return "its uri does not name a SKILL.md";
+    if (!json_is_string(json_object_get(fm, "name")) ||
+        !json_is_string(json_object_get(fm, "description")))
+        return "its frontmatter has no string name and description";
+    if (json_is_string(res) && strcmp(json_string_value(res), "dynamic") == 0)
+        return NULL;
+    if (!json_is_array(res))
+        return "its resources are neither a list nor \"dynamic\"";
+    size_t i;
+    const json_t *r;
+    int self = 0;
+    json_array_foreach(res, i, r)
+    {
+        const char *ru = json_string_value(json_object_get(r, "uri"));
+        const char *d = json_string_value(json_object_get(r, "digest"));
+        const json_t *size = json_object_get(r, "size");
+        if (ru == NULL || d == NULL || strlen(d) != 71 || strncmp(d, "sha256:", 7) != 0 ||
+            strspn(d + 7, "0123456789abcdef") != 64 || !json_is_integer(size) ||
+            json_integer_value(size) < 0)
+            return "a resource without a uri, a sha256 digest and a size";
+        self |= strcmp(ru, uri) == 0;
+    }
+    return self ? NULL : "its resources do not list its SKILL.md";
+}
+
+static int declared(mcp_client *c, mcp_rpc_error *err)
+{
+    if (mcp_client_server_extension(c, SKILLS_EXTENSION) != NULL)
+        return MCP_OK;
+    return refuse(err, MCP_ENOTSUP, "the server does not declare %s", SKILLS_EXTENSION);
+}
+
+int mcp_client_list_skills(mcp_client *c, json_t **skills, mcp_rpc_error *err)
+{
+    if (c == NULL || skills == NULL)
+        return MCP_EINVAL;
+    *skills = NULL;
+    int rc = declared(c, err);
+    json_t *all = rc == MCP_OK ? json_array() : NULL;
+    if (rc == MCP_OK && all == NULL)
+        rc = MCP_ENOMEM;
+    char *cursor = NULL;
+    for (int page = 0; rc == MCP_OK; page++) {
+        if (page == MAX_PAGES) {
+            rc = refuse(err, MCP_ELIMIT, "skills/list: more than %d pages", MAX_PAGES);
+            break;
+        }
+        json_t *params = cursor != NULL ? json_pack("{s:s}", "cursor", cursor) : json_object();
+        json_t *result = NULL;
+        rc = mcp_client_request(c, "skills/list", params, NULL, &result, err);
+        if (rc != MCP_OK)
+            break;
+        size_t i;
+        json_t *e;
+        json_array_foreach(json_object_get(result, "skills"), i, e)
+        {
+            const char *problem = entry_problem(e);
+            if (problem != NULL) {
+                rc = refuse(err, MCP_EPROTO, "skills/list: entry %zu: %s", i, problem);
+                break;
+            }
+            json_array_append(all, e);
+        }
+        if (rc == MCP_OK && !json_is_array(json_object_get(result, "skills")))
+            rc = refuse(err, MCP_EPROTO, "skills/list: the result has no skills array");
+        const char *next = json_string_value(json_object_get(result, "nextCursor"));
+        free(cursor);
+        cursor = next != NULL ? strdup(next) : NULL;
+        json_decref(result);
+        if (next == NULL)
+            break;
+    }
+    free(cursor);
+    if (rc == MCP_OK)
+        *skills = all;
+    else
+        json_decref(all);
+    return rc;
+}
+
+int mcp_client_get_skill(mcp_client *c, const char *uri, json_t **skill, mcp_rpc_error *err)
+{
+    if (c == NULL || uri == NULL || skill == NULL)
+        return MCP_EINVAL;
+    *skill = NULL;
+    int rc = declared(c, err);
+    json_t *result = NULL;
+    if (rc == MCP_OK)
+        rc =
+            mcp_client_request(c, "skills/get", json_pack("{s:s}", "uri", uri), NULL, &result, err);
+    if (rc != MCP_OK)
+        return rc;
+    json_t *e = json_object_get(result, "skill");
+    const char *problem = e != NULL ? entry_problem(e) : "the result has no skill";
+    if (problem == NULL && strcmp(json_string_value(json_object_get(e, "uri")), uri) != 0)
+        problem = "it is another skill's entry";
+    if (problem != NULL)
+        rc = refuse(err, MCP_EPROTO, "skills/get: %s", problem);
+    else
+        *skill = json_incref(e);
+    json_decref(result);
+    return rc;
+}
+
+/* s percent-decoded (malloc'd), for comparing URIs however either side encoded them. */
+static char *decoded(const char *s)
+{
+    char *out = malloc(strlen(s) + 1), *o = out;
+    for (; out != NULL && *s != '\0'; s++) {
+        unsigned int v;
+        if (s[0] == '%' && sscanf(s + 1, "%2x", &v) == 1 && s[1] != '\0' && s[2] != '\0') {
+            *o++ = (char)v;
+            s += 2;
+        } else {
+            *o++ = *s;
+        }
+    }
+    if (out != NULL)
+        *o = '\0';
+    return out;
+}
+
+/* The entry's resource that ref names (NULL: the SKILL.md), or NULL. */
+static const json_t *listed(const json_t *skill, const char *ref)
+{
+    const char *uri = json_string_value(json_object_get(skill, "uri"));
+    char *want;
+    if (ref == NULL)
+        want = strdup(uri);
+    else if (strncmp(ref, "skill://", 8) == 0)
+        want = strdup(ref);
+    else if (asprintf(&want, "%.*s%s", (int)(strlen(uri) - 8), uri, ref) < 0)
+        want = NULL;
+    char *w = want != NULL ? decoded(want) : NULL;
+    char *hash = w != NULL ? strchr(w, '#') : NULL;
+    if (hash != NULL)
+        *hash = '\0';
+    const json_t *found = NULL;
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(skill, "resources"), i, r)
+    {
+        char *d = w != NULL ? decoded(json_string_value(json_object_get(r, "uri"))) : NULL;
+        if (d != NULL && strcmp(d, w) == 0)
+            found = r;
+        free(d);
+        if (found != NULL)
+            break;
+    }
+    free(w);
+    free(want);
+    return found;
+}
+
+int mcp_client_read_skill(mcp_client *c, const json_t *skill, const char *ref, char **data,
+                          size_t *len, mcp_rpc_error *err)
+{
+    if (c == NULL || skill == NULL || data == NULL || len == NULL)
+        return MCP_EINVAL;
+    *data = NULL;
+    *len = 0;
+    const char *problem = entry_problem(skill);
+    if (problem != NULL)
+        return refuse(err, MCP_EINVAL, "the skill entry is not valid: %s", problem);
+    const char *skill_uri = json_string_value(json_object_get(skill, "uri"));
+    int dynamic = json_is_string(json_object_get(skill, "resources"));
+    const json_t *entry = dynamic ? NULL : listed(skill, ref);
+    char *uri = NULL;
+    if (dynamic) {
+        if (ref == NULL || strncmp(ref, "skill://", 8) == 0)
+            uri = strdup(ref != NULL ? ref : skill_uri);
+        else if (asprintf(&uri, "%.*s%s", (int)(strlen(skill_uri) - 8), skill_uri, ref) < 0)
+            uri = NULL;
+    } else if (entry == NULL) {
+        return refuse(err, MCP_ENOENT, "%s is not a file of the skill %s", ref, skill_uri);
+    } else {
+        uri = strdup(json_string_value(json_object_get(entry, "uri")));
+    }
+    if (uri == NULL)
+        return MCP_ENOMEM;
+    json_t *result = NULL;
+    int rc =
+        mcp_client_request(c, "resources/read", json_pack("{s:s}", "uri", uri), NULL, &result, err);
+    const json_t *item = NULL;
+    size_t i;
+    const json_t *it;
+    json_array_foreach(json_object_get(result, "contents"), i, it)
+    {
+        const char *iu = json_string_value(json_object_get(it, "uri"));
+        if (iu != NULL && strcmp(iu, uri) == 0)
+            item = it;
+    }
+    unsigned char *bytes = NULL;
+    size_t n = 0;
+    const json_t *text = json_object_get(item, "text");
+    const char *blob = json_string_value(json_object_get(item, "blob"));
+    if (rc == MCP_OK && json_is_string(text)) {
+        n = json_string_length(text);
+        bytes = malloc(n + 1);
+        if (bytes != NULL)
+            memcpy(bytes, json_string_value(text), n);
+    } else if (rc == MCP_OK && blob != NULL) {
+        bytes = mcp__base64_decode(blob, strlen(blob), &n);
+        unsigned char *more = bytes != NULL ? realloc(bytes, n + 1) : NULL;
+        if (more == NULL)
+            free(bytes);
+        bytes = more;
+    } else if (rc == MCP_OK) {
+        rc = refuse(err, MCP_EPROTO, "%s: the server returned no contents for it", uri);
+    }
+    if (rc == MCP_OK && bytes == NULL)
+        rc = refuse(err, MCP_EPROTO, "%s: its contents could not be decoded", uri);
+    if (rc == MCP_OK && entry != NULL) {
+        unsigned char md[32];
+        unsigned int mdlen = 0;
+        char hex[65];
+        EVP_Digest(n > 0 ? bytes : (const unsigned char *)"", n, md, &mdlen, EVP_sha256(), NULL);
+        for (int k = 0; k < 32; k++)
+            snprintf(hex + 2 * k, 3, "%02x", md[k]);
+        if ((json_int_t)n != json_integer_value(json_object_get(entry, "size")))
+            rc = refuse(err, MCP_EPROTO, "%s: %zu bytes, not the %" JSON_INTEGER_FORMAT " listed",
+                        uri, n, json_integer_value(json_object_get(entry, "size")));
+        else if (mdlen != 32 ||
+                 strcmp(hex, json_string_value(json_object_get(entry, "digest")) + 7) != 0)
+            rc = refuse(err, MCP_EPROTO, "%s: its SHA-256 digest is not the one listed", uri);
+    }
+    if (rc == MCP_OK && strcmp(uri, skill_uri) == 0) {
+        char why[256];
+        json_t *fm = mcp__frontmatter_parse((const char *)bytes, n, why, sizeof(why));
+        if (fm == NULL)
+            rc = refuse(err, MCP_EPROTO, "%s: %s", uri, why);
+        else if (!json_equal(fm, json_object_get(skill, "frontmatter")))
+            rc = refuse(err, MCP_EPROTO, "%s: its frontmatter is not the entry's", uri);
+        json_decref(fm);
+    }
+    json_decref(result);
+    free(uri);
+    if (rc != MCP_OK) {
+        free(bytes);
+        return rc;
+    }
+    bytes[n] = '\0';
+    *data = (char *)bytes;
+    *len = n;
+    return MCP_OK;
+}
