@@ -537,6 +537,46 @@ MCP_EXTERN int mcp_server_add_resource_template(mcp_server *srv,
  * uri_template; MCP_ENOENT when there is none. */
 MCP_EXTERN int mcp_server_remove_resource_template(mcp_server *srv, const char *uri_template);
 /*
+ * MCP Apps (SEP-1865, the extension "io.modelcontextprotocol/ui"): a tool whose result a
+ * host shows in an HTML view of the server's. mcp_server_add_app registers the view as a
+ * resource (uri "ui://...", MIME type MCP_APPS_MIME_TYPE, html its document, served as
+ * text), with _meta.ui on its listing and on the read's contents (ui: JSON object text,
+ * e.g. {"csp":{"connectDomains":["https://api.example.com"]},"prefersBorder":true}; NULL:
+ * none), and declares the extension. mcp_server_add_app_tool adds a tool (def as for
+ * mcp_server_add_tool) linked to the view at resource_uri: its _meta (def->meta merged)
+ * gets ui.resourceUri, ui.visibility when visibility is not 0 (MCP_APP_VISIBLE_MODEL:
+ * the model may call it; MCP_APP_VISIBLE_APP: the view may; 0: both, left out), and
+ * the older flat "ui/resourceUri" that some hosts still read. The tool's result should
+ * still say in its content what the view shows, for hosts without apps.
+ * mcp_ctx_client_supports_apps: 1 when the request's client declared the extension with
+ * MCP_APPS_MIME_TYPE among its "mimeTypes", else 0.
+ * MCP_OK; MCP_EINVAL for a NULL srv or def, a uri that is not ui://, a missing name or
+ * html, html that is not UTF-8, ui or def->meta that is not a JSON object (or whose "ui"
+ * is not one), unknown visibility bits; the errors of mcp_server_add_resource() and
+ * mcp_server_add_tool() (MCP_EEXIST).
+ */
+#define MCP_APPS_EXTENSION "io.modelcontextprotocol/ui"
+#define MCP_APPS_MIME_TYPE "text/html;profile=mcp-app"
+#define MCP_APPS_RESOURCE_URI_KEY "ui/resourceUri"
+enum { MCP_APP_VISIBLE_MODEL = 1, MCP_APP_VISIBLE_APP = 2 };
+
+typedef struct mcp_app_def {
+    size_t size;      /* sizeof(mcp_app_def) */
+    const char *uri;  /* required: ui://... */
+    const char *name; /* required */
+    const char *title;
+    const char *description;
+    const char *html;  /* required: the view's HTML document, copied */
+    const char *ui;    /* _meta.ui, JSON object text; NULL: none */
+    const char *icons; /* as in mcp_resource_def */
+} mcp_app_def;
+
+MCP_EXTERN int mcp_server_add_app(mcp_server *srv, const mcp_app_def *def);
+MCP_EXTERN int mcp_server_add_app_tool(mcp_server *srv, const mcp_tool_def *def,
+                                       const char *resource_uri, unsigned visibility);
+MCP_EXTERN int mcp_ctx_client_supports_apps(const mcp_ctx *ctx);
+
+/*
  * Skills (SEP-2640, the extension "io.modelcontextprotocol/skills"): serves the skills
  * under dir, a folder of skill folders (at any depth) each holding a SKILL.md whose
  * YAML frontmatter gives at least "name" (1 to 64 of a-z, 0-9 and inner single '-',

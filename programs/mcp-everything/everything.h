@@ -47,6 +47,9 @@ json_t *text_resultf(const char *fmt, ...) MCP_PRINTF(1, 2);
 /* Registers n tools, printing which one failed (as the everything_add_* do). */
 int everything_register_tools(mcp_server *srv, const mcp_tool_def *defs, size_t n);
 
+/* The app (MCP Apps): the tool app_sum and its view ui://everything/sum.html (app.c). */
+int everything_add_app(mcp_server *srv);
+
 /* Revision 2026-07-28's conformance tools and prompt (modern.c). */
 int everything_add_modern_tools(mcp_server *srv);
 int everything_add_modern_prompts(mcp_server *srv);

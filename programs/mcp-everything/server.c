@@ -36,7 +36,8 @@ mcp_server *everything_server_new(void)
     /* The add functions print which item failed; here only the exit is left. */
     if (everything_add_tools(srv) != MCP_OK || everything_add_resources(srv) != MCP_OK ||
         everything_add_prompts(srv) != MCP_OK || everything_set_completion(srv) != MCP_OK ||
-        everything_add_modern_tools(srv) != MCP_OK || everything_add_modern_prompts(srv) != MCP_OK)
+        everything_add_modern_tools(srv) != MCP_OK ||
+        everything_add_modern_prompts(srv) != MCP_OK || everything_add_app(srv) != MCP_OK)
         goto fail;
     return srv;
 

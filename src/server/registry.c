@@ -127,6 +127,7 @@ void mcp_server_free(mcp_server *srv)
     mcp__pool_free(srv->pool); /* waits for handlers still running */
     mcp__registry_free(srv);
     mcp__skills_free(srv->skills);
+    mcp__apps_free(srv->apps);
     uv_mutex_destroy(&srv->lock);
     free(srv->name);
     free(srv->version);

@@ -117,6 +117,7 @@ struct mcp_server {
     json_t *extensions, *experimental;
     mcp__srt *runtimes;
     struct mcp__skills *skills; /* mcp_server_add_skills(), or NULL */
+    struct mcp__app *apps;      /* mcp_server_add_app()'s views (apps.c) */
 
     uv_once_t pool_once;
     mcp__pool *pool;
@@ -399,6 +400,7 @@ void mcp__methods_free(mcp_server *srv);
 int mcp__add_library_method(mcp_server *srv, const mcp_method_def *def);
 /* The skills catalog of mcp_server_add_skills() (skills.c), freed with the server. */
 void mcp__skills_free(struct mcp__skills *sk);
+void mcp__apps_free(struct mcp__app *apps);
 
 /* ---- Spans (trace.c; loop thread) ---- */
 

@@ -490,6 +490,7 @@ function modernSuite(env, { http }) {
             test_streaming_elicitation: [{}, 'Hello, value-name!'],
             test_trigger_prompt_change: [{}, 'sent notifications/prompts/list_changed'],
             trace_context: [{}, 'no trace context'],
+            app_sum: [{ a: 3, b: 4 }, undefined],
             url_elicitation: [{ url: 'https://example.com/finish' }, 'URL-mode elicitation cannot be asked here: the client did not declare it, or this is revision 2026-07-28'],
         };
         const { tools } = await env.client.listTools(undefined, { timeout: REQUEST_TIMEOUT_MS });

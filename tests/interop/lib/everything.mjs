@@ -618,6 +618,16 @@ export function everythingChecks(env) {
             if (raw.isError) assert.match(raw.content[0].text, /no session to notify/);
             else assert.deepEqual(raw, textResult('notified'));
         },
+        async app_sum(tool) {
+            // An MCP App's tool: linked to its view, and a text result for a client that does
+            // not show apps (this one does not declare the extension).
+            const args = { a: 3, b: 4 };
+            assertArgsFitSchema(tool, args);
+            assert.equal(tool._meta?.ui?.resourceUri, 'ui://everything/sum.html');
+            const { raw } = await call('app_sum', args);
+            assert.deepEqual(raw.content, [{ type: 'text', text: '3 + 4 = 7 (no view: this client does not show apps)' }]);
+            assert.deepEqual(raw.structuredContent, { a: 3, b: 4, sum: 7 });
+        },
         async url_elicitation(tool) {
             // This client declares form-mode elicitation only, so the server does not ask it
             // to open a URL and the tool says so.
