@@ -594,9 +594,11 @@ MCP_EXTERN int mcp_ctx_client_supports_apps(const mcp_ctx *ctx);
  * warning on stderr that says why. A file read later is opened without following
  * links beneath dir, and a file changed since is answered -32603. At most 10,000
  * entries and 16 levels are walked. *count (may be NULL) gets the number of skills
- * served. Once per server, before serving. MCP_OK; MCP_EINVAL for a NULL srv or dir;
- * MCP_EEXIST when skills were added already; MCP_EIO when dir cannot be read (or holds
- * more than the limits); MCP_ENOMEM.
+ * served (0 on failure). Once per server, before serving. MCP_OK; MCP_EINVAL for a NULL
+ * srv or dir; MCP_EEXIST when skills were added already, or when the program registered
+ * one of the extension's methods, the template or a SKILL.md's URI itself; MCP_EIO when
+ * dir cannot be read (or holds more than the limits); MCP_ENOMEM. On failure nothing of
+ * the extension stays registered.
  */
 MCP_EXTERN int mcp_server_add_skills(mcp_server *srv, const char *dir, size_t *count);
 /*

@@ -31,15 +31,10 @@ static pthread_mutex_t ask_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool input_ended;
 static bool echo, echo_checked;
 
-/* Prints text to stderr with control characters but newlines and tabs as '?'. */
+/* Server text on stderr: see cli_put_text. */
 static void put_text(const char *text)
 {
-    for (const char *p = text; *p != '\0'; p++) {
-        unsigned char ch = (unsigned char)*p;
-        if ((ch < 0x20 && ch != '\n' && ch != '\t') || ch == 0x7f)
-            ch = '?';
-        fputc(ch, stderr);
-    }
+    cli_put_text(stderr, text, "    ");
 }
 
 /* put_text of "prefix", then text (when a string) and a newline. */
@@ -109,15 +104,17 @@ static void show_content(const char *role, const json_t *block)
 {
     const char *type = json_string_value(json_object_get(block, "type"));
     const char *text = json_string_value(json_object_get(block, "text"));
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "  [%.20s] ", role);
+    fputs("  [", stderr);
+    put_text(role);
+    fputs("] ", stderr);
     if (type != NULL && strcmp(type, "text") == 0 && text != NULL) {
-        show(prefix, text);
+        put_text(text);
+        fputc('\n', stderr);
         return;
     }
     const char *mime = json_string_value(json_object_get(block, "mimeType"));
     const char *data = json_string_value(json_object_get(block, "data"));
-    fprintf(stderr, "%s(", prefix);
+    fputc('(', stderr);
     put_text(type != NULL ? type : "content");
     if (mime != NULL) {
         fputs(" ", stderr);
@@ -353,7 +350,9 @@ static int ask_property(const char *name, const json_t *schema, bool required, j
     const json_t *def = json_object_get(schema, "default");
     fputs("  ", stderr);
     put_text(title != NULL ? title : name);
-    fprintf(stderr, " (%s%s)", type, required ? ", required" : "");
+    fputs(" (", stderr);
+    put_text(type);
+    fputs(required ? ", required)" : ")", stderr);
     if (description != NULL) {
         fputs(": ", stderr);
         put_text(description);
@@ -362,15 +361,20 @@ static int ask_property(const char *name, const json_t *schema, bool required, j
     choices ch;
     if (get_choices(strcmp(type, "array") == 0 ? json_object_get(schema, "items") : schema, &ch))
         show_choices(&ch);
+    /* The default is shown: an empty answer sends it. */
     char *def_text = def != NULL ? json_dumps(def, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+    if (def_text != NULL) {
+        fputs("    default (an empty answer): ", stderr);
+        put_text(def_text);
+        fputc('\n', stderr);
+    }
+    free(def_text);
     char prompt[256];
-    snprintf(prompt, sizeof prompt, "    %s%s%s%s: ",
+    snprintf(prompt, sizeof prompt, "    %s%s: ",
              strcmp(type, "array") == 0     ? "numbers or values, comma-separated"
              : strcmp(type, "boolean") == 0 ? "y or n"
                                             : "value",
-             def_text != NULL ? " [" : "", def_text != NULL ? "default" : "",
-             def_text != NULL ? "]" : (required ? "" : " [empty: none]"));
-    free(def_text);
+             def != NULL || required ? "" : " [empty: none]");
     for (;;) {
         char *raw = ask_line(prompt);
         if (raw == NULL)

@@ -113,6 +113,13 @@ void cli_status_init(bool quiet);
 void cli_status_progress(double progress, double total, const char *message, void *user);
 /* mcp_client_notification_fn: prints notifications/message as "[level] data". */
 void cli_status_notification(mcp_client *c, const char *method, const json_t *params, void *user);
+/*
+ * Prints a server's text to f with every control character (C0 but tab, DEL, C1) as
+ * '?', so that it cannot move the cursor, retitle the window or reach the clipboard;
+ * each newline is followed by indent, so that its lines cannot pass for mcp's own.
+ * indent NULL: the first line only. text may be NULL (nothing printed).
+ */
+void cli_put_text(FILE *f, const char *text, const char *indent);
 /* Clears the progress bar if one is drawn. Safe to call at any time. */
 void cli_status_done(void);
 /* Clears the progress bar, then prints the formatted message to stderr. */

@@ -13,8 +13,7 @@
 /* Prints text's first line, control characters as '?'. */
 static void first_line(FILE *f, const char *text)
 {
-    for (const char *p = text; p != NULL && *p != '\0' && *p != '\n'; p++)
-        fputc((unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p, f);
+    cli_put_text(f, text, NULL);
 }
 
 static int failed(const char *what, int rc, mcp_rpc_error *err)
@@ -23,8 +22,11 @@ static int failed(const char *what, int rc, mcp_rpc_error *err)
         cli_errorf("mcp: the server does not offer skills (server: %s)\n", cli_server_name());
         return CLI_EXIT_ERROR;
     }
-    if (rc == MCP_EPROTO || rc == MCP_ENOENT || rc == MCP_ELIMIT) {
-        cli_errorf("mcp: %s: %s\n", what, err->message);
+    if (rc == MCP_EPROTO || rc == MCP_ENOENT || rc == MCP_ELIMIT || rc == MCP_EINVAL) {
+        cli_status_done();
+        fprintf(stderr, "mcp: %s: ", what);
+        cli_put_text(stderr, err->message, NULL); /* it may quote what the server sent */
+        fputc('\n', stderr);
         mcp_rpc_error_clear(err);
         return CLI_EXIT_ERROR;
     }

@@ -193,3 +193,22 @@ void cli_print_rpc_error(const char *prefix, const mcp_rpc_error *err)
         free(data);
     }
 }
+
+void cli_put_text(FILE *f, const char *text, const char *indent)
+{
+    for (const unsigned char *p = (const unsigned char *)text; p != NULL && *p != '\0'; p++) {
+        if (*p == '\n' && indent == NULL)
+            return; /* the first line only */
+        if (*p == '\n') {
+            fputc('\n', f);
+            fputs(indent, f);
+        } else if ((*p < 0x20 && *p != '\t') || *p == 0x7f) {
+            fputc('?', f);
+        } else if (*p == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F) {
+            fputc('?', f); /* a C1 control (U+0080 to U+009F), CSI and OSC among them */
+            p++;
+        } else {
+            fputc(*p, f);
+        }
+    }
+}

@@ -33,6 +33,47 @@ static int refuse(mcp_rpc_error *err, int rc, const char *fmt, ...)
     return rc;
 }
 
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* s percent-decoded (malloc'd), for comparing URIs however either side encoded them;
+ * NULL when an escape is not two hex digits or decodes to NUL (or memory runs out). */
+static char *decoded(const char *s)
+{
+    char *out = s != NULL ? malloc(strlen(s) + 1) : NULL, *o = out;
+    for (; out != NULL && *s != '\0'; s++) {
+        if (*s != '%') {
+            *o++ = *s;
+            continue;
+        }
+        int hi = hexval(s[1]), lo = hi >= 0 ? hexval(s[2]) : -1;
+        if (lo < 0 || (hi == 0 && lo == 0)) {
+            free(out);
+            return NULL;
+        }
+        *o++ = (char)(hi * 16 + lo);
+        s += 2;
+    }
+    if (out != NULL)
+        *o = '\0';
+    return out;
+}
+
+/* Whether two URIs name the same file, however percent-encoded. */
+static int same_file(const char *a, const char *b)
+{
+    char *da = decoded(a), *db = decoded(b);
+    int same = da != NULL && db != NULL && strcmp(da, db) == 0;
+    free(da);
+    free(db);
+    return same;
+}
+
 /* The shape of an entry (SkillSchema): NULL, or what is wrong. */
 static const char *entry_problem(const json_t *e)
 {
@@ -55,6 +96,13 @@ static const char *entry_problem(const json_t *e)
     json_array_foreach(res, i, r)
     {
         const char *ru = json_string_value(json_object_get(r, "uri"));
+        char *plain = decoded(ru);
+        free(plain);
+        if (plain == NULL)
+            return "a resource's uri has a bad escape, or an encoded NUL";
+        for (size_t j = 0; j < i; j++)
+            if (same_file(ru, json_string_value(json_object_get(json_array_get(res, j), "uri"))))
+                return "two resources name one file";
         const char *d = json_string_value(json_object_get(r, "digest"));
         const json_t *size = json_object_get(r, "size");
         if (ru == NULL || d == NULL || strlen(d) != 71 || strncmp(d, "sha256:", 7) != 0 ||
@@ -127,10 +175,11 @@ int mcp_client_get_skill(mcp_client *c, const char *uri, json_t **skill, mcp_rpc
         return MCP_EINVAL;
     *skill = NULL;
     int rc = declared(c, err);
-    json_t *result = NULL;
+    json_t *result = NULL, *params = rc == MCP_OK ? json_pack("{s:s}", "uri", uri) : NULL;
+    if (rc == MCP_OK && params == NULL)
+        return refuse(err, MCP_EINVAL, "the skill's URI is not UTF-8");
     if (rc == MCP_OK)
-        rc =
-            mcp_client_request(c, "skills/get", json_pack("{s:s}", "uri", uri), NULL, &result, err);
+        rc = mcp_client_request(c, "skills/get", params, NULL, &result, err);
     if (rc != MCP_OK)
         return rc;
     json_t *e = json_object_get(result, "skill");
@@ -145,24 +194,6 @@ int mcp_client_get_skill(mcp_client *c, const char *uri, json_t **skill, mcp_rpc
     return rc;
 }
 
-/* s percent-decoded (malloc'd), for comparing URIs however either side encoded them. */
-static char *decoded(const char *s)
-{
-    char *out = malloc(strlen(s) + 1), *o = out;
-    for (; out != NULL && *s != '\0'; s++) {
-        unsigned int v;
-        if (s[0] == '%' && sscanf(s + 1, "%2x", &v) == 1 && s[1] != '\0' && s[2] != '\0') {
-            *o++ = (char)v;
-            s += 2;
-        } else {
-            *o++ = *s;
-        }
-    }
-    if (out != NULL)
-        *o = '\0';
-    return out;
-}
-
 /* The entry's resource that ref names (NULL: the SKILL.md), or NULL. */
 static const json_t *listed(const json_t *skill, const char *ref)
 {
@@ -174,23 +205,19 @@ static const json_t *listed(const json_t *skill, const char *ref)
         want = strdup(ref);
     else if (asprintf(&want, "%.*s%s", (int)(strlen(uri) - 8), uri, ref) < 0)
         want = NULL;
-    char *w = want != NULL ? decoded(want) : NULL;
-    char *hash = w != NULL ? strchr(w, '#') : NULL;
+    char *hash = want != NULL ? strchr(want, '#') : NULL;
     if (hash != NULL)
-        *hash = '\0';
+        *hash = '\0'; /* a fragment names no other file */
     const json_t *found = NULL;
     size_t i;
     const json_t *r;
     json_array_foreach(json_object_get(skill, "resources"), i, r)
     {
-        char *d = w != NULL ? decoded(json_string_value(json_object_get(r, "uri"))) : NULL;
-        if (d != NULL && strcmp(d, w) == 0)
+        if (want != NULL && same_file(json_string_value(json_object_get(r, "uri")), want)) {
             found = r;
-        free(d);
-        if (found != NULL)
             break;
+        }
     }
-    free(w);
     free(want);
     return found;
 }
@@ -215,15 +242,25 @@ int mcp_client_read_skill(mcp_client *c, const json_t *skill, const char *ref, c
         else if (asprintf(&uri, "%.*s%s", (int)(strlen(skill_uri) - 8), skill_uri, ref) < 0)
             uri = NULL;
     } else if (entry == NULL) {
-        return refuse(err, MCP_ENOENT, "%s is not a file of the skill %s", ref, skill_uri);
+        char q1[300], q2[300];
+        return refuse(err, MCP_ENOENT, "%s is not a file of the skill %s",
+                      mcp__quotable(q1, sizeof(q1), ref != NULL ? ref : "SKILL.md"),
+                      mcp__quotable(q2, sizeof(q2), skill_uri));
     } else {
         uri = strdup(json_string_value(json_object_get(entry, "uri")));
     }
     if (uri == NULL)
         return MCP_ENOMEM;
+    json_t *params = json_pack("{s:s}", "uri", uri);
+    if (params == NULL) { /* not UTF-8 */
+        free(uri);
+        return refuse(err, MCP_EINVAL, "the file's URI is not UTF-8");
+    }
+    /* The server's URI in messages, without what a terminal would take for commands. */
+    char quri[300];
+    mcp__quotable(quri, sizeof(quri), uri);
     json_t *result = NULL;
-    int rc =
-        mcp_client_request(c, "resources/read", json_pack("{s:s}", "uri", uri), NULL, &result, err);
+    int rc = mcp_client_request(c, "resources/read", params, NULL, &result, err);
     const json_t *item = NULL;
     size_t i;
     const json_t *it;
@@ -249,10 +286,12 @@ int mcp_client_read_skill(mcp_client *c, const json_t *skill, const char *ref, c
             free(bytes);
         bytes = more;
     } else if (rc == MCP_OK) {
-        rc = refuse(err, MCP_EPROTO, "%s: the server returned no contents for it", uri);
+        rc = refuse(err, MCP_EPROTO, "%s: the server returned no contents for it", quri);
     }
-    if (rc == MCP_OK && bytes == NULL)
-        rc = refuse(err, MCP_EPROTO, "%s: its contents could not be decoded", uri);
+    if (rc == MCP_OK && bytes == NULL && blob != NULL && !json_is_string(text))
+        rc = refuse(err, MCP_EPROTO, "%s: its contents could not be decoded", quri);
+    else if (rc == MCP_OK && bytes == NULL)
+        rc = MCP_ENOMEM;
     if (rc == MCP_OK && entry != NULL) {
         unsigned char md[32];
         unsigned int mdlen = 0;
@@ -262,18 +301,19 @@ int mcp_client_read_skill(mcp_client *c, const json_t *skill, const char *ref, c
             snprintf(hex + 2 * k, 3, "%02x", md[k]);
         if ((json_int_t)n != json_integer_value(json_object_get(entry, "size")))
             rc = refuse(err, MCP_EPROTO, "%s: %zu bytes, not the %" JSON_INTEGER_FORMAT " listed",
-                        uri, n, json_integer_value(json_object_get(entry, "size")));
+                        quri, n, json_integer_value(json_object_get(entry, "size")));
         else if (mdlen != 32 ||
                  strcmp(hex, json_string_value(json_object_get(entry, "digest")) + 7) != 0)
-            rc = refuse(err, MCP_EPROTO, "%s: its SHA-256 digest is not the one listed", uri);
+            rc = refuse(err, MCP_EPROTO, "%s: its SHA-256 digest is not the one listed", quri);
     }
-    if (rc == MCP_OK && strcmp(uri, skill_uri) == 0) {
-        char why[256];
+    /* The skill's own SKILL.md, however its URI is spelled: its frontmatter is checked. */
+    if (rc == MCP_OK && same_file(uri, skill_uri)) {
+        char why[256], qwhy[400];
         json_t *fm = mcp__frontmatter_parse((const char *)bytes, n, why, sizeof(why));
         if (fm == NULL)
-            rc = refuse(err, MCP_EPROTO, "%s: %s", uri, why);
+            rc = refuse(err, MCP_EPROTO, "%s: %s", quri, mcp__quotable(qwhy, sizeof(qwhy), why));
         else if (!json_equal(fm, json_object_get(skill, "frontmatter")))
-            rc = refuse(err, MCP_EPROTO, "%s: its frontmatter is not the entry's", uri);
+            rc = refuse(err, MCP_EPROTO, "%s: its frontmatter is not the entry's", quri);
         json_decref(fm);
     }
     json_decref(result);

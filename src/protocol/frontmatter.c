@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -186,16 +187,17 @@ static json_t *typed(fm *f, size_t line, const char *s)
     int oct = n > 2 && s[0] == '0' && s[1] == 'o' && all_digits(s + 2, s + n, is_oct);
     int hex = n > 2 && s[0] == '0' && s[1] == 'x' && all_digits(s + 2, s + n, isxdigit);
     if (oct || hex) {
-        if (n - 2 > 14)
-            return fail(f, line, "the number %s is too large", s);
+        /* Read as a number by value (leading zeros are fine); past 2^53 a double would
+         * not hold it exactly, and other readers round it: refused. */
+        errno = 0;
         unsigned long long v = strtoull(s + 2, NULL, oct ? 8 : 16);
-        if (v > (1ULL << 53))
+        if (errno == ERANGE || v > (1ULL << 53))
             return fail(f, line, "the number %s is too large", s);
         return json_integer((json_int_t)v);
     }
     const char *sign = s + (*s == '+' || *s == '-');
-    if (strncmp(sign, ".inf", 4) == 0 || strncmp(sign, ".Inf", 4) == 0 ||
-        strncmp(sign, ".INF", 4) == 0 || strcasecmp(s, ".nan") == 0)
+    if (strcmp(sign, ".inf") == 0 || strcmp(sign, ".Inf") == 0 || strcmp(sign, ".INF") == 0 ||
+        strcmp(s, ".nan") == 0 || strcmp(s, ".NaN") == 0 || strcmp(s, ".NAN") == 0)
         return fail(f, line, "%s is not a finite number", s);
     if (!decimal(s))
         return text_value(f, line, s, strlen(s));

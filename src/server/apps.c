@@ -19,7 +19,7 @@
 
 struct mcp__app {
     char *uri;
-    json_t *contents; /* the read's result, built once */
+    json_t *item; /* the read's one content, built once (read only: shared by every read) */
     struct mcp__app *next;
 };
 
@@ -28,7 +28,7 @@ void mcp__apps_free(struct mcp__app *a)
     while (a != NULL) {
         struct mcp__app *next = a->next;
         free(a->uri);
-        json_decref(a->contents);
+        json_decref(a->item);
         free(a);
         a = next;
     }
@@ -37,7 +37,9 @@ void mcp__apps_free(struct mcp__app *a)
 static json_t *read_app(mcp_ctx *ctx, const char *uri, const json_t *vars, void *user)
 {
     (void)ctx, (void)uri, (void)vars;
-    return json_incref(((struct mcp__app *)user)->contents);
+    /* A result of its own each time: the library adds to a result's top level (revision
+     * 2026-07-28's resultType, caching hints), which must not stick to the next one. */
+    return json_pack("{s:[O]}", "contents", ((struct mcp__app *)user)->item);
 }
 
 /* The JSON object of text (NULL: none), or NULL with *bad set when it is not one. */
@@ -78,9 +80,9 @@ int mcp_server_add_app(mcp_server *srv, const mcp_app_def *given)
         json_object_set(item, "_meta", meta);
     if (a != NULL)
         a->uri = mcp__strdup(def.uri);
-    if (a != NULL && item != NULL)
-        a->contents = json_pack("{s:[O]}", "contents", item);
-    int rc = a != NULL && a->uri != NULL && a->contents != NULL && (ui == NULL || meta_text != NULL)
+    if (a != NULL)
+        a->item = json_incref(item);
+    int rc = a != NULL && a->uri != NULL && a->item != NULL && (ui == NULL || meta_text != NULL)
                  ? MCP_OK
                  : MCP_ENOMEM;
     json_decref(item);

@@ -74,18 +74,17 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void walk_dir(walk *w, const char *rel, int depth)
+/* Reads the folder open at fd (taken: closed here), whose path below the root is rel. */
+static void walk_dir(walk *w, int fd, const char *rel, int depth)
 {
     if (depth > MAX_DEPTH) {
+        close(fd);
         w->failed = 1;
         return;
     }
-    int fd = openat(w->rootfd, rel[0] != '\0' ? rel : ".",
-                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    DIR *d = fdopendir(fd);
     if (d == NULL) {
-        if (fd >= 0)
-            close(fd);
+        close(fd);
         w->failed = 1;
         return;
     }
@@ -95,6 +94,10 @@ static void walk_dir(walk *w, const char *rel, int depth)
     while ((e = readdir(d)) != NULL && !w->failed) {
         if (e->d_name[0] == '.')
             continue; /* hidden, and "." and ".." */
+        if (w->n + nn >= MAX_ENTRIES) {
+            w->failed = 1;
+            break;
+        }
         if (nn == cap) {
             char **more = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*names));
             if (more == NULL) {
@@ -137,8 +140,14 @@ static void walk_dir(walk *w, const char *rel, int depth)
         nd->rel = path;
         nd->size = (size_t)st.st_size;
         nd->kind = S_ISREG(st.st_mode) ? N_FILE : S_ISDIR(st.st_mode) ? N_DIR : N_OTHER;
-        if (nd->kind == N_DIR)
-            walk_dir(w, path, depth + 1);
+        if (nd->kind == N_DIR) {
+            /* Descended by its name in this folder, never through a link put there since. */
+            int sub = openat(dirfd(d), names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (sub < 0)
+                w->failed = 1;
+            else
+                walk_dir(w, sub, path, depth + 1);
+        }
     }
     for (size_t i = 0; i < nn; i++)
         free(names[i]);
@@ -219,8 +228,11 @@ static int open_beneath(int rootfd, const char *rel)
     char *name = strtok_r(copy, "/", &save);
     while (name != NULL) {
         char *next = strtok_r(NULL, "/", &save);
-        fd =
-            openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (next != NULL ? O_DIRECTORY : 0));
+        /* O_NONBLOCK: a FIFO put in a file's place must not block the open (fstat then
+         * refuses it); a regular file reads as ever. */
+        fd = openat(dir, name,
+                    O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+                        (next != NULL ? O_DIRECTORY : O_NONBLOCK | O_NOCTTY));
         if (dir != rootfd)
             close(dir);
         if (fd < 0 || next == NULL)
@@ -304,9 +316,28 @@ static int name_ok(const char *name)
     return 1;
 }
 
+/* Whether every string in v (keys included) is free of NUL bytes, which a C string would
+ * cut short: "name: \"pdf\\0x\"" must not pass for "pdf". */
+static int nul_free(const json_t *v)
+{
+    if (json_is_string(v))
+        return strlen(json_string_value(v)) == json_string_length(v);
+    size_t i;
+    const char *k;
+    json_t *item;
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, item) if (!nul_free(item)) return 0;
+    } else if (json_is_object(v)) {
+        json_object_foreach((json_t *)v, k, item) if (!nul_free(item)) return 0;
+    }
+    return 1;
+}
+
 /* The frontmatter's rules (SEP-2640), for the skill in folder base: NULL, or why not. */
 static const char *frontmatter_problem(const json_t *fm, const char *base)
 {
+    if (!nul_free(fm))
+        return "a value holds a NUL character";
     const char *name = json_string_value(json_object_get(fm, "name"));
     const char *description = json_string_value(json_object_get(fm, "description"));
     if (name == NULL || description == NULL)
@@ -391,8 +422,12 @@ static int add_skill(struct mcp__skills *sk, const walk *w, size_t at, char *why
             snprintf(why, why_size, "%s is a link or a special file", nd->rel);
             return MCP_ENOENT;
         }
-        if (nd->kind == N_FILE)
-            nfiles++, bytes += nd->size;
+        if (nd->kind == N_FILE) {
+            nfiles++;
+            bytes = nd->size > MAX_BYTES - bytes ? (size_t)MAX_BYTES + 1 : bytes + nd->size;
+        }
+        if (nfiles > MAX_FILES || bytes > MAX_BYTES)
+            break;
     }
     if (nfiles > MAX_FILES || bytes > MAX_BYTES) {
         snprintf(why, why_size, "more than %d files or %u bytes", MAX_FILES, MAX_BYTES);
@@ -613,11 +648,16 @@ static json_t *read_skill_file(mcp_ctx *ctx, const char *uri, const json_t *vars
     struct mcp__skills *sk = user;
     sk_file *f = mcp__map_get(&sk->files, uri);
     if (f == NULL) {
+        /* The code the library gives a resource not found in the request's revision
+         * (-32002 before 2026-07-28); a folder is the wrong kind of resource: -32602. */
         int dir = mcp__map_get(&sk->dirs, uri) != NULL;
-        mcp_ctx_set_error_data(ctx, MCP_RPC_INVALID_PARAMS, json_pack("{s:s}", "uri", uri),
-                               dir ? "%s is a directory; use resources/directory/read"
-                                   : "Resource not found: %s",
-                               uri);
+        const char *v = mcp_ctx_protocol_version(ctx);
+        int modern = v != NULL && strcmp(v, MCP_PROTOCOL_2026_07_28) >= 0;
+        mcp_ctx_set_error_data(
+            ctx, dir || modern ? MCP_RPC_INVALID_PARAMS : MCP_RPC_RESOURCE_NOT_FOUND,
+            json_pack("{s:s}", "uri", uri),
+            dir ? "%s is a directory; use resources/directory/read" : "Resource not found: %s",
+            uri);
         return NULL;
     }
     size_t len = 0;
@@ -650,47 +690,54 @@ static json_t *read_skill_file(mcp_ctx *ctx, const char *uri, const json_t *vars
 
 /* ---- registering ---- */
 
+static const char *const method_names[] = {"skills/list", "skills/get", "resources/directory/read"};
+#define SKILLS_TEMPLATE "skill://{+path}"
+
+/* Takes out what register_skills added: the first nmethods methods, the template when
+ * added, the first nres SKILL.md resources, the extension. */
+static void unregister(mcp_server *srv, struct mcp__skills *sk, size_t nmethods, int tpl,
+                       size_t nres)
+{
+    for (size_t i = 0; i < nmethods; i++)
+        mcp_server_remove_method(srv, method_names[i]);
+    if (tpl)
+        mcp_server_remove_resource_template(srv, SKILLS_TEMPLATE);
+    for (size_t i = 0; i < nres; i++)
+        mcp_server_remove_resource(
+            srv, json_string_value(json_object_get(json_array_get(sk->skills, i), "uri")));
+    mcp_server_remove_extension(srv, SKILLS_EXTENSION);
+}
+
+/* Registers the methods, the template and each SKILL.md; on failure takes out what it
+ * added and returns the error. */
 static int register_skills(mcp_server *srv, struct mcp__skills *sk)
 {
-    json_t *settings = json_pack("{s:b}", "directoryRead", 1);
-    int rc =
-        settings != NULL ? mcp_server_set_extension(srv, SKILLS_EXTENSION, settings) : MCP_ENOMEM;
-    json_decref(settings);
-    const mcp_method_def methods[] = {
-        {.size = sizeof(mcp_method_def),
-         .method = "skills/list",
-         .fn = skills_list,
-         .user = sk,
-         .flags = MCP_HANDLER_INLINE},
-        {.size = sizeof(mcp_method_def),
-         .method = "skills/get",
-         .fn = skills_get,
-         .user = sk,
-         .flags = MCP_HANDLER_INLINE},
-        {.size = sizeof(mcp_method_def),
-         .method = "resources/directory/read",
-         .fn = directory_read,
-         .user = sk,
-         .flags = MCP_HANDLER_INLINE},
-    };
-    for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]) && rc == MCP_OK; i++)
-        rc = mcp__add_library_method(srv, &methods[i]);
+    mcp_method_fn fns[] = {skills_list, skills_get, directory_read};
+    size_t nmethods = 0, nres = 0;
+    int tpl = 0, rc = MCP_OK;
+    for (; nmethods < sizeof(fns) / sizeof(fns[0]) && rc == MCP_OK; nmethods++) {
+        mcp_method_def m = {.size = sizeof(m),
+                            .method = method_names[nmethods],
+                            .fn = fns[nmethods],
+                            .user = sk,
+                            .flags = MCP_HANDLER_INLINE};
+        rc = mcp__add_library_method(srv, &m);
+        if (rc != MCP_OK)
+            break;
+    }
     if (rc == MCP_OK) {
         mcp_resource_template_def t = {.size = sizeof(t),
-                                       .uri_template = "skill://{+path}",
+                                       .uri_template = SKILLS_TEMPLATE,
                                        .name = SKILLS_EXTENSION,
                                        .description = "The files of the server's skills",
                                        .fn = read_skill_file,
                                        .user = sk};
         rc = mcp_server_add_resource_template(srv, &t);
+        tpl = rc == MCP_OK;
     }
     /* Each skill's SKILL.md in resources/list, as other SDKs list them. */
-    size_t i;
-    json_t *entry;
-    json_array_foreach(sk->skills, i, entry)
-    {
-        if (rc != MCP_OK)
-            break;
+    for (; rc == MCP_OK && nres < json_array_size(sk->skills); nres++) {
+        const json_t *entry = json_array_get(sk->skills, nres);
         const char *uri = json_string_value(json_object_get(entry, "uri"));
         const json_t *fm = json_object_get(entry, "frontmatter");
         sk_file *f = mcp__map_get(&sk->files, uri);
@@ -703,34 +750,54 @@ static int register_skills(mcp_server *srv, struct mcp__skills *sk)
                               .fn = read_skill_file,
                               .user = sk};
         rc = mcp_server_add_resource(srv, &r);
+        if (rc != MCP_OK)
+            break;
     }
+    json_t *settings = rc == MCP_OK ? json_pack("{s:b}", "directoryRead", 1) : NULL;
+    if (rc == MCP_OK)
+        rc = settings != NULL ? mcp_server_set_extension(srv, SKILLS_EXTENSION, settings)
+                              : MCP_ENOMEM;
+    json_decref(settings);
+    if (rc != MCP_OK)
+        unregister(srv, sk, nmethods, tpl, nres);
     return rc;
 }
 
 int mcp_server_add_skills(mcp_server *srv, const char *dir, size_t *count)
 {
-    if (srv == NULL || dir == NULL)
-        return MCP_EINVAL;
     if (count != NULL)
         *count = 0;
-    uv_mutex_lock(&srv->lock);
-    int taken = srv->skills != NULL;
-    uv_mutex_unlock(&srv->lock);
-    if (taken)
-        return MCP_EEXIST;
+    if (srv == NULL || dir == NULL)
+        return MCP_EINVAL;
     struct mcp__skills *sk = calloc(1, sizeof(*sk));
     if (sk == NULL || (sk->skills = json_array()) == NULL) {
         free(sk);
         return MCP_ENOMEM;
     }
+    /* Claimed first, so that two calls at once do not both register. */
+    uv_mutex_lock(&srv->lock);
+    int taken = srv->skills != NULL;
+    if (!taken)
+        srv->skills = sk;
+    uv_mutex_unlock(&srv->lock);
+    if (taken) {
+        json_decref(sk->skills);
+        free(sk);
+        return MCP_EEXIST;
+    }
     sk->rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     walk w = {.rootfd = sk->rootfd};
-    if (sk->rootfd >= 0)
-        walk_dir(&w, "", 0);
-    int rc = sk->rootfd < 0 || w.failed ? MCP_EIO : MCP_OK;
-    if (rc == MCP_EIO)
-        mcp__warn("skills: %s cannot be read%s", dir,
+    int first = sk->rootfd >= 0 ? dup(sk->rootfd) : -1;
+    if (first >= 0)
+        walk_dir(&w, first, "", 0);
+    else
+        w.failed = 1;
+    int rc = w.failed ? MCP_EIO : MCP_OK;
+    if (rc == MCP_EIO) {
+        char shown[300];
+        mcp__warn("skills: %s cannot be read%s", mcp__quotable(shown, sizeof(shown), dir),
                   sk->rootfd >= 0 ? " (or holds more than 10,000 entries or 16 levels)" : "");
+    }
     /* A skill is a folder (not the root) with a SKILL.md file. */
     for (size_t i = 0; i < w.n && rc == MCP_OK; i++) {
         const node *nd = &w.nodes[i];
@@ -742,10 +809,14 @@ int mcp_server_add_skills(mcp_server *srv, const char *dir, size_t *count)
                            strlen(w.nodes[at].rel) == (size_t)(slash - nd->rel) &&
                            strncmp(w.nodes[at].rel, nd->rel, (size_t)(slash - nd->rel)) == 0))
             at--;
-        char why[300] = "";
+        char why[300] = "", shown[300], name[300], qwhy[400];
         int r = add_skill(sk, &w, at, why, sizeof(why));
+        /* Names and frontmatter text from the folder go to the operator's terminal
+         * without their control characters. */
+        snprintf(name, sizeof(name), "%.*s", (int)(slash - nd->rel), nd->rel);
         if (r == MCP_ENOENT)
-            mcp__warn("skills: %.*s is not served: %s", (int)(slash - nd->rel), nd->rel, why);
+            mcp__warn("skills: %s is not served: %s", mcp__quotable(shown, sizeof(shown), name),
+                      mcp__quotable(qwhy, sizeof(qwhy), why));
         else
             rc = r;
     }
@@ -754,18 +825,16 @@ int mcp_server_add_skills(mcp_server *srv, const char *dir, size_t *count)
     free(w.nodes);
     if (rc == MCP_OK) {
         sort_by_uri(sk->skills);
-        uv_mutex_lock(&srv->lock);
-        if (srv->skills != NULL)
-            rc = MCP_EEXIST;
-        else
-            srv->skills = sk;
-        uv_mutex_unlock(&srv->lock);
+        rc = register_skills(srv, sk);
     }
     if (rc != MCP_OK) {
+        uv_mutex_lock(&srv->lock);
+        srv->skills = NULL;
+        uv_mutex_unlock(&srv->lock);
         mcp__skills_free(sk);
         return rc;
     }
     if (count != NULL)
         *count = json_array_size(sk->skills);
-    return register_skills(srv, sk);
+    return MCP_OK;
 }

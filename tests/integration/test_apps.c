@@ -166,6 +166,29 @@ static void test_seen_by_a_host_2026_07_28(void **state)
     seen_by_a_host(MCP_PROTOCOL_2026_07_28);
 }
 
+/* One read in revision 2026-07-28, then one in 2025-11-25: what the library adds to a
+ * modern result (resultType, caching hints) must not stick to the next. */
+static void test_each_read_its_own_result(void **state)
+{
+    (void)state;
+    ih_host h;
+    ih_start(&h, app_server());
+    const char *const eras[] = {MCP_PROTOCOL_2026_07_28, "2025-11-25"};
+    for (size_t i = 0; i < 2; i++) {
+        mcp_client *c = mcp_client_new("apps-test", "1.0.0");
+        assert_int_equal(mcp_client_set_protocol(c, eras[i]), MCP_OK);
+        assert_int_equal(mcp_client_connect_http(c, h.url, NULL, WAIT_MS), MCP_OK);
+        json_t *read = request(c, "resources/read", json_pack("{s:s}", "uri", VIEW));
+        if (i == 1) {
+            assert_null(json_object_get(read, "resultType"));
+            assert_null(json_object_get(read, "ttlMs"));
+        }
+        json_decref(read);
+        mcp_client_free(c);
+    }
+    ih_stop(&h);
+}
+
 static void test_definitions_refused(void **state)
 {
     (void)state;
@@ -208,6 +231,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seen_by_a_host_2025_11_25),
         cmocka_unit_test(test_seen_by_a_host_2026_07_28),
+        cmocka_unit_test(test_each_read_its_own_result),
         cmocka_unit_test(test_definitions_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

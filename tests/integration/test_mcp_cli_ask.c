@@ -109,7 +109,7 @@ static void test_form_elicitation_asks_field_by_field(void **state)
     expect_content(r.out, "{\"name\":\"John Doe\",\"age\":41,\"score\":95.5,\"status\":\"pending\","
                           "\"verified\":false}");
     cr_expect_contains("stderr", r.err, "(a whole number: again)");
-    cr_expect_contains("stderr", r.err, "value [default]: ");
+    cr_expect_contains("stderr", r.err, "    default (an empty answer): \"John Doe\"\n    value: ");
     cr_run_free(&r);
 
     /* Choices by number and by value, titled or not, single and several. */
@@ -177,6 +177,18 @@ static void test_the_servers_text_cannot_drive_the_terminal(void **state)
 {
     (void)state;
     cr_run r;
+    /* C1 controls (CSI, OSC) and lines that would pass for mcp's own. */
+    const char *c1[] = {"test_elicitation",
+                        "message=\xc2\x9b"
+                        "2J\xc2\x9d"
+                        "0;t\nmcp: declined",
+                        NULL};
+    ask_stdio(&r, interactive, c1, "n\n");
+    cr_expect_status(&r, 0);
+    assert_null(strstr(r.err, "\xc2\x9b"));
+    assert_null(strstr(r.err, "\xc2\x9d"));
+    cr_expect_contains("stderr", r.err, "  ?2J?0;t\n    mcp: declined\n");
+    cr_run_free(&r);
     const char *call[] = {"test_elicitation", "message=\x1b]0;owned\x07\x1b[2Jhello", NULL};
     ask_stdio(&r, interactive, call, "n\n");
     cr_expect_status(&r, 0);

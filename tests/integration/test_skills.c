@@ -81,6 +81,12 @@ static json_t *ask(mcp_client *c, const char *method, json_t *params, int *code)
     return result;
 }
 
+static json_t *noop(mcp_ctx *ctx, const json_t *params, void *user)
+{
+    (void)ctx, (void)params, (void)user;
+    return json_object();
+}
+
 static void test_the_api(void **state)
 {
     (void)state;
@@ -94,6 +100,36 @@ static void test_the_api(void **state)
     assert_int_equal(n, 2);
     assert_int_equal(mcp_server_add_skills(srv, root, NULL), MCP_EEXIST);
     mcp_server_free(srv);
+
+    /* The program has a method of the extension's: nothing of it stays, and once the
+     * method is gone the skills can be added. */
+    srv = mcp_server_new("skills", "1.0.0");
+    mcp_method_def m = {.size = sizeof m, .method = "skills/get", .fn = noop};
+    assert_int_equal(mcp_server_add_method(srv, &m), MCP_OK);
+    assert_int_equal(mcp_server_add_skills(srv, root, &n), MCP_EEXIST);
+    assert_int_equal(n, 0);
+    assert_int_equal(mcp_server_remove_method(srv, "skills/list"), MCP_ENOENT);
+    assert_int_equal(mcp_server_remove_resource_template(srv, "skill://{+path}"), MCP_ENOENT);
+    assert_int_equal(mcp_server_remove_extension(srv, "io.modelcontextprotocol/skills"),
+                     MCP_ENOENT);
+    assert_int_equal(mcp_server_remove_method(srv, "skills/get"), MCP_OK);
+    assert_int_equal(mcp_server_add_skills(srv, root, &n), MCP_OK);
+    assert_int_equal(n, 2);
+    mcp_server_free(srv);
+
+    /* A name with a NUL escaped in it is no name; a FIFO is no file. */
+    put("nul/SKILL.md", "---\nname: \"nul\\0x\"\ndescription: x\n---\n");
+    char fifo[512];
+    snprintf(fifo, sizeof fifo, "%s/alpha/pipe", root);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    srv = mcp_server_new("skills", "1.0.0");
+    assert_int_equal(mcp_server_add_skills(srv, root, &n), MCP_OK);
+    assert_int_equal(n, 1); /* beta: alpha holds a FIFO, nul a NUL */
+    mcp_server_free(srv);
+    assert_int_equal(unlink(fifo), 0);
+    char nul[512];
+    snprintf(nul, sizeof nul, "rm -r '%s/nul'", root);
+    assert_int_equal(system(nul), 0);
 }
 
 static void hostile(const char *protocol)
@@ -138,13 +174,26 @@ static void hostile(const char *protocol)
     assert_int_equal(unlink(refs), 0);
     assert_int_equal(rename(moved, refs), 0);
 
+    /* A FIFO put in a file's place: refused at once, no worker blocked on it. */
+    char guide[512], kept[512];
+    snprintf(guide, sizeof guide, "%s/alpha/refs/guide.md", root);
+    snprintf(kept, sizeof kept, "%s/alpha/refs/guide.kept", root);
+    assert_int_equal(rename(guide, kept), 0);
+    assert_int_equal(mkfifo(guide, 0600), 0);
+    assert_null(
+        ask(c, "resources/read", json_pack("{s:s}", "uri", "skill://alpha/refs/guide.md"), &code));
+    assert_int_equal(code, -32603);
+    assert_int_equal(unlink(guide), 0);
+    assert_int_equal(rename(kept, guide), 0);
+
     /* URIs that climb, or are not the catalog's: not found. */
     const char *const climbing[] = {"skill://alpha/../outside/secret.txt",
                                     "skill://alpha/refs/%2e%2e/%2e%2e/outside/secret.txt",
                                     "skill://outside/secret.txt", "skill://alpha/refs/guide.md/"};
     for (size_t i = 0; i < sizeof climbing / sizeof climbing[0]; i++) {
         assert_null(ask(c, "resources/read", json_pack("{s:s}", "uri", climbing[i]), &code));
-        if (code != -32602 && code != -32002)
+        /* Resource not found, as the revision spells it. */
+        if (code != (strcmp(protocol, MCP_PROTOCOL_2026_07_28) == 0 ? -32602 : -32002))
             fail_msg("%s: %d", climbing[i], code);
     }
     /* A folder is no file; a file is no folder. */
@@ -255,6 +304,22 @@ static void test_the_client_checks_what_a_server_says(void **state)
     assert_int_equal(mcp_client_read_skill(c, skill, "../../etc/passwd", &data, &len, &err),
                      MCP_ENOENT);
     json_decref(skills);
+
+    /* Another spelling of the SKILL.md listed first (with its own size and digest): it
+     * is refused, not read as an unchecked file. */
+    json_t *res = json_object_get(entry, "resources");
+    json_array_insert_new(
+        res, 0,
+        json_pack("{s:s, s:s, s:i}", "uri", "skill://evil/SKILL%2Emd", "digest",
+                  "sha256:5994471abb01112afcc18159f6cc74b4f511b99806da59b3caf5a9c1"
+                  "73cacfc5",
+                  "size", 5));
+    assert_int_equal(mcp_client_list_skills(c, &skills, &err), MCP_EPROTO);
+    assert_non_null(strstr(err.message, "two resources name one file"));
+    json_object_set_new(json_array_get(res, 0), "uri", json_string("skill://evil/x%00y"));
+    assert_int_equal(mcp_client_list_skills(c, &skills, &err), MCP_EPROTO);
+    assert_non_null(strstr(err.message, "encoded NUL"));
+    json_array_remove(res, 0);
 
     /* An entry that does not list its own SKILL.md fails the whole list. */
     json_array_remove(json_object_get(entry, "resources"), 0);

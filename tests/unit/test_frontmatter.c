@@ -50,6 +50,8 @@ static const char *const readings[][2] = {
     {"# a comment\nname: x\n\n  # indented comment\ndescription: 'it''s'",
      "{\"name\":\"x\",\"description\":\"it's\"}"},
     {"", "{}"},
+    {"a: .info files\nb: .nAn\nc: 0o777777777777777\nd: 0x000000000000001",
+     "{\"a\":\".info files\",\"b\":\".nAn\",\"c\":35184372088831,\"d\":1}"},
 };
 
 /* Frontmatters refused (between the "---" lines): what the TypeScript SDK refuses too,
