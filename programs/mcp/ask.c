@@ -326,18 +326,6 @@ static json_t *parse_answer(const char *type, const json_t *schema, char *line)
     return utf8_string(line);
 }
 
-static bool is_required(const json_t *required, const char *name)
-{
-    size_t i;
-    json_t *r;
-    json_array_foreach(required, i, r)
-    {
-        if (json_is_string(r) && strcmp(json_string_value(r), name) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* Asks for one property. 0 with *value set (NULL: left out), or -1 at the end of input. */
 static int ask_property(const char *name, const json_t *schema, bool required, json_t **value)
 {
@@ -448,7 +436,7 @@ static json_t *elicit_form(const json_t *params)
     json_object_foreach((json_t *)json_object_get(schema, "properties"), name, prop)
     {
         json_t *value;
-        if (ask_property(name, prop, is_required(required, name), &value) != 0) {
+        if (ask_property(name, prop, cli_is_required(required, name), &value) != 0) {
             json_decref(content);
             return answer("cancel", NULL);
         }

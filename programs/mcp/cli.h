@@ -79,6 +79,8 @@ int cli_print_json(FILE *f, const json_t *v);
 /* The number of bytes that the base64 text b64 decodes to. */
 size_t cli_base64_decoded_len(const char *b64);
 
+/* True when the JSON array `required` (a schema's) holds the string `name`. */
+bool cli_is_required(const json_t *required, const char *name);
 /* tools list: one block per tool (name, title, description, arguments). */
 void cli_print_tools(FILE *f, const json_t *tools);
 /* What mcp info shows, from {"protocolVersion", "serverInfo", "capabilities",

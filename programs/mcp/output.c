@@ -198,8 +198,7 @@ static void describe_type(const json_t *schema, char *buf, size_t size)
     }
 }
 
-/* True when the JSON array `required` holds the string `name`. */
-static bool is_required(const json_t *required, const char *name)
+bool cli_is_required(const json_t *required, const char *name)
 {
     size_t i;
     const json_t *r;
@@ -228,7 +227,7 @@ static void print_schema_arguments(FILE *f, const json_t *schema)
         char type[256];
         describe_type(prop, type, sizeof type);
         fprintf(f, "    %s: %s", key, type);
-        if (is_required(required, key))
+        if (cli_is_required(required, key))
             fputs(" (required)", f);
         const json_t *def = json_object_get(prop, "default");
         if (def != NULL) {

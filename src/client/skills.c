@@ -11,10 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "client/client_int.h"
 #include "protocol/frontmatter.h"
+#include "util/seal.h"
 
 #define SKILLS_EXTENSION "io.modelcontextprotocol/skills"
 #define MAX_PAGES 64
@@ -293,16 +292,12 @@ int mcp_client_read_skill(mcp_client *c, const json_t *skill, const char *ref, c
     else if (rc == MCP_OK && bytes == NULL)
         rc = MCP_ENOMEM;
     if (rc == MCP_OK && entry != NULL) {
-        unsigned char md[32];
-        unsigned int mdlen = 0;
         char hex[65];
-        EVP_Digest(n > 0 ? bytes : (const unsigned char *)"", n, md, &mdlen, EVP_sha256(), NULL);
-        for (int k = 0; k < 32; k++)
-            snprintf(hex + 2 * k, 3, "%02x", md[k]);
+        int hashed = mcp__sha256_hex(bytes, n, hex) == MCP_OK;
         if ((json_int_t)n != json_integer_value(json_object_get(entry, "size")))
             rc = refuse(err, MCP_EPROTO, "%s: %zu bytes, not the %" JSON_INTEGER_FORMAT " listed",
                         quri, n, json_integer_value(json_object_get(entry, "size")));
-        else if (mdlen != 32 ||
+        else if (!hashed ||
                  strcmp(hex, json_string_value(json_object_get(entry, "digest")) + 7) != 0)
             rc = refuse(err, MCP_EPROTO, "%s: its SHA-256 digest is not the one listed", quri);
     }

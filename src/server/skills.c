@@ -28,10 +28,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "protocol/frontmatter.h"
 #include "server/server_int.h"
+#include "util/seal.h"
 
 #define SKILLS_EXTENSION "io.modelcontextprotocol/skills"
 #define MAX_ENTRIES 10000   /* walked in the whole folder */
@@ -274,21 +273,11 @@ static unsigned char *read_file(int rootfd, const char *rel, size_t max, size_t 
     return data;
 }
 
+/* "sha256:" and the hex digest of the bytes (an empty hex part if OpenSSL fails). */
 static void digest_of(const unsigned char *data, size_t len, char out[72])
 {
-    unsigned char md[32];
-    unsigned int mdlen = 0;
-    static const char hex[] = "0123456789abcdef";
     memcpy(out, "sha256:", 7);
-    if (EVP_Digest(len > 0 ? data : (const unsigned char *)"", len, md, &mdlen, EVP_sha256(),
-                   NULL) != 1 ||
-        mdlen != 32) {
-        out[7] = '\0';
-        return;
-    }
-    for (int i = 0; i < 32; i++)
-        out[7 + 2 * i] = hex[md[i] >> 4], out[8 + 2 * i] = hex[md[i] & 15];
-    out[71] = '\0';
+    mcp__sha256_hex(data, len, out + 7);
 }
 
 /* ---- one skill ---- */

@@ -137,6 +137,17 @@ static int encrypt_raw(const unsigned char *key, unsigned char *raw, size_t len,
     return ok ? MCP_OK : MCP_ENOMEM;
 }
 
+int mcp__sha256_hex(const void *data, size_t len, char out[65])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char md[32];
+    int rc = mcp__sha256(data, len, md);
+    for (int i = 0; i < 32 && rc == MCP_OK; i++)
+        out[2 * i] = hex[md[i] >> 4], out[2 * i + 1] = hex[md[i] & 15];
+    out[rc == MCP_OK ? 64 : 0] = '\0';
+    return rc;
+}
+
 int mcp__seal(const unsigned char key[MCP__SEAL_KEY_LEN], uint8_t key_id, const void *binding,
               size_t binding_len, const void *plaintext, size_t len, uint64_t expiry_ms, char **out)
 {

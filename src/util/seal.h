@@ -120,5 +120,7 @@ int mcp__sealer_unseal(const mcp__sealer *s, const char *token, const void *bind
  * request's salient parameters. MCP_OK, MCP_EINVAL for NULL arguments, MCP_ENOMEM when
  * libcrypto fails. */
 int mcp__sha256(const void *data, size_t len, unsigned char out[32]);
+/* The same as 64 lowercase hex digits and a NUL (the digests of SEP-2640 skills). */
+int mcp__sha256_hex(const void *data, size_t len, char out[65]);
 
 #endif
