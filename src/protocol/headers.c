@@ -605,6 +605,9 @@ int mcp__header_request(const mcp__header_tools *ts, const json_t *msg, const ch
         key = "name";
     else if (strcmp(method, "resources/read") == 0)
         key = "uri";
+    else if (strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
+             strcmp(method, "tasks/cancel") == 0)
+        key = "taskId"; /* the tasks extension: a balancer routes a task's calls by its id */
     const json_t *name = key != NULL ? json_object_get(params, key) : NULL;
     if (rc == MCP_OK && json_is_string(name)) {
         char *value = mcp__header_value_encode(json_string_value(name), json_string_length(name));

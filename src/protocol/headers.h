@@ -144,7 +144,8 @@ void mcp__header_tools_free(mcp__header_tools *ts);
  * The request metadata headers of a 2026-07-28 message (streamable-http.mdx, "Request
  * Metadata"), each given to add(user, name, value), which returns MCP_OK or an error
  * that stops the walk: MCP-Protocol-Version (version), Mcp-Method, Mcp-Name for
- * tools/call, resources/read and prompts/get (the sentinel when needed), and a
+ * tools/call, resources/read and prompts/get (the sentinel when needed) and for the
+ * tasks extension's tasks/get, tasks/update and tasks/cancel (their taskId), and a
  * tools/call's Mcp-Param headers from the tool's annotations in ts (an argument with no
  * header form is left out with a warning). MCP_EINVAL when the method or version cannot
  * go into a header (nothing is sent then), or what add returned.

@@ -382,6 +382,18 @@ static void test_modern_requests_carry_the_revision_headers_and_meta(void **stat
     assert_int_equal(mcp_client_list_prompts(f->c, NULL, &result, NULL), MCP_OK);
     json_decref(result);
     expect_header(last_post(f, "prompts/list"), "Mcp-Name", NULL);
+    /* The tasks extension's methods name their task (its routing headers). */
+    const char *const task_methods[] = {"tasks/get", "tasks/update", "tasks/cancel"};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(mcp_client_request(f->c, task_methods[i],
+                                            json_pack("{s:s}", "taskId", "task-\xc3\xa9-1"), NULL,
+                                            &result, NULL),
+                         MCP_OK);
+        json_decref(result);
+        r = last_post(f, task_methods[i]);
+        expect_header(r, "Mcp-Method", task_methods[i]);
+        expect_header(r, "Mcp-Name", "=?base64?dGFzay3DqS0x?=");
+    }
 
     /* An integer past 2^53 has no header form: the call is refused, not sent. */
     size_t calls = posts_of(f, "tools/call");
