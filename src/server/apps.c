@@ -18,7 +18,6 @@
 #include "server/server_int.h"
 
 struct mcp__app {
-    char *uri;
     json_t *item; /* the read's one content, built once (read only: shared by every read) */
     struct mcp__app *next;
 };
@@ -27,7 +26,6 @@ void mcp__apps_free(struct mcp__app *a)
 {
     while (a != NULL) {
         struct mcp__app *next = a->next;
-        free(a->uri);
         json_decref(a->item);
         free(a);
         a = next;
@@ -79,12 +77,9 @@ int mcp_server_add_app(mcp_server *srv, const mcp_app_def *given)
     if (item != NULL && meta != NULL)
         json_object_set(item, "_meta", meta);
     if (a != NULL)
-        a->uri = mcp__strdup(def.uri);
-    if (a != NULL)
         a->item = json_incref(item);
-    int rc = a != NULL && a->uri != NULL && a->item != NULL && (ui == NULL || meta_text != NULL)
-                 ? MCP_OK
-                 : MCP_ENOMEM;
+    int rc =
+        a != NULL && a->item != NULL && (ui == NULL || meta_text != NULL) ? MCP_OK : MCP_ENOMEM;
     json_decref(item);
     json_decref(meta);
     json_decref(ui);

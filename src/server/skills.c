@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "protocol/frontmatter.h"
+#include "protocol/revision.h"
 #include "server/server_int.h"
 #include "util/seal.h"
 
@@ -569,8 +570,7 @@ void mcp__skills_free(struct mcp__skills *sk)
 /* result with the caching fields revision 2026-07-28 requires of these results. */
 static json_t *cacheable(mcp_ctx *ctx, json_t *result)
 {
-    const char *v = mcp_ctx_protocol_version(ctx);
-    if (result != NULL && v != NULL && strcmp(v, MCP_PROTOCOL_2026_07_28) >= 0) {
+    if (result != NULL && ctx->modern) {
         json_object_set_new(result, "ttlMs", json_integer(0));
         json_object_set_new(result, "cacheScope", json_string("private"));
     }
@@ -637,14 +637,13 @@ static json_t *read_skill_file(mcp_ctx *ctx, const char *uri, const json_t *vars
     struct mcp__skills *sk = user;
     sk_file *f = mcp__map_get(&sk->files, uri);
     if (f == NULL) {
-        /* The code the library gives a resource not found in the request's revision
-         * (-32002 before 2026-07-28); a folder is the wrong kind of resource: -32602. */
+        /* A resource not found gets the request's revision's code (-32002 before
+         * 2026-07-28), as every other; a folder is the wrong kind of resource: -32602. */
         int dir = mcp__map_get(&sk->dirs, uri) != NULL;
-        const char *v = mcp_ctx_protocol_version(ctx);
-        int modern = v != NULL && strcmp(v, MCP_PROTOCOL_2026_07_28) >= 0;
+        int not_found =
+            ctx->rev != NULL ? ctx->rev->resource_not_found : MCP_RPC_RESOURCE_NOT_FOUND;
         mcp_ctx_set_error_data(
-            ctx, dir || modern ? MCP_RPC_INVALID_PARAMS : MCP_RPC_RESOURCE_NOT_FOUND,
-            json_pack("{s:s}", "uri", uri),
+            ctx, dir ? MCP_RPC_INVALID_PARAMS : not_found, json_pack("{s:s}", "uri", uri),
             dir ? "%s is a directory; use resources/directory/read" : "Resource not found: %s",
             uri);
         return NULL;
