@@ -81,15 +81,13 @@ endforeach()
 
 # The same harness's requirement set of revision 2026-07-28 (stateless requests with _meta,
 # Multi Round-Trip Requests, subscriptions/listen, request headers, caching hints), against
-# the same dual-era server: every scenario passes with no warning but the unscored ones of
-# the io.modelcontextprotocol/tasks extension, which the requirement file marks optional and
-# mcp-everything does not offer (tests/conformance/expected-2026.json lists them; each must
-# still fail, and run-server.sh checks the file marks it an extension).
+# the same dual-era server: every scenario passes with no warning, the unscored ones of the
+# io.modelcontextprotocol/tasks extension included (mcp-everything offers it).
 add_test(NAME conformance_next_2026
     COMMAND "${MCP_BASH_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/tests/conformance/run-server.sh"
     WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}/tests/conformance")
 set_tests_properties(conformance_next_2026 PROPERTIES
-    ENVIRONMENT "MCP_BIN_DIR=${_mcp_conformance_bin};MCP_CONFORMANCE_HARNESS=next;MCP_CONFORMANCE_REQUIREMENTS=2026-07-28;MCP_CONFORMANCE_EXPECTED=expected-2026.json"
+    ENVIRONMENT "MCP_BIN_DIR=${_mcp_conformance_bin};MCP_CONFORMANCE_HARNESS=next;MCP_CONFORMANCE_REQUIREMENTS=2026-07-28"
     TIMEOUT 900
     RUN_SERIAL TRUE
     LABELS conformance)
@@ -138,7 +136,7 @@ endforeach()
 # (0.1.16's --suite all, and the prerelease's --requirements 2025-11-25 with SSE answers,
 # --json-response, and --stateless with the same expected failures), and with --shared-child;
 # and --requirements 2026-07-28, served by the gateway's pool (mcp-everything speaks that
-# revision itself, so requests pass through), with the same excused extension scenarios.
+# revision itself, so requests pass through, tasks/get, tasks/update and tasks/cancel too).
 # The gateway closes a request's SSE stream after 50 ms (--poll-ms, SEP-1699), as
 # mcp-everything's test_reconnection asks its own transport to: the client must resume it.
 set(_gw_runs
@@ -166,9 +164,6 @@ foreach(_run IN LISTS _gw_runs)
     endif()
     if(_name STREQUAL "next_stateless")
         list(APPEND _env "MCP_CONFORMANCE_EXPECTED=expected-stateless.json")
-    elseif(_name STREQUAL "next_2026")
-        list(APPEND _env "MCP_CONFORMANCE_EXPECTED=expected-2026.json"
-             "MCP_CONFORMANCE_GATEWAY_FLAGS=--poll-ms 50")
     elseif(_name STREQUAL "next_shared")
         list(APPEND _env "MCP_CONFORMANCE_GATEWAY_FLAGS=--shared-child --poll-ms 50")
     else()

@@ -52,6 +52,18 @@ typedef struct mcp_ctx mcp_ctx;
 
 /* Run the handler on the loop thread (it must be fast and never block). */
 #define MCP_HANDLER_INLINE 0x1u
+/*
+ * Tools only (the tasks extension, io.modelcontextprotocol/tasks; see mcp_server_set_tasks):
+ * a call whose request declares the extension runs as a task. The client is answered at
+ * once with the task's id (a CreateTaskResult) and the handler runs on after, its result
+ * kept for tasks/get. TASK_OPTIONAL: a call from a client that did not declare the
+ * extension runs as any other. TASK_REQUIRED: such a call is refused with -32021
+ * (MissingRequiredClientCapability) naming the extension. Neither goes with
+ * MCP_HANDLER_INLINE (MCP_EINVAL). A tool without them may still become a task from its
+ * handler (mcp_ctx_start_task).
+ */
+#define MCP_TOOL_TASK_OPTIONAL 0x2u
+#define MCP_TOOL_TASK_REQUIRED 0x4u
 
 /*
  * Handlers return a new reference to the method's result object, which the
@@ -276,6 +288,50 @@ MCP_EXTERN int mcp_server_set_cache_hint(mcp_server *srv, const char *method, lo
  */
 MCP_EXTERN int mcp_server_set_state_key(mcp_server *srv, const unsigned char *key, size_t len,
                                         long long ttl_ms);
+
+/*
+ * Tasks (the extension io.modelcontextprotocol/tasks, revision 2026-07-28): a tools/call
+ * answered with a task id, whose result the client fetches later with tasks/get, answers
+ * the handler's questions with tasks/update and stops with tasks/cancel.
+ *
+ * Every task belongs to who created it: the principal of its request's access token
+ * (<mcp/auth.h>), or, on an endpoint without authorization, nobody (anyone who holds its
+ * id, 122 random bits, may use it). A task of another principal is answered as one that
+ * does not exist (-32602). A task and its result are kept ttl_ms after it was created,
+ * then forgotten; a handler still running then is cancelled. A principal may hold
+ * max_per_owner tasks at once and the server max_total; a call past either is refused with
+ * -32000 (and no task) until some expire. poll_interval_ms is what clients are told to wait
+ * between two tasks/get.
+ *
+ * A task's handler runs on workers of its own (as many as mcp_server_set_workers gives),
+ * so that tasks never hold up other calls. It asks the client as in revision 2026-07-28
+ * (mcp_ctx_ask): a question without an answer yet returns MCP_EINPUT, the handler returns,
+ * the task shows the question (status input_required) and, once tasks/update has brought
+ * every answer, the handler runs again from the start and finds them (mcp_ctx_round,
+ * mcp_ctx_round_state and mcp_ctx_keep_state carry its own state across these runs, as
+ * across MRTR rounds). So no worker waits while a person answers. Keys given to mcp_ctx_ask
+ * name one question each for the task's life: asking another question under a key answered
+ * before returns MCP_EEXIST. Progress and log messages of a task's handler go nowhere
+ * (the extension has none) and return MCP_OK. mcp_ctx_is_cancelled() turns true on
+ * tasks/cancel, at the task's expiry, and when the endpoint stops; a task cancelled by
+ * tasks/cancel ends "cancelled" whatever its handler returns, one stopped with its
+ * endpoint "failed". A result ends it "completed" (a tool error with isError too), a
+ * JSON-RPC error (mcp_ctx_set_error, or NULL) "failed" with that error.
+ *
+ * size is sizeof(mcp_tasks_opts) or 0, as in the definitions. Zero fields give the
+ * defaults: ttl_ms 1 hour, poll_interval_ms 1000, max_per_owner 1,000, max_total 10,000.
+ * Calling it offers the extension in server/discover (so does adding a tool with an
+ * MCP_TOOL_TASK_* flag, with the defaults); call it before srv is served. MCP_OK;
+ * MCP_EINVAL for a NULL srv, a bad size or negative values; MCP_ENOMEM.
+ */
+typedef struct mcp_tasks_opts {
+    size_t size;
+    long long ttl_ms;
+    int poll_interval_ms;
+    size_t max_per_owner;
+    size_t max_total;
+} mcp_tasks_opts;
+MCP_EXTERN int mcp_server_set_tasks(mcp_server *srv, const mcp_tasks_opts *opts);
 /*
  * The completion handler (fn NULL removes it). A session that initializes while
  * it is set is offered the "completions" capability; without one,
@@ -873,6 +929,22 @@ MCP_EXTERN int mcp_ctx_keep_state(mcp_ctx *ctx, json_t *state);
  * MCP_ENOTSUP is returned: the handler then returns NULL.
  */
 MCP_EXTERN int mcp_ctx_require_capability(mcp_ctx *ctx, const char *capability);
+
+/*
+ * Turns the tools/call this handler serves into a task (see mcp_server_set_tasks): the
+ * client is answered now with the task's id, and the handler goes on; what it returns
+ * becomes the task's result. Made for a handler that first asks its questions in Multi
+ * Round-Trip rounds, or that decides from its arguments whether the work is long. Worker
+ * thread. MCP_OK, also when the call is a task already; MCP_ENOTSUP when the request did
+ * not declare the extension (revision 2026-07-28 only) or is not a tools/call, or srv
+ * offers no tasks: the handler then answers as usual; MCP_ELIMIT when the caller holds as
+ * many tasks as it may (the handler may answer at once, or fail); MCP_ECANCELED when the
+ * request was cancelled; MCP_ESTATE from an inline handler; MCP_ENOMEM.
+ */
+MCP_EXTERN int mcp_ctx_start_task(mcp_ctx *ctx);
+/* The id of the task this handler runs, or NULL when it runs no task. Borrowed until the
+ * handler returns. */
+MCP_EXTERN const char *mcp_ctx_task_id(const mcp_ctx *ctx);
 
 /*
  * SEP-1699 SSE polling: closes the SSE stream that carries this request's

@@ -54,4 +54,7 @@ int everything_add_app(mcp_server *srv);
 int everything_add_modern_tools(mcp_server *srv);
 int everything_add_modern_prompts(mcp_server *srv);
 
+/* The tasks extension's conformance tools (tasks.c). */
+int everything_add_task_tools(mcp_server *srv);
+
 #endif

@@ -31,6 +31,8 @@ struct options {
     int workers;                /* 0: the library's default */
     const char *state_key_file; /* the requestState key, shared by the nodes */
     const char *skills;         /* --skills DIR, or NULL */
+    int task_ttl_ms;            /* --task-ttl; 0: the library's default */
+    int max_tasks;              /* --max-tasks; 0: the library's default */
     http_flags flags;           /* the HTTP flags; lists point into argv */
 };
 
@@ -71,6 +73,11 @@ static void print_help(FILE *out)
             "      --skills DIR      serve the skills under DIR (SEP-2640: skills/list,\n"
             "                        skills/get, skill:// resources): folders that each\n"
             "                        hold a SKILL.md\n"
+            "      --task-ttl MS     how long a task and its result are kept, 1000 to\n"
+            "                        86400000 milliseconds (default 3600000, an hour)\n"
+            "      --max-tasks N     unexpired tasks one principal may hold, 1 to 1000000\n"
+            "                        (default 1000; all clients are one on a server\n"
+            "                        without authorization)\n"
             "  -h, --help            print this help and exit\n"
             "      --version         print the version and exit\n"
             "\n"
@@ -83,7 +90,9 @@ static void print_help(FILE *out)
             "(elicitation, sampling, list_roots, request_state, multiple_inputs, multi_round,\n"
             "tampered_state, capabilities), test_missing_capability,\n"
             "test_streaming_elicitation, test_logging_tool, test_trigger_tool_change,\n"
-            "test_trigger_prompt_change, test_custom_headers. Tools for tests and demos: echo, "
+            "test_trigger_prompt_change, test_custom_headers; for the tasks extension:\n"
+            "greet, slow_compute, failing_job, protocol_error_job, confirm_delete,\n"
+            "multi_input, test_tool_with_task. Tools for tests and demos: echo, "
             "add, long_running,\n"
             "notify, poll_notify, list_roots, trigger_resource_update, log_all_levels,\n"
             "slow_echo, ping_client, trace_context, complete_elicitation,\n"
@@ -123,9 +132,11 @@ static int parse_args(int argc, char **argv, struct options *opt)
         OPT_VERSION,
         OPT_PROTOCOL,
         OPT_STATE_KEY,
-        OPT_SKILLS
+        OPT_SKILLS,
+        OPT_TASK_TTL,
+        OPT_MAX_TASKS
     };
-    struct option longopts[10 + HTTP_FLAGS_COUNT] = {
+    struct option longopts[12 + HTTP_FLAGS_COUNT] = {
         {"stdio", no_argument, NULL, OPT_STDIO},
         {"http", required_argument, NULL, OPT_HTTP},
         {"page-size", required_argument, NULL, OPT_PAGE_SIZE},
@@ -135,9 +146,11 @@ static int parse_args(int argc, char **argv, struct options *opt)
         {"version", no_argument, NULL, OPT_VERSION},
         {"state-key-file", required_argument, NULL, OPT_STATE_KEY},
         {"skills", required_argument, NULL, OPT_SKILLS},
+        {"task-ttl", required_argument, NULL, OPT_TASK_TTL},
+        {"max-tasks", required_argument, NULL, OPT_MAX_TASKS},
     };
-    http_flags_add(longopts + 9);
-    longopts[9 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
+    http_flags_add(longopts + 11);
+    longopts[11 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
 
     *opt = (struct options){.transport = TRANSPORT_HTTP, .listen = DEFAULT_LISTEN};
     int c, li = -1;
@@ -198,6 +211,19 @@ static int parse_args(int argc, char **argv, struct options *opt)
             break;
         case OPT_SKILLS:
             opt->skills = optarg;
+            break;
+        case OPT_TASK_TTL:
+            if (http_flags_parse_int(optarg, 1000, 86400000, &opt->task_ttl_ms) != 0) {
+                usage_error("--task-ttl needs milliseconds from 1000 to 86400000, not '%s'",
+                            optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case OPT_MAX_TASKS:
+            if (http_flags_parse_int(optarg, 1, 1000000, &opt->max_tasks) != 0) {
+                usage_error("--max-tasks needs an integer from 1 to 1000000, not '%s'", optarg);
+                return EXIT_USAGE;
+            }
             break;
         case 'h':
             print_help(stdout);
@@ -265,6 +291,14 @@ static int apply_settings(mcp_server *srv, const struct options *opt)
     }
     if (opt->skills != NULL && nskills == 0)
         fprintf(stderr, "%s: --skills %s: no skill found\n", EVERYTHING_NAME, opt->skills);
+    if (opt->task_ttl_ms > 0 || opt->max_tasks > 0) {
+        mcp_tasks_opts t = {
+            .size = sizeof t, .ttl_ms = opt->task_ttl_ms, .max_per_owner = (size_t)opt->max_tasks};
+        if ((rc = mcp_server_set_tasks(srv, &t)) != MCP_OK) {
+            fprintf(stderr, "%s: --task-ttl, --max-tasks: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
+            return EXIT_USAGE;
+        }
+    }
     if (opt->eras != 0 && (rc = mcp_server_set_eras(srv, opt->eras)) != MCP_OK) {
         fprintf(stderr, "%s: --protocol: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
         return EXIT_USAGE;

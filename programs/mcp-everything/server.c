@@ -37,7 +37,8 @@ mcp_server *everything_server_new(void)
     if (everything_add_tools(srv) != MCP_OK || everything_add_resources(srv) != MCP_OK ||
         everything_add_prompts(srv) != MCP_OK || everything_set_completion(srv) != MCP_OK ||
         everything_add_modern_tools(srv) != MCP_OK ||
-        everything_add_modern_prompts(srv) != MCP_OK || everything_add_app(srv) != MCP_OK)
+        everything_add_modern_prompts(srv) != MCP_OK || everything_add_app(srv) != MCP_OK ||
+        everything_add_task_tools(srv) != MCP_OK)
         goto fail;
     return srv;
 

@@ -165,6 +165,7 @@ static void sa_shutdown(mcp__answerer *a, void (*done)(void *arg), void *arg)
     sa->done_arg = arg;
     sa->rt->empty_cb = sa_empty;
     sa->rt->empty_arg = sa;
+    mcp__tasks_rt_close(sa->rt);
     if (!mcp__srt_busy(sa->rt))
         sa_empty(sa);
 }

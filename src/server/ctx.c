@@ -10,11 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/meta.h"
 #include "server/server_int.h"
 
 #define MCP__DEFAULT_REQUEST_TIMEOUT_MS 60000
 
-mcp_ctx *mcp__ctx_new(mcp__session *s, mcp__inreq *req)
+static mcp_ctx *ctx_alloc(mcp__session *s)
 {
     mcp_ctx *ctx = calloc(1, sizeof(*ctx));
     if (ctx == NULL)
@@ -30,6 +31,31 @@ mcp_ctx *mcp__ctx_new(mcp__session *s, mcp__inreq *req)
     }
     ctx->sess = s;
     ctx->rt = s->rt;
+    return ctx;
+}
+
+/* The fields both kinds of context read off params. */
+static void ctx_read_params(mcp_ctx *ctx)
+{
+    ctx->meta = json_object_get(ctx->params, "_meta");
+    if (!json_is_object(ctx->meta))
+        ctx->meta = NULL;
+    json_t *token = json_object_get(ctx->meta, "progressToken");
+    if (json_is_string(token) || json_is_integer(token))
+        ctx->progress_token = token;
+}
+
+static void ctx_link(mcp_ctx *ctx)
+{
+    ctx->sess->refs++;
+    MCP__LIST_PUSH(ctx->sess->ctxs, ctx);
+}
+
+mcp_ctx *mcp__ctx_new(mcp__session *s, mcp__inreq *req)
+{
+    mcp_ctx *ctx = ctx_alloc(s);
+    if (ctx == NULL)
+        return NULL;
     ctx->req = req;
     ctx->stream = req->stream;
     /* The context may outlive the request record, so it keeps its own references. */
@@ -37,21 +63,38 @@ mcp_ctx *mcp__ctx_new(mcp__session *s, mcp__inreq *req)
     ctx->params = json_incref(req->params);
     ctx->method = req->method;
     ctx->msg = json_incref(req->msg);
-    ctx->meta = json_object_get(req->params, "_meta");
-    if (!json_is_object(ctx->meta))
-        ctx->meta = NULL;
+    ctx_read_params(ctx);
     ctx->modern = (req->flags & MCP__REQ_MODERN) != 0;
     ctx->rev = ctx->modern ? mcp__revision_modern() : s->rev;
     ctx->client_caps = mcp__req_client_caps(s, req);
     ctx->client_info = mcp__req_client_info(s, req);
     ctx->level = mcp__req_log_level(s, req);
     ctx->principal = mcp__principal_ref(s->principal);
-    json_t *token = json_object_get(ctx->meta, "progressToken");
-    if (json_is_string(token) || json_is_integer(token))
-        ctx->progress_token = token;
     req->data = ctx;
-    s->refs++;
-    MCP__LIST_PUSH(s->ctxs, ctx);
+    ctx_link(ctx);
+    return ctx;
+}
+
+mcp_ctx *mcp__ctx_new_task(mcp__session *s, json_t *params, mcp_principal *principal)
+{
+    mcp_ctx *ctx = ctx_alloc(s);
+    if (ctx == NULL)
+        return NULL;
+    ctx->id = json_null();
+    ctx->params = json_incref(params);
+    ctx->method = "tools/call";
+    ctx_read_params(ctx);
+    ctx->progress_token = NULL; /* a task has no progress */
+    ctx->modern = 1;
+    ctx->rev = mcp__revision_modern();
+    mcp__meta m;
+    mcp__meta_read(params, &m);
+    ctx->client_caps = m.caps != NULL ? m.caps : s->rt->srv->empty;
+    ctx->client_info = m.info != NULL ? m.info : s->rt->srv->empty;
+    ctx->level = MCP_LOG_EMERGENCY + 1;
+    ctx->principal = mcp__principal_ref(principal);
+    ctx->round = 1;
+    ctx_link(ctx);
     return ctx;
 }
 
@@ -71,6 +114,7 @@ static void ctx_destroy(mcp_ctx *ctx)
     free(ctx->error_message);
     free(ctx->cancel_reason);
     free(ctx->uri);
+    free(ctx->task_id);
     uv_cond_destroy(&ctx->cond);
     uv_mutex_destroy(&ctx->lock);
     free(ctx);
@@ -85,6 +129,12 @@ static void ctx_finish(mcp_ctx *ctx, json_t *result)
 {
     mcp__inreq *req = ctx->req;
     ctx->req = NULL;
+    if (ctx->task_id != NULL) {
+        /* Its request was answered when the task began: the outcome is the task's. */
+        mcp__task_finish(ctx, result);
+        ctx_destroy(ctx);
+        return;
+    }
     /* A request whose answer goes nowhere (its client closed it) seals no state. */
     if (req != NULL && ctx->modern && mcp__mrtr_method(ctx->method))
         result = mcp__mrtr_finish(ctx, result);
@@ -121,12 +171,14 @@ static void ctx_job(void *arg)
         mcp__error("a handler finished after its runtime closed; its result is lost");
 }
 
-static mcp__pool *server_pool(mcp_server *srv)
+/* The workers of calls, or of tasks: a flood of long tasks never holds up the calls. */
+static mcp__pool *server_pool(mcp_server *srv, int task)
 {
     uv_mutex_lock(&srv->lock);
-    if (srv->pool == NULL)
-        srv->pool = mcp__pool_new(srv->workers);
-    mcp__pool *p = srv->pool;
+    mcp__pool **slot = task ? &srv->task_pool : &srv->pool;
+    if (*slot == NULL)
+        *slot = mcp__pool_new(srv->workers);
+    mcp__pool *p = *slot;
     uv_mutex_unlock(&srv->lock);
     return p;
 }
@@ -147,7 +199,7 @@ void mcp__ctx_run(mcp_ctx *ctx, int inline_handler)
     mcp__session *s = ctx->sess;
     if (s->io != NULL && s->io->backlogged != NULL && s->io->backlogged(s->io_user, ctx->stream))
         ctx->paused = 1;
-    mcp__pool *pool = server_pool(ctx->rt->srv);
+    mcp__pool *pool = server_pool(ctx->rt->srv, ctx->task_id != NULL);
     if (pool == NULL || mcp__pool_submit(pool, ctx_job, ctx) != MCP_OK) {
         mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR, "Internal error: no worker available");
         ctx_finish(ctx, NULL);
@@ -324,7 +376,7 @@ int mcp_ctx_set_error_data(mcp_ctx *ctx, int code, json_t *data, const char *fmt
 
 /* ---- Operations posted to the loop ---- */
 
-enum op_kind { OP_NOTIFY, OP_LOG, OP_REQUEST, OP_CLOSE_STREAM, OP_CLOSE_STANDALONE };
+enum op_kind { OP_NOTIFY, OP_LOG, OP_REQUEST, OP_CLOSE_STREAM, OP_CLOSE_STANDALONE, OP_START_TASK };
 
 typedef struct ctx_op {
     mcp__mail mail;
@@ -410,6 +462,9 @@ static void op_run(ctx_op *op)
         wake(ctx, rc, NULL, NULL);
         break;
     }
+    case OP_START_TASK:
+        wake(ctx, live ? mcp__task_begin(ctx) : MCP_ECANCELED, NULL, NULL);
+        break;
     case OP_REQUEST: {
         if (!live) {
             wake(ctx, atomic_load(&ctx->cancelled) ? MCP_ECANCELED : MCP_ECLOSED, NULL, NULL);
@@ -670,8 +725,8 @@ int mcp_ctx_request(mcp_ctx *ctx, const char *method, json_t *params, int timeou
     return rc;
 }
 
-/* Runs a close operation on the loop and waits for its result. */
-static int close_op(mcp_ctx *ctx, enum op_kind kind, int all, int retry_ms)
+/* Runs an operation on the loop (a close, the start of a task) and waits for its result. */
+static int loop_op(mcp_ctx *ctx, enum op_kind kind, int all, int retry_ms)
 {
     ctx_op *op = calloc(1, sizeof(*op));
     if (op == NULL)
@@ -688,14 +743,28 @@ static int close_op(mcp_ctx *ctx, enum op_kind kind, int all, int retry_ms)
     return rc;
 }
 
+int mcp_ctx_start_task(mcp_ctx *ctx)
+{
+    if (ctx->task_id != NULL)
+        return MCP_OK;
+    if (!ctx->modern || strcmp(ctx->method, "tools/call") != 0 || ctx->rt->srv->tasks == NULL ||
+        !mcp__tasks_declared(ctx->client_caps))
+        return MCP_ENOTSUP;
+    if (ctx->on_loop || mcp__srt_on_loop(ctx->rt))
+        return MCP_ESTATE;
+    if (atomic_load(&ctx->cancelled))
+        return MCP_ECANCELED;
+    return loop_op(ctx, OP_START_TASK, 0, 0);
+}
+
 int mcp_ctx_close_sse_stream(mcp_ctx *ctx, int retry_ms)
 {
-    return close_op(ctx, OP_CLOSE_STREAM, 0, retry_ms);
+    return loop_op(ctx, OP_CLOSE_STREAM, 0, retry_ms);
 }
 
 int mcp_ctx_close_standalone_streams(mcp_ctx *ctx, int all, int retry_ms)
 {
-    return close_op(ctx, OP_CLOSE_STANDALONE, all, retry_ms);
+    return loop_op(ctx, OP_CLOSE_STANDALONE, all, retry_ms);
 }
 
 /* The capability a question of the client needs, or NULL for a method that is not one. */

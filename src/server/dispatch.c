@@ -269,7 +269,9 @@ static json_t *invoke_complete(mcp_ctx *ctx)
                      "hasMore", more);
 }
 
-/* Starts ctx with the handler (fn, user, flags); takes args. */
+/* Starts ctx with the handler (fn, user, flags); takes args. A tools/call of a tool with an
+ * MCP_TOOL_TASK_* flag, from a client that declared the tasks extension, becomes a task
+ * before the handler runs. */
 static void start(mcp__session *s, mcp__inreq *req, mcp__invoke_fn invoke, void *fn, void *user,
                   unsigned flags, json_t *args, json_t *schema, const char *uri, json_t *in_schema)
 {
@@ -293,7 +295,42 @@ static void start(mcp__session *s, mcp__inreq *req, mcp__invoke_fn invoke, void 
     }
     if (ctx->invoke != NULL && ctx->modern && mcp__mrtr_method(ctx->method))
         mcp__mrtr_begin(ctx); /* a refused requestState clears invoke */
+    if (ctx->invoke != NULL && (flags & (MCP_TOOL_TASK_OPTIONAL | MCP_TOOL_TASK_REQUIRED)) &&
+        ctx->modern && mcp__tasks_declared(ctx->client_caps)) {
+        int rc = mcp__task_begin(ctx);
+        if (rc != MCP_OK) {
+            ctx->invoke = NULL;
+            if (rc == MCP_ELIMIT)
+                mcp_ctx_set_error(ctx, MCP_RPC_SERVER_ERROR,
+                                  "Too many tasks: the caller holds as many unexpired tasks as "
+                                  "it may (or the server does); try again once some expire");
+            else
+                mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR,
+                                  "Internal error: cannot create the task (%s)", mcp_strerror(rc));
+        }
+    }
     mcp__ctx_run(ctx, (flags & MCP_HANDLER_INLINE) != 0);
+}
+
+void mcp__tool_prepare(mcp_ctx *ctx)
+{
+    mcp_server *srv = ctx->rt->srv;
+    const char *name = json_string_value(json_object_get(ctx->params, "name"));
+    json_t *args = json_object_get(ctx->params, "arguments");
+    uv_mutex_lock(&srv->lock);
+    mcp__tool *t = name != NULL ? mcp__find_tool(srv, name) : NULL;
+    if (t != NULL) {
+        ctx->invoke = invoke_tool;
+        ctx->fn = (void *)t->fn;
+        ctx->user = t->user;
+        ctx->in_schema = json_incref(t->input_schema);
+        ctx->schema = json_incref(t->output_schema);
+    }
+    uv_mutex_unlock(&srv->lock);
+    ctx->args = json_is_object(args) ? json_incref(args) : json_object();
+    if (t == NULL)
+        mcp_ctx_set_error(ctx, MCP_RPC_INVALID_PARAMS, "Unknown tool: %s (it was removed)",
+                          name != NULL ? name : "");
 }
 
 /* The value of a request header of req's HTTP request (mcp__param_headers_check). */
@@ -364,6 +401,16 @@ static void do_tools_call(mcp__session *s, mcp__inreq *req)
         json_decref(args);
         json_decref(out_schema);
         mcp__rpc_respond_error(req, MCP_RPC_HEADER_MISMATCH, why, NULL);
+        return;
+    }
+    /* The tasks extension: a tool that runs only as a task, asked by a client that did
+     * not declare it (in this revision's _meta; an older client cannot). */
+    if ((flags & MCP_TOOL_TASK_REQUIRED) &&
+        !((req->flags & MCP__REQ_MODERN) && mcp__tasks_declared(req->meta.caps))) {
+        json_decref(in_schema);
+        json_decref(args);
+        json_decref(out_schema);
+        mcp__tasks_refuse(req);
         return;
     }
     start(s, req, invoke_tool, (void *)fn, user, flags, args, out_schema, NULL, in_schema);

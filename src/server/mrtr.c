@@ -220,7 +220,7 @@ int mcp__mrtr_begin(mcp_ctx *ctx)
 
 /* Whether an answer has the shape of the method's result (mrtr.mdx, Error Handling:
  * servers SHOULD validate the InputResponses). */
-static int answer_valid(const char *method, const json_t *a)
+int mcp__mrtr_answer_valid(const char *method, const json_t *a)
 {
     if (!json_is_object(a))
         return 0;
@@ -240,28 +240,38 @@ static int answer_valid(const char *method, const json_t *a)
 int mcp__mrtr_ask(mcp_ctx *ctx, const char *key, const char *method, json_t *params,
                   json_t **result)
 {
-    char auto_key[32];
-    if (key == NULL) {
-        snprintf(auto_key, sizeof auto_key, "input-%d", ctx->nasked);
-        key = auto_key;
-    }
-    ctx->nasked++;
     json_t *question = json_pack("{s:s, s:o}", "method", method, "params", params);
     char digest[65];
     if (question == NULL || mcp__json_digest_hex(question, digest) != MCP_OK) {
         json_decref(question);
         return MCP_ENOMEM;
     }
+    char auto_key[48];
+    if (key == NULL) {
+        /* A task's keys name one question each for its life (the tasks extension): its
+         * own keys carry the question's digest. */
+        if (ctx->task_id != NULL)
+            snprintf(auto_key, sizeof auto_key, "input-%d-%.12s", ctx->nasked, digest);
+        else
+            snprintf(auto_key, sizeof auto_key, "input-%d", ctx->nasked);
+        key = auto_key;
+    }
+    ctx->nasked++;
     /* An answer in this retry, then one carried from an earlier round for the same
      * question. */
     json_t *answer = json_object_get(ctx->responses, key);
     json_t *carried = json_object_get(ctx->prior, key);
-    if (answer == NULL && carried != NULL &&
-        strcmp(json_string_value(json_object_get(carried, "h")) ?: "", digest) == 0)
+    int same = carried != NULL &&
+               strcmp(json_string_value(json_object_get(carried, "h")) ?: "", digest) == 0;
+    if (answer == NULL && same)
         answer = json_object_get(carried, "a");
+    if (answer == NULL && carried != NULL && ctx->task_id != NULL) {
+        json_decref(question);
+        return MCP_EEXIST; /* answered for another question: a task never asks it again */
+    }
     if (answer != NULL) {
         json_decref(question);
-        if (!answer_valid(method, answer)) {
+        if (!mcp__mrtr_answer_valid(method, answer)) {
             ctx->bad_answer = 1;
             mcp_ctx_set_error(ctx, MCP_RPC_INVALID_PARAMS,
                               "Invalid params: inputResponses.%s is not a result of %s", key,

@@ -125,6 +125,8 @@ void mcp_server_free(mcp_server *srv)
     if (srv == NULL)
         return;
     mcp__pool_free(srv->pool); /* waits for handlers still running */
+    mcp__pool_free(srv->task_pool);
+    mcp__tasks_free(srv->tasks);
     mcp__registry_free(srv);
     mcp__skills_free(srv->skills);
     mcp__apps_free(srv->apps);
@@ -357,6 +359,15 @@ int mcp_server_add_tool_def(mcp_server *srv, const mcp_tool_def *given)
     if (srv == NULL || read_def(&copy, sizeof(copy), given) != MCP_OK || def->name == NULL ||
         def->fn == NULL)
         return MCP_EINVAL;
+    unsigned task_flags = def->flags & (MCP_TOOL_TASK_OPTIONAL | MCP_TOOL_TASK_REQUIRED);
+    if (task_flags == (MCP_TOOL_TASK_OPTIONAL | MCP_TOOL_TASK_REQUIRED) ||
+        (task_flags != 0 && (def->flags & MCP_HANDLER_INLINE)))
+        return MCP_EINVAL;
+    if (task_flags != 0 && srv->tasks == NULL) {
+        int rc = mcp_server_set_tasks(srv, NULL);
+        if (rc != MCP_OK)
+            return rc;
+    }
     mcp__tool *t = calloc(1, sizeof(*t));
     if (t == NULL)
         return MCP_ENOMEM;

@@ -118,9 +118,11 @@ struct mcp_server {
     mcp__srt *runtimes;
     struct mcp__skills *skills; /* mcp_server_add_skills(), or NULL */
     struct mcp__app *apps;      /* mcp_server_add_app()'s views (apps.c) */
+    struct mcp__tasks *tasks;   /* mcp_server_set_tasks(), or NULL: no tasks (tasks.c) */
 
     uv_once_t pool_once;
     mcp__pool *pool;
+    mcp__pool *task_pool; /* the handlers of tasks (made on first use) */
 };
 
 /* ---- Runtime: the server on one loop ---- */
@@ -143,6 +145,11 @@ struct mcp__srt {
     /* Called once mcp__srt_close has closed everything, just before rt is freed. */
     void (*closed_cb)(void *arg);
     void *closed_arg;
+    /* Tasks (tasks.c): the session their handlers belong to, and the timer that forgets
+     * expired ones, made on first use; tasks_closed once the runtime shuts down. */
+    mcp__session *task_sess;
+    uv_timer_t *task_timer;
+    int tasks_closed;
     mcp__srt *next;
 };
 
@@ -301,6 +308,9 @@ struct mcp_ctx {
     json_t *asked;     /* the questions without an answer: key -> request */
     json_t *state_in;  /* the handler's state from the round before */
     json_t *state_out; /* mcp_ctx_keep_state */
+    /* The task this handler runs (tasks.c), or NULL: its request is answered already, and
+     * what the handler returns is filed in the task. */
+    char *task_id;
 
     mcp__mail done_mail;
     struct mcp_ctx *prev, *next;
@@ -323,9 +333,36 @@ int mcp__mrtr_ask(mcp_ctx *ctx, const char *key, const char *method, json_t *par
  * InputRequiredResult when questions are open, or NULL with the error set. */
 json_t *mcp__mrtr_finish(mcp_ctx *ctx, json_t *result);
 void mcp__mrtr_free(mcp_ctx *ctx);
+/* Whether a is a result of method (elicitation/create, sampling/createMessage,
+ * roots/list): what an answer must be to be taken. */
+int mcp__mrtr_answer_valid(const char *method, const json_t *a);
+
+/* ---- Tasks (tasks.c) ---- */
+
+/* Whether capabilities (a request's) declare the tasks extension. */
+int mcp__tasks_declared(const json_t *caps);
+/* tasks/get, tasks/update or tasks/cancel. */
+int mcp__tasks_method(const char *method);
+/* Serves one of them (loop thread; srv->tasks set). */
+void mcp__tasks_dispatch(mcp__session *s, mcp__inreq *req);
+/* Answers req with -32021 naming the extension. */
+void mcp__tasks_refuse(mcp__inreq *req);
+/* Loop thread: makes ctx's request a task. Answers the request with the CreateTaskResult
+ * and moves ctx to the runtime's task session. MCP_OK; MCP_ELIMIT at a bound,
+ * MCP_ECANCELED once the runtime shuts down, MCP_ENOMEM, MCP_ENOTSUP (no tasks): then
+ * nothing changed. */
+int mcp__task_begin(mcp_ctx *ctx);
+/* Loop thread: files what the task's handler returned (result stolen). */
+void mcp__task_finish(mcp_ctx *ctx, json_t *result);
+/* The runtime shuts down: its task handlers are cancelled, its timer closed. */
+void mcp__tasks_rt_close(mcp__srt *rt);
+void mcp__tasks_free(struct mcp__tasks *ts);
 
 /* Creates the context of req on session s (takes a session reference). */
 struct mcp_ctx *mcp__ctx_new(mcp__session *s, mcp__inreq *req);
+/* A context for a task's handler run again: a tools/call with params (the task's
+ * request: name, arguments, _meta), on session s, acting for principal. */
+struct mcp_ctx *mcp__ctx_new_task(mcp__session *s, json_t *params, mcp_principal *principal);
 /* Runs ctx->invoke inline or on the pool, then answers the request. */
 void mcp__ctx_run(struct mcp_ctx *ctx, int inline_handler);
 /* The client cancelled, or the session ended (why: kept, the first time, for
@@ -340,6 +377,9 @@ void mcp__ctx_resume(struct mcp_ctx *ctx);
 void mcp__dispatch(mcp__session *s, mcp__inreq *req);
 /* The methods both eras share (the lists, calls, reads, completion). */
 void mcp__dispatch_method(mcp__session *s, mcp__inreq *req);
+/* Sets ctx (a task's, run again) to run its tool, params.name, with params.arguments; an
+ * error (and no invoke) when the tool is gone. */
+void mcp__tool_prepare(struct mcp_ctx *ctx);
 /* Answers req with result (stolen), given what its revision adds to results. */
 int mcp__respond(mcp__session *s, mcp__inreq *req, json_t *result);
 

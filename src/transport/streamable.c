@@ -204,6 +204,9 @@ static int check_modern_headers(shttp *t, mcp__http_req *req, const json_t *v,
         field = "name";
     else if (strcmp(method, "resources/read") == 0)
         field = "uri";
+    else if (strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
+             strcmp(method, "tasks/cancel") == 0)
+        field = "taskId"; /* the tasks extension's routing header */
     if (field == NULL)
         return 0;
     const char *hn = mcp__http_header(req, "mcp-name");
@@ -214,8 +217,9 @@ static int check_modern_headers(shttp *t, mcp__http_req *req, const json_t *v,
         return 0; /* the method's own check names the bad params */
     if (!mcp__header_value_is(hn, json_string_value(body_name), json_string_length(body_name)))
         return mismatch(t, req, id, "Mcp-Name",
-                        strcmp(field, "uri") == 0 ? "does not match the body's params.uri"
-                                                  : "does not match the body's params.name");
+                        strcmp(field, "uri") == 0      ? "does not match the body's params.uri"
+                        : strcmp(field, "taskId") == 0 ? "does not match the body's params.taskId"
+                                                       : "does not match the body's params.name");
     return 0;
 }
 

@@ -448,6 +448,9 @@ char *mh_headers(const json_t *req, const char *extra, char *buf, size_t size)
         name = json_string_value(json_object_get(params, "name"));
     else if (method != NULL && !strcmp(method, "resources/read"))
         name = json_string_value(json_object_get(params, "uri"));
+    else if (method != NULL && (!strcmp(method, "tasks/get") || !strcmp(method, "tasks/update") ||
+                                !strcmp(method, "tasks/cancel")))
+        name = json_string_value(json_object_get(params, "taskId"));
     char name_line[1024] = "";
     if (name != NULL) {
         char v[960];

@@ -107,9 +107,10 @@ json_t *mh_meta(const char *caps_json);
 json_t *mh_request(long long id, const char *method, json_t *params, const char *caps_json);
 /*
  * The headers a conforming client sends with req: Accept, Content-Type,
- * MCP-Protocol-Version (from _meta), Mcp-Method and, for tools/call, prompts/get and
- * resources/read, Mcp-Name (plain, or the Base64 sentinel when the value needs it),
- * then extra (lines ending in \r\n, may be NULL). Writes into buf; returns buf.
+ * MCP-Protocol-Version (from _meta), Mcp-Method and, for tools/call, prompts/get,
+ * resources/read and tasks/get, tasks/update and tasks/cancel, Mcp-Name (plain, or the Base64
+ * sentinel when the value needs it), then extra (lines ending in \r\n, may be NULL). Writes into
+ * buf; returns buf.
  */
 char *mh_headers(const json_t *req, const char *extra, char *buf, size_t size);
 /* POSTs req with the headers of mh_headers on a new connection and reads the whole
