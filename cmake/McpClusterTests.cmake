@@ -60,9 +60,12 @@ if(NOT MCP_TEST_CLUSTER)
 endif()
 
 # The official conformance suite through the balancer: 0.1.16's suite all, and the prerelease
-# harness's frozen requirements of 2025-11-25 (SSE answers, sessions, resumability). Every check
-# must pass with no warning, as against one server, and every node must exit 0 on SIGTERM.
-foreach(_run "all|stable|" "next_sse|next|2025-11-25")
+# harness's frozen requirements of 2025-11-25 (SSE answers, sessions, resumability) and of
+# 2026-07-28 (stateless requests; the tasks extension's scenarios, whose tasks/get, tasks/update
+# and tasks/cancel reach another node than the one that made the task: the nodes share their
+# tasks in Redis). Every check must pass with no warning, as against one server, and every node
+# must exit 0 on SIGTERM.
+foreach(_run "all|stable|" "next_sse|next|2025-11-25" "next_2026|next|2026-07-28")
     string(REPLACE "|" ";" _f "${_run}")
     list(GET _f 0 _name)
     list(GET _f 1 _harness)

@@ -109,7 +109,17 @@ typedef struct mcp_call_opts {
     int timeout_ms;              /* <= 0: the client's default (60 s) */
     mcp_progress_fn on_progress; /* sets params._meta.progressToken when not NULL */
     void *user;
+    /* Since 0.2 (appended: a program built without them leaves them zero). flags:
+     * MCP_CALL_TASKS declares the tasks extension for this call alone (revision
+     * 2026-07-28; see mcp_client_task_result). on_task (may be NULL) is told the id of the
+     * task the server made of this call, on the loop thread, before the client starts
+     * polling it: keep it to fetch the result from another process. */
+    unsigned flags;
+    void (*on_task)(const char *task_id, void *user);
 } mcp_call_opts;
+
+/* mcp_call_opts.flags: declare io.modelcontextprotocol/tasks for this call. */
+#define MCP_CALL_TASKS 0x1u
 
 /*
  * Returns a new threaded client, or NULL when name or version is NULL, memory
@@ -643,6 +653,35 @@ MCP_EXTERN int mcp_client_request(mcp_client *c, const char *method, json_t *par
 MCP_EXTERN int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
                                         const mcp_call_opts *opts, mcp_response_fn cb, void *user,
                                         long long *request_id);
+
+/*
+ * Tasks (the extension io.modelcontextprotocol/tasks, revision 2026-07-28). A client that
+ * declares it (mcp_client_set_extension(c, "io.modelcontextprotocol/tasks", NULL) for every
+ * request, or MCP_CALL_TASKS for one call) lets the server answer a tools/call with a task.
+ * The call then goes on by itself until the task ends, and returns what the tool returned,
+ * as if it had come at once: the client polls tasks/get every pollIntervalMs the server
+ * gives (20 ms to 60 s), answers the task's questions with the handlers of the legacy
+ * era's server requests (mcp_client_on_elicitation, mcp_client_on_sampling, the roots),
+ * each key once, with tasks/update, and returns the completed task's result (MCP_OK), its
+ * error (failed: MCP_ERPC with the task's code and message), MCP_ECANCELED (cancelled),
+ * or MCP_ETIMEDOUT once the task outlived its ttlMs. The call's timeout bounds each
+ * request, not the task. mcp_client_cancel of the call sends tasks/cancel. The task's id
+ * goes to mcp_call_opts.on_task as soon as it is known.
+ *
+ * mcp_client_task_result does the same for a task some client made before (this process
+ * or another: a task's id is all that is needed, and the principal that made it): it polls
+ * it to its end and returns its result. mcp_client_task_get is one tasks/get: *task gets
+ * the DetailedTask (status, and result, error or inputRequests). mcp_client_task_cancel
+ * sends tasks/cancel (the server's empty acknowledgement is dropped).
+ *
+ * Each returns as mcp_client_request() does (blocking, any thread but the loop's), and
+ * MCP_EINVAL for a NULL task_id. An unknown task is the server's -32602 (MCP_ERPC).
+ */
+MCP_EXTERN int mcp_client_task_result(mcp_client *c, const char *task_id, const mcp_call_opts *opts,
+                                      json_t **result, mcp_rpc_error *err);
+MCP_EXTERN int mcp_client_task_get(mcp_client *c, const char *task_id, json_t **task,
+                                   mcp_rpc_error *err);
+MCP_EXTERN int mcp_client_task_cancel(mcp_client *c, const char *task_id, mcp_rpc_error *err);
 
 /*
  * Skills (SEP-2640), from a server that declares "io.modelcontextprotocol/skills".

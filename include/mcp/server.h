@@ -319,7 +319,9 @@ MCP_EXTERN int mcp_server_set_state_key(mcp_server *srv, const unsigned char *ke
  * JSON-RPC error (mcp_ctx_set_error, or NULL) "failed" with that error.
  *
  * size is sizeof(mcp_tasks_opts) or 0, as in the definitions. Zero fields give the
- * defaults: ttl_ms 1 hour, poll_interval_ms 1000, max_per_owner 1,000, max_total 10,000.
+ * defaults: ttl_ms 1 hour, poll_interval_ms 1000, max_per_owner 1,000, max_total 10,000,
+ * max_bytes 256 MiB. A principal's count includes its finished tasks until they expire: a
+ * bound on what it holds, not on what runs.
  * Calling it offers the extension in server/discover (so does adding a tool with an
  * MCP_TOOL_TASK_* flag, with the defaults); call it before srv is served. MCP_OK;
  * MCP_EINVAL for a NULL srv, a bad size or negative values; MCP_ENOMEM.
@@ -330,6 +332,11 @@ typedef struct mcp_tasks_opts {
     int poll_interval_ms;
     size_t max_per_owner;
     size_t max_total;
+    /* Bytes the process keeps for its tasks' records (default 256 MiB: requests,
+     * answers, questions, results, as compact JSON); a task whose record would pass it is
+     * not made (-32000), an answer not taken (-32603), and a result too large fails its
+     * task. Redis's own memory bounds a shared store. */
+    size_t max_bytes;
 } mcp_tasks_opts;
 MCP_EXTERN int mcp_server_set_tasks(mcp_server *srv, const mcp_tasks_opts *opts);
 /*

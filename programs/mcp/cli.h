@@ -93,6 +93,9 @@ void cli_print_info(FILE *f, const json_t *info);
  * CLI_EXIT_OK.
  */
 int cli_print_tool_result(FILE *out, FILE *err, const json_t *result);
+/* What a task (a DetailedTask of tasks/get) carries beside its status: its message, its
+ * times, and its result, error or questions. */
+void cli_print_task(FILE *out, const json_t *task);
 /* resources list / resources templates: one aligned line per item. */
 void cli_print_resources(FILE *f, const json_t *resources, bool templates);
 /* resources read: text contents as is, blobs summarised. */

@@ -37,7 +37,10 @@ typedef enum cli_command {
     CMD_COMPLETE,
     CMD_LOGGING_SET,
     CMD_SUBSCRIBE,
-    CMD_SKILLS
+    CMD_SKILLS,
+    CMD_TASKS_GET,
+    CMD_TASKS_RESULT,
+    CMD_TASKS_CANCEL
 } cli_command;
 
 typedef struct cli {
@@ -60,12 +63,13 @@ typedef struct cli {
     int interactive;        /* --interactive 1, --no-interactive 0, else -1: a terminal decides */
     const char **roots;     /* --root values (borrowed from argv) */
     size_t nroots;
+    bool task; /* tools call --task */
 } cli;
 
 /* The words that begin a COMMAND, and so end the server command. "info", a word that
  * servers' own arguments hold ("--log-level info"), begins one only as the last word. */
-static const char *const command_words[] = {"tools",    "resources", "prompts",   "ping",
-                                            "complete", "logging",   "subscribe", "skills"};
+static const char *const command_words[] = {"tools",   "resources", "prompts", "ping", "complete",
+                                            "logging", "subscribe", "skills",  "tasks"};
 
 static void usage(FILE *f)
 {
@@ -90,7 +94,11 @@ static void usage(FILE *f)
           "\n"
           "Commands:\n"
           "  tools list                         list the tools and their arguments\n"
-          "  tools call NAME [KEY=VALUE...]     call a tool\n"
+          "  tools call [--task] NAME [KEY=VALUE...]\n"
+          "                                     call a tool; --task lets a server that\n"
+          "                                     offers tasks (revision 2026-07-28) run it\n"
+          "                                     as one: its id is printed on stderr, and\n"
+          "                                     mcp waits for its result\n"
           "  resources list                     list the resources\n"
           "  resources templates                list the resource templates\n"
           "  resources read URI                 read a resource\n"
@@ -109,6 +117,12 @@ static void usage(FILE *f)
           "                                     the skill's entry (size, SHA-256 digest,\n"
           "                                     frontmatter) before it is printed; --json:\n"
           "                                     the entry\n"
+          "  tasks get ID                       a task's status, and its result, error or\n"
+          "                                     questions (the tasks extension)\n"
+          "  tasks result ID                    wait for a task's end and print its\n"
+          "                                     result, answering its questions as\n"
+          "                                     tools call does\n"
+          "  tasks cancel ID                    ask the server to cancel a task\n"
           "  subscribe [WHAT...]                print the server's change notifications as\n"
           "                                     they come, one a line, until SIGINT or\n"
           "                                     SIGTERM; WHAT is tools, prompts or\n"
@@ -292,12 +306,15 @@ static int parse_command(cli *o, char **w, int n)
             o->command = CMD_TOOLS_LIST;
             return CLI_EXIT_OK;
         }
-        if (strcmp(verb, "call") == 0 && n >= 3) {
+        int at = n >= 3 && strcmp(w[2], "--task") == 0 ? 3 : 2;
+        if (strcmp(verb, "call") == 0 && n > at) {
             o->command = CMD_TOOLS_CALL;
-            o->target = w[2];
-            return parse_kvs(o, w + 3, n - 3);
+            o->task = at == 3;
+            o->target = w[at];
+            return parse_kvs(o, w + at + 1, n - at - 1);
         }
-        return usage_error("%s", "expected 'tools list' or 'tools call NAME [KEY=VALUE...]'");
+        return usage_error("%s",
+                           "expected 'tools list' or 'tools call [--task] NAME [KEY=VALUE...]'");
     }
     if (strcmp(group, "resources") == 0) {
         if (strcmp(verb, "list") == 0 && n == 2) {
@@ -349,6 +366,17 @@ static int parse_command(cli *o, char **w, int n)
             return CLI_EXIT_OK;
         }
         return usage_error("%s", "expected 'skills list' or 'skills get NAME|URI [FILE]'");
+    }
+    if (strcmp(group, "tasks") == 0) {
+        if (n == 3 && (strcmp(verb, "get") == 0 || strcmp(verb, "result") == 0 ||
+                       strcmp(verb, "cancel") == 0)) {
+            o->command = verb[0] == 'g'   ? CMD_TASKS_GET
+                         : verb[0] == 'r' ? CMD_TASKS_RESULT
+                                          : CMD_TASKS_CANCEL;
+            o->target = w[2];
+            return CLI_EXIT_OK;
+        }
+        return usage_error("%s", "expected 'tasks get ID', 'tasks result ID' or 'tasks cancel ID'");
     }
     if (strcmp(group, "subscribe") == 0) {
         o->command = CMD_SUBSCRIBE;
@@ -552,6 +580,9 @@ static const char *needed_capability(cli_command command)
     case CMD_INFO:
     case CMD_SKILLS:    /* an extension: mcp_client_list_skills checks it */
     case CMD_SUBSCRIBE: /* the acknowledgement says what the server offers */
+    case CMD_TASKS_GET: /* an extension: the server answers for its tasks */
+    case CMD_TASKS_RESULT:
+    case CMD_TASKS_CANCEL:
         return NULL;
     }
     return NULL;
@@ -609,6 +640,18 @@ static int run_list(mcp_client *c, const cli *o, const char *method, const char 
     return code;
 }
 
+static int print_tool_result(const cli *o, json_t *result);
+
+/* The server made a task of the call: its id, for tasks get, result and cancel. */
+static void task_made(const char *task_id, void *user)
+{
+    const cli *o = user;
+    if (!o->quiet) {
+        cli_status_done();
+        fprintf(stderr, "mcp: the server runs the call as task %s\n", task_id);
+    }
+}
+
 static int run_tools_call(mcp_client *c, const cli *o)
 {
     mcp_rpc_error err = {0};
@@ -643,15 +686,66 @@ static int run_tools_call(mcp_client *c, const cli *o)
     if (args == NULL)
         return cli_report_failure("tools/call", MCP_ENOMEM, NULL);
 
-    mcp_call_opts opts = {.timeout_ms = o->timeout_ms,
+    mcp_call_opts opts = {.size = sizeof opts,
+                          .timeout_ms = o->timeout_ms,
                           .on_progress = o->quiet ? NULL : cli_status_progress,
-                          .user = NULL};
+                          .user = (void *)o,
+                          .flags = o->task ? MCP_CALL_TASKS : 0,
+                          .on_task = task_made};
     json_t *result = NULL;
     rc = mcp_client_call_tool(c, o->target, args, &opts, &result, &err);
     cli_status_done();
     if (rc != MCP_OK)
         return cli_report_failure("tools/call", rc, &err);
+    return print_tool_result(o, result);
+}
 
+/* tasks get, tasks result, tasks cancel. */
+static int run_tasks(mcp_client *c, const cli *o)
+{
+    mcp_rpc_error err = {0};
+    json_t *out = NULL;
+    int rc;
+    const char *what;
+    if (o->command == CMD_TASKS_RESULT) {
+        mcp_call_opts opts = {.size = sizeof opts, .timeout_ms = o->timeout_ms};
+        what = "tasks/get";
+        rc = mcp_client_task_result(c, o->target, &opts, &out, &err);
+        cli_status_done();
+        if (rc != MCP_OK)
+            return cli_report_failure(what, rc, &err);
+        return print_tool_result(o, out);
+    }
+    if (o->command == CMD_TASKS_CANCEL) {
+        what = "tasks/cancel";
+        rc = mcp_client_task_cancel(c, o->target, &err);
+    } else {
+        what = "tasks/get";
+        rc = mcp_client_task_get(c, o->target, &out, &err);
+    }
+    if (rc != MCP_OK)
+        return cli_report_failure(what, rc, &err);
+    if (o->command == CMD_TASKS_CANCEL) {
+        if (o->json)
+            puts("{}");
+        else
+            printf("cancel asked for task %s\n", o->target);
+        return CLI_EXIT_OK;
+    }
+    int code = CLI_EXIT_OK;
+    if (o->json) {
+        code = print_json_result(out);
+    } else {
+        const char *status = json_string_value(json_object_get(out, "status"));
+        printf("task %s: %s\n", o->target, status != NULL ? status : "(no status)");
+        cli_print_task(stdout, out);
+    }
+    json_decref(out);
+    return code;
+}
+
+static int print_tool_result(const cli *o, json_t *result)
+{
     int code;
     if (o->json) {
         code = print_json_result(result);
@@ -869,6 +963,11 @@ static int run(const cli *o)
         break;
     case CMD_SKILLS:
         code = cli_skills(c, o->target, o->skill_file, o->json);
+        break;
+    case CMD_TASKS_GET:
+    case CMD_TASKS_RESULT:
+    case CMD_TASKS_CANCEL:
+        code = run_tasks(c, o);
         break;
     default:
         code = run_single(c, o);

@@ -570,3 +570,52 @@ void cli_print_completion(FILE *f, const json_t *result)
         }
     }
 }
+
+void cli_print_task(FILE *out, const json_t *task)
+{
+    const char *message = json_string_value(json_object_get(task, "statusMessage"));
+    if (message != NULL) {
+        fputs("  ", out);
+        cli_put_text(out, message, "  ");
+        fputc('\n', out);
+    }
+    const char *created = json_string_value(json_object_get(task, "createdAt"));
+    const char *updated = json_string_value(json_object_get(task, "lastUpdatedAt"));
+    if (created != NULL && updated != NULL) {
+        fputs("  created ", out);
+        cli_put_text(out, created, "  ");
+        fputs(", last updated ", out);
+        cli_put_text(out, updated, "  ");
+        fputc('\n', out);
+    }
+    const json_t *error = json_object_get(task, "error");
+    if (json_is_object(error)) {
+        fprintf(out,
+                "  error %lld: ", (long long)json_integer_value(json_object_get(error, "code")));
+        cli_put_text(out, json_string_value(json_object_get(error, "message")) ?: "", "  ");
+        fputc('\n', out);
+    }
+    const json_t *inputs = json_object_get(task, "inputRequests");
+    const char *key;
+    json_t *q;
+    json_object_foreach((json_t *)inputs, key, q)
+    {
+        fputs("  asks ", out);
+        cli_put_text(out, key, "  ");
+        fputs(": ", out);
+        cli_put_text(out, json_string_value(json_object_get(q, "method")) ?: "?", "  ");
+        const char *text =
+            json_string_value(json_object_get(json_object_get(q, "params"), "message"));
+        if (text != NULL) {
+            fputs(" \"", out);
+            cli_put_text(out, text, "  ");
+            fputc('"', out);
+        }
+        fputc('\n', out);
+    }
+    const json_t *result = json_object_get(task, "result");
+    if (json_is_object(result)) {
+        fflush(out);
+        cli_print_tool_result(out, stderr, result);
+    }
+}

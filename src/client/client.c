@@ -1102,6 +1102,7 @@ int mcp_client_reconnect(mcp_client *c, uint64_t reconnect_id)
 
 void mcp__call_free(call *k)
 {
+    mcp__task_free(k);
     free(k->method);
     free(k->tool);
     json_decref(k->params);
@@ -1240,6 +1241,10 @@ static call *call_new(mcp_client *c, const char *method, json_t *params, const m
         mcp__call_free(k);
         return NULL;
     }
+    if ((opts->flags & MCP_CALL_TASKS) && mcp__task_declare(&k->params) != MCP_OK) {
+        mcp__call_free(k);
+        return NULL;
+    }
     const char *tool = !c->no_output_check && strcmp(method, "tools/call") == 0
                            ? json_string_value(json_object_get(k->params, "name"))
                            : NULL;
@@ -1250,8 +1255,58 @@ static call *call_new(mcp_client *c, const char *method, json_t *params, const m
     return k;
 }
 
+static int request_sync(mcp_client *c, const char *method, json_t *params,
+                        const mcp_call_opts *opts, int follow, json_t **result, mcp_rpc_error *err);
+
 int mcp_client_request(mcp_client *c, const char *method, json_t *params, const mcp_call_opts *opts,
                        json_t **result, mcp_rpc_error *err)
+{
+    return request_sync(c, method, params, opts, 0, result, err);
+}
+
+/* The tasks extension (tasks.c): a task's methods, declaring it. */
+static json_t *task_params(const char *task_id)
+{
+    json_t *p = task_id != NULL ? json_pack("{s:s}", "taskId", task_id) : NULL;
+    if (p != NULL && mcp__task_declare(&p) != MCP_OK) {
+        json_decref(p);
+        p = NULL;
+    }
+    return p;
+}
+
+int mcp_client_task_result(mcp_client *c, const char *task_id, const mcp_call_opts *opts,
+                           json_t **result, mcp_rpc_error *err)
+{
+    if (task_id == NULL) {
+        if (result != NULL)
+            *result = NULL;
+        if (err != NULL)
+            memset(err, 0, sizeof(*err));
+        return MCP_EINVAL;
+    }
+    json_t *p = task_params(task_id);
+    return p != NULL ? request_sync(c, "tasks/get", p, opts, 1, result, err) : MCP_ENOMEM;
+}
+
+int mcp_client_task_get(mcp_client *c, const char *task_id, json_t **task, mcp_rpc_error *err)
+{
+    if (task_id == NULL)
+        return MCP_EINVAL;
+    json_t *p = task_params(task_id);
+    return p != NULL ? request_sync(c, "tasks/get", p, NULL, 0, task, err) : MCP_ENOMEM;
+}
+
+int mcp_client_task_cancel(mcp_client *c, const char *task_id, mcp_rpc_error *err)
+{
+    if (task_id == NULL)
+        return MCP_EINVAL;
+    json_t *p = task_params(task_id);
+    return p != NULL ? request_sync(c, "tasks/cancel", p, NULL, 0, NULL, err) : MCP_ENOMEM;
+}
+
+static int request_sync(mcp_client *c, const char *method, json_t *params,
+                        const mcp_call_opts *opts, int follow, json_t **result, mcp_rpc_error *err)
 {
     if (result != NULL)
         *result = NULL;
@@ -1283,6 +1338,7 @@ int mcp_client_request(mcp_client *c, const char *method, json_t *params, const 
     }
     k->sync = 1;
     k->w = &w;
+    k->task_follow = follow;
     int rc = mcp__mailbox_post(&c->mb, &k->mail);
     if (rc != MCP_OK) {
         mcp__call_free(k);

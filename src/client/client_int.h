@@ -206,7 +206,17 @@ struct call {
     int version_retried, header_retried;
     int refresh_pages; /* tools/list pages read for a HeaderMismatch retry */
     int job;           /* handlers run for it on a worker */
-    int finished;      /* completed while its job ran: the job frees it */
+    /* A task (the tasks extension, tasks.c): its id once the server made one, polled
+     * every poll_ms until its TTL runs out (deadline: wall clock, 0 none), the keys of
+     * its questions answered already, and the timer of the next poll. */
+    char *task_id;
+    int task_poll_ms;
+    long long task_deadline;
+    json_t *task_answered;
+    struct uv_timer_s *task_timer;
+    int task_follow;    /* a tasks/get that follows a task to its end (mcp_client_task_result) */
+    int task_cancelled; /* mcp_client_cancel came: tasks/cancel goes once the poll returns */
+    int finished;       /* completed while its job ran: the job frees it */
     call *prev, *next;
 };
 
@@ -278,6 +288,26 @@ void mcp__modern_cancel(call *k, const char *reason);
 /* Loop thread, at the connection's end: completes every modern request that waits
  * for handlers with status (those in the engine are failed by the engine). */
 void mcp__modern_fail_waiting(mcp_client *c, int status);
+/* Runs the application's handlers for requests (key -> {method, params}) on a worker, then
+ * retries k with the answers, or for a task sends them with tasks/update; fails k when one
+ * cannot be answered. */
+void mcp__input_start(call *k, const json_t *requests);
+
+/* ---- Tasks (tasks.c; loop thread) ---- */
+
+/* A reply of k's request that concerns a task (a CreateTaskResult of tools/call, or the
+ * first tasks/get of mcp_client_task_result): handled, 1; else 0. */
+int mcp__task_reply(call *k, int status, const json_t *result, const mcp_rpc_error *err);
+/* The answers to the task's questions: sent with tasks/update. */
+void mcp__task_answered(call *k, json_t *responses);
+/* mcp_client_cancel of a call that follows a task: 1 when handled (tasks/cancel). */
+int mcp__task_cancel(call *k, const char *reason);
+/* The client gives a task up (its handlers refused): tasks/cancel, not waited for. */
+void mcp__task_abandon(call *k);
+void mcp__task_free(call *k);
+/* Declares the extension in (*params)._meta's clientCapabilities (made when NULL):
+ * MCP_OK, MCP_EINVAL (a _meta that is no object), MCP_ENOMEM. Any thread. */
+int mcp__task_declare(json_t **params);
 
 /* ---- subscriptions/listen (listen.c) ---- */
 

@@ -446,6 +446,8 @@ call *mcp__modern_find(mcp_client *c, json_int_t id)
 void mcp__modern_cancel(call *k, const char *reason)
 {
     mcp_client *c = k->c;
+    if (k->task_id != NULL && mcp__task_cancel(k, reason))
+        return;
     if (k->in_flight && c->rpc != NULL && mcp__rpc_cancel(c->rpc, k->wire_id, reason) == MCP_OK)
         return; /* modern_reply completes k with MCP_ECANCELED */
     mcp__call_reply(k, MCP_ECANCELED, NULL, NULL);
@@ -484,7 +486,11 @@ static void input_done(mcp__mail *m)
     if (k->finished) {
         mcp__call_free(k); /* completed meanwhile (cancelled, or the connection ended) */
     } else if (j->status != MCP_OK) {
+        if (k->task_id != NULL)
+            mcp__task_abandon(k); /* the task is cancelled: nobody will answer it */
         mcp__call_reply(k, j->status, NULL, &j->err);
+    } else if (k->task_id != NULL) {
+        mcp__task_answered(k, j->responses); /* tasks/update, not a retry */
     } else {
         json_decref(k->responses);
         k->responses = j->responses;
@@ -646,6 +652,12 @@ static void input_required(call *k, const json_t *result)
         round_send(k); /* state alone: the retry may go at once */
         return;
     }
+    mcp__input_start(k, requests);
+}
+
+void mcp__input_start(call *k, const json_t *requests)
+{
+    mcp_client *c = k->c;
     const char *key;
     json_t *req;
     char why[256];
@@ -769,6 +781,8 @@ static void modern_reply(void *arg, int status, const json_t *result, const mcp_
         refresh_page(k, NULL);
         return;
     }
+    if (mcp__task_reply(k, status, result, err))
+        return; /* a task: created, or polled */
     const char *type = json_string_value(json_object_get(result, "resultType"));
     if (status == MCP_OK && type != NULL && strcmp(type, "input_required") == 0) {
         input_required(k, result);

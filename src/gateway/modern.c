@@ -664,6 +664,8 @@ static int dispatch(gw_sess *s, json_t *msg, uint64_t stream)
     (void)tools_call;
     if (c->modern) {
         mr->listen = strcmp(method, "subscriptions/listen") == 0;
+        if (g->node != 0)
+            mcp__gwm_task_id_in(g, msg);
         mcp__gw_attach(s, c);
         gw_req *r = mcp__gw_forward_request(s, msg, stream, NULL);
         if (r != NULL)
@@ -764,6 +766,60 @@ void mcp__gw_modern_request(gw_sess *s, json_t *msg, uint64_t stream)
     mcp__gw_modern_pump(g);
 }
 
+/* ---- Tasks of a child, on several nodes ----
+ *
+ * A child that speaks 2026-07-28 may offer the tasks extension: its tasks live in it, on
+ * the node that runs it. On a node of a deployment (g->node), a task's id is given to the
+ * client as "<node>.<the child's id>", so that any node knows where tasks/get,
+ * tasks/update and tasks/cancel go (mcp__gwm_home relays them there), and the child gets
+ * its own id back. */
+
+static int is_task_method(const char *method)
+{
+    return method != NULL &&
+           (strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
+            strcmp(method, "tasks/cancel") == 0);
+}
+
+uint32_t mcp__gwm_task_node(const json_t *msg, const char **rest)
+{
+    const char *id = json_string_value(json_object_get(json_object_get(msg, "params"), "taskId"));
+    if (!is_task_method(json_string_value(json_object_get(msg, "method"))) || id == NULL)
+        return 0;
+    char *end = NULL;
+    unsigned long n = strtoul(id, &end, 10);
+    if (end == id || *end != '.' || n == 0 || n > UINT32_MAX)
+        return 0;
+    if (rest != NULL)
+        *rest = end + 1;
+    return (uint32_t)n;
+}
+
+void mcp__gwm_task_id_in(gw *g, json_t *msg)
+{
+    const char *rest = NULL;
+    if (mcp__gwm_task_node(msg, &rest) != g->node)
+        return; /* not one of this node's: the child finds no such task */
+    json_t *params = json_object_get(msg, "params");
+    char *copy = mcp__strdup(rest);
+    if (copy != NULL)
+        json_object_set_new(params, "taskId", json_string(copy));
+    free(copy);
+}
+
+void mcp__gwm_task_id_out(gw *g, const char *method, json_t *result)
+{
+    const char *type = json_string_value(json_object_get(result, "resultType"));
+    const char *id = json_string_value(json_object_get(result, "taskId"));
+    int task = (type != NULL && strcmp(type, "task") == 0) || strcmp(method, "tasks/get") == 0;
+    if (!task || id == NULL)
+        return;
+    char *named = mcp__asprintf("%u.%s", (unsigned)g->node, id);
+    if (named != NULL)
+        json_object_set_new(result, "taskId", json_string(named));
+    free(named);
+}
+
 /* ---- From pool children ---- */
 
 static void internal_answer(gw_child *c, gw_req *r, json_t *msg)
@@ -824,6 +880,8 @@ int mcp__gw_modern_response(gw_child *c, gw_req *r, json_t *msg)
     json_t *result = json_object_get(msg, "result");
     if (strcmp(r->method, "tools/list") == 0)
         keep_tools(c->g, result);
+    if (!mr->translated && c->g->node != 0)
+        mcp__gwm_task_id_out(c->g, r->method, result);
     if (mr->translated)
         mcp__gwm_decorate(c, r->method, result);
     if (mr->parked) {

@@ -83,6 +83,14 @@ struct gw_mreq {
 
 /* ---- modern.c ---- */
 
+/* Tasks of a child on a node of a deployment: the node a tasks/get, tasks/update or
+ * tasks/cancel request's taskId names ("<node>.<id>"; 0: none), with *rest its child's id;
+ * the child's id put back in msg for this node's child; and a result's task id named
+ * with this node (a CreateTaskResult, a tasks/get). */
+uint32_t mcp__gwm_task_node(const json_t *msg, const char **rest);
+void mcp__gwm_task_id_in(gw *g, json_t *msg);
+void mcp__gwm_task_id_out(gw *g, const char *method, json_t *result);
+
 /* The answer (taken over) to the request that came on stream, with the HTTP status
  * some errors of this revision carry. */
 void mcp__gwm_reply(gw_sess *s, uint64_t stream, json_t *msg);

@@ -212,8 +212,13 @@ uint32_t mcp__gwm_home(gw *g, const json_t *msg, char *addr, size_t size)
     addr[0] = '\0';
     const char *method = json_string_value(json_object_get(msg, "method"));
     const json_t *params = json_object_get(msg, "params");
-    if (method == NULL || g->node == 0 || g->modern == NULL ||
-        !json_is_string(json_object_get(params, "requestState")))
+    if (method == NULL || g->node == 0 || g->modern == NULL)
+        return 0;
+    /* A task of another node's child. */
+    uint32_t task_node = mcp__gwm_task_node(msg, NULL);
+    if (task_node != 0)
+        return task_node != g->node ? task_node : 0;
+    if (!json_is_string(json_object_get(params, "requestState")))
         return 0;
     json_t *state = NULL;
     json_int_t node = 0;

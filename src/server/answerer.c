@@ -201,6 +201,17 @@ static void sa_deliver(mcp__answerer *a, const char *method, const json_t *param
     mcp__broadcast_remote(((server_answerer *)a)->rt, method, params, uri, level, session);
 }
 
+static void sa_set_tasks(mcp__answerer *a, const mcp__task_link *link)
+{
+    mcp__tasks_set_link(((server_answerer *)a)->rt, link);
+}
+
+static void sa_stop_task_run(mcp__answerer *a, const char *run)
+{
+    mcp__tasks_stop_run(((server_answerer *)a)->rt->srv, run,
+                        "the client cancelled the task (tasks/cancel, on another node)");
+}
+
 static const mcp__answerer_ops server_answerer_ops = {
     .open = sa_open,
     .feed = sa_feed,
@@ -227,6 +238,8 @@ static const mcp__answerer_ops server_answerer_ops = {
     .set_id_base = sa_set_id_base,
     .set_fanout = sa_set_fanout,
     .deliver = sa_deliver,
+    .set_tasks = sa_set_tasks,
+    .stop_task_run = sa_stop_task_run,
 };
 
 mcp__answerer *mcp__server_answerer_new(struct mcp_server *srv, uv_loop_t *loop)

@@ -33,6 +33,20 @@
 /* The stream that carries messages not tied to a request (stdio has only this one). */
 #define MCP__STREAM_STANDALONE 0
 
+/* Tasks shared by the nodes of a deployment (the Redis cluster): what the transport
+ * gives the answerer so that a task made on any node is served on every node. */
+struct mcp__task_store;
+typedef struct mcp__task_link {
+    struct mcp__task_store *store; /* the shared store (borrowed; NULL: the server's own) */
+    uint32_t node;                 /* this node's number (0: one process alone) */
+    /* Asks node to stop the run `run` of a task (a bus message): fire and forget. */
+    void (*stop_remote)(void *user, uint32_t node, const char *run);
+    /* Whether node is alive: done(arg, 1), (arg, 0) when it is gone, (arg, -1) when not
+     * known. Always runs, maybe at once. */
+    void (*node_alive)(void *user, uint32_t node, void (*done)(void *arg, int alive), void *arg);
+    void *user;
+} mcp__task_link;
+
 /* What a transport gives a session. */
 typedef struct mcp__session_io {
     /* Sends one serialised message on a stream (see mcp__rpc_cbs.send). */
@@ -183,6 +197,11 @@ typedef struct mcp__answerer_ops {
      * this one may; its address goes to addr (size bytes; "" when not known). May be
      * NULL. */
     uint32_t (*home)(mcp__answerer *a, const json_t *msg, char *addr, size_t size);
+    /* Tasks: the store and node the deployment shares (link copied; called on the loop
+     * before requests are fed), and a run another node was asked to stop (tasks/cancel
+     * there). May be NULL: an answerer without tasks of its own. */
+    void (*set_tasks)(mcp__answerer *a, const mcp__task_link *link);
+    void (*stop_task_run)(mcp__answerer *a, const char *run);
 } mcp__answerer_ops;
 
 struct mcp__answerer {

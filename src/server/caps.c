@@ -257,6 +257,8 @@ static int add_method(mcp_server *srv, const mcp_method_def *given, int library)
 
 int mcp_server_add_method(mcp_server *srv, const mcp_method_def *def)
 {
+    if (def != NULL && (def->flags & MCP__TASK_FLAGS))
+        return MCP_EINVAL; /* tools only */
     return add_method(srv, def, 0);
 }
 

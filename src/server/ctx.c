@@ -115,6 +115,7 @@ static void ctx_destroy(mcp_ctx *ctx)
     free(ctx->cancel_reason);
     free(ctx->uri);
     free(ctx->task_id);
+    free(ctx->task_run);
     uv_cond_destroy(&ctx->cond);
     uv_mutex_destroy(&ctx->lock);
     free(ctx);
@@ -411,6 +412,11 @@ static void wake(mcp_ctx *ctx, int status, const json_t *result, const mcp_rpc_e
     uv_mutex_unlock(&ctx->lock);
 }
 
+void mcp__ctx_wake(mcp_ctx *ctx, int status)
+{
+    wake(ctx, status, NULL, NULL);
+}
+
 static void request_reply(void *arg, int status, const json_t *result, const mcp_rpc_error *err)
 {
     mcp_ctx *ctx = arg;
@@ -463,7 +469,10 @@ static void op_run(ctx_op *op)
         break;
     }
     case OP_START_TASK:
-        wake(ctx, live ? mcp__task_begin(ctx) : MCP_ECANCELED, NULL, NULL);
+        if (live)
+            mcp__task_begin(ctx, 1); /* wakes the handler when the task exists (or not) */
+        else
+            wake(ctx, MCP_ECANCELED, NULL, NULL);
         break;
     case OP_REQUEST: {
         if (!live) {
@@ -747,8 +756,8 @@ int mcp_ctx_start_task(mcp_ctx *ctx)
 {
     if (ctx->task_id != NULL)
         return MCP_OK;
-    if (!ctx->modern || strcmp(ctx->method, "tools/call") != 0 || ctx->rt->srv->tasks == NULL ||
-        !mcp__tasks_declared(ctx->client_caps))
+    if (!ctx->modern || strcmp(ctx->method, "tools/call") != 0 ||
+        !mcp__tasks_offered(ctx->rt->srv) || !mcp__tasks_declared(ctx->client_caps))
         return MCP_ENOTSUP;
     if (ctx->on_loop || mcp__srt_on_loop(ctx->rt))
         return MCP_ESTATE;

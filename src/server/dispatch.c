@@ -296,18 +296,10 @@ static void start(mcp__session *s, mcp__inreq *req, mcp__invoke_fn invoke, void 
     if (ctx->invoke != NULL && ctx->modern && mcp__mrtr_method(ctx->method))
         mcp__mrtr_begin(ctx); /* a refused requestState clears invoke */
     if (ctx->invoke != NULL && (flags & (MCP_TOOL_TASK_OPTIONAL | MCP_TOOL_TASK_REQUIRED)) &&
-        ctx->modern && mcp__tasks_declared(ctx->client_caps)) {
-        int rc = mcp__task_begin(ctx);
-        if (rc != MCP_OK) {
-            ctx->invoke = NULL;
-            if (rc == MCP_ELIMIT)
-                mcp_ctx_set_error(ctx, MCP_RPC_SERVER_ERROR,
-                                  "Too many tasks: the caller holds as many unexpired tasks as "
-                                  "it may (or the server does); try again once some expire");
-            else
-                mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR,
-                                  "Internal error: cannot create the task (%s)", mcp_strerror(rc));
-        }
+        ctx->modern && strcmp(ctx->method, "tools/call") == 0 &&
+        mcp__tasks_declared(ctx->client_caps)) {
+        mcp__task_begin(ctx, 0); /* runs the handler once the task exists */
+        return;
     }
     mcp__ctx_run(ctx, (flags & MCP_HANDLER_INLINE) != 0);
 }
@@ -317,6 +309,18 @@ void mcp__tool_prepare(mcp_ctx *ctx)
     mcp_server *srv = ctx->rt->srv;
     const char *name = json_string_value(json_object_get(ctx->params, "name"));
     json_t *args = json_object_get(ctx->params, "arguments");
+    /* The run acts for the principal of the request that brought the last answer: it must
+     * hold the tool's scopes, as the call's did. */
+    char scopes[512];
+    if (name != NULL && ctx->principal != NULL &&
+        mcp__tool_scopes(srv, name, scopes, sizeof scopes) &&
+        mcp__principal_lacks(ctx->principal, scopes)) {
+        mcp_ctx_set_error(ctx, MCP_RPC_INVALID_REQUEST,
+                          "The access token that answered the task lacks the scope(s) \"%s\" "
+                          "its tool needs",
+                          scopes);
+        return;
+    }
     uv_mutex_lock(&srv->lock);
     mcp__tool *t = name != NULL ? mcp__find_tool(srv, name) : NULL;
     if (t != NULL) {

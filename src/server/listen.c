@@ -89,6 +89,19 @@ static int read_filter(mcp__session *s, mcp__inreq *req, mcp__listen *l, json_t 
             json_object_set_new(ack, flags[i].key, json_true());
         }
     }
+    /* The tasks extension: notifications/tasks for taskIds. A client that asks for them
+     * must declare the extension (-32021); this server sends none (they are a MAY: the
+     * client polls), so it agrees to none, and says so. */
+    json_t *task_ids = json_object_get(f, "taskIds");
+    if (task_ids != NULL && mcp__tasks_offered(srv)) {
+        if (!json_is_array(task_ids))
+            return bad_filter(req, "taskIds must be an array of task ids");
+        if (!mcp__tasks_declared(req->meta.caps)) {
+            mcp__tasks_refuse(req);
+            return -1;
+        }
+        json_object_set_new(ack, "taskIds", json_array());
+    }
     json_t *uris = json_object_get(f, "resourceSubscriptions");
     if (uris == NULL || !subscribe)
         return 0;

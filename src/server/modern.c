@@ -148,7 +148,7 @@ void mcp__dispatch_modern(mcp__session *s, mcp__inreq *req)
         do_discover(s, req);
     } else if (strcmp(m, "subscriptions/listen") == 0) {
         mcp__listen_open(s, req);
-    } else if (srv->tasks != NULL && mcp__tasks_method(m)) {
+    } else if (mcp__tasks_offered(srv) && mcp__tasks_method(m)) {
         mcp__tasks_dispatch(s, req);
     } else if (mcp__revision_removed_method(m)) {
         char msg[300];

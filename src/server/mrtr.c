@@ -246,7 +246,9 @@ int mcp__mrtr_ask(mcp_ctx *ctx, const char *key, const char *method, json_t *par
         json_decref(question);
         return MCP_ENOMEM;
     }
-    char auto_key[48];
+    char auto_key[48], plain_key[32] = "";
+    if (key == NULL && ctx->task_id != NULL) /* the key it had before the task began */
+        snprintf(plain_key, sizeof plain_key, "input-%d", ctx->nasked);
     if (key == NULL) {
         /* A task's keys name one question each for its life (the tasks extension): its
          * own keys carry the question's digest. */
@@ -261,6 +263,13 @@ int mcp__mrtr_ask(mcp_ctx *ctx, const char *key, const char *method, json_t *par
      * question. */
     json_t *answer = json_object_get(ctx->responses, key);
     json_t *carried = json_object_get(ctx->prior, key);
+    if (carried == NULL && plain_key[0] != '\0') {
+        /* Asked in a Multi Round-Trip round before the handler made its call a task, under
+         * the key the round gave it: the same question has its answer. */
+        json_t *before = json_object_get(ctx->prior, plain_key);
+        if (strcmp(json_string_value(json_object_get(before, "h")) ?: "", digest) == 0)
+            carried = before;
+    }
     int same = carried != NULL &&
                strcmp(json_string_value(json_object_get(carried, "h")) ?: "", digest) == 0;
     if (answer == NULL && same)

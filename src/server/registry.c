@@ -48,7 +48,7 @@ mcp_server *mcp_server_new(const char *name, const char *version)
         srv->info_meta == NULL || srv->complete == NULL || uv_mutex_init(&srv->lock) != 0)
         goto fail;
     srv->eras = MCP_ERA_LEGACY | MCP_ERA_MODERN;
-    if (mcp__mrtr_init(srv) != MCP_OK) {
+    if (mcp__mrtr_init(srv) != MCP_OK || (srv->tasks = mcp__tasks_new()) == NULL) {
         uv_mutex_destroy(&srv->lock);
         goto fail;
     }
@@ -359,12 +359,11 @@ int mcp_server_add_tool_def(mcp_server *srv, const mcp_tool_def *given)
     if (srv == NULL || read_def(&copy, sizeof(copy), given) != MCP_OK || def->name == NULL ||
         def->fn == NULL)
         return MCP_EINVAL;
-    unsigned task_flags = def->flags & (MCP_TOOL_TASK_OPTIONAL | MCP_TOOL_TASK_REQUIRED);
-    if (task_flags == (MCP_TOOL_TASK_OPTIONAL | MCP_TOOL_TASK_REQUIRED) ||
-        (task_flags != 0 && (def->flags & MCP_HANDLER_INLINE)))
+    unsigned task_flags = def->flags & MCP__TASK_FLAGS;
+    if (task_flags == MCP__TASK_FLAGS || (task_flags != 0 && (def->flags & MCP_HANDLER_INLINE)))
         return MCP_EINVAL;
-    if (task_flags != 0 && srv->tasks == NULL) {
-        int rc = mcp_server_set_tasks(srv, NULL);
+    if (task_flags != 0) {
+        int rc = mcp__tasks_offer(srv);
         if (rc != MCP_OK)
             return rc;
     }
@@ -501,7 +500,7 @@ int mcp_server_add_resource(mcp_server *srv, const mcp_resource_def *given)
     mcp_resource_def copy;
     const mcp_resource_def *def = &copy;
     if (srv == NULL || read_def(&copy, sizeof(copy), given) != MCP_OK || def->uri == NULL ||
-        def->name == NULL || def->fn == NULL)
+        def->name == NULL || def->fn == NULL || (def->flags & MCP__TASK_FLAGS))
         return MCP_EINVAL;
     mcp__resource *r = calloc(1, sizeof(*r));
     if (r == NULL)
@@ -579,7 +578,7 @@ int mcp_server_add_resource_template(mcp_server *srv, const mcp_resource_templat
     const mcp_resource_template_def *def = &copy;
     if (srv == NULL || read_def(&copy, sizeof(copy), given) != MCP_OK ||
         def->uri_template == NULL || def->name == NULL || def->fn == NULL ||
-        !mcp__uri_template_valid(def->uri_template))
+        (def->flags & MCP__TASK_FLAGS) || !mcp__uri_template_valid(def->uri_template))
         return MCP_EINVAL;
     mcp__template *t = calloc(1, sizeof(*t));
     if (t == NULL)
@@ -620,7 +619,7 @@ int mcp_server_add_prompt(mcp_server *srv, const mcp_prompt_def *given)
     mcp_prompt_def copy;
     const mcp_prompt_def *def = &copy;
     if (srv == NULL || read_def(&copy, sizeof(copy), given) != MCP_OK || def->name == NULL ||
-        def->fn == NULL)
+        def->fn == NULL || (def->flags & MCP__TASK_FLAGS))
         return MCP_EINVAL;
     mcp__prompt *p = calloc(1, sizeof(*p));
     if (p == NULL)

@@ -118,7 +118,7 @@ struct mcp_server {
     mcp__srt *runtimes;
     struct mcp__skills *skills; /* mcp_server_add_skills(), or NULL */
     struct mcp__app *apps;      /* mcp_server_add_app()'s views (apps.c) */
-    struct mcp__tasks *tasks;   /* mcp_server_set_tasks(), or NULL: no tasks (tasks.c) */
+    struct mcp__tasks *tasks;   /* tasks.c: offered once mcp_server_set_tasks() or a task tool */
 
     uv_once_t pool_once;
     mcp__pool *pool;
@@ -150,6 +150,7 @@ struct mcp__srt {
     mcp__session *task_sess;
     uv_timer_t *task_timer;
     int tasks_closed;
+    mcp__task_link task_link; /* the endpoint's task store and node, or zeroed */
     mcp__srt *next;
 };
 
@@ -309,8 +310,9 @@ struct mcp_ctx {
     json_t *state_in;  /* the handler's state from the round before */
     json_t *state_out; /* mcp_ctx_keep_state */
     /* The task this handler runs (tasks.c), or NULL: its request is answered already, and
-     * what the handler returns is filed in the task. */
+     * what the handler returns is filed in the task; and the id of this run of it. */
     char *task_id;
+    char *task_run;
 
     mcp__mail done_mail;
     struct mcp_ctx *prev, *next;
@@ -339,6 +341,15 @@ int mcp__mrtr_answer_valid(const char *method, const json_t *a);
 
 /* ---- Tasks (tasks.c) ---- */
 
+/* The flags of a tool that runs as a task (tools only: anything else refuses them). */
+#define MCP__TASK_FLAGS (MCP_TOOL_TASK_OPTIONAL | MCP_TOOL_TASK_REQUIRED)
+
+/* The server's tasks (offered by none yet); NULL on ENOMEM. */
+struct mcp__tasks *mcp__tasks_new(void);
+/* Whether the server offers the extension (any thread); offers it (declared in
+ * server/discover) with the settings it has: MCP_OK, MCP_ENOMEM. */
+int mcp__tasks_offered(mcp_server *srv);
+int mcp__tasks_offer(mcp_server *srv);
 /* Whether capabilities (a request's) declare the tasks extension. */
 int mcp__tasks_declared(const json_t *caps);
 /* tasks/get, tasks/update or tasks/cancel. */
@@ -347,17 +358,26 @@ int mcp__tasks_method(const char *method);
 void mcp__tasks_dispatch(mcp__session *s, mcp__inreq *req);
 /* Answers req with -32021 naming the extension. */
 void mcp__tasks_refuse(mcp__inreq *req);
-/* Loop thread: makes ctx's request a task. Answers the request with the CreateTaskResult
- * and moves ctx to the runtime's task session. MCP_OK; MCP_ELIMIT at a bound,
- * MCP_ECANCELED once the runtime shuts down, MCP_ENOMEM, MCP_ENOTSUP (no tasks): then
- * nothing changed. */
-int mcp__task_begin(mcp_ctx *ctx);
+/* Loop thread: makes ctx's request a task (the store's create, maybe later). Then the
+ * request is answered with the CreateTaskResult and ctx moved to the runtime's task
+ * session; from_worker: the handler's thread, waiting in mcp_ctx_start_task, is woken with
+ * the status (MCP_OK; MCP_ELIMIT at a bound; MCP_ECANCELED once the runtime shuts down;
+ * MCP_ENOMEM; MCP_ENOTSUP without tasks); else the handler starts, or the request is
+ * answered with the error. */
+void mcp__task_begin(mcp_ctx *ctx, int from_worker);
 /* Loop thread: files what the task's handler returned (result stolen). */
 void mcp__task_finish(mcp_ctx *ctx, json_t *result);
 /* The runtime shuts down: its task handlers are cancelled, its timer closed. */
 void mcp__tasks_rt_close(mcp__srt *rt);
+/* What an endpoint shared by nodes gives its runtime (NULL: none, the server's memory
+ * store). Loop thread, before the first request. */
+void mcp__tasks_set_link(mcp__srt *rt, const mcp__task_link *link);
+/* Cancels the local run run_id of a task (from any loop thread), if it runs here. */
+void mcp__tasks_stop_run(mcp_server *srv, const char *run_id, const char *why);
 void mcp__tasks_free(struct mcp__tasks *ts);
 
+/* Loop thread: wakes the handler's thread waiting for an operation it posted. */
+void mcp__ctx_wake(struct mcp_ctx *ctx, int status);
 /* Creates the context of req on session s (takes a session reference). */
 struct mcp_ctx *mcp__ctx_new(mcp__session *s, mcp__inreq *req);
 /* A context for a task's handler run again: a tools/call with params (the task's

@@ -5,19 +5,22 @@
  * a task's id (CreateTaskResult) while its handler runs on; the client polls tasks/get,
  * answers the handler's questions with tasks/update and stops it with tasks/cancel.
  *
- * A task's handler runs in a context of its own, detached from the request that made it
- * (which is answered at once) and kept on the runtime's task session, a session no
- * transport serves: its messages go nowhere, and it is closed, cancelling the handlers,
- * when the runtime shuts down. The handler asks the client as in the modern era
- * (mrtr.c): its unanswered questions become the task's inputRequests when it returns;
- * tasks/update files the answers and, once none is outstanding, the handler runs again
- * from the start, on the runtime that took the last answer, finding them as a retry finds
- * its answers. No worker waits for a client.
+ * The tasks themselves live in a task store (store/tasks.h): the server's memory store,
+ * or the one an endpoint gives its runtime (Redis, shared by every node of a deployment),
+ * so any node answers for a task any node made. What stays here is the handlers: each
+ * run of a task's handler has an id ("<node>:<n>") that the record names while it runs,
+ * and a context detached from the request that made it (answered at once), kept on the
+ * runtime's task session, a session no transport serves: its messages go nowhere, and it
+ * is closed, cancelling the handlers, when the runtime shuts down.
  *
- * The records live in the server, under their own lock (any runtime's loop thread reads
- * and changes them; a handler's thread never does), in a map by id and a list in order
- * of expiry: every task lives the same ttl_ms, so the order of creation is the order of
- * expiry, and the expired ones are always at the head.
+ * A handler asks the client as in the modern era (mrtr.c): its unanswered questions
+ * become the task's inputs when it returns; tasks/update files the answers and, once none
+ * is outstanding, the handler runs again from the start under a new run, on the node that
+ * took the last answer, finding them as a retry finds its answers. No worker waits for a
+ * client, and a task waiting for input belongs to no node.
+ *
+ * A run whose node is gone (no heartbeat) is found by the next tasks/get of any node,
+ * which files the task as failed for it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,89 +29,100 @@
 #include "protocol/json.h"
 #include "protocol/meta.h"
 #include "server/server_int.h"
+#include "store/tasks.h"
 
 #define TASKS_EXT "io.modelcontextprotocol/tasks"
 /* Runs of one task's handler that may end in questions. */
 #define MAX_TASK_ROUNDS 32
 #define SWEEP_MS 1000
 
-enum { T_WORKING, T_INPUT, T_COMPLETED, T_FAILED, T_CANCELLED };
-static const char *const status_name[] = {"working", "input_required", "completed", "failed",
-                                          "cancelled"};
-
-typedef struct task {
-    char id[37];
-    char owner[65]; /* "" on an endpoint without authorization */
-    int status;
-    uint64_t created, updated; /* wall clock, ms */
-    uint64_t expires;          /* monotonic, ms */
-    json_t *request;           /* the tools/call params that made it: name, arguments, _meta */
-    json_t *result, *error;    /* completed, failed */
-    json_t *inputs;            /* input_required: key -> {method, params} */
-    json_t *answers;           /* key -> {"h": the question's digest, "a": the answer} */
-    json_t *state;             /* mcp_ctx_keep_state of the run before */
-    int rounds;
-    int cancel_asked;
-    mcp_ctx *ctx; /* the handler running it, or NULL */
-    struct task *prev, *next;
-} task;
+/* A run of a handler on this process (srv->tasks->runs, by run id). */
+typedef struct run {
+    mcp_ctx *ctx;
+    long long expires; /* wall clock: the task's */
+} run;
 
 struct mcp__tasks {
-    uv_mutex_t lock;
-    mcp_tasks_opts o;
-    mcp__map by_id;
-    mcp__map owners; /* owner -> how many tasks it holds */
-    size_t total;
-    task *head, *tail; /* the first to expire first */
+    mcp_tasks_opts o;        /* set before the server is served (mcp_server_set_tasks) */
+    atomic_int offered;      /* the extension is declared */
+    mcp__task_store *memory; /* the store of runtimes given none */
+    uv_mutex_t lock;         /* guards runs and seq */
+    mcp__map runs;
+    unsigned long long seq;
 };
-
-static int terminal(int status)
-{
-    return status >= T_COMPLETED;
-}
 
 int mcp__tasks_declared(const json_t *caps)
 {
     return json_is_object(json_object_get(json_object_get(caps, "extensions"), TASKS_EXT));
 }
 
+int mcp__tasks_method(const char *method)
+{
+    return strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
+           strcmp(method, "tasks/cancel") == 0;
+}
+
 /* ---- Settings ---- */
 
-static void task_free(task *t)
+/* The settings' defaults for fields left zero. */
+static void defaults(mcp_tasks_opts *o)
 {
-    json_decref(t->request);
-    json_decref(t->result);
-    json_decref(t->error);
-    json_decref(t->inputs);
-    json_decref(t->answers);
-    json_decref(t->state);
-    free(t);
+    if (o->ttl_ms == 0)
+        o->ttl_ms = 60LL * 60 * 1000;
+    if (o->poll_interval_ms == 0)
+        o->poll_interval_ms = 1000;
+    if (o->max_per_owner == 0)
+        o->max_per_owner = 1000;
+    if (o->max_total == 0)
+        o->max_total = 10000;
+    if (o->max_bytes == 0)
+        o->max_bytes = (size_t)256 << 20;
+    o->size = sizeof *o;
+}
+
+struct mcp__tasks *mcp__tasks_new(void)
+{
+    struct mcp__tasks *ts = calloc(1, sizeof(*ts));
+    if (ts == NULL)
+        return NULL;
+    defaults(&ts->o);
+    if (uv_mutex_init(&ts->lock) != 0) {
+        free(ts);
+        return NULL;
+    }
+    if ((ts->memory = mcp__task_memory_new(ts->o.max_bytes)) == NULL) {
+        uv_mutex_destroy(&ts->lock);
+        free(ts);
+        return NULL;
+    }
+    return ts;
 }
 
 void mcp__tasks_free(struct mcp__tasks *ts)
 {
     if (ts == NULL)
         return;
-    for (task *t = ts->head, *next; t != NULL; t = next) {
-        next = t->next;
-        task_free(t);
-    }
-    mcp__map_free(&ts->by_id);
-    mcp__map_free(&ts->owners);
+    mcp__task_memory_free(ts->memory);
+    mcp__map_free(&ts->runs);
     uv_mutex_destroy(&ts->lock);
     free(ts);
 }
 
-static void defaults(mcp_tasks_opts *o)
+int mcp__tasks_offered(mcp_server *srv)
 {
-    if (o->ttl_ms <= 0)
-        o->ttl_ms = 60LL * 60 * 1000;
-    if (o->poll_interval_ms <= 0)
-        o->poll_interval_ms = 1000;
-    if (o->max_per_owner == 0)
-        o->max_per_owner = 1000;
-    if (o->max_total == 0)
-        o->max_total = 10000;
+    return atomic_load(&srv->tasks->offered);
+}
+
+int mcp__tasks_offer(mcp_server *srv)
+{
+    if (atomic_load(&srv->tasks->offered))
+        return MCP_OK;
+    json_t *settings = json_object();
+    int rc = settings != NULL ? mcp_server_set_extension(srv, TASKS_EXT, settings) : MCP_ENOMEM;
+    json_decref(settings);
+    if (rc == MCP_OK)
+        atomic_store(&srv->tasks->offered, 1);
+    return rc;
 }
 
 int mcp_server_set_tasks(mcp_server *srv, const mcp_tasks_opts *opts)
@@ -118,147 +132,39 @@ int mcp_server_set_tasks(mcp_server *srv, const mcp_tasks_opts *opts)
         o.ttl_ms < 0 || o.poll_interval_ms < 0)
         return MCP_EINVAL;
     defaults(&o);
-    o.size = sizeof o;
-    if (srv->tasks == NULL) {
-        struct mcp__tasks *ts = calloc(1, sizeof(*ts));
-        if (ts == NULL)
-            return MCP_ENOMEM;
-        if (uv_mutex_init(&ts->lock) != 0) {
-            free(ts);
-            return MCP_ENOMEM;
-        }
-        json_t *settings = json_object();
-        int rc = settings != NULL ? mcp_server_set_extension(srv, TASKS_EXT, settings) : MCP_ENOMEM;
-        json_decref(settings);
-        if (rc != MCP_OK) {
-            mcp__tasks_free(ts);
-            return rc;
-        }
-        srv->tasks = ts;
-    }
-    uv_mutex_lock(&srv->tasks->lock);
+    int rc = mcp__tasks_offer(srv);
+    if (rc != MCP_OK)
+        return rc;
     srv->tasks->o = o;
-    uv_mutex_unlock(&srv->tasks->lock);
+    mcp__task_memory_set_budget(srv->tasks->memory, o.max_bytes);
     return MCP_OK;
 }
 
-/* ---- Records (under ts->lock) ---- */
+/* ---- The runtime's side ---- */
 
-static void owner_count(struct mcp__tasks *ts, const char *owner, int delta)
+static mcp__task_store *store_of(mcp__srt *rt)
 {
-    uintptr_t n = (uintptr_t)mcp__map_get(&ts->owners, owner);
-    n += (uintptr_t)(intptr_t)delta;
-    if (n == 0)
-        mcp__map_remove(&ts->owners, owner);
-    else if (mcp__map_put(&ts->owners, owner, (void *)n) != MCP_OK && delta > 0)
-        mcp__warn("out of memory counting a principal's tasks");
+    return rt->task_link.store != NULL ? rt->task_link.store : rt->srv->tasks->memory;
 }
 
-static void unlink_task(struct mcp__tasks *ts, task *t)
-{
-    if (t->prev != NULL)
-        t->prev->next = t->next;
-    else
-        ts->head = t->next;
-    if (t->next != NULL)
-        t->next->prev = t->prev;
-    else
-        ts->tail = t->prev;
-    mcp__map_remove(&ts->by_id, t->id);
-    owner_count(ts, t->owner, -1);
-    ts->total--;
-}
-
-/* Forgets the tasks whose time is up; a handler still running one is cancelled (it finds
- * nothing to file its outcome in). */
-static void sweep(struct mcp__tasks *ts, uint64_t now)
-{
-    while (ts->head != NULL && ts->head->expires <= now) {
-        task *t = ts->head;
-        unlink_task(ts, t);
-        if (t->ctx != NULL)
-            mcp__ctx_cancel(t->ctx, "the task expired");
-        task_free(t);
-    }
-}
-
-/* The task id of another owner is not told apart from one that does not exist. */
-static task *find(struct mcp__tasks *ts, const char *id, const char *owner)
-{
-    task *t = mcp__map_get(&ts->by_id, id);
-    return t != NULL && strcmp(t->owner, owner) == 0 ? t : NULL;
-}
-
-static void iso8601(uint64_t ms, char out[64])
-{
-    time_t secs = (time_t)(ms / 1000);
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    snprintf(out, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
-}
-
-/* The Task (detailed: with what its status carries, as tasks/get gives it), a new object
- * that shares nothing that may change. */
-static json_t *task_json(const struct mcp__tasks *ts, const task *t, int detailed)
-{
-    char created[64], updated[64];
-    iso8601(t->created, created);
-    iso8601(t->updated, updated);
-    json_t *o =
-        json_pack("{s:s, s:s, s:s, s:s, s:I, s:i}", "taskId", t->id, "status",
-                  status_name[t->status], "createdAt", created, "lastUpdatedAt", updated, "ttlMs",
-                  (json_int_t)ts->o.ttl_ms, "pollIntervalMs", ts->o.poll_interval_ms);
-    if (o == NULL || !detailed)
-        return o;
-    if (t->status == T_COMPLETED) {
-        json_object_set(o, "result", t->result); /* never changed once filed */
-    } else if (t->status == T_FAILED) {
-        json_object_set(o, "error", t->error);
-        json_object_set(o, "statusMessage", json_object_get(t->error, "message"));
-    } else if (t->status == T_INPUT) {
-        json_object_set_new(o, "inputRequests", json_deep_copy(t->inputs));
-    } else if (t->status == T_CANCELLED) {
-        json_object_set_new(o, "statusMessage", json_string("The task was cancelled."));
-    }
-    return o;
-}
-
-static void set_status(task *t, int status)
-{
-    t->status = status;
-    t->updated = mcp__wall_ms();
-    if (terminal(status)) {
-        /* Only the outcome is kept until the task expires. */
-        json_decref(t->inputs);
-        json_decref(t->answers);
-        json_decref(t->state);
-        json_decref(t->request);
-        t->inputs = t->answers = t->state = t->request = NULL;
-    }
-}
-
-static void fail(task *t, int code, const char *message, json_t *data)
-{
-    json_decref(t->error);
-    t->error = json_pack("{s:i, s:s}", "code", code, "message", message);
-    if (t->error != NULL && data != NULL)
-        json_object_set(t->error, "data", data);
-    set_status(t, T_FAILED);
-}
-
-/* ---- The runtime's task session ---- */
-
+/* Stops the local runs whose task expired, and lets the memory store forget. */
 static void sweep_tick(uv_timer_t *timer)
 {
     mcp__srt *rt = timer->data;
     struct mcp__tasks *ts = rt->srv->tasks;
+    long long now = (long long)mcp__wall_ms();
     uv_mutex_lock(&ts->lock);
-    sweep(ts, mcp__now_ms());
-    int empty = ts->head == NULL;
+    size_t pos = 0;
+    void *v;
+    while (mcp__map_next(&ts->runs, &pos, NULL, &v)) {
+        run *r = v;
+        if (r->expires <= now && !atomic_load(&r->ctx->cancelled))
+            mcp__ctx_cancel(r->ctx, "the task expired");
+    }
     uv_mutex_unlock(&ts->lock);
-    if (empty)
-        uv_timer_stop(timer);
+    mcp__task_store *st = store_of(rt);
+    if (st->ops->expire != NULL)
+        st->ops->expire(st->self);
 }
 
 /* The session the runtime's task handlers belong to, made on first use; NULL once the
@@ -279,11 +185,10 @@ static mcp__session *task_session(mcp__srt *rt)
         uv_timer_init(rt->loop, timer);
         uv_unref((uv_handle_t *)timer);
         timer->data = rt;
+        uv_timer_start(timer, sweep_tick, SWEEP_MS, SWEEP_MS);
         rt->task_sess = s;
         rt->task_timer = timer;
     }
-    if (!uv_is_active((uv_handle_t *)rt->task_timer))
-        uv_timer_start(rt->task_timer, sweep_tick, SWEEP_MS, SWEEP_MS);
     return rt->task_sess;
 }
 
@@ -305,19 +210,63 @@ void mcp__tasks_rt_close(mcp__srt *rt)
     mcp__session_close(s);
 }
 
-/* Moves ctx from its request's session to the task session ts. */
-static void move_ctx(mcp_ctx *ctx, mcp__session *to)
+void mcp__tasks_set_link(mcp__srt *rt, const mcp__task_link *link)
 {
-    mcp__session *from = ctx->sess;
-    MCP__LIST_UNLINK(from->ctxs, ctx);
-    MCP__LIST_PUSH(to->ctxs, ctx);
-    to->refs++;
-    ctx->sess = to;
-    ctx->stream = 0;
-    if (!from->closed && mcp__rpc_inflight(from->rpc) == 0 && from->io != NULL &&
-        from->io->idle != NULL)
-        from->io->idle(from->io_user);
-    mcp__session_unref(from);
+    if (link != NULL)
+        rt->task_link = *link;
+    else
+        memset(&rt->task_link, 0, sizeof rt->task_link);
+}
+
+/* A new run id of this node into out. */
+static void new_run(mcp__srt *rt, char out[48])
+{
+    struct mcp__tasks *ts = rt->srv->tasks;
+    uv_mutex_lock(&ts->lock);
+    unsigned long long n = ++ts->seq;
+    uv_mutex_unlock(&ts->lock);
+    snprintf(out, 48, "%u:%llu", (unsigned)rt->task_link.node, n);
+}
+
+/* The node a run id names. */
+static unsigned run_node(const char *run)
+{
+    return run != NULL ? (unsigned)strtoul(run, NULL, 10) : 0;
+}
+
+/* Enters ctx's run in the table (ctx->task_run set): MCP_OK or MCP_ENOMEM. */
+static int run_add(mcp_ctx *ctx, long long expires)
+{
+    struct mcp__tasks *ts = ctx->rt->srv->tasks;
+    run *r = calloc(1, sizeof(*r));
+    if (r == NULL)
+        return MCP_ENOMEM;
+    r->ctx = ctx;
+    r->expires = expires;
+    uv_mutex_lock(&ts->lock);
+    int rc = mcp__map_put(&ts->runs, ctx->task_run, r);
+    uv_mutex_unlock(&ts->lock);
+    if (rc != MCP_OK)
+        free(r);
+    return rc;
+}
+
+void mcp__tasks_stop_run(mcp_server *srv, const char *run_id, const char *why)
+{
+    struct mcp__tasks *ts = srv->tasks;
+    if (run_id == NULL)
+        return;
+    uv_mutex_lock(&ts->lock);
+    run *r = mcp__map_get(&ts->runs, run_id);
+    if (r != NULL)
+        mcp__ctx_cancel(r->ctx, why);
+    uv_mutex_unlock(&ts->lock);
+}
+
+static int owner_of(const mcp_principal *p, char out[65])
+{
+    out[0] = '\0';
+    return p != NULL ? mcp__principal_owner(p, out) : MCP_OK;
 }
 
 static int new_id(char out[37])
@@ -333,193 +282,482 @@ static int new_id(char out[37])
     return MCP_OK;
 }
 
-static int owner_of(const mcp_principal *p, char out[65])
+static void iso8601(long long ms, char out[64])
 {
-    out[0] = '\0';
-    return p != NULL ? mcp__principal_owner(p, out) : MCP_OK;
+    time_t secs = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    snprintf(out, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(ms % 1000));
 }
 
-int mcp__task_begin(mcp_ctx *ctx)
+/* The Task a record shows (detailed: with what its status carries, as tasks/get gives
+ * it), a new object. */
+static json_t *task_json(mcp_server *srv, const json_t *rec, int detailed)
 {
-    struct mcp__tasks *ts = ctx->rt->srv->tasks;
-    if (ts == NULL)
-        return MCP_ENOTSUP;
+    char created[64], updated[64];
+    iso8601(json_integer_value(json_object_get(rec, "created")), created);
+    iso8601(json_integer_value(json_object_get(rec, "updated")), updated);
+    const char *status = json_string_value(json_object_get(rec, "status"));
+    json_t *o = json_pack("{s:O, s:s, s:s, s:s, s:O, s:i}", "taskId", json_object_get(rec, "id"),
+                          "status", status != NULL ? status : "failed", "createdAt", created,
+                          "lastUpdatedAt", updated, "ttlMs", json_object_get(rec, "ttl"),
+                          "pollIntervalMs", srv->tasks->o.poll_interval_ms);
+    if (o == NULL || !detailed || status == NULL)
+        return o;
+    if (strcmp(status, "completed") == 0) {
+        json_object_set(o, "result", json_object_get(rec, "result"));
+    } else if (strcmp(status, "failed") == 0) {
+        json_t *err = json_object_get(rec, "error");
+        json_object_set(o, "error", err);
+        json_object_set(o, "statusMessage", json_object_get(err, "message"));
+    } else if (strcmp(status, "input_required") == 0) {
+        json_object_set(o, "inputRequests", json_object_get(rec, "inputs"));
+    } else if (strcmp(status, "cancelled") == 0) {
+        json_object_set_new(o, "statusMessage", json_string("The task was cancelled."));
+    }
+    return o;
+}
+
+/* ---- A task begins ---- */
+
+typedef struct begin_op {
+    mcp_ctx *ctx;
+    int from_worker;
+    json_t *created; /* the CreateTaskResult */
+} begin_op;
+
+/* Ends the begin: the worker that asked is woken with status, or the handler starts (or
+ * its request is answered with the error). */
+static void begin_end(mcp_ctx *ctx, int from_worker, int status)
+{
+    if (from_worker) {
+        mcp__ctx_wake(ctx, status);
+        return;
+    }
+    if (status != MCP_OK) {
+        ctx->invoke = NULL;
+        if (status == MCP_ELIMIT)
+            mcp_ctx_set_error(ctx, MCP_RPC_SERVER_ERROR,
+                              "Too many tasks: the caller holds as many unexpired tasks as it may "
+                              "(or the server does); try again once some expire");
+        else
+            mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR,
+                              "Internal error: cannot create the task (%s)", mcp_strerror(status));
+    }
+    mcp__ctx_run(ctx, 0);
+}
+
+/* Moves ctx from its request's session to the task session. */
+static void move_ctx(mcp_ctx *ctx, mcp__session *to)
+{
+    mcp__session *from = ctx->sess;
+    MCP__LIST_UNLINK(from->ctxs, ctx);
+    MCP__LIST_PUSH(to->ctxs, ctx);
+    to->refs++;
+    ctx->sess = to;
+    ctx->stream = 0;
+    /* A task has no stream: nothing of the request's holds its handler back any more, and
+     * its progress and log messages go nowhere (the extension has none). */
+    ctx->progress_token = NULL;
+    ctx->level = MCP_LOG_EMERGENCY + 1;
+    uv_mutex_lock(&ctx->lock);
+    ctx->paused = 0;
+    uv_cond_broadcast(&ctx->cond);
+    uv_mutex_unlock(&ctx->lock);
+    if (!from->closed && mcp__rpc_inflight(from->rpc) == 0 && from->io != NULL &&
+        from->io->idle != NULL)
+        from->io->idle(from->io_user);
+    mcp__session_unref(from);
+}
+
+static void begun(void *arg, int status, const json_t *rec)
+{
+    begin_op *op = arg;
+    mcp_ctx *ctx = op->ctx;
     mcp__session *ts_sess = task_session(ctx->rt);
-    if (ts_sess == NULL)
-        return ctx->rt->tasks_closed ? MCP_ECANCELED : MCP_ENOMEM;
-    task *t = calloc(1, sizeof(*t));
-    if (t == NULL)
-        return MCP_ENOMEM;
-    int rc = new_id(t->id);
-    if (rc == MCP_OK)
-        rc = owner_of(ctx->principal, t->owner);
-    if (rc != MCP_OK) {
-        free(t);
-        return rc;
+    if (status == MCP_OK && ts_sess == NULL)
+        status = ctx->rt->tasks_closed ? MCP_ECANCELED : MCP_ENOMEM;
+    if (status == MCP_OK)
+        status = run_add(ctx, json_integer_value(json_object_get(rec, "expires")));
+    if (status != MCP_OK) {
+        /* A record made and not used expires; its run never files anything. */
+        free(ctx->task_id);
+        free(ctx->task_run);
+        ctx->task_id = ctx->task_run = NULL;
+        json_decref(op->created);
+        int from_worker = op->from_worker;
+        free(op);
+        begin_end(ctx, from_worker, status);
+        return;
     }
-    t->request = json_pack("{s:O?, s:O?, s:O?}", "name", json_object_get(ctx->params, "name"),
-                           "arguments", json_object_get(ctx->params, "arguments"), "_meta",
-                           json_object_get(ctx->params, "_meta"));
-    /* The answers this request already brought (MRTR rounds before the task) hold for
-     * the task's later runs. */
-    t->answers = ctx->prior != NULL ? json_deep_copy(ctx->prior) : json_object();
-    if (t->answers != NULL && ctx->used != NULL)
-        json_object_update(t->answers, ctx->used);
-    if (t->request == NULL || t->answers == NULL) {
-        task_free(t);
-        return MCP_ENOMEM;
-    }
-    t->created = t->updated = mcp__wall_ms();
-    t->rounds = ctx->round - 1;
-    uv_mutex_lock(&ts->lock);
-    uint64_t now = mcp__now_ms();
-    sweep(ts, now);
-    t->expires = now + (uint64_t)ts->o.ttl_ms;
-    if (ts->total >= ts->o.max_total ||
-        (uintptr_t)mcp__map_get(&ts->owners, t->owner) >= ts->o.max_per_owner) {
-        uv_mutex_unlock(&ts->lock);
-        task_free(t);
-        return MCP_ELIMIT;
-    }
-    if (mcp__map_put(&ts->by_id, t->id, t) != MCP_OK) {
-        uv_mutex_unlock(&ts->lock);
-        task_free(t);
-        return MCP_ENOMEM;
-    }
-    t->prev = ts->tail;
-    if (ts->tail != NULL)
-        ts->tail->next = t;
-    else
-        ts->head = t;
-    ts->tail = t;
-    ts->total++;
-    owner_count(ts, t->owner, 1);
-    t->ctx = ctx;
-    json_t *created = task_json(ts, t, 0);
-    uv_mutex_unlock(&ts->lock);
-    ctx->task_id = mcp__strdup(t->id);
-    if (created != NULL)
-        json_object_set_new(created, "resultType", json_string("task"));
-    /* Answered now: the task exists, so a tasks/get that follows finds it. */
+    /* Answered now: the store has the task, so a tasks/get that follows finds it. */
     mcp__inreq *req = ctx->req;
     ctx->req = NULL;
     req->data = NULL;
-    if (created != NULL && ctx->task_id != NULL)
-        mcp__respond(ctx->sess, req, created);
-    else
-        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+    mcp__respond(ctx->sess, req, op->created);
     move_ctx(ctx, ts_sess);
-    return MCP_OK;
+    int from_worker = op->from_worker;
+    free(op);
+    begin_end(ctx, from_worker, MCP_OK);
 }
+
+void mcp__task_begin(mcp_ctx *ctx, int from_worker)
+{
+    mcp_server *srv = ctx->rt->srv;
+    struct mcp__tasks *ts = srv->tasks;
+    if (!mcp__tasks_offered(srv)) {
+        begin_end(ctx, from_worker, MCP_ENOTSUP);
+        return;
+    }
+    char id[37], owner[65], run_id[48];
+    if (new_id(id) != MCP_OK || owner_of(ctx->principal, owner) != MCP_OK) {
+        begin_end(ctx, from_worker, MCP_ENOMEM);
+        return;
+    }
+    new_run(ctx->rt, run_id);
+    long long now = (long long)mcp__wall_ms();
+    /* The answers this request already brought (MRTR rounds before the task) hold for
+     * the task's later runs. */
+    json_t *answers = ctx->prior != NULL ? json_deep_copy(ctx->prior) : json_object();
+    if (answers != NULL && ctx->used != NULL)
+        json_object_update(answers, ctx->used);
+    json_t *rec = json_pack(
+        "{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:{s:O?, s:O?, s:O?}, s:o?, s:i, s:s}", "id", id,
+        "owner", owner, "status", "working", "created", (json_int_t)now, "updated", (json_int_t)now,
+        "expires", (json_int_t)(now + ts->o.ttl_ms), "ttl", (json_int_t)ts->o.ttl_ms, "request",
+        "name", json_object_get(ctx->params, "name"), "arguments",
+        json_object_get(ctx->params, "arguments"), "_meta", json_object_get(ctx->params, "_meta"),
+        "answers", answers, "rounds", ctx->round - 1, "run", run_id);
+    begin_op *op = calloc(1, sizeof(*op));
+    json_t *created = rec != NULL ? task_json(srv, rec, 0) : NULL;
+    if (created != NULL)
+        json_object_set_new(created, "resultType", json_string("task"));
+    ctx->task_id = mcp__strdup(id);
+    ctx->task_run = mcp__strdup(run_id);
+    if (op == NULL || created == NULL || ctx->task_id == NULL || ctx->task_run == NULL) {
+        free(ctx->task_id);
+        free(ctx->task_run);
+        ctx->task_id = ctx->task_run = NULL;
+        free(op);
+        json_decref(created);
+        json_decref(rec);
+        begin_end(ctx, from_worker, MCP_ENOMEM);
+        return;
+    }
+    op->ctx = ctx;
+    op->from_worker = from_worker;
+    op->created = created;
+    mcp__task_store *st = store_of(ctx->rt);
+    st->ops->create(st->self, rec, ts->o.max_per_owner, ts->o.max_total, begun, op);
+    json_decref(rec);
+}
+
+/* ---- A run ends ---- */
 
 void mcp__task_finish(mcp_ctx *ctx, json_t *result)
 {
     struct mcp__tasks *ts = ctx->rt->srv->tasks;
     uv_mutex_lock(&ts->lock);
-    task *t = mcp__map_get(&ts->by_id, ctx->task_id);
-    if (t == NULL || t->ctx != ctx) {
-        uv_mutex_unlock(&ts->lock); /* expired meanwhile */
-        json_decref(result);
-        return;
-    }
-    t->ctx = NULL;
-    if (ctx->used != NULL && t->answers != NULL)
-        json_object_update(t->answers, ctx->used);
-    if (t->cancel_asked) {
-        set_status(t, T_CANCELLED);
-    } else if (atomic_load(&ctx->cancelled)) {
-        char msg[600];
-        snprintf(msg, sizeof msg, "Internal error: the task was stopped (%s)",
-                 ctx->cancel_reason != NULL ? ctx->cancel_reason : "cancelled");
-        fail(t, MCP_RPC_INTERNAL_ERROR, msg, NULL);
-    } else if (!ctx->bad_answer && json_object_size(ctx->asked) > 0) {
-        if (t->rounds + 1 >= MAX_TASK_ROUNDS) {
-            fail(t, MCP_RPC_INTERNAL_ERROR,
-                 "Internal error: the task's handler still asks for input after 32 rounds", NULL);
-        } else {
-            json_decref(t->inputs);
-            json_decref(t->state);
-            t->inputs = ctx->asked;
-            t->state = ctx->state_out;
-            ctx->asked = ctx->state_out = NULL;
-            t->rounds++;
-            set_status(t, T_INPUT);
-        }
-    } else if (result != NULL && !ctx->bad_answer) {
-        t->result = result;
-        result = NULL;
-        set_status(t, T_COMPLETED);
-    } else {
-        fail(t, ctx->error_code != 0 ? ctx->error_code : MCP_RPC_INTERNAL_ERROR,
-             ctx->error_message != NULL ? ctx->error_message
-                                        : "Internal error: the handler returned no result",
-             ctx->error_data);
-    }
+    free(mcp__map_remove(&ts->runs, ctx->task_run));
     uv_mutex_unlock(&ts->lock);
+    json_t *outcome = NULL;
+    if (atomic_load(&ctx->cancelled) && ctx->cancel_reason != NULL &&
+        strstr(ctx->cancel_reason, "tasks/cancel") == NULL) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "Internal error: the task was stopped (%s)", ctx->cancel_reason);
+        outcome = json_pack("{s:s, s:{s:i, s:s}}", "status", "failed", "error", "code",
+                            MCP_RPC_INTERNAL_ERROR, "message", msg);
+    } else if (!ctx->bad_answer && json_object_size(ctx->asked) > 0) {
+        if (ctx->round >= MAX_TASK_ROUNDS)
+            outcome = json_pack("{s:s, s:{s:i, s:s}}", "status", "failed", "error", "code",
+                                MCP_RPC_INTERNAL_ERROR, "message",
+                                "Internal error: the task's handler still asks for input "
+                                "after 32 rounds");
+        else
+            outcome = json_pack("{s:s, s:O}", "status", "input_required", "inputs", ctx->asked);
+        if (outcome != NULL && ctx->state_out != NULL && ctx->round < MAX_TASK_ROUNDS)
+            json_object_set(outcome, "state", ctx->state_out);
+    } else if (result != NULL && !ctx->bad_answer) {
+        outcome = json_pack("{s:s, s:O}", "status", "completed", "result", result);
+    } else {
+        json_t *err = json_pack(
+            "{s:i, s:s}", "code", ctx->error_code != 0 ? ctx->error_code : MCP_RPC_INTERNAL_ERROR,
+            "message",
+            ctx->error_message != NULL ? ctx->error_message
+                                       : "Internal error: the handler returned no result");
+        if (err != NULL && ctx->error_data != NULL)
+            json_object_set(err, "data", ctx->error_data);
+        outcome = json_pack("{s:s, s:o}", "status", "failed", "error", err);
+    }
     json_decref(result);
+    if (outcome == NULL) /* out of memory: the run's record is taken for lost later */
+        return;
+    mcp__task_store *st = store_of(ctx->rt);
+    st->ops->finish(st->self, ctx->task_id, ctx->task_run, outcome, NULL, NULL);
+    json_decref(outcome);
 }
 
 /* ---- tasks/get, tasks/update, tasks/cancel ---- */
 
-/* Runs the handler of task id again, now that every question has its answer: on this
- * runtime, with the answers, its state and the request that made it. */
-static void rerun(mcp__session *s, const char *id)
-{
-    mcp_server *srv = s->rt->srv;
-    struct mcp__tasks *ts = srv->tasks;
-    mcp__session *ts_sess = task_session(s->rt);
+/* One of them under way: the session is held until it is answered. */
+typedef struct task_req {
+    mcp__session *s;
+    mcp__inreq *req;
+    char id[256];
     char owner[65];
-    json_t *request = NULL, *answers = NULL, *state = NULL;
-    int round = 0;
-    uv_mutex_lock(&ts->lock);
-    task *t = owner_of(s->principal, owner) == MCP_OK ? find(ts, id, owner) : NULL;
-    if (t != NULL && t->status == T_WORKING && t->ctx == NULL) {
-        request = json_incref(t->request);
-        answers = json_deep_copy(t->answers);
-        state = json_incref(t->state);
-        round = t->rounds + 1;
+    char run[48];
+    json_t *answers; /* tasks/update's, checked */
+    json_t *lost;    /* the record whose run's node is being asked about */
+} task_req;
+
+static void treq_end(task_req *q)
+{
+    mcp__session *s = q->s;
+    json_decref(q->answers);
+    json_decref(q->lost);
+    free(q);
+    mcp__session_unref(s);
+}
+
+static void treq_error(task_req *q, int status)
+{
+    if (status == MCP_ENOENT)
+        mcp__rpc_respond_error(q->req, MCP_RPC_INVALID_PARAMS,
+                               "Failed to retrieve task: Task not found (or expired)", NULL);
+    else
+        mcp__rpc_respond_error(
+            q->req, MCP_RPC_INTERNAL_ERROR,
+            status == MCP_ELIMIT    ? "Internal error: the server keeps no more for its tasks now"
+            : status == MCP_ECLOSED ? "Internal error: the task store cannot be reached"
+                                    : "Internal error: out of memory",
+            NULL);
+    treq_end(q);
+}
+
+static void treq_ack(task_req *q)
+{
+    json_t *ack = json_object();
+    if (ack != NULL)
+        mcp__respond(q->s, q->req, ack);
+    else
+        mcp__rpc_respond_error(q->req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory",
+                               NULL);
+    treq_end(q);
+}
+
+static void treq_task(task_req *q, const json_t *rec)
+{
+    json_t *t = task_json(q->s->rt->srv, rec, 1);
+    if (t == NULL) {
+        treq_error(q, MCP_ENOMEM);
+        return;
     }
-    uv_mutex_unlock(&ts->lock);
-    if (request == NULL)
-        return; /* cancelled or gone meanwhile */
-    mcp_ctx *ctx = ts_sess != NULL ? mcp__ctx_new_task(ts_sess, request, s->principal) : NULL;
-    json_decref(request);
-    int rc = ctx != NULL && answers != NULL ? MCP_OK : MCP_ENOMEM;
+    mcp__respond(q->s, q->req, t);
+    treq_end(q);
+}
+
+static void got_after_lost(void *arg, int status, const json_t *rec)
+{
+    task_req *q = arg;
+    if (status == MCP_OK || status == MCP_ESTATE) {
+        /* Filed, or another node did first: read it again. */
+        mcp__task_store *st = store_of(q->s->rt);
+        json_decref(q->lost);
+        q->lost = NULL;
+        if (status == MCP_OK) {
+            treq_task(q, rec);
+            return;
+        }
+        st->ops->get(st->self, q->id, q->owner, got_after_lost, q);
+        return;
+    }
+    treq_error(q, status);
+}
+
+static void run_alive(void *arg, int alive)
+{
+    task_req *q = arg;
+    if (alive != 0) { /* alive, or not known: as it stands */
+        treq_task(q, q->lost);
+        return;
+    }
+    const char *r = json_string_value(json_object_get(q->lost, "run"));
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "Internal error: the server node that ran the task (%u) stopped before it ended",
+             run_node(r));
+    json_t *outcome = json_pack("{s:s, s:{s:i, s:s}}", "status", "failed", "error", "code",
+                                MCP_RPC_INTERNAL_ERROR, "message", msg);
+    if (outcome == NULL || r == NULL) {
+        json_decref(outcome);
+        treq_task(q, q->lost);
+        return;
+    }
+    snprintf(q->run, sizeof q->run, "%s", r);
+    mcp__task_store *st = store_of(q->s->rt);
+    st->ops->finish(st->self, q->id, q->run, outcome, got_after_lost, q);
+    json_decref(outcome);
+}
+
+static void got(void *arg, int status, const json_t *rec)
+{
+    task_req *q = arg;
+    if (status != MCP_OK) {
+        treq_error(q, status);
+        return;
+    }
+    /* A run of another node: alive? (The extension: never left "working" for ever.) */
+    const char *r = json_string_value(json_object_get(rec, "run"));
+    mcp__srt *rt = q->s->rt;
+    if (r != NULL && run_node(r) != rt->task_link.node && rt->task_link.node_alive != NULL &&
+        (q->lost = json_deep_copy(rec)) != NULL) {
+        rt->task_link.node_alive(rt->task_link.user, run_node(r), run_alive, q);
+        return;
+    }
+    treq_task(q, rec);
+}
+
+/* Runs the handler of the task rec again under the run rec names, now that every
+ * question has its answer: on this runtime, with the answers, its state and the request
+ * that made it. */
+static void rerun(mcp__session *s, const json_t *rec)
+{
+    mcp__srt *rt = s->rt;
+    mcp__session *ts_sess = task_session(rt);
+    const char *id = json_string_value(json_object_get(rec, "id"));
+    const char *run_id = json_string_value(json_object_get(rec, "run"));
+    mcp_ctx *ctx = ts_sess != NULL
+                       ? mcp__ctx_new_task(ts_sess, json_object_get(rec, "request"), s->principal)
+                       : NULL;
+    int rc = ctx != NULL ? MCP_OK : rt->tasks_closed ? MCP_ECANCELED : MCP_ENOMEM;
     if (rc == MCP_OK) {
         ctx->task_id = mcp__strdup(id);
-        ctx->prior = answers;
-        ctx->state_in = state;
-        ctx->round = round;
-        answers = state = NULL;
-        if (ctx->task_id == NULL)
+        ctx->task_run = mcp__strdup(run_id);
+        ctx->prior = json_deep_copy(json_object_get(rec, "answers"));
+        ctx->state_in = json_deep_copy(json_object_get(rec, "state"));
+        ctx->round = (int)json_integer_value(json_object_get(rec, "rounds")) + 1;
+        if (ctx->task_id == NULL || ctx->task_run == NULL || ctx->prior == NULL ||
+            run_add(ctx, json_integer_value(json_object_get(rec, "expires"))) != MCP_OK)
             rc = MCP_ENOMEM;
-        else
-            mcp__tool_prepare(ctx);
     }
-    json_decref(answers);
-    json_decref(state);
-    uv_mutex_lock(&ts->lock);
-    t = find(ts, id, owner);
-    if (t != NULL && t->status == T_WORKING && t->ctx == NULL) {
-        if (rc == MCP_OK) {
-            t->ctx = ctx;
-        } else {
-            fail(t, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory resuming the task",
-                 NULL);
-        }
-    } else if (ctx != NULL) {
-        rc = MCP_ECANCELED; /* cancelled meanwhile: nothing runs */
-    }
-    uv_mutex_unlock(&ts->lock);
-    if (ctx == NULL)
+    if (rc == MCP_OK) {
+        mcp__tool_prepare(ctx);
+        mcp__ctx_run(ctx, 0);
         return;
-    if (rc != MCP_OK) {
+    }
+    /* It cannot run here: the task fails (its run is this one). */
+    json_t *outcome =
+        json_pack("{s:s, s:{s:i, s:s}}", "status", "failed", "error", "code",
+                  MCP_RPC_INTERNAL_ERROR, "message",
+                  rc == MCP_ECANCELED ? "Internal error: the server is stopping"
+                                      : "Internal error: out of memory resuming the task");
+    mcp__task_store *st = store_of(rt);
+    if (outcome != NULL && id != NULL && run_id != NULL)
+        st->ops->finish(st->self, id, run_id, outcome, NULL, NULL);
+    json_decref(outcome);
+    if (ctx != NULL) {
         free(ctx->task_id);
         ctx->task_id = NULL;
         ctx->invoke = NULL;
         mcp_ctx_set_error(ctx, MCP_RPC_INTERNAL_ERROR, "Internal error: not resumed");
+        mcp__ctx_run(ctx, 0); /* ends at once: nothing to answer */
     }
-    mcp__ctx_run(ctx, 0);
+}
+
+static void answered(void *arg, int status, const json_t *rec)
+{
+    task_req *q = arg;
+    if (status == MCP_ESTATE) { /* no longer waiting for input: nothing to file */
+        treq_ack(q);
+        return;
+    }
+    if (status != MCP_OK) {
+        treq_error(q, status);
+        return;
+    }
+    const char *r = json_string_value(json_object_get(rec, "run"));
+    int again = r != NULL && strcmp(r, q->run) == 0;
+    mcp__session *s = q->s;
+    s->refs++;
+    treq_ack(q);
+    if (again)
+        rerun(s, rec);
+    mcp__session_unref(s);
+}
+
+/* tasks/update: the answers are checked against the questions outstanding, then filed
+ * (the key's question never changes in a task's life, so what was checked holds). */
+static void got_for_update(void *arg, int status, const json_t *rec)
+{
+    task_req *q = arg;
+    if (status != MCP_OK) {
+        treq_error(q, status);
+        return;
+    }
+    json_t *inputs = json_object_get(rec, "inputs");
+    json_t *responses = json_object_get(q->req->params, "inputResponses");
+    const char *status_s = json_string_value(json_object_get(rec, "status"));
+    if (status_s == NULL || strcmp(status_s, "input_required") != 0 || !json_is_object(inputs)) {
+        treq_ack(q); /* nothing outstanding: every answer is ignored */
+        return;
+    }
+    json_t *filed = json_object();
+    const char *key;
+    json_t *answer;
+    json_object_foreach(responses, key, answer)
+    {
+        json_t *question = json_object_get(inputs, key);
+        if (question == NULL)
+            continue; /* never asked, or answered before: ignored */
+        const char *method = json_string_value(json_object_get(question, "method"));
+        char digest[65];
+        if (!mcp__mrtr_answer_valid(method != NULL ? method : "", answer)) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "Invalid params: inputResponses.%.200s is not a result of %s",
+                     key, method != NULL ? method : "its request");
+            json_decref(filed);
+            mcp__rpc_respond_error(q->req, MCP_RPC_INVALID_PARAMS, msg, NULL);
+            treq_end(q);
+            return;
+        }
+        if (filed == NULL || mcp__json_digest_hex(question, digest) != MCP_OK) {
+            json_decref(filed);
+            treq_error(q, MCP_ENOMEM);
+            return;
+        }
+        json_object_set_new(filed, key, json_pack("{s:s, s:O}", "h", digest, "a", answer));
+    }
+    if (json_object_size(filed) == 0) {
+        json_decref(filed);
+        treq_ack(q);
+        return;
+    }
+    q->answers = filed;
+    new_run(q->s->rt, q->run);
+    mcp__task_store *st = store_of(q->s->rt);
+    st->ops->answer(st->self, q->id, q->owner, q->answers, q->run, answered, q);
+}
+
+static void cancelled(void *arg, int status, const json_t *rec)
+{
+    task_req *q = arg;
+    if (status == MCP_ESTATE) { /* terminal: the same ack (cooperative, idempotent) */
+        treq_ack(q);
+        return;
+    }
+    if (status != MCP_OK) {
+        treq_error(q, status);
+        return;
+    }
+    /* Its run, wherever it is, is told. */
+    const char *r = json_string_value(json_object_get(rec, "run"));
+    mcp__srt *rt = q->s->rt;
+    if (r != NULL && run_node(r) == rt->task_link.node)
+        mcp__tasks_stop_run(rt->srv, r, "the client cancelled the task (tasks/cancel)");
+    else if (r != NULL && rt->task_link.stop_remote != NULL)
+        rt->task_link.stop_remote(rt->task_link.user, run_node(r), r);
+    treq_ack(q);
 }
 
 void mcp__tasks_refuse(mcp__inreq *req)
@@ -529,118 +767,45 @@ void mcp__tasks_refuse(mcp__inreq *req)
                            "Missing required client capability: the extension " TASKS_EXT, data);
 }
 
-int mcp__tasks_method(const char *method)
-{
-    return strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
-           strcmp(method, "tasks/cancel") == 0;
-}
-
-/* Checks the answers of tasks/update against the questions outstanding: NULL when they
- * may be filed, else the message of the -32602 that refuses them all. */
-static const char *check_answers(const task *t, const json_t *responses, char *msg, size_t len)
-{
-    const char *key;
-    json_t *answer;
-    json_object_foreach((json_t *)responses, key, answer)
-    {
-        json_t *q = json_object_get(t->inputs, key);
-        if (q == NULL)
-            continue; /* not outstanding: ignored (never issued, or answered before) */
-        const char *method = json_string_value(json_object_get(q, "method"));
-        if (!mcp__mrtr_answer_valid(method != NULL ? method : "", answer)) {
-            snprintf(msg, len, "Invalid params: inputResponses.%.200s is not a result of %s", key,
-                     method != NULL ? method : "its request");
-            return msg;
-        }
-    }
-    return NULL;
-}
-
-/* Files the answers (checked); 1 when none is outstanding any more. */
-static int file_answers(task *t, const json_t *responses)
-{
-    const char *key;
-    json_t *answer;
-    void *tmp;
-    json_object_foreach_safe((json_t *)responses, tmp, key, answer)
-    {
-        json_t *q = json_object_get(t->inputs, key);
-        char digest[65];
-        if (q == NULL || mcp__json_digest_hex(q, digest) != MCP_OK)
-            continue;
-        json_object_set_new(t->answers, key, json_pack("{s:s, s:O}", "h", digest, "a", answer));
-        json_object_del(t->inputs, key);
-    }
-    if (json_object_size(t->inputs) > 0) {
-        t->updated = mcp__wall_ms();
-        return 0;
-    }
-    set_status(t, T_WORKING);
-    return 1;
-}
-
 void mcp__tasks_dispatch(mcp__session *s, mcp__inreq *req)
 {
-    struct mcp__tasks *ts = s->rt->srv->tasks;
     const char *m = req->method;
     if (!mcp__tasks_declared(req->meta.caps)) {
         mcp__tasks_refuse(req);
         return;
     }
     const char *id = json_string_value(json_object_get(req->params, "taskId"));
-    if (id == NULL) {
+    if (id == NULL || strlen(id) >= 256) {
         mcp__rpc_respond_error(req, MCP_RPC_INVALID_PARAMS,
-                               "Invalid params: \"taskId\" must be a string", NULL);
+                               id == NULL ? "Invalid params: \"taskId\" must be a string"
+                                          : "Failed to retrieve task: Task not found (or expired)",
+                               NULL);
         return;
     }
-    json_t *responses = json_object_get(req->params, "inputResponses");
-    if (strcmp(m, "tasks/update") == 0 && !json_is_object(responses)) {
+    if (strcmp(m, "tasks/update") == 0 &&
+        !json_is_object(json_object_get(req->params, "inputResponses"))) {
         mcp__rpc_respond_error(req, MCP_RPC_INVALID_PARAMS,
                                "Invalid params: \"inputResponses\" must be an object of answers",
                                NULL);
         return;
     }
-    char owner[65];
-    if (owner_of(s->principal, owner) != MCP_OK) {
+    task_req *q = calloc(1, sizeof(*q));
+    if (q == NULL || owner_of(s->principal, q->owner) != MCP_OK) {
+        free(q);
         mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         return;
     }
-    json_t *result = NULL;
-    char msg[300];
-    const char *refused = NULL;
-    int again = 0;
-    uv_mutex_lock(&ts->lock);
-    sweep(ts, mcp__now_ms());
-    task *t = find(ts, id, owner);
-    if (t == NULL) {
-        refused = "Failed to retrieve task: Task not found (or expired)";
-    } else if (strcmp(m, "tasks/get") == 0) {
-        result = task_json(ts, t, 1);
-    } else if (strcmp(m, "tasks/update") == 0) {
-        if (t->status == T_INPUT &&
-            (refused = check_answers(t, responses, msg, sizeof msg)) == NULL)
-            again = file_answers(t, responses) && t->ctx == NULL;
-    } else if (!terminal(t->status)) { /* tasks/cancel: cooperative, an ack whatever comes */
-        t->cancel_asked = 1;
-        if (t->ctx != NULL)
-            mcp__ctx_cancel(t->ctx, "the client cancelled the task (tasks/cancel)");
-        else
-            set_status(t, T_CANCELLED); /* nothing runs: it waited for input */
-    }
-    uv_mutex_unlock(&ts->lock);
-    if (refused != NULL) {
-        mcp__rpc_respond_error(req, MCP_RPC_INVALID_PARAMS, refused, NULL);
-        return;
-    }
-    if (result == NULL && strcmp(m, "tasks/get") != 0)
-        result = json_object(); /* the update's and cancel's ack: resultType alone */
-    if (result == NULL) {
-        mcp__rpc_respond_error(req, MCP_RPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
-        return;
-    }
-    mcp__respond(s, req, result);
-    if (again)
-        rerun(s, id);
+    q->s = s;
+    q->req = req;
+    snprintf(q->id, sizeof q->id, "%s", id);
+    s->refs++;
+    mcp__task_store *st = store_of(s->rt);
+    if (strcmp(m, "tasks/get") == 0)
+        st->ops->get(st->self, q->id, q->owner, got, q);
+    else if (strcmp(m, "tasks/update") == 0)
+        st->ops->get(st->self, q->id, q->owner, got_for_update, q);
+    else
+        st->ops->cancel(st->self, q->id, q->owner, cancelled, q);
 }
 
 /* ---- Public ---- */

@@ -229,6 +229,14 @@ mcp__cluster_follow *mcp__cluster_follow_start(mcp__cluster *c, const char *sess
                                                void *arg);
 void mcp__cluster_unfollow(mcp__cluster_follow *f);
 
+/* ---- Tasks ---- */
+
+/* The task store over the cluster's connection (store/tasks.h): every node of the
+ * deployment shares its tasks. Borrowed: it lives as long as the cluster. NULL on
+ * ENOMEM. */
+struct mcp__task_store;
+struct mcp__task_store *mcp__cluster_task_store(mcp__cluster *c);
+
 /* ---- Figures (for bench and /metrics) ---- */
 
 typedef struct mcp__cluster_stats {

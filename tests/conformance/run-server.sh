@@ -98,12 +98,15 @@ if [ -n "$cluster" ]; then
     else
         [ -x /usr/bin/redis-server ] || die "redis-server is missing: $fix"
     fi
+    # The nodes share the key of 2026-07-28's requestState, so that a retry any node takes
+    # opens the state another node sealed.
+    cluster_args+=(--state-key)
     if [ "${MCP_CONFORMANCE_GATEWAY:-0}" = 1 ]; then
         # Gateway nodes: a session's requests are relayed to the node whose child serves it,
         # and the nodes share the key of 2026-07-28's requestState.
         # The children of revision 2026-07-28 seal their own requestState: they share the key
         # too, so that a retry served by another node's child opens it.
-        cluster_args+=(--program mcp-gateway --state-key)
+        cluster_args+=(--program mcp-gateway)
         server_tail+=(--state-key-file @STATE_KEY_FILE@)
     fi
     server_cmd=("$node22" "$interop/lib/cluster.mjs" "${cluster_args[@]}" -- "${server_flags[@]}" "${server_tail[@]}")

@@ -469,7 +469,7 @@ function modernSuite(env, { http }) {
             'test_input_required_result_list_roots', 'list_roots', 'test_elicitation', 'test_sampling',
             'test_input_required_result_multiple_inputs', 'test_input_required_result_multi_round', 'ping_client',
             'test_custom_headers', 'test_trigger_tool_change', 'trigger_resource_update',
-            'complete_elicitation',
+            'complete_elicitation', 'failing_job', 'protocol_error_job',
         ];
         const stateOk = 'state-ok: the state kept in round 1 came back';
         const others = {
@@ -492,6 +492,13 @@ function modernSuite(env, { http }) {
             trace_context: [{}, 'no trace context'],
             app_sum: [{ a: 3, b: 4 }, undefined],
             url_elicitation: [{ url: 'https://example.com/finish' }, 'URL-mode elicitation cannot be asked here: the client did not declare it, or this is revision 2026-07-28'],
+            // The tasks extension's tools, from a client that does not declare it: those that
+            // may run as a task answer at once (asking in Multi Round-Trip rounds).
+            greet: [{ name: 'modern' }, 'Hello, modern!'],
+            slow_compute: [{ seconds: 0, label: 'now' }, 'Computed now in 0 s'],
+            confirm_delete: [{ filename: 'f.txt' }, 'Deleted f.txt'],
+            multi_input: [{}, 'Got both answers (name, confirmed)'],
+            test_tool_with_task: [{}, 'Hello, value-name! (from a task)'],
         };
         const { tools } = await env.client.listTools(undefined, { timeout: REQUEST_TIMEOUT_MS });
         const names = tools.map((x) => x.name);
@@ -507,6 +514,16 @@ function modernSuite(env, { http }) {
                 assert.deepEqual(c.during.filter(isRequest), [], 'the server sent no request of its own');
                 assert.deepEqual(c.during.filter((m) => m.method === 'notifications/message'), [], 'no logs without a logLevel');
             });
+        }
+    });
+
+    test('a tool that runs only as a task, from a client without the tasks extension: -32021 naming it', async () => {
+        for (const name of ['failing_job', 'protocol_error_job']) {
+            await assert.rejects(
+                env.client.callTool({ name, arguments: {} }, { timeout: REQUEST_TIMEOUT_MS }),
+                (e) => e.code === -32021 && /io\.modelcontextprotocol\/tasks/.test(e.message),
+                name,
+            );
         }
     });
 
@@ -651,8 +668,8 @@ function modernSuite(env, { http }) {
         const errors = env.rec.wire.filter((m) => 'error' in m).map((m) => env.rec.sent.find((r) => r.id === m.id && 'method' in r));
         assert.deepEqual(
             errors.map((r) => [r?.method, r?.params?.name]),
-            [['tools/call', 'no_such_tool_xyz']],
-            'the only error is the unknown tool\'s',
+            [['tools/call', 'no_such_tool_xyz'], ['tools/call', 'failing_job'], ['tools/call', 'protocol_error_job']],
+            'the only errors are the unknown tool\'s and the two task-only tools\' -32021',
         );
     });
 
@@ -672,7 +689,9 @@ function modernSuite(env, { http }) {
                 if ('id' in b) assert.equal(ex.requestHeaders.get('mcp-method'), b.method, `exchange ${ex.n}: Mcp-Method`);
                 const name = b.method === 'tools/call' || b.method === 'prompts/get' ? b.params.name : b.method === 'resources/read' ? b.params.uri : null;
                 assert.equal(ex.requestHeaders.get('mcp-name'), name, `exchange ${ex.n} (${b.method}): Mcp-Name`);
-                assert.equal(ex.status, 'id' in b ? 200 : 202, `exchange ${ex.n} (${b.method}) status`);
+                // MissingRequiredClientCapability carries 400 (the task-only tools, above).
+                const refused = b.method === 'tools/call' && ['failing_job', 'protocol_error_job'].includes(b.params.name);
+                assert.equal(ex.status, 'id' in b ? (refused ? 400 : 200) : 202, `exchange ${ex.n} (${b.method}) status`);
             }
         });
     }

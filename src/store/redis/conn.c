@@ -146,6 +146,19 @@ int mcp__rc_cmd_argv(mcp__cluster *c, int argc, const char **argv, const size_t 
     return MCP_OK;
 }
 
+int mcp__rc_ask_argv(mcp__cluster *c, redisCallbackFn *fn, void *priv, int argc, const char **argv,
+                     const size_t *argvlen)
+{
+    if (c->state != MCP__RC_UP || c->cmd.ac == NULL)
+        return MCP_ECLOSED;
+    if (redisAsyncCommandArgv(c->cmd.ac, fn, priv, argc, argv, argvlen) != REDIS_OK)
+        return c->cmd.ac->c.flags & (REDIS_DISCONNECTING | REDIS_FREEING) ? MCP_ECLOSED
+                                                                          : MCP_ENOMEM;
+    c->stats.commands++;
+    c->stats.round_trips++;
+    return MCP_OK;
+}
+
 int mcp__rc_subscribe(mcp__cluster *c, const char *chan, int on)
 {
     if (c->state != MCP__RC_UP)
@@ -721,6 +734,7 @@ void mcp__cluster_free(mcp__cluster *c)
     free(c->address);
     mcp__buf_free(&c->kbuf);
     mcp__buf_free(&c->pbuf);
+    free(c->tasks);
     free(c);
 }
 

@@ -108,6 +108,8 @@ struct mcp__cluster {
     /* Scratch for the hot path (append): a key and a payload. Only held while a
      * command is built, never across a callback into the caller. */
     mcp__buf kbuf, pbuf;
+
+    struct mcp__task_store *tasks; /* mcp__cluster_task_store (tasks.c), made on first use */
 };
 
 /* ---- adapter.c ---- */
@@ -127,6 +129,9 @@ void mcp__rc_wrote(redisAsyncContext *ac);
 int mcp__rc_cmd(mcp__cluster *c, redisCallbackFn *fn, void *priv, const char *fmt, ...);
 /* The same, one command made of argc arguments (binary safe), its reply not awaited. */
 int mcp__rc_cmd_argv(mcp__cluster *c, int argc, const char **argv, const size_t *argvlen);
+/* The same with fn as its reply callback (priv its data): the answer is waited for. */
+int mcp__rc_ask_argv(mcp__cluster *c, redisCallbackFn *fn, void *priv, int argc, const char **argv,
+                     const size_t *argvlen);
 /* SUBSCRIBE (on) or UNSUBSCRIBE chan on the subscribing connection, whose replies
  * all go to mcp__rc_on_sub_reply. MCP_OK, MCP_ECLOSED, MCP_ENOMEM. */
 int mcp__rc_subscribe(mcp__cluster *c, const char *chan, int on);

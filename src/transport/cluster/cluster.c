@@ -45,6 +45,7 @@
 #define MSG_HTTPSSE 'L'     /* an HTTP+SSE session's POST body */
 #define MSG_ENDED_HEARD 'E' /* a node took in the sender's MSG_ENDED */
 #define MSG_CAUGHT_UP 'K'   /* "<stream> <seq>": its client, reading here, has every event to seq */
+#define MSG_TASK_STOP 'T'   /* the run of a task on the receiving node: stop it (tasks/cancel) */
 
 /* A finished stream of a session, stored in the cluster (see kept_trim). */
 typedef struct hkept {
@@ -1034,11 +1035,40 @@ static void notice(shttp *t, const mcp__cluster_msg *m)
     json_decref(v);
 }
 
+/* Tasks shared by the nodes (server/tasks.c): a run on another node is stopped by a bus
+ * message, and whether a node lives is its heartbeat. */
+static void task_stop_remote(void *user, uint32_t node, const char *run)
+{
+    shttp *t = user;
+    if (t->sh->cluster_attached)
+        mcp__cluster_send(t->sh->cluster, node, MSG_TASK_STOP, "", run, strlen(run));
+}
+
+static void task_node_alive(void *user, uint32_t node, void (*done)(void *arg, int alive),
+                            void *arg)
+{
+    shttp *t = user;
+    if (!t->sh->cluster_attached) {
+        done(arg, -1);
+        return;
+    }
+    mcp__cluster_node_alive(t->sh->cluster, node, done, arg);
+}
+
 static void on_message(void *user, const mcp__cluster_msg *m)
 {
     shttp *t = user;
     if (m->kind == MSG_NOTICE) {
         notice(t, m);
+        return;
+    }
+    if (m->kind == MSG_TASK_STOP) {
+        char run[64];
+        if (m->len < sizeof run && t->ans != NULL && t->ans->ops->stop_task_run != NULL) {
+            memcpy(run, m->data, m->len);
+            run[m->len] = '\0';
+            t->ans->ops->stop_task_run(t->ans, run);
+        }
         return;
     }
     hsess *hs = mcp__map_get(&t->sessions, m->session);
@@ -1521,6 +1551,15 @@ static int cluster_start(shttp *t, const char *url, const char *prefix,
     t->store = mcp__cluster_event_store(t->sh->cluster);
     if (t->ans->ops->set_fanout != NULL)
         t->ans->ops->set_fanout(t->ans, fanout, t);
+    if (t->ans->ops->set_tasks != NULL) {
+        mcp__task_link link = {.store = mcp__cluster_task_store(t->sh->cluster),
+                               .node = t->sh->node,
+                               .stop_remote = task_stop_remote,
+                               .node_alive = task_node_alive,
+                               .user = t};
+        if (link.store != NULL)
+            t->ans->ops->set_tasks(t->ans, &link);
+    }
     mcp__info("node %u of the deployment sharing %s", (unsigned)t->sh->node, url);
     return MCP_OK;
 }
@@ -1531,6 +1570,8 @@ void mcp__shttp_cluster_stop(shttp *t)
         t->sh->cluster_attached = 0;
         if (t->ans != NULL && t->ans->ops->set_fanout != NULL)
             t->ans->ops->set_fanout(t->ans, NULL, NULL);
+        if (t->ans != NULL && t->ans->ops->set_tasks != NULL)
+            t->ans->ops->set_tasks(t->ans, NULL);
         mcp__cluster_detach(t->sh->cluster); /* DELETEs whose news was on its way end here */
     }
     while (t->sh->deletes != NULL)

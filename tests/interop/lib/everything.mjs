@@ -693,7 +693,45 @@ export function everythingChecks(env) {
             assert.equal(tool.inputSchema.properties.region['x-mcp-header'], 'Region');
             assert.deepEqual((await call('test_custom_headers', args)).raw, textResult('region: eu-west-1'));
         },
+
+        // The tools of the tasks extension's conformance scenarios (revision 2026-07-28). The
+        // legacy era has no tasks: those that may run as one answer at once, asking the
+        // client as any handler does, and those that run only as one are refused with
+        // -32021 naming the extension.
+        async greet(tool) {
+            const args = { name: 'legacy' };
+            assertArgsFitSchema(tool, args);
+            assert.deepEqual((await call('greet', args)).raw, textResult('Hello, legacy!'));
+        },
+        async slow_compute(tool) {
+            const args = { seconds: 0, label: 'now' };
+            assertArgsFitSchema(tool, args);
+            assert.deepEqual((await call('slow_compute', args)).raw, textResult('Computed now in 0 s'));
+        },
+        failing_job: () => refusedWithoutTasks('failing_job'),
+        protocol_error_job: () => refusedWithoutTasks('protocol_error_job'),
+        async confirm_delete(tool) {
+            const args = { filename: 'f.txt' };
+            assertArgsFitSchema(tool, args);
+            const before = env.serverRequests.length;
+            const { raw, during } = await call('confirm_delete', args);
+            const asked = during.filter((m) => typeof m.method === 'string' && 'id' in m).map((m) => m.method);
+            assert.deepEqual(asked, ['elicitation/create'], 'confirm_delete asked once, before its result');
+            assert.equal(env.serverRequests.length, before + 1);
+            assert.deepEqual(raw, textResult('Deleted f.txt'));
+        },
+        multi_input: () => asking('multi_input', ['elicitation/create', 'elicitation/create'], () => 'Got both answers (name, confirmed)'),
+        test_tool_with_task: () => asking('test_tool_with_task', ['elicitation/create'], ([n]) => `Hello, ${n.name}! (from a task)`),
     };
+
+    // A tool that runs only as a task, called by a client of the legacy era: -32021.
+    async function refusedWithoutTasks(name) {
+        await assert.rejects(
+            env.client.callTool({ name, arguments: {} }, undefined, { timeout: REQUEST_TIMEOUT_MS }),
+            (e) => e.code === -32021 && /io\.modelcontextprotocol\/tasks/.test(e.message),
+            `${name}: refused with -32021 naming the tasks extension`,
+        );
+    }
 
     // Calls a tool that asks the client in the legacy era: the server requests of `methods`,
     // in order, came before the result, whose text is text(elicited contents, in order).
