@@ -27,7 +27,7 @@ math(EXPR _cluster_interop_timeout "${MCP_TEST_TIMEOUT_INTEROP} * ${_mcp_timeout
 math(EXPR _cluster_integration_timeout "${MCP_TEST_TIMEOUT_INTEGRATION} * ${_mcp_timeout_scale}")
 
 foreach(_t integration_cluster_lb integration_cluster_sessions integration_cluster_gateway
-           integration_cluster_auth)
+           integration_cluster_auth integration_client_tasks integration_tasks_hostile)
     if(TEST ${_t})
         set_property(TEST ${_t} APPEND PROPERTY LABELS cluster)
     endif()

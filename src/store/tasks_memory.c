@@ -8,6 +8,9 @@
  */
 #include <stdint.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <string.h>
 
 #include <mcp/common.h>
@@ -187,11 +190,26 @@ static void drop_head(mstore *m)
     json_decref(rec);
 }
 
-static void sweep(mstore *m)
+/* Forgets what has expired; returns the bytes freed. */
+static size_t sweep(mstore *m)
 {
+    size_t before = m->bytes;
     long long now = (long long)mcp__wall_ms();
     while (m->head != NULL && m->head->expires <= now)
         drop_head(m);
+    return before - m->bytes;
+}
+
+/* After the lock: records are many blocks, which the allocator keeps for the process once
+ * freed; after a large expiry the memory goes back to the system. */
+static void trimmed(size_t freed)
+{
+#ifdef __GLIBC__
+    if (freed >= (64u << 10))
+        malloc_trim(0);
+#else
+    (void)freed;
+#endif
 }
 
 /* Under the lock: the task id of owner (NULL: any), or NULL (another owner's is not told
@@ -225,7 +243,7 @@ static void m_create(void *self, const json_t *rec, size_t max_owner, size_t max
     }
     t->expires = json_integer_value(json_object_get(rec, "expires"));
     uv_mutex_lock(&m->lock);
-    sweep(m);
+    size_t freed = sweep(m);
     int rc = MCP_OK;
     uintptr_t held = (uintptr_t)mcp__map_get(&m->owners, owner);
     if (m->total >= max_total || held >= max_owner || m->bytes + t->len > m->max_bytes)
@@ -247,6 +265,7 @@ static void m_create(void *self, const json_t *rec, size_t max_owner, size_t max
         m->bytes += t->len;
     }
     uv_mutex_unlock(&m->lock);
+    trimmed(freed);
     if (rc != MCP_OK)
         task_release(t);
     cb(arg, rc, rc == MCP_OK ? rec : NULL);
@@ -263,7 +282,7 @@ static void with_record(mstore *m, const char *id, const char *owner, change_fn 
                         const void *b, change_fn over_budget, mcp__task_cb cb, void *arg)
 {
     uv_mutex_lock(&m->lock);
-    sweep(m);
+    size_t freed = sweep(m);
     mtask *t = find(m, id, owner);
     int rc = t != NULL ? MCP_OK : MCP_ENOENT;
     json_t *rec = t != NULL ? json_loadb(t->text, t->len, 0, NULL) : NULL;
@@ -295,6 +314,7 @@ static void with_record(mstore *m, const char *id, const char *owner, change_fn 
         }
     }
     uv_mutex_unlock(&m->lock);
+    trimmed(freed);
     if (cb != NULL)
         cb(arg, rc, rc == MCP_OK ? rec : NULL);
     json_decref(rec);
@@ -355,8 +375,9 @@ static void m_expire(void *self)
 {
     mstore *m = self;
     uv_mutex_lock(&m->lock);
-    sweep(m);
+    size_t freed = sweep(m);
     uv_mutex_unlock(&m->lock);
+    trimmed(freed);
 }
 
 static const mcp__task_store_ops memory_ops = {
