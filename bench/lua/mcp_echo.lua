@@ -24,6 +24,12 @@
 -- MCP-Protocol-Version: 2026-07-28, Mcp-Method: tools/call and Mcp-Name: echo;
 -- an answer counts as good only with "resultType":"complete".
 --
+-- With "taskcreate" every request is the same stateless POST of a tools/call of
+-- slow_compute (seconds 0) declaring the tasks extension (io.modelcontextprotocol/tasks):
+-- good with "resultType":"task" (a task made, durably, before the answer). With
+-- "taskget" init() makes one such task (through curl) and every request is a tasks/get
+-- of it (Mcp-Name: its id): good with its taskId and "resultType":"complete".
+--
 -- done() prints one machine-readable line starting with "BENCH " that
 -- bench/run parses.
 
@@ -82,6 +88,24 @@ function init(args)
         wrk.headers["Mcp-Name"] = "echo"
         return
     end
+    if mode == "taskcreate" or mode == "taskget" then
+        wrk.headers["MCP-Protocol-Version"] = "2026-07-28"
+        wrk.headers["Mcp-Method"] = "tools/call"
+        wrk.headers["Mcp-Name"] = "slow_compute"
+        if mode == "taskcreate" then
+            return
+        end
+        local out = post(url, {"MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call",
+            "Mcp-Name: slow_compute"}, task_call_body(0), false)
+        task_id = string.match(out, '"taskId":"([%w%-%.]+)"')
+        if task_id == nil then
+            io.stderr:write("mcp_echo.lua: slow_compute made no task:\n" .. out .. "\n")
+            os.exit(2)
+        end
+        wrk.headers["Mcp-Method"] = "tasks/get"
+        wrk.headers["Mcp-Name"] = task_id
+        return
+    end
     local out = post(init_url, {}, '{"jsonrpc":"2.0","id":0,"method":"initialize","params":'
         .. '{"protocolVersion":"2025-11-25","capabilities":{},'
         .. '"clientInfo":{"name":"wrk","version":"0"}}}', true)
@@ -98,9 +122,25 @@ end
 local modern_meta = ',"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
     .. '"io.modelcontextprotocol/clientCapabilities":{},'
     .. '"io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"0"}}'
+local task_meta = ',"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+    .. '"io.modelcontextprotocol/clientCapabilities":{"extensions":'
+    .. '{"io.modelcontextprotocol/tasks":{}}},'
+    .. '"io.modelcontextprotocol/clientInfo":{"name":"wrk","version":"0"}}'
+
+function task_call_body(id)
+    return '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":'
+        .. '{"name":"slow_compute","arguments":{"seconds":0}' .. task_meta .. '}}'
+end
 
 function request()
     counter = counter + 1
+    if mode == "taskcreate" then
+        return wrk.format(nil, nil, nil, task_call_body(counter))
+    end
+    if mode == "taskget" then
+        return wrk.format(nil, nil, nil, '{"jsonrpc":"2.0","id":' .. counter
+            .. ',"method":"tasks/get","params":{"taskId":"' .. task_id .. '"' .. task_meta .. '}}')
+    end
     local body = '{"jsonrpc":"2.0","id":' .. counter
         .. ',"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}'
         .. (mode == "modern" and modern_meta or "") .. '}}'
@@ -108,8 +148,15 @@ function request()
 end
 
 function response(status, headers, body)
-    local want = mode == "modern" and '"resultType":"complete"' or '"result"'
-    if status == 200 and string.find(body, want, 1, true) then
+    local want = mode == "modern" and '"resultType":"complete"'
+        or mode == "taskcreate" and '"resultType":"task"'
+        or mode == "taskget" and '"resultType":"complete"'
+        or '"result"'
+    local ok = status == 200 and string.find(body, want, 1, true)
+    if ok and mode == "taskget" then
+        ok = string.find(body, '"taskId":"' .. task_id .. '"', 1, true)
+    end
+    if ok then
         good = good + 1
     else
         bad = bad + 1

@@ -304,7 +304,9 @@ MCP_EXTERN int mcp_server_set_state_key(mcp_server *srv, const unsigned char *ke
  * between two tasks/get.
  *
  * A task's handler runs on workers of its own (as many as mcp_server_set_workers gives),
- * so that tasks never hold up other calls. It asks the client as in revision 2026-07-28
+ * so that tasks never hold up other calls (a handler that becomes a task with
+ * mcp_ctx_start_task keeps the worker it began on until it returns; its later runs are on
+ * the tasks' workers). It asks the client as in revision 2026-07-28
  * (mcp_ctx_ask): a question without an answer yet returns MCP_EINPUT, the handler returns,
  * the task shows the question (status input_required) and, once tasks/update has brought
  * every answer, the handler runs again from the start and finds them (mcp_ctx_round,

@@ -77,7 +77,8 @@ static void print_help(FILE *out)
             "                        86400000 milliseconds (default 3600000, an hour)\n"
             "      --max-tasks N     unexpired tasks one principal may hold, 1 to 1000000\n"
             "                        (default 1000; all clients are one on a server\n"
-            "                        without authorization)\n"
+            "                        without authorization); above 10000 it is the\n"
+            "                        bound of all tasks too\n"
             "  -h, --help            print this help and exit\n"
             "      --version         print the version and exit\n"
             "\n"
@@ -292,8 +293,11 @@ static int apply_settings(mcp_server *srv, const struct options *opt)
     if (opt->skills != NULL && nskills == 0)
         fprintf(stderr, "%s: --skills %s: no skill found\n", EVERYTHING_NAME, opt->skills);
     if (opt->task_ttl_ms > 0 || opt->max_tasks > 0) {
-        mcp_tasks_opts t = {
-            .size = sizeof t, .ttl_ms = opt->task_ttl_ms, .max_per_owner = (size_t)opt->max_tasks};
+        /* A bound per principal above the default for all raises that one too. */
+        mcp_tasks_opts t = {.size = sizeof t,
+                            .ttl_ms = opt->task_ttl_ms,
+                            .max_per_owner = (size_t)opt->max_tasks,
+                            .max_total = opt->max_tasks > 10000 ? (size_t)opt->max_tasks : 0};
         if ((rc = mcp_server_set_tasks(srv, &t)) != MCP_OK) {
             fprintf(stderr, "%s: --task-ttl, --max-tasks: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
             return EXIT_USAGE;

@@ -217,6 +217,11 @@ static void trimmed(size_t freed)
 static mtask *find(mstore *m, const char *id, const char *owner)
 {
     mtask *t = mcp__map_get(&m->by_id, id);
+    if (t != NULL && t->expires <= (long long)mcp__wall_ms()) {
+        /* Expired out of order (its TTL was shorter than one before it): gone now. */
+        drop(m, t, id);
+        return NULL;
+    }
     return t != NULL && (owner == NULL || strcmp(t->owner, owner) == 0) ? t : NULL;
 }
 

@@ -184,7 +184,10 @@ static void test_a_flood_of_creations_stops_at_the_bound(void **state)
            big, base, loaded, after);
     assert_int_equal(big, bound - 1);
     assert_true(loaded - base > 16 * 1024);
-    assert_true(after - base < (loaded - base) / 4);
+    /* Under the sanitizers the allocator is ASan's, which keeps what is freed (its
+     * quarantine, its own caches): what goes back to the system is the normal build's. */
+    if (!UNDER_ASAN)
+        assert_true(after - base < (loaded - base) / 4);
     assert_int_equal(hc_server_stop_check(&srv, 10000), 0);
 }
 
