@@ -99,10 +99,11 @@ typedef void (*mcp_response_fn)(mcp_client *c, int status, const json_t *result,
 
 /*
  * Options of one request; NULL or a zeroed struct gives the defaults. size is
- * sizeof(mcp_call_opts) as the program was compiled, or 0 for this release's
- * layout; options appended in later releases then read as zero (their default)
- * for a program built against an older header. A size shorter than the size
- * field itself gives MCP_EINVAL.
+ * sizeof(mcp_call_opts) as the program was compiled, or 0 for the layout of 0.1
+ * (up to user: flags and on_task are then not read, so set size to use them);
+ * options appended in later releases then read as zero (their default) for a
+ * program built against an older header. A size shorter than the size field
+ * itself gives MCP_EINVAL.
  */
 typedef struct mcp_call_opts {
     size_t size;

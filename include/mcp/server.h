@@ -915,7 +915,8 @@ MCP_EXTERN int mcp_ctx_list_roots(mcp_ctx *ctx, int timeout_ms, json_t **result,
  * prompt, resource or arguments, or under the JSON-RPC id of the request it came from.
  * A request that still asks after 32 rounds fails.
  *
- * method is elicitation/create, sampling/createMessage or roots/list (else MCP_EINVAL);
+ * method is elicitation/create, sampling/createMessage or roots/list, and key, when not
+ * NULL, 1 to 200 bytes (else MCP_EINVAL);
  * params is stolen (NULL: {}). MCP_ENOTSUP when the client did not declare the
  * capability (for this request, in the modern era) or what the question needs of it
  * (elicitation.url for "mode": "url"; form mode; sampling.tools for "tools",

@@ -412,7 +412,7 @@ static int parse_url_server(cli *o, char **w, int n)
     if (cmd_at < n && !is_command_word(w[cmd_at]) && strcmp(w[cmd_at], "info") != 0)
         return usage_error("unexpected '%s' after the server URL: a URL server takes no "
                            "arguments; expected a command (tools, resources, prompts, ping, "
-                           "info, complete, logging, subscribe)",
+                           "info, complete, logging, subscribe, skills, tasks)",
                            w[cmd_at]);
     int rc = parse_command(o, w + cmd_at, n - cmd_at);
     return rc == CLI_EXIT_OK ? -1 : rc;
@@ -648,7 +648,9 @@ static void task_made(const char *task_id, void *user)
     const cli *o = user;
     if (!o->quiet) {
         cli_status_done();
-        fprintf(stderr, "mcp: the server runs the call as task %s\n", task_id);
+        fputs("mcp: the server runs the call as task ", stderr);
+        cli_put_text(stderr, task_id, NULL);
+        fputc('\n', stderr);
     }
 }
 
@@ -737,7 +739,9 @@ static int run_tasks(mcp_client *c, const cli *o)
         code = print_json_result(out);
     } else {
         const char *status = json_string_value(json_object_get(out, "status"));
-        printf("task %s: %s\n", o->target, status != NULL ? status : "(no status)");
+        printf("task %s: ", o->target);
+        cli_put_text(stdout, status != NULL ? status : "(no status)", NULL);
+        putchar('\n');
         cli_print_task(stdout, out);
     }
     json_decref(out);

@@ -1314,7 +1314,7 @@ static int request_sync(mcp_client *c, const char *method, json_t *params,
         memset(err, 0, sizeof(*err));
     mcp_call_opts o;
     if (c == NULL || method == NULL || (params != NULL && !json_is_object(params)) ||
-        mcp__opts_copy(&o, sizeof(o), opts, sizeof(o)) != MCP_OK) {
+        mcp__opts_copy(&o, sizeof(o), opts, MCP__CALL_OPTS_V1) != MCP_OK) {
         json_decref(params);
         return MCP_EINVAL;
     }
@@ -1365,7 +1365,7 @@ int mcp_client_request_async(mcp_client *c, const char *method, json_t *params,
 {
     mcp_call_opts o;
     if (c == NULL || method == NULL || (params != NULL && !json_is_object(params)) ||
-        mcp__opts_copy(&o, sizeof(o), opts, sizeof(o)) != MCP_OK) {
+        mcp__opts_copy(&o, sizeof(o), opts, MCP__CALL_OPTS_V1) != MCP_OK) {
         json_decref(params);
         return MCP_EINVAL;
     }

@@ -293,6 +293,10 @@ void mcp__modern_fail_waiting(mcp_client *c, int status);
  * cannot be answered. */
 void mcp__input_start(call *k, const json_t *requests);
 
+/* What a size of 0 in mcp_call_opts means: the layout before flags and on_task (0.1), so
+ * that a program built then, which could not set them, never has them read. */
+#define MCP__CALL_OPTS_V1 offsetof(mcp_call_opts, flags)
+
 /* ---- Tasks (tasks.c; loop thread) ---- */
 
 /* A reply of k's request that concerns a task (a CreateTaskResult of tools/call, or the

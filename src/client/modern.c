@@ -605,6 +605,8 @@ static int can_answer(mcp_client *c, const char *method, const json_t *params, c
 static void fail_proto(call *k, int status, const char *fmt, ...) MCP_PRINTF(3, 4);
 static void fail_proto(call *k, int status, const char *fmt, ...)
 {
+    if (k->task_id != NULL)
+        mcp__task_abandon(k); /* nobody answers the task's questions: it is cancelled */
     mcp_rpc_error e = {0};
     va_list ap;
     va_start(ap, fmt);

@@ -11,6 +11,7 @@
  *
  * Every function here runs on the client's loop thread.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,8 +84,13 @@ static json_t *task_params(call *k)
     return params;
 }
 
-/* Sends method about k's task (extra members added to its params, borrowed); reply (may be
- * NULL: not waited for) gets the answer. */
+static void ignore_reply(void *arg, int status, const json_t *result, const mcp_rpc_error *err)
+{
+    (void)arg, (void)status, (void)result, (void)err;
+}
+
+/* Sends method about k's task (extra members added to its params, borrowed); reply
+ * (ignore_reply: nothing waits for it) gets the answer, k in flight meanwhile. */
 static int task_send(call *k, const char *method, const json_t *extra, mcp__reply_fn reply)
 {
     mcp_client *c = k->c;
@@ -97,18 +103,14 @@ static int task_send(call *k, const char *method, const json_t *extra, mcp__repl
     }
     int timeout = k->opts.timeout_ms > 0 ? k->opts.timeout_ms : c->timeout_ms;
     json_int_t id;
-    int rc = mcp__rpc_request(c->rpc, method, params, 0, timeout, reply, NULL,
-                              reply != NULL ? k : NULL, &id);
-    if (rc == MCP_OK && reply != NULL) {
+    int tracked = reply != ignore_reply;
+    int rc =
+        mcp__rpc_request(c->rpc, method, params, 0, timeout, reply, NULL, tracked ? k : NULL, &id);
+    if (rc == MCP_OK && tracked) {
         k->wire_id = id;
         k->in_flight = 1;
     }
     return rc;
-}
-
-static void ignore_reply(void *arg, int status, const json_t *result, const mcp_rpc_error *err)
-{
-    (void)arg, (void)status, (void)result, (void)err;
 }
 
 void mcp__task_abandon(call *k)
@@ -214,6 +216,13 @@ static void task_seen(call *k, const json_t *task)
             poll_later(k, task);
             return;
         }
+        if (json_object_size(requests) > MCP__CLIENT_MAX_INPUTS) {
+            json_decref(fresh);
+            mcp__task_abandon(k);
+            task_fail(k, MCP_ELIMIT,
+                      "the task asked for more inputs at once than the client takes");
+            return;
+        }
         if (k->rounds >= k->c->max_rounds) {
             json_decref(fresh);
             mcp__task_abandon(k);
@@ -293,12 +302,14 @@ void mcp__task_answered(call *k, json_t *responses)
 int mcp__task_cancel(call *k, const char *reason)
 {
     (void)reason;
-    if (k->in_flight || k->job) {
-        k->task_cancelled = 1; /* after the request under way (or the handlers) */
-        if (k->in_flight && k->c->rpc != NULL)
+    if (k->in_flight) {
+        k->task_cancelled = 1; /* after the request under way: see polled */
+        if (k->c->rpc != NULL)
             mcp__rpc_cancel(k->c->rpc, k->wire_id, "cancelled by the application");
         return 1;
     }
+    /* Now, also while the handlers answer its questions: what they answer is dropped
+     * (input_done frees the call it finds finished). */
     (void)task_send(k, "tasks/cancel", NULL, ignore_reply);
     task_fail(k, MCP_ECANCELED, "cancelled by the application (tasks/cancel sent)");
     return 1;
@@ -319,8 +330,10 @@ static int task_adopt(call *k, const json_t *task)
     }
     k->task_poll_ms = DEFAULT_POLL_MS;
     json_t *ttl = json_object_get(task, "ttlMs");
+    long long now = (long long)mcp__wall_ms();
     if (json_is_integer(ttl) && json_integer_value(ttl) > 0)
-        k->task_deadline = (long long)mcp__wall_ms() + json_integer_value(ttl);
+        k->task_deadline =
+            json_integer_value(ttl) > LLONG_MAX - now ? LLONG_MAX : now + json_integer_value(ttl);
     return 1;
 }
 
@@ -334,6 +347,14 @@ int mcp__task_reply(call *k, int status, const json_t *result, const mcp_rpc_err
             return 1;
         }
         k->task_follow = 0;
+        const char *want = json_string_value(json_object_get(k->params, "taskId"));
+        const char *got = json_string_value(json_object_get(result, "taskId"));
+        if (want == NULL || got == NULL || strcmp(want, got) != 0) {
+            mcp_rpc_error e = {0};
+            snprintf(e.message, sizeof e.message, "tasks/get answered for another task");
+            mcp__call_reply(k, MCP_EPROTO, NULL, &e);
+            return 1;
+        }
         if (task_adopt(k, result))
             task_seen(k, result);
         return 1;
@@ -352,8 +373,13 @@ int mcp__task_reply(call *k, int status, const json_t *result, const mcp_rpc_err
     }
     if (!task_adopt(k, result))
         return 1;
-    if (k->opts.on_task != NULL)
-        k->opts.on_task(k->task_id, k->opts.user);
+    /* The poll is armed first: on_task may cancel the call (and so free k). */
+    void (*on_task)(const char *, void *) = k->opts.on_task;
+    void *user = k->opts.user;
+    char *id = on_task != NULL ? mcp__strdup(k->task_id) : NULL;
     poll_later(k, result);
+    if (id != NULL)
+        on_task(id, user);
+    free(id);
     return 1;
 }

@@ -786,13 +786,18 @@ uint32_t mcp__gwm_task_node(const json_t *msg, const char **rest)
     const char *id = json_string_value(json_object_get(json_object_get(msg, "params"), "taskId"));
     if (!is_task_method(json_string_value(json_object_get(msg, "method"))) || id == NULL)
         return 0;
-    char *end = NULL;
-    unsigned long n = strtoul(id, &end, 10);
-    if (end == id || *end != '.' || n == 0 || n > UINT32_MAX)
+    /* "<node>.": digits without a leading zero, a node number (below 2^20) */
+    uint32_t n = 0;
+    const char *p = id;
+    if (*p < '1' || *p > '9')
+        return 0;
+    while (*p >= '0' && *p <= '9' && n < (1u << 20))
+        n = n * 10 + (uint32_t)(*p++ - '0');
+    if (*p != '.' || n >= (1u << 20))
         return 0;
     if (rest != NULL)
-        *rest = end + 1;
-    return (uint32_t)n;
+        *rest = p + 1;
+    return n;
 }
 
 void mcp__gwm_task_id_in(gw *g, json_t *msg)

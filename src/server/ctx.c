@@ -820,7 +820,9 @@ int mcp_ctx_ask(mcp_ctx *ctx, const char *key, const char *method, json_t *param
     if (result != NULL)
         *result = NULL;
     const char *capability = method != NULL ? capability_of(method) : NULL;
-    if (capability == NULL || (params != NULL && !json_is_object(params))) {
+    /* A key names a question on the wire and in a task's record: 200 bytes at most. */
+    if (capability == NULL || (params != NULL && !json_is_object(params)) ||
+        (key != NULL && (key[0] == '\0' || strlen(key) > 200))) {
         json_decref(params);
         return MCP_EINVAL;
     }

@@ -150,7 +150,9 @@ struct mcp__srt {
     mcp__session *task_sess;
     uv_timer_t *task_timer;
     int tasks_closed;
-    mcp__task_link task_link; /* the endpoint's task store and node, or zeroed */
+    mcp__task_link task_link;     /* the endpoint's task store and node, or zeroed */
+    struct pending *task_pending; /* outcomes the shared store did not take yet (tasks.c) */
+    size_t task_npending;
     mcp__srt *next;
 };
 

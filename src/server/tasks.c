@@ -142,6 +142,93 @@ int mcp_server_set_tasks(mcp_server *srv, const mcp_tasks_opts *opts)
 
 /* ---- The runtime's side ---- */
 
+/* An outcome the shared store could not take (its server out of reach): filed again each
+ * tick until it takes it, while the store is the same; at most MAX_PENDING kept (past it,
+ * the oldest's task stays "working" until its TTL). */
+#define MAX_PENDING 10000
+
+typedef struct pending {
+    char *id, *run;
+    json_t *outcome;
+    mcp__srt *rt;
+    struct pending *next;
+} pending;
+
+static void pending_free(pending *p)
+{
+    free(p->id);
+    free(p->run);
+    json_decref(p->outcome);
+    free(p);
+}
+
+static void pending_clear(mcp__srt *rt)
+{
+    while (rt->task_pending != NULL) {
+        pending *p = rt->task_pending;
+        rt->task_pending = p->next;
+        pending_free(p);
+    }
+    rt->task_npending = 0;
+}
+
+static void filed(void *arg, int status, const json_t *rec);
+
+static void file_outcome(mcp__srt *rt, const char *id, const char *run, json_t *outcome)
+{
+    mcp__task_store *st =
+        rt->task_link.store != NULL ? rt->task_link.store : rt->srv->tasks->memory;
+    pending *p = NULL;
+    if (rt->task_link.store != NULL && (p = calloc(1, sizeof(*p))) != NULL) {
+        p->id = mcp__strdup(id);
+        p->run = mcp__strdup(run);
+        p->outcome = json_incref(outcome);
+        p->rt = rt;
+        if (p->id == NULL || p->run == NULL) {
+            pending_free(p);
+            p = NULL;
+        }
+    }
+    st->ops->finish(st->self, id, run, outcome, p != NULL ? filed : NULL, p);
+}
+
+static void filed(void *arg, int status, const json_t *rec)
+{
+    pending *p = arg;
+    (void)rec;
+    mcp__srt *rt = p->rt;
+    if (status != MCP_ECLOSED || rt->tasks_closed || rt->task_link.store == NULL) {
+        pending_free(p); /* filed, or no longer to be (another node's, expired, stopped) */
+        return;
+    }
+    if (rt->task_npending >= MAX_PENDING) {
+        pending_free(p);
+        return;
+    }
+    p->next = rt->task_pending;
+    rt->task_pending = p;
+    rt->task_npending++;
+}
+
+/* The tick: the outcomes kept are filed again. */
+static void pending_retry(mcp__srt *rt)
+{
+    pending *list = rt->task_pending;
+    rt->task_pending = NULL;
+    rt->task_npending = 0;
+    while (list != NULL) {
+        pending *p = list;
+        list = p->next;
+        p->next = NULL;
+        mcp__task_store *st = rt->task_link.store;
+        if (st == NULL) {
+            pending_free(p);
+            continue;
+        }
+        st->ops->finish(st->self, p->id, p->run, p->outcome, filed, p);
+    }
+}
+
 static mcp__task_store *store_of(mcp__srt *rt)
 {
     return rt->task_link.store != NULL ? rt->task_link.store : rt->srv->tasks->memory;
@@ -165,6 +252,7 @@ static void sweep_tick(uv_timer_t *timer)
     mcp__task_store *st = store_of(rt);
     if (st->ops->expire != NULL)
         st->ops->expire(st->self);
+    pending_retry(rt);
 }
 
 /* The session the runtime's task handlers belong to, made on first use; NULL once the
@@ -200,6 +288,7 @@ static void timer_closed(uv_handle_t *h)
 void mcp__tasks_rt_close(mcp__srt *rt)
 {
     rt->tasks_closed = 1;
+    pending_clear(rt);
     if (rt->task_sess == NULL)
         return;
     uv_close((uv_handle_t *)rt->task_timer, timer_closed);
@@ -212,6 +301,7 @@ void mcp__tasks_rt_close(mcp__srt *rt)
 
 void mcp__tasks_set_link(mcp__srt *rt, const mcp__task_link *link)
 {
+    pending_clear(rt); /* kept for a store that is no longer this runtime's */
     if (link != NULL)
         rt->task_link = *link;
     else
@@ -491,10 +581,9 @@ void mcp__task_finish(mcp_ctx *ctx, json_t *result)
         outcome = json_pack("{s:s, s:o}", "status", "failed", "error", err);
     }
     json_decref(result);
-    if (outcome == NULL) /* out of memory: the run's record is taken for lost later */
+    if (outcome == NULL) /* out of memory: the task stays "working" until its TTL */
         return;
-    mcp__task_store *st = store_of(ctx->rt);
-    st->ops->finish(st->self, ctx->task_id, ctx->task_run, outcome, NULL, NULL);
+    file_outcome(ctx->rt, ctx->task_id, ctx->task_run, outcome);
     json_decref(outcome);
 }
 

@@ -120,6 +120,7 @@ int mcp__task_apply_finish(json_t *rec, const char *run, const json_t *outcome, 
 typedef struct mtask {
     char *text;
     size_t len;
+    char *id;
     char *owner;
     long long expires;
     struct mtask *prev, *next;
@@ -146,11 +147,12 @@ static void owner_count(mstore *m, const char *owner, int delta)
 static void task_release(mtask *t)
 {
     free(t->text);
+    free(t->id);
     free(t->owner);
     free(t);
 }
 
-static void drop(mstore *m, mtask *t, const char *id)
+static void drop(mstore *m, mtask *t)
 {
     if (t->prev != NULL)
         t->prev->next = t->next;
@@ -160,34 +162,11 @@ static void drop(mstore *m, mtask *t, const char *id)
         t->next->prev = t->prev;
     else
         m->tail = t->prev;
-    mcp__map_remove(&m->by_id, id);
+    mcp__map_remove(&m->by_id, t->id);
     owner_count(m, t->owner, -1);
     m->total--;
     m->bytes -= t->len;
     task_release(t);
-}
-
-/* The id of a kept record (its text is parsed only for this when expiring). */
-static void drop_head(mstore *m)
-{
-    mtask *t = m->head;
-    json_t *rec = json_loadb(t->text, t->len, 0, NULL);
-    const char *id = json_string_value(json_object_get(rec, "id"));
-    if (id != NULL) {
-        drop(m, t, id);
-    } else {
-        /* Cannot be (the text was made here); unlink without the map entry. */
-        m->head = t->next;
-        if (m->head != NULL)
-            m->head->prev = NULL;
-        else
-            m->tail = NULL;
-        owner_count(m, t->owner, -1);
-        m->total--;
-        m->bytes -= t->len;
-        task_release(t);
-    }
-    json_decref(rec);
 }
 
 /* Forgets what has expired; returns the bytes freed. */
@@ -196,7 +175,7 @@ static size_t sweep(mstore *m)
     size_t before = m->bytes;
     long long now = (long long)mcp__wall_ms();
     while (m->head != NULL && m->head->expires <= now)
-        drop_head(m);
+        drop(m, m->head);
     return before - m->bytes;
 }
 
@@ -219,15 +198,40 @@ static mtask *find(mstore *m, const char *id, const char *owner)
     mtask *t = mcp__map_get(&m->by_id, id);
     if (t != NULL && t->expires <= (long long)mcp__wall_ms()) {
         /* Expired out of order (its TTL was shorter than one before it): gone now. */
-        drop(m, t, id);
+        drop(m, t);
         return NULL;
     }
     return t != NULL && (owner == NULL || strcmp(t->owner, owner) == 0) ? t : NULL;
 }
 
+/* Whether v nests deeper than a record that can be read back (jansson's parser stops at
+ * 2048 levels): such a record is not kept. */
+static int too_deep(const json_t *v, int depth)
+{
+    if (depth > 2000)
+        return 1;
+    const char *key;
+    json_t *item;
+    size_t i;
+    if (json_is_object(v)) {
+        json_object_foreach((json_t *)v, key, item)
+        {
+            if (too_deep(item, depth + 1))
+                return 1;
+        }
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, item)
+        {
+            if (too_deep(item, depth + 1))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 static char *dump(const json_t *rec, size_t *len)
 {
-    char *text = json_dumps(rec, JSON_COMPACT);
+    char *text = too_deep(rec, 0) ? NULL : json_dumps(rec, JSON_COMPACT);
     *len = text != NULL ? strlen(text) : 0;
     return text;
 }
@@ -240,7 +244,7 @@ static void m_create(void *self, const json_t *rec, size_t max_owner, size_t max
     const char *owner = json_string_value(json_object_get(rec, "owner"));
     mtask *t = calloc(1, sizeof(*t));
     if (t == NULL || id == NULL || owner == NULL || (t->owner = mcp__strdup(owner)) == NULL ||
-        (t->text = dump(rec, &t->len)) == NULL) {
+        (t->id = mcp__strdup(id)) == NULL || (t->text = dump(rec, &t->len)) == NULL) {
         if (t != NULL)
             task_release(t);
         cb(arg, MCP_ENOMEM, NULL);
@@ -255,7 +259,7 @@ static void m_create(void *self, const json_t *rec, size_t max_owner, size_t max
         rc = MCP_ELIMIT;
     else if (mcp__map_put(&m->owners, owner, (void *)(held + 1)) != MCP_OK)
         rc = MCP_ENOMEM;
-    else if (mcp__map_put(&m->by_id, id, t) != MCP_OK) {
+    else if (mcp__map_put(&m->by_id, t->id, t) != MCP_OK) {
         owner_count(m, owner, -1);
         rc = MCP_ENOMEM;
     }
@@ -297,7 +301,7 @@ static void with_record(mstore *m, const char *id, const char *owner, change_fn 
     if (rc == MCP_OK && fn != NULL && (rc = fn(rec, a, b, now)) == MCP_OK) {
         size_t len;
         char *text = dump(rec, &len);
-        if (text != NULL && m->bytes - t->len + len > m->max_bytes && over_budget != NULL) {
+        if ((text == NULL || m->bytes - t->len + len > m->max_bytes) && over_budget != NULL) {
             /* What does not fit is not kept: the change made instead. */
             free(text);
             json_decref(rec);
@@ -423,7 +427,7 @@ void mcp__task_memory_free(mcp__task_store *store)
         return;
     mstore *m = store->self;
     while (m->head != NULL)
-        drop_head(m);
+        drop(m, m->head);
     mcp__map_free(&m->by_id);
     mcp__map_free(&m->owners);
     uv_mutex_destroy(&m->lock);

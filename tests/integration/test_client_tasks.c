@@ -290,6 +290,67 @@ static void test_cancel(void **state)
     mcp_client_free(c);
 }
 
+/* An elicitation handler that holds its answer until the test lets it go (or 10 s). */
+static pthread_mutex_t held_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t held_cv;
+static int held_in, held_go;
+
+static json_t *holding(mcp_client *c, const json_t *params, mcp_rpc_error *err, void *user)
+{
+    long long deadline = harness_now_ms() + 10000;
+    pthread_mutex_lock(&held_mu);
+    held_in = 1;
+    pthread_cond_broadcast(&held_cv);
+    while (!held_go && harness_cond_wait_until(&held_cv, &held_mu, deadline))
+        ;
+    pthread_mutex_unlock(&held_mu);
+    return accept_all(c, params, err, user);
+}
+
+/* Cancelled while its handler answers the task's question: the call ends at once, the
+ * handler's late answer is dropped (no tasks/update), and the task ends cancelled. */
+static void test_cancel_while_answering(void **state)
+{
+    (void)state;
+    start_server(NULL);
+    harness_cond_init_monotonic(&held_cv);
+    held_in = held_go = 0;
+    mcp_client *c = mcp_client_new("tasks-test", "1.0");
+    assert_non_null(c);
+    assert_int_equal(mcp_client_on_elicitation(c, holding, NULL), MCP_OK);
+    assert_int_equal(mcp_client_set_extension(c, TASKS_EXT, NULL), MCP_OK);
+    assert_int_equal(mcp_client_connect_http(c, server_url(), NULL, CONNECT_MS), MCP_OK);
+    async_box b = {.mu = PTHREAD_MUTEX_INITIALIZER};
+    harness_cond_init_monotonic(&b.cv);
+    task_seen[0] = '\0';
+    mcp_call_opts opts = {.size = sizeof opts, .on_task = on_task};
+    long long id = -1;
+    assert_int_equal(mcp_client_request_async(c, "tools/call",
+                                              json_pack("{s:s, s:{s:s}}", "name", "confirm_delete",
+                                                        "arguments", "filename", "kept.txt"),
+                                              &opts, async_done, &b, &id),
+                     MCP_OK);
+    long long deadline = harness_now_ms() + 10000;
+    pthread_mutex_lock(&held_mu);
+    while (!held_in)
+        assert_int_equal(harness_cond_wait_until(&held_cv, &held_mu, deadline), 1);
+    pthread_mutex_unlock(&held_mu);
+    assert_int_equal(mcp_client_cancel(c, id, "changed my mind"), MCP_OK);
+    pthread_mutex_lock(&b.mu);
+    while (!b.done)
+        assert_int_equal(harness_cond_wait_until(&b.cv, &b.mu, deadline), 1);
+    pthread_mutex_unlock(&b.mu);
+    assert_int_equal(b.status, MCP_ECANCELED); /* with the handler still holding */
+    pthread_mutex_lock(&held_mu);
+    held_go = 1;
+    pthread_cond_broadcast(&held_cv);
+    pthread_mutex_unlock(&held_mu);
+    json_t *task = poll_until(c, task_seen, "cancelled", NULL, deadline);
+    assert_null(json_object_get(task, "result")); /* never deleted */
+    json_decref(task);
+    mcp_client_free(c);
+}
+
 /* A task outlives the client that made it: another process (the mcp program) fetches its
  * result with its id; after the TTL it is gone (-32602). */
 static void test_outlives_the_client_then_expires(void **state)
@@ -396,6 +457,7 @@ int main(void)
         cmocka_unit_test_teardown(test_call_as_task, teardown),
         cmocka_unit_test_teardown(test_questions, teardown),
         cmocka_unit_test_teardown(test_cancel, teardown),
+        cmocka_unit_test_teardown(test_cancel_while_answering, teardown),
         cmocka_unit_test_teardown(test_outlives_the_client_then_expires, teardown),
         cmocka_unit_test(test_on_three_nodes),
     };
