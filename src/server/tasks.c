@@ -27,7 +27,6 @@
 #include <time.h>
 
 #include "protocol/json.h"
-#include "protocol/meta.h"
 #include "server/server_int.h"
 #include "store/tasks.h"
 

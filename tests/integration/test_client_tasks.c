@@ -257,6 +257,16 @@ static void async_done(mcp_client *c, int status, const json_t *result, const mc
     pthread_mutex_unlock(&b->mu);
 }
 
+/* Waits for the asynchronous call's end: its status. */
+static int box_wait(async_box *b, long long deadline)
+{
+    pthread_mutex_lock(&b->mu);
+    while (!b->done)
+        assert_int_equal(harness_cond_wait_until(&b->cv, &b->mu, deadline), 1);
+    pthread_mutex_unlock(&b->mu);
+    return b->status;
+}
+
 /* mcp_client_cancel of a call that follows a task cancels the task (tasks/cancel): the
  * call ends MCP_ECANCELED and the server's task ends "cancelled", long before its 60 s. */
 static void test_cancel(void **state)
@@ -281,11 +291,7 @@ static void test_cancel(void **state)
     }
     assert_int_equal(strlen(task_seen), 36);
     assert_int_equal(mcp_client_cancel(c, id, "no longer needed"), MCP_OK);
-    pthread_mutex_lock(&b.mu);
-    while (!b.done)
-        assert_int_equal(harness_cond_wait_until(&b.cv, &b.mu, deadline), 1);
-    pthread_mutex_unlock(&b.mu);
-    assert_int_equal(b.status, MCP_ECANCELED);
+    assert_int_equal(box_wait(&b, deadline), MCP_ECANCELED);
     json_decref(poll_until(c, task_seen, "cancelled", NULL, deadline));
     mcp_client_free(c);
 }
@@ -336,11 +342,7 @@ static void test_cancel_while_answering(void **state)
         assert_int_equal(harness_cond_wait_until(&held_cv, &held_mu, deadline), 1);
     pthread_mutex_unlock(&held_mu);
     assert_int_equal(mcp_client_cancel(c, id, "changed my mind"), MCP_OK);
-    pthread_mutex_lock(&b.mu);
-    while (!b.done)
-        assert_int_equal(harness_cond_wait_until(&b.cv, &b.mu, deadline), 1);
-    pthread_mutex_unlock(&b.mu);
-    assert_int_equal(b.status, MCP_ECANCELED); /* with the handler still holding */
+    assert_int_equal(box_wait(&b, deadline), MCP_ECANCELED); /* with the handler still holding */
     pthread_mutex_lock(&held_mu);
     held_go = 1;
     pthread_cond_broadcast(&held_cv);
