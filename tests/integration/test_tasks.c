@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "inproc_host.h"
 #include "modern_host.h"
 
 #define TASKS_CAPS "{\"elicitation\":{},\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}"
@@ -414,9 +415,153 @@ static void test_ttl_and_bound(void **state)
     free(third);
 }
 
+/* ---- The extension's own example ("Example Message Flow"), as test vectors ---- */
+
+/* hello_world: takes no arguments, asks the user's name, greets them. */
+static json_t *hello_world(mcp_ctx *ctx, const json_t *args, void *user)
+{
+    (void)args, (void)user;
+    json_t *answer = NULL;
+    mcp_rpc_error err = {0};
+    json_t *ask = json_loads("{\"mode\":\"form\",\"message\":\"Please enter your name.\","
+                             "\"requestedSchema\":{\"type\":\"object\",\"properties\":"
+                             "{\"name\":{\"type\":\"string\"}},\"required\":[\"name\"]}}",
+                             0, NULL);
+    int rc = mcp_ctx_ask(ctx, "name", "elicitation/create", ask, 0, &answer, &err);
+    mcp_rpc_error_clear(&err);
+    if (rc != MCP_OK)
+        return NULL; /* asked: the task waits for the answer */
+    /* The example's answer carries the name as "input". */
+    const char *name =
+        json_string_value(json_object_get(json_object_get(answer, "content"), "input"));
+    char text[256];
+    snprintf(text, sizeof text, "Hello, %.200s!", name != NULL ? name : "stranger");
+    json_decref(answer);
+    return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", text, "isError",
+                     0);
+}
+
+/* The example's JSON (from specification/draft/tasks.md) with what varies taken out: ids,
+ * the task id, the times and _meta (the server's identity). */
+static json_t *vector(const char *text)
+{
+    json_error_t e;
+    json_t *v = json_loads(text, 0, &e);
+    if (v == NULL)
+        fail_msg("test vector: %s", e.text);
+    return v;
+}
+
+static void strip(json_t *result)
+{
+    static const char *const varying[] = {"taskId", "createdAt", "lastUpdatedAt", "_meta"};
+    for (size_t i = 0; i < sizeof varying / sizeof *varying; i++)
+        json_object_del(result, varying[i]);
+}
+
+static void expect_vector(json_t *got, const char *want_text, const char *what)
+{
+    json_t *want = vector(want_text);
+    strip(got);
+    strip(want);
+    if (!json_equal(got, want)) {
+        char *g = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS);
+        char *w = json_dumps(want, JSON_COMPACT | JSON_SORT_KEYS);
+        fail_msg("%s: got %s, the extension's example has %s", what, g, w);
+    }
+    json_decref(want);
+    json_decref(got);
+}
+
+static json_t *call_port(int port, const char *method, json_t *params)
+{
+    long long id = next_id++;
+    json_t *req = mh_request(id, method, params, TASKS_CAPS);
+    hc_response r;
+    assert_int_equal(mh_post(port, req, NULL, &r), 0);
+    json_decref(req);
+    json_t *resp = mh_expect(&r, 200, 0, id, method);
+    hc_response_free(&r);
+    json_t *out = json_incref(json_object_get(resp, "result"));
+    json_decref(resp);
+    return out;
+}
+
+static void test_the_extensions_example_flow(void **state)
+{
+    (void)state;
+    mcp_server *srv = mcp_server_new("example", "1.0.0");
+    assert_non_null(srv);
+    mcp_tasks_opts o = {.size = sizeof o, .ttl_ms = 3600000, .poll_interval_ms = 5000};
+    assert_int_equal(mcp_server_set_tasks(srv, &o), MCP_OK);
+    mcp_tool_def def = {.size = sizeof def,
+                        .name = "hello_world",
+                        .fn = hello_world,
+                        .flags = MCP_TOOL_TASK_OPTIONAL};
+    assert_int_equal(mcp_server_add_tool_def(srv, &def), MCP_OK);
+    ih_host h;
+    ih_start(&h, srv);
+
+    json_t *created = call_port(h.port, "tools/call",
+                                json_pack("{s:s, s:{}}", "name", "hello_world", "arguments"));
+    char id[64];
+    snprintf(id, sizeof id, "%s", json_string_value(json_object_get(created, "taskId")));
+    expect_vector(created,
+                  "{\"resultType\": \"task\", \"taskId\": \"786512e2-9e0d-44bd-8f29-789f320fe840\","
+                  " \"status\": \"working\", \"createdAt\": \"2025-11-25T10:30:00Z\","
+                  " \"lastUpdatedAt\": \"2025-11-25T10:50:00Z\", \"ttlMs\": 3600000,"
+                  " \"pollIntervalMs\": 5000}",
+                  "CreateTaskResult");
+
+    /* Polled until the question shows (the handler runs meanwhile): the same input
+     * request on every poll, as the example's ids 4 and 5. */
+    long long deadline = harness_now_ms() + 10000;
+    json_t *t;
+    for (;;) {
+        t = call_port(h.port, "tasks/get", json_pack("{s:s}", "taskId", id));
+        if (strcmp(json_string_value(json_object_get(t, "status")), "input_required") == 0)
+            break;
+        json_decref(t);
+        assert_true(harness_now_ms() < deadline);
+        pause_between_polls();
+    }
+    const char *asking =
+        "{\"resultType\": \"complete\", \"status\": \"input_required\", \"ttlMs\": 3600000,"
+        " \"pollIntervalMs\": 5000, \"inputRequests\": {\"name\": {\"method\":"
+        " \"elicitation/create\", \"params\": {\"mode\": \"form\", \"message\":"
+        " \"Please enter your name.\", \"requestedSchema\": {\"type\": \"object\","
+        " \"properties\": {\"name\": {\"type\": \"string\"}}, \"required\": [\"name\"]}}}}}";
+    expect_vector(t, asking, "tasks/get, input_required");
+    expect_vector(call_port(h.port, "tasks/get", json_pack("{s:s}", "taskId", id)), asking,
+                  "tasks/get again before the answer");
+
+    expect_vector(call_port(h.port, "tasks/update",
+                            json_pack("{s:s, s:{s:{s:s, s:{s:s}}}}", "taskId", id, "inputResponses",
+                                      "name", "action", "accept", "content", "input", "Luca")),
+                  "{\"resultType\": \"complete\"}", "tasks/update ack");
+
+    for (;;) {
+        t = call_port(h.port, "tasks/get", json_pack("{s:s}", "taskId", id));
+        const char *st = json_string_value(json_object_get(t, "status"));
+        if (strcmp(st, "completed") == 0)
+            break;
+        assert_true(strcmp(st, "working") == 0 || strcmp(st, "input_required") == 0);
+        json_decref(t);
+        assert_true(harness_now_ms() < deadline);
+        pause_between_polls();
+    }
+    expect_vector(t,
+                  "{\"resultType\": \"complete\", \"status\": \"completed\", \"ttlMs\": 3600000,"
+                  " \"pollIntervalMs\": 5000, \"result\": {\"content\": [{\"type\": \"text\","
+                  " \"text\": \"Hello, Luca!\"}], \"isError\": false}}",
+                  "tasks/get, completed");
+    ih_stop(&h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_the_extensions_example_flow),
         cmocka_unit_test(test_create_poll_complete),
         cmocka_unit_test(test_input_round),
         cmocka_unit_test(test_partial_and_bad_answers),
