@@ -114,6 +114,14 @@ static const char *text_of(const json_t *result)
     return t;
 }
 
+/* Waits until on_task has told a task's id (into task_seen), within deadline. */
+static void wait_task_seen(long long deadline)
+{
+    while (__atomic_load_n(&task_seen[0], __ATOMIC_SEQ_CST) == '\0' && harness_now_ms() < deadline)
+        pause_ms(10);
+    assert_int_equal(strlen(task_seen), 36);
+}
+
 /* A task of tool (args stolen) made through url by a client that then goes away (the task
  * stays): its id into out. */
 static void make_task(const char *url, const char *tool, json_t *args, char out[64])
@@ -127,11 +135,7 @@ static void make_task(const char *url, const char *tool, json_t *args, char out[
                          &opts, NULL, NULL, &id),
                      MCP_OK);
     long long deadline = harness_now_ms() + 10000;
-    while (__atomic_load_n(&task_seen[0], __ATOMIC_SEQ_CST) == '\0' &&
-           harness_now_ms() < deadline) {
-        pause_ms(10);
-    }
-    assert_int_equal(strlen(task_seen), 36);
+    wait_task_seen(deadline);
     snprintf(out, 64, "%s", task_seen);
     mcp_client_free(c); /* the connection ends; the task goes on */
 }
@@ -285,11 +289,7 @@ static void test_cancel(void **state)
                                               &opts, async_done, &b, &id),
                      MCP_OK);
     long long deadline = harness_now_ms() + 10000;
-    while (__atomic_load_n(&task_seen[0], __ATOMIC_SEQ_CST) == '\0' &&
-           harness_now_ms() < deadline) {
-        pause_ms(10);
-    }
-    assert_int_equal(strlen(task_seen), 36);
+    wait_task_seen(deadline);
     assert_int_equal(mcp_client_cancel(c, id, "no longer needed"), MCP_OK);
     assert_int_equal(box_wait(&b, deadline), MCP_ECANCELED);
     json_decref(poll_until(c, task_seen, "cancelled", NULL, deadline));
