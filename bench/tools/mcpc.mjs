@@ -12,14 +12,10 @@
 //                                            then RUNS times: GET with Last-Event-ID = the
 //                                            stream's first (priming) id, timed to the
 //                                            final result. PID: the server, for RSS.
-//   node mcpc.mjs stdio SECONDS -- CMD ARGS...
-//                                            spawn an MCP stdio server and make tools/call
-//                                            echo round trips one at a time for SECONDS.
 //
 // Every result line starts with "BENCH " and holds key=value pairs for bench/run.
 // Every wait has a deadline: a stuck server makes this exit non-zero, not hang.
 import http from 'node:http';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 const PROTO = '2025-11-25';
@@ -214,65 +210,6 @@ async function cmdResume(url, count, runs, pid, statsUrl) {
     agent.destroy();
 }
 
-async function cmdStdio(seconds, argv) {
-    const child = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
-    let buf = '';
-    let waiting = null;
-    child.stdout.on('data', c => {
-        buf += c.toString('utf8');
-        let nl;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-            const line = buf.slice(0, nl);
-            buf = buf.slice(nl + 1);
-            if (line.trim() === '') continue;
-            const msg = JSON.parse(line);
-            if (msg.id !== undefined && waiting && msg.id === waiting.id) {
-                const w = waiting;
-                waiting = null;
-                w.resolve(msg);
-            }
-        }
-    });
-    child.on('exit', code => { if (waiting) fail(`stdio server exited (${code}) mid-request`); });
-    const call = (id, method, params) => new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`stdio: no answer to ${method}`)), DEADLINE_MS);
-        waiting = { id, resolve: m => { clearTimeout(timer); resolve(m); } };
-        child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-    });
-    const init = await call(0, 'initialize', { protocolVersion: PROTO, capabilities: {},
-                                               clientInfo: { name: 'mcpc', version: '0' } });
-    if (!init.result) fail(`stdio initialize failed: ${JSON.stringify(init)}`);
-    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
-    let id = 1;
-    const echo = async () => {
-        const m = await call(id++, 'tools/call', { name: 'echo', arguments: { text: 'hello' } });
-        if (!m.result) fail(`stdio echo failed: ${JSON.stringify(m)}`);
-    };
-    const warm = Date.now() + 500;
-    while (Date.now() < warm) await echo();
-    const cpu0 = cpuTicks(child.pid);
-    const t0 = process.hrtime.bigint();
-    const end = Date.now() + seconds * 1000;
-    let n = 0;
-    while (Date.now() < end) { await echo(); n++; }
-    const secs = Number(process.hrtime.bigint() - t0) / 1e9;
-    const cpu1 = cpuTicks(child.pid);
-    report({ round_trips: n, seconds: secs.toFixed(3), per_s: Math.round(n / secs),
-             mean_us: (secs * 1e6 / n).toFixed(1),
-             server_cpu_us_per_req: ((cpu1 - cpu0) * 1e6 / CLK_TCK / n).toFixed(1) });
-    child.stdin.end();
-    const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    child.on('exit', () => clearTimeout(killer));
-}
-
-// USER_HZ: 100 on every Linux bench/run supports (bench/run passes `getconf CLK_TCK`).
-const CLK_TCK = Number(process.env.CLK_TCK || 100);
-function cpuTicks(pid) {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15)
-}
-
 const [cmd, ...rest] = process.argv.slice(2);
 const watchdog = setTimeout(() => fail('overall deadline passed'), 900000);
 watchdog.unref();
@@ -280,8 +217,7 @@ try {
     if (cmd === 'sessions') await cmdSessions(rest[0], Number(rest[1]), rest.includes('--get'));
     else if (cmd === 'notify') await cmdNotify(rest[0], Number(rest[1]), Number(rest[2]));
     else if (cmd === 'resume') await cmdResume(rest[0], Number(rest[1]), Number(rest[2]), Number(rest[3]), rest[4]);
-    else if (cmd === 'stdio') await cmdStdio(Number(rest[0]), rest.slice(rest.indexOf('--') + 1));
-    else fail('usage: mcpc.mjs sessions|notify|resume|stdio ...');
+    else fail('usage: mcpc.mjs sessions|notify|resume ...');
 } catch (e) {
     fail(e.stack || String(e));
 }
