@@ -141,6 +141,12 @@ int mcp_server_set_tasks(mcp_server *srv, const mcp_tasks_opts *opts)
 
 /* ---- The runtime's side ---- */
 
+/* The store of rt: the one its endpoint shares with other nodes, or the server's own. */
+static mcp__task_store *store_of(mcp__srt *rt)
+{
+    return rt->task_link.store != NULL ? rt->task_link.store : rt->srv->tasks->memory;
+}
+
 /* An outcome the shared store could not take (its server out of reach): filed again each
  * tick until it takes it, while the store is the same; at most MAX_PENDING kept (past it,
  * the oldest's task stays "working" until its TTL). */
@@ -175,8 +181,7 @@ static void filed(void *arg, int status, const json_t *rec);
 
 static void file_outcome(mcp__srt *rt, const char *id, const char *run, json_t *outcome)
 {
-    mcp__task_store *st =
-        rt->task_link.store != NULL ? rt->task_link.store : rt->srv->tasks->memory;
+    mcp__task_store *st = store_of(rt);
     pending *p = NULL;
     if (rt->task_link.store != NULL && (p = calloc(1, sizeof(*p))) != NULL) {
         p->id = mcp__strdup(id);
@@ -226,11 +231,6 @@ static void pending_retry(mcp__srt *rt)
         }
         st->ops->finish(st->self, p->id, p->run, p->outcome, filed, p);
     }
-}
-
-static mcp__task_store *store_of(mcp__srt *rt)
-{
-    return rt->task_link.store != NULL ? rt->task_link.store : rt->srv->tasks->memory;
 }
 
 /* Stops the local runs whose task expired, and lets the memory store forget. */

@@ -86,16 +86,24 @@ static json_t *accept_all(mcp_client *c, const json_t *params, mcp_rpc_error *er
     return json_pack("{s:s, s:o}", "action", "accept", "content", content);
 }
 
-static mcp_client *client_to(const char *url, int tasks_for_all)
+/* A client connected to url with elicitation handler (NULL: accept_all), declaring the
+ * extension for every call when tasks_for_all. */
+static mcp_client *client_with(const char *url, int tasks_for_all, mcp_client_request_fn handler)
 {
     mcp_client *c = mcp_client_new("tasks-test", "1.0");
     assert_non_null(c);
-    assert_int_equal(mcp_client_on_elicitation(c, accept_all, NULL), MCP_OK);
+    assert_int_equal(mcp_client_on_elicitation(c, handler != NULL ? handler : accept_all, NULL),
+                     MCP_OK);
     if (tasks_for_all)
         assert_int_equal(mcp_client_set_extension(c, TASKS_EXT, NULL), MCP_OK);
     assert_int_equal(mcp_client_connect_http(c, url, NULL, CONNECT_MS), MCP_OK);
     assert_string_equal(mcp_client_protocol_version(c), "2026-07-28");
     return c;
+}
+
+static mcp_client *client_to(const char *url, int tasks_for_all)
+{
+    return client_with(url, tasks_for_all, NULL);
 }
 
 static char task_seen[64];
@@ -321,11 +329,7 @@ static void test_cancel_while_answering(void **state)
     start_server(NULL);
     harness_cond_init_monotonic(&held_cv);
     held_in = held_go = 0;
-    mcp_client *c = mcp_client_new("tasks-test", "1.0");
-    assert_non_null(c);
-    assert_int_equal(mcp_client_on_elicitation(c, holding, NULL), MCP_OK);
-    assert_int_equal(mcp_client_set_extension(c, TASKS_EXT, NULL), MCP_OK);
-    assert_int_equal(mcp_client_connect_http(c, server_url(), NULL, CONNECT_MS), MCP_OK);
+    mcp_client *c = client_with(server_url(), 1, holding);
     async_box b = {.mu = PTHREAD_MUTEX_INITIALIZER};
     harness_cond_init_monotonic(&b.cv);
     task_seen[0] = '\0';
