@@ -76,9 +76,17 @@ static long rss_after_settling(hc_server *s)
     return best;
 }
 
-/* Makes tasks until one is made again (those before have expired), within timeout_ms. */
-static void wait_for_room(hc_conn *c, int port, int timeout_ms)
+/* Waits out the TTL of the last task made at last_ms (every task before it then has
+ * expired too), then makes tasks until one is made again (the server's sweep, each
+ * second, has forgotten them), within timeout_ms of then. */
+static void wait_for_room(hc_conn *c, int port, long long last_ms, int ttl_ms, int timeout_ms)
 {
+    long long expired = last_ms + ttl_ms;
+    while (harness_now_ms() < expired) {
+        long long left = expired - harness_now_ms();
+        struct timespec ts = {left / 1000, (left % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     long long deadline = harness_now_ms() + timeout_ms;
     for (;;) {
         json_t *req = slow_call(0);
@@ -113,7 +121,7 @@ static void test_a_flood_of_creations_stops_at_the_bound(void **state)
     long idle = rss_after_settling(&srv);
     const int n = UNDER_ASAN ? 20000 : 100000;
     int made = 1, refused = 0, other = 0, first_refused = 0;
-    long long t0 = harness_now_ms();
+    long long t0 = harness_now_ms(), last_made = t0;
     long peak = idle;
     for (int i = 1; i < n; i++) {
         json_t *m = exchange(&c, srv.port, slow_call(0), NULL);
@@ -122,6 +130,7 @@ static void test_a_flood_of_creations_stops_at_the_bound(void **state)
             json_string_value(json_object_get(json_object_get(m, "result"), "resultType"));
         if (err == NULL && type != NULL && strcmp(type, "task") == 0) {
             made++;
+            last_made = harness_now_ms();
         } else if (err != NULL && json_integer_value(json_object_get(err, "code")) == -32000 &&
                    strstr(json_string_value(json_object_get(err, "message")) ?: "",
                           "Too many tasks") != NULL) {
@@ -149,9 +158,9 @@ static void test_a_flood_of_creations_stops_at_the_bound(void **state)
     /* Small records: a few MiB at most (the byte budget bounds bigger ones). */
     assert_true(peak - idle < 32 * 1024);
 
-    /* After the TTL and the server's sweep (each second): every task is forgotten, and a
-     * new one can be made. */
-    wait_for_room(&c, srv.port, ttl_ms + 20000);
+    /* After the TTL of the last one made and the server's sweep (each second): every
+     * task is forgotten, and a new one can be made. */
+    wait_for_room(&c, srv.port, last_made, ttl_ms, 20000);
     long base = rss_after_settling(&srv);
 
     /* Large tasks: 999 with 16 KiB arguments (and as large a result), about 32 MiB of
@@ -168,6 +177,7 @@ static void test_a_flood_of_creations_stops_at_the_bound(void **state)
                                  TASKS_CAPS);
         json_t *m = exchange(&c, srv.port, req, NULL);
         big += json_object_get(m, "error") == NULL;
+        last_made = harness_now_ms();
         json_decref(m);
     }
     free(label);
@@ -178,7 +188,7 @@ static void test_a_flood_of_creations_stops_at_the_bound(void **state)
         if (v > loaded)
             loaded = v;
     }
-    wait_for_room(&c, srv.port, ttl_ms + 20000);
+    wait_for_room(&c, srv.port, last_made, ttl_ms, 20000);
     hc_close(&c);
     long after = rss_after_settling(&srv);
     printf("%d tasks of 16 KiB arguments and results: RSS %ld KiB before, %ld KiB with them, %ld "
