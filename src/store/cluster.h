@@ -179,6 +179,14 @@ int mcp__cluster_stream_open(mcp__cluster *c, const char *session, uint64_t stre
  * a follow that would have emitted it ends with MCP_ENOENT instead of skipping it.
  * Written once the server is back, before any later event. */
 int mcp__cluster_stream_gap(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq);
+/* The next append to the cluster's event store is its stream's last event: it is
+ * stored and published with the end (one entry, one message), as if
+ * mcp__cluster_stream_end followed it. */
+void mcp__cluster_final_next(mcp__cluster *c);
+/* 1 when the last append was stored with its stream's end (mcp__cluster_final_next),
+ * so that no mcp__cluster_stream_end is needed for it; 0 when it was not (not stored,
+ * or too large to keep). Read once. */
+int mcp__cluster_final_taken(mcp__cluster *c);
 /* The stream has its last event (seq, the last appended): followers end. */
 int mcp__cluster_stream_end(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq);
 /* Drops what is stored of n streams of a session (their events and open texts), in

@@ -350,9 +350,15 @@ int mcp__hsess_send(hsess *hs, uint64_t stream, const char *text, size_t len, un
         finish_json(st, text, len, flags);
         mcp__hstream_free(st);
     } else {
-        if (text != NULL)
+        int last = (flags & MCP__SEND_RESPONSE) && st->pending <= 1;
+        if (text != NULL) {
+            st->last_event = last;
             mcp__hstream_event(st, text, len);
-        if ((flags & MCP__SEND_RESPONSE) && --st->pending <= 0) {
+            st->last_event = 0;
+        }
+        if (flags & MCP__SEND_RESPONSE)
+            st->pending--;
+        if (last) {
             if (hs->t->share != NULL)
                 hs->t->share->stream_end(st);
             mcp__hstream_end(st);

@@ -174,6 +174,7 @@ struct hstream {
     int begun;          /* the SSE status line and headers are out */
     int backlog_wait;   /* its handler waits for the plug-in's backlog to drain */
     int pending;        /* answers still owed on a POST stream */
+    int last_event;     /* the event being sent is its last: the stream ends after it */
     int primed;         /* a priming event (an id to resume from) went out */
     int unstored;       /* an initialize stream: nothing to resume, nothing stored */
     int long_lived;     /* a subscriptions/listen response: counts as a held stream */

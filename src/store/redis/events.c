@@ -8,10 +8,9 @@
  * above 0-0, and the transport's seqs begin at 1, so an append of seq 0 is
  * refused with MCP_EINVAL).
  *
- * An append is three commands written together and not waited for:
+ * An append is two commands written together and not waited for:
  *
- *   XADD P e:<s>:<n> MAXLEN ~ <max_events> <seq>-0 d <data>
- *   PEXPIRE P e:<s>:<n> <ttl>
+ *   XADD P e:<s>:<n> NOMKSTREAM MAXLEN ~ <max_events> <seq>-0 d <data>
  *   PUBLISH P e:<s>:<n> d<seq>:<data>
  *
  * so it returns MCP_OK once queued; a seq not above the stream's last is refused
@@ -20,11 +19,23 @@
  * entries by default), so a stream keeps max_events events and at most a node's
  * worth more. An event larger than max_event_bytes is not kept but still published:
  * like the memory store's, it reaches whoever follows live and cannot be resumed.
+ * An empty event (a priming event, the place of a pause) is stored, not published:
+ * a follower has nothing to emit of it, and a pause is published on its own.
  *
- * The first append of a stream on this node, and one every ttl/2 after, also adds
- * the stream's keys to its session's set (P k:<s>) and gives that set, and the
- * open text's key, twice the events' time to live: the set then outlives every
- * stream it lists, so deleting the session finds them all.
+ * The first append of a stream on this node, and the first one each ttl after, makes
+ * the stream (no NOMKSTREAM) and gives it twice the events' time to live (PEXPIRE
+ * 2*ttl): every event then lives at least ttl after its append, with one PEXPIRE per
+ * ttl rather than one per event. The others do not make the stream: one that another
+ * node deleted with its session in the meantime stays deleted, never made again
+ * without a time to live. The same appends add the stream's keys to its session's set
+ * (P k:<s>) and give that set, and the open text's key, three times the events' time
+ * to live: the set then outlives every stream it lists, so deleting the session finds
+ * them all (mcp__cluster_stream_open did that for a stream it described, with the
+ * open text's SET).
+ *
+ * The last event of a stream (mcp__cluster_final_next) is stored with the end, as one
+ * entry <seq>-0 d <data> e 1, and published as "f<seq>:<data>": a stream that answers
+ * one request costs its description, the priming event, and the answer with its end.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +56,7 @@
 
 typedef struct registered {
     uint64_t at; /* when the stream's keys were last added to the set */
+    int made;    /* an append made the stream, with its time to live, since then */
 } registered;
 
 /* ---- Numbers and ids ---- */
@@ -91,7 +103,7 @@ static int live_build(mcp__buf *b, char kind, uint64_t seq, const char *data, si
     mcp__buf_reset(b);
     if (mcp__buf_append(b, &kind, 1) != MCP_OK || mcp__buf_append_u64(b, seq) != MCP_OK)
         return MCP_ENOMEM;
-    if ((kind == 'd' || kind == 'p') &&
+    if ((kind == 'd' || kind == 'f' || kind == 'p') &&
         (mcp__buf_append(b, ":", 1) != MCP_OK || mcp__buf_append(b, data, len) != MCP_OK))
         return MCP_ENOMEM;
     return MCP_OK;
@@ -99,17 +111,18 @@ static int live_build(mcp__buf *b, char kind, uint64_t seq, const char *data, si
 
 int mcp__rc_live_parse(const char *msg, size_t len, mcp__rentry *e)
 {
-    if (len < 2 || (msg[0] != 'd' && msg[0] != 'e' && msg[0] != 'p' && msg[0] != 'g'))
+    if (len < 2 ||
+        (msg[0] != 'd' && msg[0] != 'f' && msg[0] != 'e' && msg[0] != 'p' && msg[0] != 'g'))
         return -1;
     size_t n = parse_u64(msg + 1, len - 1, &e->seq);
     if (n == 0)
         return -1;
-    e->end = msg[0] == 'e';
+    e->end = msg[0] == 'e' || msg[0] == 'f';
     e->pause = msg[0] == 'p';
     e->gap = msg[0] == 'g';
     e->data = NULL;
     e->len = 0;
-    if (e->end || e->gap)
+    if (msg[0] == 'e' || e->gap)
         return 1 + n == len ? 0 : -1;
     if (1 + n == len || msg[1 + n] != ':')
         return -1;
@@ -152,59 +165,116 @@ void mcp__rc_registered_forget(mcp__cluster *c, const char *session)
     mcp__buf_free(&prefix);
 }
 
-static void register_keys(mcp__cluster *c, const char *session, uint64_t stream, const char *skey)
+/* Adds the stream's keys to its session's set and gives the set and the open text's
+ * key their time to live (see the top). */
+static int add_keys(mcp__cluster *c, const char *session, uint64_t stream, const char *skey,
+                    int open_text)
+{
+    mcp__buf set = {0}, okey = {0};
+    char px[24];
+    mcp__u64_str(3 * (uint64_t)c->ttl_ms, px);
+    int rc = mcp__rc_key(c, &set, "k:", session);
+    if (rc == MCP_OK)
+        rc = mcp__rc_key_stream(c, &okey, "o:", session, stream);
+    if (rc == MCP_OK)
+        rc = mcp__rc_cmd(c, NULL, NULL, "SADD %s %s %s", set.data, skey, okey.data);
+    if (rc == MCP_OK)
+        rc = mcp__rc_cmd(c, NULL, NULL, "PEXPIRE %s %s", set.data, px);
+    if (rc == MCP_OK && open_text)
+        rc = mcp__rc_cmd(c, NULL, NULL, "PEXPIRE %s %s", okey.data, px);
+    mcp__buf_free(&set);
+    mcp__buf_free(&okey);
+    return rc;
+}
+
+/* The stream's entry in c->registered, made when there is none (NULL when it cannot
+ * be). */
+static registered *remember(mcp__cluster *c, const char *skey)
+{
+    registered *r = mcp__map_get(&c->registered, skey);
+    if (r != NULL)
+        return r;
+    if (c->registered.len >= REGISTERED_MAX)
+        mcp__rc_registered_forget(c, NULL);
+    r = calloc(1, sizeof(*r));
+    if (r != NULL && mcp__map_put(&c->registered, skey, r) != MCP_OK) {
+        free(r);
+        r = NULL;
+    }
+    return r;
+}
+
+/* What an append of the stream (whose events' key is skey) must do: 1 to make the
+ * stream and give it its time to live, the first append on this node and the first
+ * each ttl after (its keys then added to the set again); 0 when it is made and lives
+ * long enough. 1 as well when it cannot be remembered. */
+static int must_make(mcp__cluster *c, const char *session, uint64_t stream, const char *skey)
 {
     uint64_t now = mcp__now_ms();
     registered *r = mcp__map_get(&c->registered, skey);
-    if (r != NULL && now - r->at < (uint64_t)c->ttl_ms / 2)
-        return;
-    if (r == NULL) {
-        if (c->registered.len >= REGISTERED_MAX)
-            mcp__rc_registered_forget(c, NULL);
-        r = malloc(sizeof(*r));
-        if (r != NULL && mcp__map_put(&c->registered, skey, r) != MCP_OK) {
-            free(r);
-            r = NULL;
-        }
+    if (r != NULL && now - r->at < (uint64_t)c->ttl_ms) {
+        if (r->made)
+            return 0;
+        r->made = 1; /* described just before: its keys are in the set */
+        return 1;
     }
-    mcp__buf set = {0}, okey = {0};
-    char px[24];
-    mcp__u64_str(2 * (uint64_t)c->ttl_ms, px);
-    if (mcp__rc_key(c, &set, "k:", session) == MCP_OK &&
-        mcp__rc_key_stream(c, &okey, "o:", session, stream) == MCP_OK &&
-        mcp__rc_cmd(c, NULL, NULL, "SADD %s %s %s", set.data, skey, okey.data) == MCP_OK &&
-        mcp__rc_cmd(c, NULL, NULL, "PEXPIRE %s %s", set.data, px) == MCP_OK &&
-        mcp__rc_cmd(c, NULL, NULL, "PEXPIRE %s %s", okey.data, px) == MCP_OK) {
-        if (r != NULL)
+    r = remember(c, skey);
+    if (add_keys(c, session, stream, skey, 1) == MCP_OK) {
+        if (r != NULL) {
             r->at = now;
+            r->made = 1;
+        }
     } else if (r != NULL) {
         /* Not sent: try again on the next append. */
         free(mcp__map_remove(&c->registered, skey));
     }
-    mcp__buf_free(&set);
-    mcp__buf_free(&okey);
+    return 1;
 }
 
-void mcp__rc_register(mcp__cluster *c, const char *session, uint64_t stream)
+/* A described stream's keys went to the set just now (mcp__cluster_stream_open): its
+ * first append only makes it. */
+static void described(mcp__cluster *c, const char *skey)
 {
-    mcp__buf skey = {0};
-    if (mcp__rc_key_stream(c, &skey, "e:", session, stream) == MCP_OK)
-        register_keys(c, session, stream, skey.data);
-    mcp__buf_free(&skey);
+    registered *r = remember(c, skey);
+    if (r != NULL) {
+        r->at = mcp__now_ms();
+        r->made = 0;
+    }
 }
 
 /* ---- Writing ---- */
 
-/* XADD of one entry and the stream's new time to live (c->kbuf holds its key). */
-static int xadd(mcp__cluster *c, const char *id, const char *field, const char *data, size_t len)
+/* XADD of one entry (c->kbuf holds its key), with the end (final) when it is the
+ * stream's last event; when make, one that makes the stream, and its time to live. */
+static int xadd(mcp__cluster *c, int make, const char *id, const char *field, const char *data,
+                size_t len, int final)
 {
     char maxlen[24], px[24];
     mcp__u64_str(c->max_events, maxlen);
-    mcp__u64_str((uint64_t)c->ttl_ms, px);
-    int rc = mcp__rc_cmd(c, NULL, NULL, "XADD %s MAXLEN ~ %s %s %s %b", c->kbuf.data, maxlen, id,
-                         field, data, len);
-    if (rc == MCP_OK)
+    const char *argv[11];
+    size_t argvlen[11];
+    int n = 0;
+#define ARG(s, l) (argv[n] = (s), argvlen[n] = (l), n++)
+    ARG("XADD", 4);
+    ARG(c->kbuf.data, c->kbuf.len);
+    if (!make)
+        ARG("NOMKSTREAM", 10);
+    ARG("MAXLEN", 6);
+    ARG("~", 1);
+    ARG(maxlen, strlen(maxlen));
+    ARG(id, strlen(id));
+    ARG(field, strlen(field));
+    ARG(data, len);
+    if (final) {
+        ARG("e", 1);
+        ARG("1", 1);
+    }
+#undef ARG
+    int rc = mcp__rc_cmd_argv(c, n, argv, argvlen);
+    if (rc == MCP_OK && make) {
+        mcp__u64_str(2 * (uint64_t)c->ttl_ms, px);
         rc = mcp__rc_cmd(c, NULL, NULL, "PEXPIRE %s %s", c->kbuf.data, px);
+    }
     return rc;
 }
 
@@ -220,6 +290,10 @@ static int rc_append(void *self, const char *session, uint64_t stream, uint64_t 
                      const char *data, size_t len)
 {
     mcp__cluster *c = self;
+    /* Whether this is the stream's last event: asked for this append only. */
+    int final = c->final_next && len <= c->max_event_bytes;
+    c->final_next = 0;
+    c->final_done = 0;
     if (seq == 0)
         return MCP_EINVAL;
     if (c->state != MCP__RC_UP) {
@@ -227,21 +301,22 @@ static int rc_append(void *self, const char *session, uint64_t stream, uint64_t 
         return MCP_ECLOSED;
     }
     if (data == NULL)
-        data = ""; /* %b reads len bytes of it: none */
+        data = "";
     /* The payload first: it is the allocation most likely to fail, and failing
      * after the XADD would keep an event that followers never hear of. */
     if (mcp__rc_key_stream(c, &c->kbuf, "e:", session, stream) != MCP_OK ||
-        live_build(&c->pbuf, 'd', seq, data, len) != MCP_OK)
+        live_build(&c->pbuf, final ? 'f' : 'd', seq, data, len) != MCP_OK)
         return MCP_ENOMEM;
     int rc = MCP_OK;
     if (len <= c->max_event_bytes) {
         char id[48];
         make_id(id, seq, 0);
-        register_keys(c, session, stream, c->kbuf.data);
-        rc = xadd(c, id, "d", data, len);
+        rc = xadd(c, must_make(c, session, stream, c->kbuf.data), id, "d", data, len, final);
     }
-    if (rc == MCP_OK)
+    if (rc == MCP_OK && len > 0)
         rc = publish(c);
+    if (rc == MCP_OK)
+        c->final_done = final;
     /* Written now, not at the loop's next turn: the event goes to its client right after
      * this, and a client that resumes on another node at once must find it stored. */
     if (rc == MCP_OK)
@@ -256,17 +331,34 @@ int mcp__cluster_stream_open(mcp__cluster *c, const char *session, uint64_t stre
         c->stats.dropped++;
         return MCP_ECLOSED;
     }
-    mcp__buf okey = {0};
+    mcp__buf okey = {0}, skey = {0};
     char px[24];
-    mcp__u64_str(2 * (uint64_t)c->ttl_ms, px);
+    mcp__u64_str(3 * (uint64_t)c->ttl_ms, px);
     int rc = mcp__rc_key_stream(c, &okey, "o:", session, stream);
+    if (rc == MCP_OK)
+        rc = mcp__rc_key_stream(c, &skey, "e:", session, stream);
     if (rc == MCP_OK)
         rc = mcp__rc_cmd(c, NULL, NULL, "SET %s %b PX %s", okey.data, text != NULL ? text : "", len,
                          px);
-    mcp__buf_free(&okey);
     if (rc == MCP_OK)
-        mcp__rc_register(c, session, stream);
+        rc = add_keys(c, session, stream, skey.data, 0);
+    if (rc == MCP_OK)
+        described(c, skey.data);
+    mcp__buf_free(&okey);
+    mcp__buf_free(&skey);
     return rc;
+}
+
+void mcp__cluster_final_next(mcp__cluster *c)
+{
+    c->final_next = 1;
+}
+
+int mcp__cluster_final_taken(mcp__cluster *c)
+{
+    int done = c->final_done;
+    c->final_done = 0;
+    return done;
 }
 
 int mcp__cluster_streams_drop(mcp__cluster *c, const char *session, const uint64_t *streams,
@@ -334,8 +426,7 @@ static int marker(mcp__cluster *c, const char *session, uint64_t stream, uint64_
     if (mcp__rc_key_stream(c, &c->kbuf, "e:", session, stream) != MCP_OK ||
         live_build(&c->pbuf, kind, seq, NULL, 0) != MCP_OK)
         return MCP_ENOMEM;
-    register_keys(c, session, stream, c->kbuf.data);
-    int rc = xadd(c, id, field, "1", 1);
+    int rc = xadd(c, must_make(c, session, stream, c->kbuf.data), id, field, "1", 1, 0);
     if (rc == MCP_OK)
         rc = publish(c);
     return rc;
@@ -453,6 +544,9 @@ int mcp__rpager_walk(mcp__rpager *p, const redisReply *page, mcp__rentry_fn fn, 
         if (sq == 0 && f == 'd') {
             ent.data = fields->element[1]->str;
             ent.len = fields->element[1]->len;
+            /* The stream's last event carries its end. */
+            ent.end = fields->elements >= 4 && fields->element[2]->len == 1 &&
+                      fields->element[2]->str[0] == 'e';
         } else if (sq == 1 && f == 'e') {
             ent.end = 1;
         } else if (sq == 2 && f == 'g') {
@@ -482,7 +576,7 @@ typedef struct replay {
 static int replay_entry(void *ctx, const mcp__rentry *e)
 {
     replay *r = ctx;
-    if (!e->end && e->len > 0)
+    if (e->len > 0)
         r->emit(r->arg, e->seq, e->data, e->len);
     /* The caller's emit may have detached the cluster (or a callback of its took
      * it down): the replay then stops here. */

@@ -203,7 +203,7 @@ static int deliver(follow *f, const mcp__rentry *e)
         finish(f, MCP_ENOENT);
         return 1;
     }
-    if (e->end) {
+    if (e->end && e->len == 0) {
         finish(f, MCP_OK);
         return 1;
     }
@@ -218,13 +218,22 @@ static int deliver(follow *f, const mcp__rentry *e)
         finish(f, MCP__CLUSTER_PAUSED);
         return 1;
     }
-    if (e->seq <= f->last)
-        return 0;
+    if (e->seq <= f->last) {
+        if (!e->end)
+            return 0;
+        /* The last event, emitted already (by the replay): its end still ends. */
+        finish(f, MCP_OK);
+        return 1;
+    }
     if (!f->started && !started(f))
         return 1;
     f->last = e->seq;
     if (e->len > 0)
         f->emit(f->arg, e->seq, e->data, e->len);
+    if (e->end && f->state != F_FINISHED) {
+        finish(f, MCP_OK); /* the stream's last event: the end came with it */
+        return 1;
+    }
     return f->state == F_FINISHED;
 }
 
@@ -240,7 +249,7 @@ static void replay_done(follow *f)
     while (f->state == F_REPLAYING && off < f->live.len) {
         mcp__rentry e = {0};
         const char *p = f->live.data + off;
-        e.end = p[0] == 'e';
+        e.end = p[0] == 'e' || p[0] == 'f';
         e.pause = p[0] == 'p';
         e.gap = p[0] == 'g';
         memcpy(&e.seq, p + 1, sizeof(e.seq));
@@ -413,7 +422,7 @@ void mcp__rc_follow_subscribed(mcp__cluster *c, const char *chan)
 static void keep_live(follow *f, const mcp__rentry *e)
 {
     size_t len = e->len;
-    char kind = e->end ? 'e' : e->pause ? 'p' : e->gap ? 'g' : 'd';
+    char kind = e->end ? (e->len > 0 ? 'f' : 'e') : e->pause ? 'p' : e->gap ? 'g' : 'd';
     if (f->live.len + len > LIVE_MAX ||
         mcp__buf_reserve(&f->live, 1 + sizeof(e->seq) + sizeof(len) + len) != MCP_OK) {
         mcp__warn("redis: a follower fell too far behind its stream; it ends");

@@ -108,6 +108,9 @@ struct mcp__cluster {
     /* Scratch for the hot path (append): a key and a payload. Only held while a
      * command is built, never across a callback into the caller. */
     mcp__buf kbuf, pbuf;
+    /* The next append is its stream's last event (mcp__cluster_final_next); the last
+     * one was, and was stored with the end (mcp__cluster_final_taken). */
+    int final_next, final_done;
 
     struct mcp__task_store *tasks; /* mcp__cluster_task_store (tasks.c), made on first use */
 };
@@ -188,8 +191,6 @@ int mcp__rc_delete_session(mcp__cluster *c, const char *session, int ended_ms);
 /* ---- events.c ---- */
 
 mcp_event_store *mcp__rc_store_new(mcp__cluster *c);
-/* Makes sure the session's set lists the stream's keys (see events.c). */
-void mcp__rc_register(mcp__cluster *c, const char *session, uint64_t stream);
 /* Forgets what was registered: of one session, or (session NULL) of all. */
 void mcp__rc_registered_forget(mcp__cluster *c, const char *session);
 
@@ -203,7 +204,7 @@ typedef struct mcp__rpager {
 
 typedef struct mcp__rentry {
     uint64_t seq;
-    int end;   /* the end marker (data empty) */
+    int end;   /* the end: the marker (data empty), or with the stream's last event */
     int pause; /* live only: the owner paused the stream here (data: the retry) */
     int gap;   /* the owner could not store event seq (mcp__cluster_stream_gap) */
     const char *data;
@@ -223,8 +224,9 @@ int mcp__rpager_send(mcp__cluster *c, mcp__rpager *p, const char *key, redisCall
 int mcp__rpager_walk(mcp__rpager *p, const redisReply *page, mcp__rentry_fn fn, void *ctx,
                      int *more);
 
-/* Live messages on a stream's channel: "d<seq>:<data>" for an event, "e<seq>" for
- * the end. Parsed into e; -1 when it is not one of ours. */
+/* Live messages on a stream's channel: "d<seq>:<data>" for an event, "f<seq>:<data>"
+ * for the last one with the end, "e<seq>" for the end alone. Parsed into e; -1 when it
+ * is not one of ours. */
 int mcp__rc_live_parse(const char *msg, size_t len, mcp__rentry *e);
 
 /* ---- follow.c ---- */

@@ -1259,7 +1259,8 @@ static void kept_trim(hsess *hs)
 void mcp__shttp_cluster_stream_end(hstream *st)
 {
     hsess *hs = st->hs;
-    mcp__cluster_stream_end(hs->t->sh->cluster, hs->id, st->id, hs->next_seq);
+    if (!st->sh->end_stored)
+        mcp__cluster_stream_end(hs->t->sh->cluster, hs->id, st->id, hs->next_seq);
     if (st->sh->kept_events == 0)
         return;
     hkept *k = malloc(sizeof(*k));
@@ -1727,11 +1728,16 @@ static void h_storing(hstream *st)
 {
     if (!st->sh->described)
         mcp__shttp_cluster_stream_describe(st);
+    /* A stream's last event (its answer) is stored with the end, in one entry. */
+    if (st->last_event && st->sh->described)
+        mcp__cluster_final_next(st->hs->t->sh->cluster);
 }
 
 /* What the cluster's store passes over is not counted as kept. */
 static void h_stored(hstream *st, size_t len)
 {
+    if (st->last_event)
+        st->sh->end_stored = mcp__cluster_final_taken(st->hs->t->sh->cluster);
     if (len <= st->hs->t->sh->cluster_max_event) {
         st->sh->kept_events++;
         st->sh->kept_bytes += len;

@@ -80,6 +80,7 @@ struct hstream_share {
     /* What the shared store holds of it (see stream_end). */
     size_t kept_events;
     uint64_t kept_bytes;
+    int end_stored; /* its last event was stored with the end (no end marker then) */
 };
 
 /* ---- cluster/relay.c: requests of sessions held by another node ---- */
