@@ -154,6 +154,10 @@ size_t mcp__http_server_handshakes(const mcp__http_server *srv, uint64_t *droppe
 
 /* The port the server is bound to (useful with opts.port 0). */
 int mcp__http_server_port(const mcp__http_server *srv);
+/* fn(arg) runs before any bytes go to a client's socket (at the end of a loop turn, where
+ * output is corked, or at once for a large burst): a store whose writes must reach its
+ * server before a client can read of them sends them there. fn NULL: none. */
+void mcp__http_server_before_write(mcp__http_server *srv, void (*fn)(void *arg), void *arg);
 
 /* The number of open connections, counting those that are closing. */
 size_t mcp__http_server_connections(const mcp__http_server *srv);

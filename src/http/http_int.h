@@ -78,6 +78,8 @@ struct mcp__http_server {
     /* Gives freed memory back to the system once a burst is over (see util/mem.c). */
     uv_timer_t trim;
     mcp__http_conn *dirty;
+    void (*before_write)(void *arg); /* mcp__http_server_before_write */
+    void *before_write_arg;
     mcp__map sources;               /* source address -> mcp__http_source */
     struct ssl_ctx_st *tls;         /* HTTPS (a reference of ours), or NULL; see tls.c */
     size_t nhandshakes;             /* connections in their TLS handshake */

@@ -54,6 +54,8 @@ int mcp__http_conn_send_raw(mcp__http_conn *c, const uv_buf_t *bufs, unsigned n)
         total += bufs[i].len;
     if (total == 0)
         return MCP_OK;
+    if (c->srv->before_write != NULL)
+        c->srv->before_write(c->srv->before_write_arg);
     size_t done = 0;
     int r = uv_try_write((uv_stream_t *)&c->tcp, bufs, n);
     if (r >= 0) {

@@ -163,6 +163,12 @@ int mcp__http_server_port(const mcp__http_server *srv)
     return srv->port;
 }
 
+void mcp__http_server_before_write(mcp__http_server *srv, void (*fn)(void *arg), void *arg)
+{
+    srv->before_write = fn;
+    srv->before_write_arg = arg;
+}
+
 size_t mcp__http_server_connections(const mcp__http_server *srv)
 {
     return srv->nconns;

@@ -179,6 +179,13 @@ int mcp__cluster_stream_open(mcp__cluster *c, const char *session, uint64_t stre
  * a follow that would have emitted it ends with MCP_ENOENT instead of skipping it.
  * Written once the server is back, before any later event. */
 int mcp__cluster_stream_gap(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq);
+/* Appends to the cluster's event store are written to the server at once (the
+ * default), or (deferred 1) only by mcp__cluster_flush, which the caller runs before any
+ * client can read of them, and otherwise at the loop's next turn: the appends of one
+ * turn then go in one write. */
+void mcp__cluster_defer_flush(mcp__cluster *c, int deferred);
+/* Writes what waits for the server now (what the connection takes without waiting). */
+void mcp__cluster_flush(mcp__cluster *c);
 /* The next append to the cluster's event store is its stream's last event: it is
  * stored and published with the end (one entry, one message), as if
  * mcp__cluster_stream_end followed it. */

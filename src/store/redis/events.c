@@ -318,8 +318,10 @@ static int rc_append(void *self, const char *session, uint64_t stream, uint64_t 
     if (rc == MCP_OK)
         c->final_done = final;
     /* Written now, not at the loop's next turn: the event goes to its client right after
-     * this, and a client that resumes on another node at once must find it stored. */
-    if (rc == MCP_OK)
+     * this, and a client that resumes on another node at once must find it stored. A
+     * caller that flushes before its clients' bytes go out (mcp__cluster_defer_flush)
+     * has the turn's appends written in one go. */
+    if (rc == MCP_OK && !c->flush_deferred)
         mcp__rc_flush(c);
     return rc;
 }
@@ -347,6 +349,16 @@ int mcp__cluster_stream_open(mcp__cluster *c, const char *session, uint64_t stre
     mcp__buf_free(&okey);
     mcp__buf_free(&skey);
     return rc;
+}
+
+void mcp__cluster_defer_flush(mcp__cluster *c, int deferred)
+{
+    c->flush_deferred = deferred;
+}
+
+void mcp__cluster_flush(mcp__cluster *c)
+{
+    mcp__rc_flush(c);
 }
 
 void mcp__cluster_final_next(mcp__cluster *c)

@@ -111,6 +111,7 @@ struct mcp__cluster {
     /* The next append is its stream's last event (mcp__cluster_final_next); the last
      * one was, and was stored with the end (mcp__cluster_final_taken). */
     int final_next, final_done;
+    int flush_deferred; /* mcp__cluster_defer_flush */
 
     struct mcp__task_store *tasks; /* mcp__cluster_task_store (tasks.c), made on first use */
 };

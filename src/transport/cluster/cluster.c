@@ -1815,6 +1815,8 @@ static void h_stop(shttp *t)
 
 static void h_free(shttp *t)
 {
+    if (t->http != NULL)
+        mcp__http_server_before_write(t->http, NULL, NULL);
     mcp__cluster_free(t->sh->cluster);
     free(t->sh);
     t->sh = NULL;
@@ -1874,8 +1876,19 @@ int mcp__shttp_cluster_start(shttp *t, const mcp_http_opts *o)
 }
 
 /* Tells the cluster where other nodes reach this one (see mcp_http_opts). */
+/* Before a client's bytes go out: the events they tell of go to the shared store first,
+ * those of the whole loop turn in one write. */
+static void flush_store(void *arg)
+{
+    shttp *t = arg;
+    if (t->sh != NULL && t->sh->cluster != NULL)
+        mcp__cluster_flush(t->sh->cluster);
+}
+
 void mcp__shttp_cluster_listening(shttp *t, const mcp_http_opts *o, const char *host, int port)
 {
+    mcp__http_server_before_write(t->http, flush_store, t);
+    mcp__cluster_defer_flush(t->sh->cluster, 1);
     char *addr = t->sh->cluster_addr;
     size_t size = sizeof(t->sh->cluster_addr);
     if (o->cluster_address != NULL)
