@@ -5,18 +5,10 @@
 //                                            --get: also open a standalone GET stream on
 //                                            each and hold it. Prints "READY <n>" when all
 //                                            are up, then (with --get) waits until killed.
-//   node mcpc.mjs notify URL COUNT RUNS      RUNS sequential tools/call notify {count}
-//                                            on one session, each read to its last byte.
-//   node mcpc.mjs resume URL COUNT RUNS PID [STATS_URL]
-//                                            store COUNT events (notify, read in full),
-//                                            then RUNS times: GET with Last-Event-ID = the
-//                                            stream's first (priming) id, timed to the
-//                                            final result. PID: the server, for RSS.
 //
 // Every result line starts with "BENCH " and holds key=value pairs for bench/run.
 // Every wait has a deadline: a stuck server makes this exit non-zero, not hang.
 import http from 'node:http';
-import { readFileSync } from 'node:fs';
 
 const PROTO = '2025-11-25';
 const DEADLINE_MS = 60000;
@@ -29,12 +21,6 @@ function fail(msg) {
 
 function report(fields) {
     console.log('BENCH ' + Object.entries(fields).map(([k, v]) => `${k}=${v}`).join(' '));
-}
-
-function rssBytes(pid) {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    if (!m) fail(`no VmRSS for pid ${pid}`);
-    return Number(m[1]) * 1024;
 }
 
 // One HTTP request; onData (optional) sees each body chunk and may return true to stop
@@ -129,95 +115,12 @@ async function cmdSessions(url, n, withGet) {
     setTimeout(() => process.exit(0), 600000);
 }
 
-// Counts SSE data lines that are notifications and spots the final result of request `id`.
-function sseCounter(id) {
-    let tail = '';
-    const st = { notes: 0, result: false, events: 0, firstId: null };
-    const marker = `"id":${id}`;
-    st.feed = c => {
-        const text = tail + c.toString('utf8');
-        const lines = text.split('\n');
-        tail = lines.pop();
-        for (const line of lines) {
-            if (line.startsWith('id: ') || line.startsWith('id:')) {
-                if (st.firstId === null) st.firstId = line.slice(3).trim();
-            } else if (line.startsWith('data:')) {
-                st.events++;
-                if (line.includes('notifications/message')) st.notes++;
-                else if (line.includes(marker) && line.includes('"result"')) st.result = true;
-            }
-        }
-        return st;
-    };
-    return st;
-}
-
-async function notifyOnce(url, h, id, count) {
-    const st = sseCounter(id);
-    const t0 = process.hrtime.bigint();
-    const r = await request(url, {
-        headers: h, keep: false,
-        body: { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'notify', arguments: { count } } },
-        onData: c => { st.feed(c); return st.result && st.notes >= count; }
-    });
-    const secs = Number(process.hrtime.bigint() - t0) / 1e9;
-    if (r.status !== 200 || !st.result || st.notes !== count)
-        fail(`notify: status ${r.status}, ${st.notes}/${count} notifications, result ${st.result}`);
-    return { secs, firstId: st.firstId };
-}
-
-function median(a) {
-    const s = [...a].sort((x, y) => x - y);
-    return s[Math.floor(s.length / 2)];
-}
-
-async function cmdNotify(url, count, runs) {
-    const h = await newSession(url);
-    let id = 100;
-    for (let i = 0; i < 3; i++) await notifyOnce(url, h, id++, count); // warm-up
-    const times = [];
-    for (let i = 0; i < runs; i++) times.push((await notifyOnce(url, h, id++, count)).secs);
-    const total = times.reduce((a, b) => a + b, 0);
-    report({ count, runs, median_ms: (median(times) * 1e3).toFixed(3),
-             notes_per_s: Math.round(count * runs / total) });
-}
-
-async function cmdResume(url, count, runs, pid, statsUrl) {
-    const h = await newSession(url);
-    const gc = async () => { if (statsUrl) await request(statsUrl + '?gc', { method: 'GET', useAgent: false }); };
-    await gc();
-    const before = rssBytes(pid);
-    const { secs: storeSecs, firstId } = await notifyOnce(url, h, 7, count);
-    if (!firstId) fail('resume: the notify stream carried no event id (is resumability on?)');
-    await gc();
-    const after = rssBytes(pid);
-    const times = [];
-    for (let i = 0; i < runs; i++) {
-        const st = sseCounter(7);
-        const t0 = process.hrtime.bigint();
-        const r = await request(url, {
-            method: 'GET', headers: { ...h, 'Last-Event-ID': firstId }, keep: false,
-            onData: c => { st.feed(c); return st.result && st.notes >= count; }
-        });
-        const secs = Number(process.hrtime.bigint() - t0) / 1e9;
-        if (r.status !== 200 || !st.result || st.notes !== count)
-            fail(`resume: status ${r.status}, ${st.notes}/${count} notifications replayed, result ${st.result}`);
-        times.push(secs);
-    }
-    report({ count, runs, store_ms: (storeSecs * 1e3).toFixed(1), replay_median_ms: (median(times) * 1e3).toFixed(3),
-             replay_min_ms: (Math.min(...times) * 1e3).toFixed(3),
-             rss_delta: after - before, bytes_per_event: Math.round((after - before) / count) });
-    agent.destroy();
-}
-
 const [cmd, ...rest] = process.argv.slice(2);
 const watchdog = setTimeout(() => fail('overall deadline passed'), 900000);
 watchdog.unref();
 try {
     if (cmd === 'sessions') await cmdSessions(rest[0], Number(rest[1]), rest.includes('--get'));
-    else if (cmd === 'notify') await cmdNotify(rest[0], Number(rest[1]), Number(rest[2]));
-    else if (cmd === 'resume') await cmdResume(rest[0], Number(rest[1]), Number(rest[2]), Number(rest[3]), rest[4]);
-    else fail('usage: mcpc.mjs sessions|notify|resume ...');
+    else fail('usage: mcpc.mjs sessions URL N [--get]');
 } catch (e) {
     fail(e.stack || String(e));
 }
