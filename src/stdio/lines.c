@@ -30,6 +30,7 @@ static void maybe_closed(mcp__lstream *ls)
     free(ls->rbuf);
     ls->rbuf = NULL;
     mcp__lines_free(&ls->lines);
+    mcp__buf_free(&ls->cork);
     if (ls->cbs.on_closed != NULL)
         ls->cbs.on_closed(ls->user);
 }
@@ -186,12 +187,28 @@ static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     buf->len = ls->rbuf ? MCP__READ_CHUNK : 0;
 }
 
+static void cork_flush(mcp__lstream *ls);
+/* Answers gathered at most before they go out: a few, so that a client that keeps
+ * many requests in flight reads the first answers while the next are made (measured
+ * with bench/stdio_bench at 16 in flight: 2 per write 335k round trips/s, 4 per write
+ * 353k-374k, 8 per write 349k; all of a read's together 195k-198k; one each 229k-246k). */
+#define CORK_MAX_MESSAGES 4
+
+/* Feeds a read's bytes with the output corked: the answers of its lines go out together. */
+static void feed_corked(mcp__lstream *ls, const char *p, size_t n)
+{
+    ls->corked = 1;
+    feed(ls, p, n);
+    ls->corked = 0;
+    cork_flush(ls);
+}
+
 static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 {
     mcp__lstream *ls = s->data;
     (void)buf;
     if (n > 0)
-        feed(ls, ls->rbuf, (size_t)n);
+        feed_corked(ls, ls->rbuf, (size_t)n);
     /* The buffer goes back after each read: a stream that waits (a gateway holds one
      * per child) keeps none, and the next read of any stream reuses the memory. */
     free(ls->rbuf);
@@ -229,7 +246,7 @@ static void fs_read_cb(uv_fs_t *req)
         return;
     }
     if (n > 0) {
-        feed(ls, ls->rbuf, (size_t)n);
+        feed_corked(ls, ls->rbuf, (size_t)n);
         if (!ls->closing)
             fs_read_next(ls);
         else
@@ -294,21 +311,13 @@ static int write_file(mcp__lstream *ls, const char *p, size_t n)
     return MCP_OK;
 }
 
-int mcp__lstream_write(mcp__lstream *ls, const char *text, size_t len)
+/* Writes the bytes of bufs (nbufs of them, total bytes in all): at once without copying
+ * where the pipe takes them, and what it does not take queued. */
+static int write_bytes(mcp__lstream *ls, const uv_buf_t *bufs, unsigned nbufs, size_t total)
 {
-    if (ls->write_failed || ls->closing)
-        return MCP_ECLOSED;
-    if (ls->out == NULL) {
-        if (ls->out_file_fd < 0)
-            return MCP_ECLOSED;
-        int rc = write_file(ls, text, len);
-        return rc == MCP_OK ? write_file(ls, "\n", 1) : rc;
-    }
-    /* Try to write at once without copying; queue only what the pipe did not take. */
     size_t done = 0;
     if (ls->queued == 0) {
-        uv_buf_t bufs[2] = {uv_buf_init((char *)text, (unsigned)len), uv_buf_init("\n", 1)};
-        int n = uv_try_write(ls->out, bufs, 2);
+        int n = uv_try_write(ls->out, bufs, nbufs);
         if (n > 0)
             done = (size_t)n;
         else if (n != UV_EAGAIN && n != UV_ENOSYS) {
@@ -316,7 +325,6 @@ int mcp__lstream_write(mcp__lstream *ls, const char *text, size_t len)
             return MCP_ECLOSED;
         }
     }
-    size_t total = len + 1;
     if (done == total)
         return MCP_OK;
     size_t rest = total - done;
@@ -330,11 +338,15 @@ int mcp__lstream_write(mcp__lstream *ls, const char *text, size_t len)
         return MCP_ENOMEM;
     w->ls = ls;
     w->len = rest;
-    if (done < len) {
-        memcpy(w->data, text + done, len - done);
-        w->data[len - done] = '\n';
-    } else {
-        w->data[0] = '\n';
+    size_t off = 0, skip = done;
+    for (unsigned i = 0; i < nbufs; i++) {
+        if (skip >= bufs[i].len) {
+            skip -= bufs[i].len;
+            continue;
+        }
+        memcpy(w->data + off, bufs[i].base + skip, bufs[i].len - skip);
+        off += bufs[i].len - skip;
+        skip = 0;
     }
     uv_buf_t b = uv_buf_init(w->data, (unsigned)rest);
     int rc = uv_write(&w->req, ls->out, &b, 1, write_cb);
@@ -345,6 +357,47 @@ int mcp__lstream_write(mcp__lstream *ls, const char *text, size_t len)
     }
     ls->queued += rest;
     return MCP_OK;
+}
+
+/* What a read's lines answered, written in one go (see corked). */
+static void cork_flush(mcp__lstream *ls)
+{
+    ls->corked_n = 0;
+    if (ls->cork.len == 0)
+        return;
+    if (!ls->write_failed) {
+        uv_buf_t b = uv_buf_init(ls->cork.data, (unsigned)ls->cork.len);
+        (void)write_bytes(ls, &b, 1, ls->cork.len); /* a failure comes as on_write_error */
+    }
+    /* Keep a small buffer for the next read; give back a large one. */
+    if (ls->cork.cap > (64u << 10))
+        mcp__buf_free(&ls->cork);
+    else
+        mcp__buf_reset(&ls->cork);
+}
+
+int mcp__lstream_write(mcp__lstream *ls, const char *text, size_t len)
+{
+    if (ls->write_failed || ls->closing)
+        return MCP_ECLOSED;
+    if (ls->out == NULL) {
+        if (ls->out_file_fd < 0)
+            return MCP_ECLOSED;
+        int rc = write_file(ls, text, len);
+        return rc == MCP_OK ? write_file(ls, "\n", 1) : rc;
+    }
+    if (ls->corked) {
+        /* Gathered for the end of the read; a large batch goes out at once, so the
+         * buffer stays small and a slow reader is found as soon as without it. */
+        if (mcp__buf_append(&ls->cork, text, len) != MCP_OK ||
+            mcp__buf_append(&ls->cork, "\n", 1) != MCP_OK)
+            return MCP_ENOMEM;
+        if (ls->cork.len >= (64u << 10) || ++ls->corked_n >= CORK_MAX_MESSAGES)
+            cork_flush(ls);
+        return ls->write_failed ? MCP_ECLOSED : MCP_OK;
+    }
+    uv_buf_t bufs[2] = {uv_buf_init((char *)text, (unsigned)len), uv_buf_init("\n", 1)};
+    return write_bytes(ls, bufs, 2, len + 1);
 }
 
 /* ---- Closing ---- */
@@ -362,6 +415,7 @@ static void shutdown_cb(uv_shutdown_t *req, int status)
 
 void mcp__lstream_close_output(mcp__lstream *ls)
 {
+    cork_flush(ls); /* what is gathered goes before the end */
     if (ls->out == NULL || ls->shutdown_req.data != NULL)
         return;
     if (ls->out == ls->in ? !ls->in_open : !ls->out_open)
@@ -378,6 +432,7 @@ void mcp__lstream_close(mcp__lstream *ls)
 {
     if (ls->closing)
         return;
+    cork_flush(ls); /* the peer must get every answer */
     ls->closing = 1;
     if (ls->in != NULL && ls->reading)
         uv_read_stop(ls->in);

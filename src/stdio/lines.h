@@ -48,6 +48,12 @@ struct mcp__lstream {
     char *rbuf;
     mcp__lines lines;
     size_t queued, max_queued;
+    /* While a read's lines are fed, what they answer is gathered here and written in one
+     * go once they all are (mcp__lstream_write): one system call for a batch of requests,
+     * not one per answer. */
+    int corked;
+    unsigned corked_n; /* messages in cork */
+    mcp__buf cork;
     int reading, eof, write_failed, closing, closed_notified;
     uv_shutdown_t shutdown_req;
 };
