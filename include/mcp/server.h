@@ -53,6 +53,16 @@ typedef struct mcp_ctx mcp_ctx;
 /* Run the handler on the loop thread (it must be fast and never block). */
 #define MCP_HANDLER_INLINE 0x1u
 /*
+ * Run the handler on the loop thread for requests of revision 2026-07-28, and on a worker
+ * for those of the legacy era. For a handler that asks the client (mcp_ctx_ask) and is
+ * otherwise fast and never blocks: in revision 2026-07-28 asking never waits (Multi
+ * Round-Trip Requests), so the round costs no thread handoff, while in the legacy era it
+ * waits for the client's answer, which only a worker may. Not with MCP_TOOL_TASK_*
+ * (MCP_EINVAL), and such a handler cannot make itself a task (mcp_ctx_start_task:
+ * MCP_ESTATE in revision 2026-07-28).
+ */
+#define MCP_HANDLER_INLINE_MODERN 0x8u
+/*
  * Tools only (the tasks extension, io.modelcontextprotocol/tasks; see mcp_server_set_tasks):
  * a call whose request declares the extension runs as a task. The client is answered at
  * once with the task's id (a CreateTaskResult) and the handler runs on after, its result

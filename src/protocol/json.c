@@ -828,12 +828,62 @@ static int write_integer(mcp__buf *b, json_int_t v)
     return mcp__buf_append(b, p, (size_t)(t + sizeof(t) - p));
 }
 
-static int write_value(mcp__buf *b, const json_t *v, int depth)
+/* An object's member, for writing them in key order. */
+typedef struct member {
+    const char *key;
+    size_t len;
+    json_t *value;
+} member;
+
+/* jansson's order for JSON_SORT_KEYS: the bytes, then the length. */
+static int member_cmp(const void *a, const void *b)
+{
+    const member *x = a, *y = b;
+    int c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
+    return c != 0 ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static int write_value(mcp__buf *b, const json_t *v, int depth, int sorted);
+
+/* An object's members in key order (sorted): JSON_SORT_KEYS's text. */
+static int write_sorted(mcp__buf *b, const json_t *v, int depth)
+{
+    member some[16], *m = some;
+    size_t n = json_object_size(v);
+    if (n > sizeof some / sizeof some[0] && (m = malloc(n * sizeof(*m))) == NULL)
+        return MCP_ENOMEM;
+    size_t k = 0;
+    for (void *it = json_object_iter((json_t *)v); it != NULL && k < n;
+         it = json_object_iter_next((json_t *)v, it), k++)
+        m[k] = (member){json_object_iter_key(it), json_object_iter_key_len(it),
+                        json_object_iter_value(it)};
+    qsort(m, k, sizeof(*m), member_cmp);
+    int rc = mcp__buf_append(b, "{", 1);
+    for (size_t i = 0; i < k && rc == MCP_OK; i++) {
+        if (i > 0)
+            rc = mcp__buf_append(b, ",", 1);
+        if (rc == MCP_OK)
+            rc = write_string(b, m[i].key, m[i].len);
+        if (rc == MCP_OK)
+            rc = mcp__buf_append(b, ":", 1);
+        if (rc == MCP_OK)
+            rc = write_value(b, m[i].value, depth + 1, 1);
+    }
+    if (rc == MCP_OK)
+        rc = mcp__buf_append(b, "}", 1);
+    if (m != some)
+        free(m);
+    return rc;
+}
+
+static int write_value(mcp__buf *b, const json_t *v, int depth, int sorted)
 {
     if (depth > MAX_DEPTH)
         return MCP_EINVAL;
     switch (json_typeof(v)) {
     case JSON_OBJECT: {
+        if (sorted)
+            return write_sorted(b, v, depth);
         if (mcp__buf_append(b, "{", 1) != MCP_OK)
             return MCP_ENOMEM;
         void *it = json_object_iter((json_t *)v);
@@ -846,7 +896,7 @@ static int write_value(mcp__buf *b, const json_t *v, int depth)
                 return rc;
             if (mcp__buf_append(b, ":", 1) != MCP_OK)
                 return MCP_ENOMEM;
-            if ((rc = write_value(b, json_object_iter_value(it), depth + 1)) != MCP_OK)
+            if ((rc = write_value(b, json_object_iter_value(it), depth + 1, 0)) != MCP_OK)
                 return rc;
         }
         return mcp__buf_append(b, "}", 1);
@@ -859,7 +909,7 @@ static int write_value(mcp__buf *b, const json_t *v, int depth)
             int rc;
             if (i > 0 && mcp__buf_append(b, ",", 1) != MCP_OK)
                 return MCP_ENOMEM;
-            if ((rc = write_value(b, json_array_get(v, i), depth + 1)) != MCP_OK)
+            if ((rc = write_value(b, json_array_get(v, i), depth + 1, sorted)) != MCP_OK)
                 return rc;
         }
         return mcp__buf_append(b, "]", 1);
@@ -884,18 +934,24 @@ int mcp__json_write(mcp__buf *b, const json_t *v)
 {
     if (v == NULL)
         return MCP_EINVAL;
-    return write_value(b, v, 1);
+    return write_value(b, v, 1, 0);
+}
+
+int mcp__json_write_sorted(mcp__buf *b, const json_t *v)
+{
+    if (v == NULL)
+        return MCP_EINVAL;
+    return write_value(b, v, 1, 1);
 }
 
 int mcp__json_digest_hex(const json_t *v, char out[65])
 {
-    char *text =
-        json_dumps(v != NULL ? v : json_null(), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-    if (text == NULL)
-        return MCP_ENOMEM;
+    mcp__buf text = {0};
+    int rc = mcp__json_write_sorted(&text, v != NULL ? v : json_null());
     unsigned char d[32];
-    int rc = mcp__sha256(text, strlen(text), d);
-    free(text);
+    if (rc == MCP_OK)
+        rc = mcp__sha256(text.data, text.len, d);
+    mcp__buf_free(&text);
     if (rc != MCP_OK)
         return rc;
     mcp__hex(d, sizeof d, out);

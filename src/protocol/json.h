@@ -42,10 +42,14 @@ json_t *mcp__json_parse(const char *text, size_t len, unsigned flags, json_error
  * JSON_PARSER_MAX_DEPTH (which a cycle is). On error b may hold part of the text.
  */
 int mcp__json_write(mcp__buf *b, const json_t *v);
+/* The same with every object's members in key order: json_dumps(JSON_COMPACT |
+ * JSON_SORT_KEYS | JSON_ENCODE_ANY)'s text, byte for byte. */
+int mcp__json_write_sorted(mcp__buf *b, const json_t *v);
 
-/* The SHA-256 of v (NULL: null) in a canonical spelling (compact, sorted keys), as 64
- * hex digits and a NUL: what a sealed requestState binds the arguments by. MCP_OK or
- * MCP_ENOMEM. */
+/* The SHA-256 of v (NULL: null) in a canonical spelling (compact, sorted keys:
+ * mcp__json_write_sorted), as 64 hex digits and a NUL: what a sealed requestState binds
+ * the arguments by. MCP_OK, MCP_ENOMEM, or MCP_EINVAL for a value that cannot be
+ * written. */
 int mcp__json_digest_hex(const json_t *v, char out[65]);
 
 #endif

@@ -301,7 +301,8 @@ static void start(mcp__session *s, mcp__inreq *req, mcp__invoke_fn invoke, void 
         mcp__task_begin(ctx, 0); /* runs the handler once the task exists */
         return;
     }
-    mcp__ctx_run(ctx, (flags & MCP_HANDLER_INLINE) != 0);
+    mcp__ctx_run(ctx, (flags & MCP_HANDLER_INLINE) != 0 ||
+                          ((flags & MCP_HANDLER_INLINE_MODERN) != 0 && ctx->modern));
 }
 
 void mcp__tool_prepare(mcp_ctx *ctx)

@@ -360,7 +360,8 @@ int mcp_server_add_tool_def(mcp_server *srv, const mcp_tool_def *given)
         def->fn == NULL)
         return MCP_EINVAL;
     unsigned task_flags = def->flags & MCP__TASK_FLAGS;
-    if (task_flags == MCP__TASK_FLAGS || (task_flags != 0 && (def->flags & MCP_HANDLER_INLINE)))
+    if (task_flags == MCP__TASK_FLAGS ||
+        (task_flags != 0 && (def->flags & (MCP_HANDLER_INLINE | MCP_HANDLER_INLINE_MODERN))))
         return MCP_EINVAL;
     if (task_flags != 0) {
         int rc = mcp__tasks_offer(srv);

@@ -44,21 +44,25 @@ static json_t *parse_both(const char *text, size_t len, unsigned flags)
     return ours;
 }
 
-/* Our writing of v must be jansson's, byte for byte. */
+/* Our writing of v must be jansson's, byte for byte: as it comes, and with sorted keys. */
 static void write_both(const json_t *v)
 {
-    char *theirs = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    mcp__buf b = {0};
-    int rc = mcp__json_write(&b, v);
-    if (theirs == NULL) {
-        assert_int_not_equal(rc, MCP_OK);
-    } else {
-        assert_int_equal(rc, MCP_OK);
-        if (b.len != strlen(theirs) || memcmp(b.data, theirs, b.len) != 0)
-            fail_msg("written as %.*s, jansson writes %s", (int)b.len, b.data, theirs);
+    for (int sorted = 0; sorted < 2; sorted++) {
+        char *theirs =
+            json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | (sorted ? JSON_SORT_KEYS : 0));
+        mcp__buf b = {0};
+        int rc = sorted ? mcp__json_write_sorted(&b, v) : mcp__json_write(&b, v);
+        if (theirs == NULL) {
+            assert_int_not_equal(rc, MCP_OK);
+        } else {
+            assert_int_equal(rc, MCP_OK);
+            if (b.len != strlen(theirs) || memcmp(b.data, theirs, b.len) != 0)
+                fail_msg("written%s as %.*s, jansson writes %s", sorted ? " sorted" : "",
+                         (int)b.len, b.data, theirs);
+        }
+        free(theirs);
+        mcp__buf_free(&b);
     }
-    free(theirs);
-    mcp__buf_free(&b);
 }
 
 static void check(const char *text)
@@ -408,6 +412,16 @@ static void test_generated_values_round_trip_as_jansson_does(void **state)
 {
     (void)state;
     static const char mutations[] = "\"\\{}[],:0123456789-+.eEtfnu \x01\x80\xbf\xc3\xed\xff";
+    /* More members than the sorted writer holds on its stack, keys sharing prefixes. */
+    json_t *wide = json_object();
+    assert_non_null(wide);
+    for (int i = 0; i < 40; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "%.*s%d", i % 3, "kkk", (i * 7919) % 97);
+        json_object_set_new(wide, key, json_integer(i));
+    }
+    write_both(wide);
+    json_decref(wide);
     for (int i = 0; i < 3000; i++) {
         json_t *v = random_value(0);
         assert_non_null(v);
