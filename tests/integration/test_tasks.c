@@ -498,6 +498,13 @@ static void test_the_extensions_example_flow(void **state)
                         .name = "hello_world",
                         .fn = hello_world,
                         .flags = MCP_TOOL_TASK_OPTIONAL};
+    /* A task's handler may wait: never one that runs on the loop thread. */
+    unsigned on_loop[] = {MCP_HANDLER_INLINE, MCP_HANDLER_INLINE_MODERN};
+    for (int i = 0; i < 2; i++) {
+        mcp_tool_def bad = def;
+        bad.flags |= on_loop[i];
+        assert_int_equal(mcp_server_add_tool_def(srv, &bad), MCP_EINVAL);
+    }
     assert_int_equal(mcp_server_add_tool_def(srv, &def), MCP_OK);
     ih_host h;
     ih_start(&h, srv);

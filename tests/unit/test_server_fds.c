@@ -473,6 +473,7 @@ static mcp_server *make_server(void)
     assert_int_equal(mcp_server_set_workers(srv, 4), MCP_OK);
     add_tool_def(srv, "where_inline", NULL, NULL, where_tool, MCP_HANDLER_INLINE);
     add_tool_def(srv, "where_worker", NULL, NULL, where_tool, 0);
+    add_tool_def(srv, "where_modern", NULL, NULL, where_tool, MCP_HANDLER_INLINE_MODERN);
     add_tool_def(srv, "chatty_worker", NULL, NULL, chatty_tool, 0);
     add_tool_def(srv, "chatty_inline", NULL, NULL, chatty_tool, MCP_HANDLER_INLINE);
     add_tool_def(srv, "failing", NULL, NULL, failing_tool, 0);
@@ -713,6 +714,27 @@ static void test_tools_list_is_paged_with_the_cursor(void **state)
 
 /* ---- tools/call ---- */
 
+/* MCP_HANDLER_INLINE_MODERN: on the loop thread for a request of revision 2026-07-28,
+ * where asking never waits; the other handlers where they always run. */
+static void test_tools_call_of_revision_2026_runs_inline_modern_handlers_on_the_loop(void **state)
+{
+    conn c;
+    conn_start(&c, *state);
+    const char *meta = "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                       "\"io.modelcontextprotocol/clientCapabilities\":{}}";
+    const char *tools[] = {"where_modern", "where_inline", "where_worker"};
+    const char *want[] = {"loop:m", "loop:m", "worker:m"};
+    for (int i = 0; i < 3; i++) {
+        char params[512];
+        snprintf(params, sizeof params, "{\"name\":\"%s\",\"arguments\":{\"text\":\"m\"},%s}",
+                 tools[i], meta);
+        json_t *r = request(&c, 20 + i, "tools/call", params);
+        assert_string_equal(text_of(r), want[i]);
+        json_decref(r);
+    }
+    conn_finish_expect_nothing_more(&c);
+}
+
 static void test_tools_call_runs_inline_and_worker_handlers(void **state)
 {
     conn c;
@@ -724,6 +746,10 @@ static void test_tools_call_runs_inline_and_worker_handlers(void **state)
     json_decref(r);
     r = request(&c, 2, "tools/call", "{\"name\":\"where_worker\",\"arguments\":{\"text\":\"ho\"}}");
     assert_string_equal(text_of(r), "worker:ho");
+    json_decref(r);
+    /* MCP_HANDLER_INLINE_MODERN: on a worker in the legacy era, where asking waits. */
+    r = request(&c, 7, "tools/call", "{\"name\":\"where_modern\",\"arguments\":{\"text\":\"hu\"}}");
+    assert_string_equal(text_of(r), "worker:hu");
     json_decref(r);
     /* Without arguments the handler gets an empty object. */
     r = request(&c, 3, "tools/call", "{\"name\":\"where_worker\"}");
@@ -1162,6 +1188,7 @@ int main(void)
         T(test_batches_are_refused_with_2025_11_25),
         T(test_tools_list_is_paged_with_the_cursor),
         T(test_tools_call_runs_inline_and_worker_handlers),
+        T(test_tools_call_of_revision_2026_runs_inline_modern_handlers_on_the_loop),
         T(test_worker_handler_messages_arrive_before_its_result),
         T(test_inline_handler_messages_arrive_before_its_result),
         T(test_progress_without_a_token_sends_nothing),
