@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The in-memory event store. Per session, events sit in one FIFO in append
- * order (for eviction: the oldest go first) and in a deque per stream (for
- * replay: a binary search finds where to resume, then the rest is copied out).
- * Since a stream's events are appended in seq order, the session FIFO's head
- * is always the head of its stream's deque.
+ * The in-memory event store. A session's events sit in append order (the oldest go
+ * first), packed one after another in blocks of memory: each is a few bytes of header
+ * (varints: its length, its stream's slot, its seq as a difference from the event
+ * before, its age when appended from the block's start) and then its bytes. So an
+ * event costs its bytes and about five more, not an allocation of its own (a stored
+ * notification of 130 bytes took 197 bytes of RSS when each event was allocated
+ * apart). Blocks grow from 256 bytes to 64 KiB as a session stores more, so a session
+ * with a few events holds little; one larger than that gets a block of its own.
+ *
+ * A replay walks the session's events from the oldest and emits those of its stream
+ * after the one it resumes after, which must still be there (what followed it may be
+ * gone too otherwise): at most max_events steps, and replays are rare.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,32 +24,37 @@
 #define DEFAULT_MAX_BYTES (16u << 20)
 #define DEFAULT_TTL_MS (5 * 60 * 1000)
 #define DEFAULT_MAX_TOTAL_BYTES (256u << 20)
+#define BLOCK_FIRST 256
+#define BLOCK_MAX (64u << 10)
+/* The longest header: four varints of 10 bytes. */
+#define HEADER_MAX 40
 
-typedef struct mstream mstream;
+typedef struct mblock {
+    struct mblock *next;
+    uint64_t base_ms;  /* ages are counted from here */
+    size_t head, used; /* the live events are data[head, used) */
+    size_t cap;
+    unsigned char data[];
+} mblock;
 
-typedef struct mev {
-    struct mev *next; /* in the session FIFO */
-    mstream *st;
-    uint64_t seq;
-    uint64_t born_ms;
-    size_t len;
-    char data[];
-} mev;
-
-struct mstream {
+/* A stream with events in the session: its slot is what events name it by. */
+typedef struct mslot {
     uint64_t id;
-    char key[24];
-    mev **ring; /* deque: ring[(head + i) % cap] */
-    size_t head, count, cap;
-};
+    uint64_t last_seq; /* seqs only grow within a stream */
+    size_t count;      /* its events still stored; 0: the slot is free */
+} mslot;
 
 typedef struct mstore mstore;
 
 typedef struct msess {
     mstore *m;
-    mev *fifo_head, *fifo_tail;
-    size_t nevents, nbytes;
-    mcp__map streams; /* "<id>" -> mstream */
+    mblock *first, *last;
+    uint64_t last_seq;      /* of the newest event, which the next one's seq is told from */
+    uint64_t head_seq;      /* of the oldest event, read back as events go */
+    size_t nevents, nbytes; /* bytes: the events' own, as the bounds count them */
+    mslot *slots;
+    size_t nslots;
+    mcp__map streams; /* "<id>" -> slot index + 1 */
 } msess;
 
 struct mstore {
@@ -51,64 +63,116 @@ struct mstore {
     size_t total;      /* bytes of every session */
 };
 
-static mev *ring_at(const mstream *st, size_t i)
-{
-    return st->ring[(st->head + i) % st->cap];
-}
+/* ---- Varints ---- */
 
-static int ring_push(mstream *st, mev *e)
+static size_t put_varint(unsigned char *p, uint64_t v)
 {
-    if (st->count == st->cap) {
-        size_t cap = st->cap ? st->cap * 2 : 8;
-        mev **ring = malloc(cap * sizeof(*ring));
-        if (ring == NULL)
-            return MCP_ENOMEM;
-        for (size_t i = 0; i < st->count; i++)
-            ring[i] = ring_at(st, i);
-        free(st->ring);
-        st->ring = ring;
-        st->cap = cap;
-        st->head = 0;
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
     }
-    st->ring[(st->head + st->count) % st->cap] = e;
-    st->count++;
-    return MCP_OK;
+    p[n++] = (unsigned char)v;
+    return n;
 }
 
-static void stream_free(mstream *st)
+static uint64_t get_varint(const unsigned char **p)
 {
-    free(st->ring);
-    free(st);
+    uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        unsigned char b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80 || shift >= 63)
+            return v;
+    }
+}
+
+/* Signed differences as zigzag: small either way. */
+static uint64_t zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* ---- Events ---- */
+
+typedef struct mev {
+    size_t len;
+    size_t slot;
+    uint64_t seq;
+    uint64_t born_ms;
+    const char *data;
+    size_t size; /* of the whole record */
+} mev;
+
+/* Reads the event at data[off] of b; prev_seq is the seq of the event before it. */
+static void read_event(const mblock *b, size_t off, uint64_t prev_seq, mev *e)
+{
+    const unsigned char *p = b->data + off;
+    e->len = (size_t)get_varint(&p);
+    e->slot = (size_t)get_varint(&p);
+    e->seq = prev_seq + (uint64_t)unzigzag(get_varint(&p));
+    e->born_ms = b->base_ms + get_varint(&p);
+    e->data = (const char *)p;
+    e->size = (size_t)(p - (b->data + off)) + e->len;
+}
+
+/* ---- Sessions ---- */
+
+static void slot_free(msess *ss, size_t i)
+{
+    char key[24];
+    snprintf(key, sizeof(key), "%llu", (unsigned long long)ss->slots[i].id);
+    mcp__map_remove(&ss->streams, key);
+    ss->slots[i].count = 0;
 }
 
 /* Drops the session's oldest event. */
 static void evict_one(msess *ss)
 {
-    mev *e = ss->fifo_head;
-    mstream *st = e->st;
-    ss->fifo_head = e->next;
-    if (ss->fifo_head == NULL)
-        ss->fifo_tail = NULL;
+    mblock *b = ss->first;
+    mev e;
+    /* The seq of the event before the oldest: the oldest's was kept as it is. */
+    read_event(b, b->head, 0, &e);
+    uint64_t seq = ss->head_seq;
     ss->nevents--;
-    ss->nbytes -= e->len;
-    ss->m->total -= e->len;
-    /* It is the head of its stream too. */
-    st->head = (st->head + 1) % st->cap;
-    st->count--;
-    if (st->count == 0) {
-        /* Nothing left to resume after: forget the stream; a resume of it is then an
-         * unknown (expired) id. */
-        mcp__map_remove(&ss->streams, st->key);
-        stream_free(st);
+    ss->nbytes -= e.len;
+    ss->m->total -= e.len;
+    mslot *s = &ss->slots[e.slot];
+    if (--s->count == 0)
+        slot_free(ss, e.slot); /* nothing left to resume after: an unknown id now */
+    b->head += e.size;
+    if (b->head == b->used) {
+        ss->first = b->next;
+        if (ss->first == NULL)
+            ss->last = NULL;
+        free(b);
+        b = ss->first;
     }
-    free(e);
+    /* The next oldest's seq, from the difference it carries. */
+    if (b != NULL) {
+        mev next;
+        read_event(b, b->head, seq, &next);
+        ss->head_seq = next.seq;
+    }
+}
+
+static uint64_t head_born(const msess *ss)
+{
+    mev e;
+    read_event(ss->first, ss->first->head, 0, &e);
+    return e.born_ms;
 }
 
 static void expire(mstore *m, msess *ss)
 {
     uint64_t now = mcp__now_ms();
-    while (ss->fifo_head != NULL && (ss->nevents > m->o.max_events || ss->nbytes > m->o.max_bytes ||
-                                     now - ss->fifo_head->born_ms > (uint64_t)m->o.ttl_ms))
+    while (ss->first != NULL && (ss->nevents > m->o.max_events || ss->nbytes > m->o.max_bytes ||
+                                 now - head_born(ss) > (uint64_t)m->o.ttl_ms))
         evict_one(ss);
 }
 
@@ -122,18 +186,73 @@ static void enforce_total(mstore *m, msess *cur)
     void *v;
     while (m->total > m->o.max_total_bytes && mcp__map_next(&m->sessions, &pos, NULL, &v)) {
         msess *ss = v;
-        while (ss != cur && m->total > m->o.max_total_bytes && ss->fifo_head != NULL)
+        while (ss != cur && m->total > m->o.max_total_bytes && ss->first != NULL)
             evict_one(ss);
     }
 }
 
 static void sess_free(msess *ss)
 {
-    while (ss->fifo_head != NULL)
-        evict_one(ss);
-    /* Streams still listed hold no events now: evict_one freed every one of them. */
+    while (ss->first != NULL) {
+        mblock *b = ss->first;
+        ss->first = b->next;
+        free(b);
+    }
     mcp__map_free(&ss->streams);
+    free(ss->slots);
     free(ss);
+}
+
+/* The slot of stream `id` (made when new), or -1 out of memory. */
+static long slot_of(msess *ss, uint64_t id, int make)
+{
+    char key[24];
+    snprintf(key, sizeof(key), "%llu", (unsigned long long)id);
+    uintptr_t v = (uintptr_t)mcp__map_get(&ss->streams, key);
+    if (v != 0 || !make)
+        return (long)v - 1;
+    size_t i = 0;
+    while (i < ss->nslots && ss->slots[i].count > 0)
+        i++;
+    if (i == ss->nslots) {
+        size_t n = ss->nslots ? ss->nslots * 2 : 4;
+        mslot *s = realloc(ss->slots, n * sizeof(*s));
+        if (s == NULL)
+            return -1;
+        memset(s + ss->nslots, 0, (n - ss->nslots) * sizeof(*s));
+        ss->slots = s;
+        ss->nslots = n;
+    }
+    if (mcp__map_put(&ss->streams, key, (void *)(uintptr_t)(i + 1)) != MCP_OK)
+        return -1;
+    ss->slots[i] = (mslot){.id = id, .last_seq = 0, .count = 0};
+    return (long)i;
+}
+
+/* Room for need more bytes at the end of the session's last block. */
+static mblock *room(msess *ss, size_t need)
+{
+    mblock *b = ss->last;
+    if (b != NULL && b->cap - b->used >= need)
+        return b;
+    size_t cap = b != NULL ? b->cap * 2 : BLOCK_FIRST;
+    if (cap > BLOCK_MAX)
+        cap = BLOCK_MAX;
+    if (cap < need)
+        cap = need;
+    mblock *nb = malloc(sizeof(*nb) + cap);
+    if (nb == NULL)
+        return NULL;
+    nb->next = NULL;
+    nb->base_ms = mcp__now_ms();
+    nb->head = nb->used = 0;
+    nb->cap = cap;
+    if (b != NULL)
+        b->next = nb;
+    else
+        ss->first = nb;
+    ss->last = nb;
+    return nb;
 }
 
 static int m_append(void *self, const char *session, uint64_t stream, uint64_t seq,
@@ -149,43 +268,32 @@ static int m_append(void *self, const char *session, uint64_t stream, uint64_t s
         }
         ss->m = m;
     }
-    char key[24];
-    snprintf(key, sizeof(key), "%llu", (unsigned long long)stream);
-    mstream *st = mcp__map_get(&ss->streams, key);
-    if (st == NULL) {
-        st = calloc(1, sizeof(*st));
-        if (st == NULL)
-            return MCP_ENOMEM;
-        st->id = stream;
-        memcpy(st->key, key, sizeof(key));
-        if (mcp__map_put(&ss->streams, key, st) != MCP_OK) {
-            free(st);
-            return MCP_ENOMEM;
-        }
-    }
-    if (st->count > 0 && ring_at(st, st->count - 1)->seq >= seq)
+    long slot = slot_of(ss, stream, 1);
+    if (slot < 0)
+        return MCP_ENOMEM;
+    mslot *s = &ss->slots[slot];
+    if (s->count > 0 && s->last_seq >= seq)
         return MCP_EINVAL; /* seqs only grow within a stream */
-    mev *e = malloc(sizeof(*e) + len);
-    if (e == NULL || ring_push(st, e) != MCP_OK) {
-        free(e);
-        if (st->count == 0) {
-            mcp__map_remove(&ss->streams, key);
-            stream_free(st);
-        }
+    uint64_t now = mcp__now_ms();
+    mblock *b = room(ss, HEADER_MAX + len);
+    if (b == NULL) {
+        if (s->count == 0)
+            slot_free(ss, (size_t)slot);
         return MCP_ENOMEM;
     }
-    e->next = NULL;
-    e->st = st;
-    e->seq = seq;
-    e->born_ms = mcp__now_ms();
-    e->len = len;
+    unsigned char *p = b->data + b->used;
+    size_t n = put_varint(p, len);
+    n += put_varint(p + n, (uint64_t)slot);
+    n += put_varint(p + n, zigzag((int64_t)(seq - ss->last_seq)));
+    n += put_varint(p + n, now - b->base_ms);
     if (len > 0)
-        memcpy(e->data, data, len);
-    if (ss->fifo_tail != NULL)
-        ss->fifo_tail->next = e;
-    else
-        ss->fifo_head = e;
-    ss->fifo_tail = e;
+        memcpy(p + n, data, len);
+    b->used += n + len;
+    if (ss->nevents == 0)
+        ss->head_seq = seq;
+    ss->last_seq = seq;
+    s->last_seq = seq;
+    s->count++;
     ss->nevents++;
     ss->nbytes += len;
     m->total += len;
@@ -199,33 +307,43 @@ static int m_replay(void *self, const char *session, uint64_t stream, uint64_t a
 {
     mstore *m = self;
     msess *ss = mcp__map_get(&m->sessions, session);
-    mstream *st = NULL;
+    long slot = -1;
     if (ss != NULL) {
         expire(m, ss);
-        char key[24];
-        snprintf(key, sizeof(key), "%llu", (unsigned long long)stream);
-        st = mcp__map_get(&ss->streams, key);
+        slot = slot_of(ss, stream, 0);
     }
-    /* Binary search for the event the client saw last: it must still be here, or
-     * what followed it may be gone too. */
-    size_t lo = 0, hi = st ? st->count : 0;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ring_at(st, mid)->seq < after_seq)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (st == NULL || lo == st->count || ring_at(st, lo)->seq != after_seq) {
+    if (slot < 0) {
         done(arg, MCP_ENOENT);
         return MCP_OK;
     }
-    for (size_t i = lo + 1; i < st->count; i++) {
-        mev *e = ring_at(st, i);
-        if (e->len > 0)
-            emit(arg, e->seq, e->data, e->len);
+    /* The event resumed after must still be here: what followed it may be gone too
+     * otherwise. Found first, then what follows it is emitted. */
+    int found = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t seq = 0;
+        int first = 1;
+        for (const mblock *b = ss->first; b != NULL; b = b->next) {
+            for (size_t off = b->head; off < b->used;) {
+                mev e;
+                read_event(b, off, seq, &e);
+                if (first) {
+                    e.seq = ss->head_seq; /* the oldest's difference is from an evicted one */
+                    first = 0;
+                }
+                seq = e.seq;
+                off += e.size;
+                if (e.slot != (size_t)slot)
+                    continue;
+                if (pass == 0 && e.seq == after_seq)
+                    found = 1;
+                else if (pass == 1 && e.seq > after_seq && e.len > 0)
+                    emit(arg, e.seq, e.data, e.len);
+            }
+        }
+        if (!found)
+            break;
     }
-    done(arg, MCP_OK);
+    done(arg, found ? MCP_OK : MCP_ENOENT);
     return MCP_OK;
 }
 
@@ -233,8 +351,10 @@ static void m_drop_session(void *self, const char *session)
 {
     mstore *m = self;
     msess *ss = mcp__map_remove(&m->sessions, session);
-    if (ss != NULL)
+    if (ss != NULL) {
+        m->total -= ss->nbytes;
         sess_free(ss);
+    }
 }
 
 static void m_expire(void *self)
@@ -246,7 +366,7 @@ static void m_expire(void *self)
     while (mcp__map_next(&m->sessions, &pos, &key, &v)) {
         msess *ss = v;
         expire(m, ss);
-        if (ss->fifo_head == NULL) {
+        if (ss->first == NULL) {
             mcp__map_remove(&m->sessions, key);
             sess_free(ss);
         }

@@ -220,6 +220,76 @@ static void test_ten_thousand_events_replay_in_order(void **st)
     mcp_event_store_free(s);
 }
 
+/* What the packed layout must get right: seqs that go down between streams (each
+ * stream's own still grow), very large and empty events, events of many streams over
+ * many blocks, and a stream whose events all went (its slot then serves a new stream,
+ * and the old one is unknown). */
+static void test_streams_seqs_and_sizes_of_every_kind_replay_exactly(void **st)
+{
+    (void)st;
+    mcp_memory_store_opts o = {.max_events = 40};
+    mcp_event_store *s = mcp_memory_store_new(&o);
+    assert_non_null(s);
+    /* Seqs far apart and going down from one stream to the next. */
+    assert_int_equal(mcp_event_store_append(s, "S", 7, 1000000000000ull, "a", 1), MCP_OK);
+    assert_int_equal(mcp_event_store_append(s, "S", 8, 5, "b", 1), MCP_OK);
+    assert_int_equal(mcp_event_store_append(s, "S", 7, 1000000000001ull, "", 0), MCP_OK);
+    assert_int_equal(mcp_event_store_append(s, "S", 7, 1000000000002ull, "c", 1), MCP_OK);
+    assert_int_equal(mcp_event_store_append(s, "S", 8, 4, "x", 1), MCP_EINVAL);
+    replay_log r = replay(s, "S", 7, 1000000000000ull);
+    assert_int_equal(r.status, MCP_OK);
+    assert_int_equal(r.n, 1); /* the empty event is a place, never replayed */
+    assert_true(r.seqs[0] == 1000000000002ull);
+    assert_string_equal(r.data[0], "c");
+    r = replay(s, "S", 8, 5);
+    assert_int_equal(r.status, MCP_OK);
+    assert_int_equal(r.n, 0);
+
+    /* One event larger than a block, kept whole. */
+    size_t big = 200000;
+    char *data = malloc(big);
+    assert_non_null(data);
+    for (size_t i = 0; i < big; i++)
+        data[i] = (char)('a' + i % 26);
+    assert_int_equal(mcp_event_store_append(s, "S", 8, 6, data, big), MCP_OK);
+    counter c = {0, 0, 1, -1};
+    assert_int_equal(mcp_event_store_replay(s, "S", 8, 5, count_event, count_done, &c), MCP_OK);
+    assert_int_equal(c.status, MCP_OK);
+    assert_int_equal(c.n, 1);
+    free(data);
+
+    /* Thirty streams of two events each (sixty events past a bound of forty): streams
+     * 7 and 8 and the oldest new ones go whole, their slots taken by newer streams. */
+    char text[32];
+    for (uint64_t k = 0; k < 30; k++)
+        for (uint64_t j = 0; j < 2; j++) {
+            snprintf(text, sizeof text, "stream %llu event %llu", (unsigned long long)k,
+                     (unsigned long long)j);
+            assert_int_equal(
+                mcp_event_store_append(s, "S", 100 + k, 10 + 2 * k + j, text, strlen(text)),
+                MCP_OK);
+        }
+    assert_int_equal(replay(s, "S", 7, 1000000000000ull).status, MCP_ENOENT);
+    assert_int_equal(replay(s, "S", 8, 6).status, MCP_ENOENT);
+    assert_int_equal(replay(s, "S", 100, 10).status, MCP_ENOENT);
+    for (uint64_t k = 10; k < 30; k++) {
+        r = replay(s, "S", 100 + k, 10 + 2 * k);
+        assert_int_equal(r.status, MCP_OK);
+        assert_int_equal(r.n, 1);
+        snprintf(text, sizeof text, "stream %llu event 1", (unsigned long long)k);
+        assert_string_equal(r.data[0], text);
+    }
+    /* A stream whose slot was freed and taken again starts over: its old seqs are no
+     * bar to a new one. */
+    assert_int_equal(mcp_event_store_append(s, "S", 7, 1, "again", 5), MCP_OK);
+    assert_int_equal(mcp_event_store_append(s, "S", 7, 2, "more", 4), MCP_OK);
+    r = replay(s, "S", 7, 1);
+    assert_int_equal(r.status, MCP_OK);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.data[0], "more");
+    mcp_event_store_free(s);
+}
+
 static void test_expire_drops_events_past_their_ttl_in_every_session(void **st)
 {
     (void)st;
@@ -251,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_dropping_a_session_forgets_only_it),
         cmocka_unit_test(test_the_bound_on_all_sessions_evicts_the_growing_session_first),
         cmocka_unit_test(test_ten_thousand_events_replay_in_order),
+        cmocka_unit_test(test_streams_seqs_and_sizes_of_every_kind_replay_exactly),
         cmocka_unit_test(test_expire_drops_events_past_their_ttl_in_every_session),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
