@@ -57,7 +57,9 @@ typedef struct mcp_ctx mcp_ctx;
  * for those of the legacy era. For a handler that asks the client (mcp_ctx_ask) and is
  * otherwise fast and never blocks: in revision 2026-07-28 asking never waits (Multi
  * Round-Trip Requests), so the round costs no thread handoff, while in the legacy era it
- * waits for the client's answer, which only a worker may. Not with MCP_TOOL_TASK_*
+ * waits for the client's answer, which only a worker may. As for MCP_HANDLER_INLINE, a
+ * tool's arguments are then checked against its input schema on the loop thread too:
+ * keep that schema cheap. Not with MCP_TOOL_TASK_*
  * (MCP_EINVAL), and such a handler cannot make itself a task (mcp_ctx_start_task:
  * MCP_ESTATE in revision 2026-07-28).
  */

@@ -848,7 +848,7 @@ static int write_value(mcp__buf *b, const json_t *v, int depth, int sorted);
 /* An object's members in key order (sorted): JSON_SORT_KEYS's text. */
 static int write_sorted(mcp__buf *b, const json_t *v, int depth)
 {
-    member some[16], *m = some;
+    member some[8], *m = some;
     size_t n = json_object_size(v);
     if (n > sizeof some / sizeof some[0] && (m = malloc(n * sizeof(*m))) == NULL)
         return MCP_ENOMEM;

@@ -193,6 +193,8 @@ static void cork_flush(mcp__lstream *ls);
  * with bench/stdio_bench at 16 in flight: 2 per write 335k round trips/s, 4 per write
  * 353k-374k, 8 per write 349k; all of a read's together 195k-198k; one each 229k-246k). */
 #define CORK_MAX_MESSAGES 4
+/* A message this large is written at once (after what was gathered), not copied. */
+#define CORK_COPY_MAX (16u << 10)
 
 /* Feeds a read's bytes with the output corked: the answers of its lines go out together. */
 static void feed_corked(mcp__lstream *ls, const char *p, size_t n)
@@ -367,7 +369,10 @@ static void cork_flush(mcp__lstream *ls)
         return;
     if (!ls->write_failed) {
         uv_buf_t b = uv_buf_init(ls->cork.data, (unsigned)ls->cork.len);
-        (void)write_bytes(ls, &b, 1, ls->cork.len); /* a failure comes as on_write_error */
+        /* A failure comes as on_write_error; out of memory for what the pipe did not
+         * take, the stream cannot go on without those messages either. */
+        if (write_bytes(ls, &b, 1, ls->cork.len) == MCP_ENOMEM)
+            write_failed(ls, UV_ENOMEM);
     }
     /* Keep a small buffer for the next read; give back a large one. */
     if (ls->cork.cap > (64u << 10))
@@ -386,16 +391,23 @@ int mcp__lstream_write(mcp__lstream *ls, const char *text, size_t len)
         int rc = write_file(ls, text, len);
         return rc == MCP_OK ? write_file(ls, "\n", 1) : rc;
     }
-    if (ls->corked) {
-        /* Gathered for the end of the read; a large batch goes out at once, so the
-         * buffer stays small and a slow reader is found as soon as without it. */
-        if (mcp__buf_append(&ls->cork, text, len) != MCP_OK ||
-            mcp__buf_append(&ls->cork, "\n", 1) != MCP_OK)
+    if (ls->corked && len < CORK_COPY_MAX) {
+        /* Gathered for the end of the read (the room for the message and its newline
+         * first, so that a message is gathered whole or not at all); a batch goes out
+         * once it holds a few, so the buffer stays small and a slow reader is found as
+         * soon as without it. */
+        if (mcp__buf_reserve(&ls->cork, len + 1) != MCP_OK)
             return MCP_ENOMEM;
-        if (ls->cork.len >= (64u << 10) || ++ls->corked_n >= CORK_MAX_MESSAGES)
+        (void)mcp__buf_append(&ls->cork, text, len);
+        (void)mcp__buf_append(&ls->cork, "\n", 1);
+        if (++ls->corked_n >= CORK_MAX_MESSAGES)
             cork_flush(ls);
         return ls->write_failed ? MCP_ECLOSED : MCP_OK;
     }
+    /* A large message is not copied: what was gathered goes first, then it. */
+    cork_flush(ls);
+    if (ls->write_failed)
+        return MCP_ECLOSED;
     uv_buf_t bufs[2] = {uv_buf_init((char *)text, (unsigned)len), uv_buf_init("\n", 1)};
     return write_bytes(ls, bufs, 2, len + 1);
 }

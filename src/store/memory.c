@@ -52,6 +52,7 @@ typedef struct msess {
     uint64_t last_seq;      /* of the newest event, which the next one's seq is told from */
     uint64_t head_seq;      /* of the oldest event, read back as events go */
     size_t nevents, nbytes; /* bytes: the events' own, as the bounds count them */
+    int replaying;          /* a replay walks its blocks: nothing of it is evicted */
     mslot *slots;
     size_t nslots;
     mcp__map streams; /* "<id>" -> slot index + 1 */
@@ -171,8 +172,9 @@ static uint64_t head_born(const msess *ss)
 static void expire(mstore *m, msess *ss)
 {
     uint64_t now = mcp__now_ms();
-    while (ss->first != NULL && (ss->nevents > m->o.max_events || ss->nbytes > m->o.max_bytes ||
-                                 now - head_born(ss) > (uint64_t)m->o.ttl_ms))
+    while (ss->first != NULL && !ss->replaying &&
+           (ss->nevents > m->o.max_events || ss->nbytes > m->o.max_bytes ||
+            now - head_born(ss) > (uint64_t)m->o.ttl_ms))
         evict_one(ss);
 }
 
@@ -180,13 +182,13 @@ static void expire(mstore *m, msess *ss)
  * newest event), then the others, oldest events first within each. */
 static void enforce_total(mstore *m, msess *cur)
 {
-    while (m->total > m->o.max_total_bytes && cur->nevents > 1)
+    while (m->total > m->o.max_total_bytes && cur->nevents > 1 && !cur->replaying)
         evict_one(cur);
     size_t pos = 0;
     void *v;
     while (m->total > m->o.max_total_bytes && mcp__map_next(&m->sessions, &pos, NULL, &v)) {
         msess *ss = v;
-        while (ss != cur && m->total > m->o.max_total_bytes && ss->first != NULL)
+        while (ss != cur && m->total > m->o.max_total_bytes && ss->first != NULL && !ss->replaying)
             evict_one(ss);
     }
 }
@@ -312,37 +314,40 @@ static int m_replay(void *self, const char *session, uint64_t stream, uint64_t a
         expire(m, ss);
         slot = slot_of(ss, stream, 0);
     }
-    if (slot < 0) {
+    if (slot < 0 || after_seq > ss->slots[slot].last_seq) {
         done(arg, MCP_ENOENT);
         return MCP_OK;
     }
     /* The event resumed after must still be here: what followed it may be gone too
-     * otherwise. Found first, then what follows it is emitted. */
+     * otherwise. A stream's seqs grow in append order, so what follows it comes after
+     * it in the walk, and nothing is emitted unless it was found. While emit runs, an
+     * append to this session (emit's caller may store one) evicts nothing of it: the
+     * blocks walked stay; the bounds are kept once the walk is over. */
     int found = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        uint64_t seq = 0;
-        int first = 1;
-        for (const mblock *b = ss->first; b != NULL; b = b->next) {
-            for (size_t off = b->head; off < b->used;) {
-                mev e;
-                read_event(b, off, seq, &e);
-                if (first) {
-                    e.seq = ss->head_seq; /* the oldest's difference is from an evicted one */
-                    first = 0;
-                }
-                seq = e.seq;
-                off += e.size;
-                if (e.slot != (size_t)slot)
-                    continue;
-                if (pass == 0 && e.seq == after_seq)
-                    found = 1;
-                else if (pass == 1 && e.seq > after_seq && e.len > 0)
-                    emit(arg, e.seq, e.data, e.len);
+    uint64_t seq = 0;
+    int first = 1;
+    ss->replaying = 1;
+    for (const mblock *b = ss->first; b != NULL; b = b->next) {
+        for (size_t off = b->head; off < b->used;) {
+            mev e;
+            read_event(b, off, seq, &e);
+            if (first) {
+                e.seq = ss->head_seq; /* the oldest's difference is from an evicted one */
+                first = 0;
             }
+            seq = e.seq;
+            off += e.size;
+            if (e.slot != (size_t)slot)
+                continue;
+            if (e.seq == after_seq)
+                found = 1;
+            else if (found && e.seq > after_seq && e.len > 0)
+                emit(arg, e.seq, e.data, e.len);
         }
-        if (!found)
-            break;
     }
+    ss->replaying = 0;
+    expire(m, ss);
+    enforce_total(m, ss);
     done(arg, found ? MCP_OK : MCP_ENOENT);
     return MCP_OK;
 }

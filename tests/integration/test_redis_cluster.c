@@ -930,6 +930,15 @@ static void test_the_last_event_carries_the_end(void **state)
     assert_int_equal(r.n, 1);
     assert_string_equal(r.data[0], "the answer");
     rec_free(&r);
+    /* Resumed after the last event itself: the end, at once, and nothing more. */
+    memset(&r, 0, sizeof r);
+    fl = mcp__cluster_follow_start(b, "ls", 4, mcp__cluster_node(a), 2, rec_emit, rec_follow_done,
+                                   &r);
+    assert_non_null(fl);
+    assert_true(run_until(f, &r.done, 1, WAIT_MS));
+    assert_int_equal(r.status, MCP_OK);
+    assert_int_equal(r.n, 0);
+    rec_free(&r);
     redisContext *raw_c = raw(f);
     assert_int_equal(raw_int(raw_c, "XLEN le:e:ls:4"), 2);
 
@@ -945,13 +954,18 @@ static void test_the_last_event_carries_the_end(void **state)
     assert_int_equal(mcp_event_store_append(store, "ls", 5, 2, "x", 1), MCP_OK);
     assert_int_equal(mcp__cluster_final_taken(a), 0);
 
-    /* Deleted by another node (with its session): the next append does not make it
-     * again, without a time to live. */
+    /* Deleted by another node (with its session), or evicted: the next append does not
+     * make it again without a time to live; its nil answer tells this node, whose next
+     * append makes the stream again, with its time to live. */
     settle(f, a);
     assert_int_equal(raw_int(raw_c, "DEL le:e:ls:4"), 1);
     assert_int_equal(mcp_event_store_append(store, "ls", 4, 3, "late", 4), MCP_OK);
     settle(f, a);
     assert_int_equal(raw_int(raw_c, "EXISTS le:e:ls:4"), 0);
+    assert_int_equal(mcp_event_store_append(store, "ls", 4, 4, "later", 5), MCP_OK);
+    settle(f, a);
+    assert_int_equal(raw_int(raw_c, "XLEN le:e:ls:4"), 1);
+    assert_true(raw_int(raw_c, "PTTL le:e:ls:4") > 0);
     redisFree(raw_c);
     cluster_gone(f, a);
     cluster_gone(f, b);

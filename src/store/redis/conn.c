@@ -233,9 +233,19 @@ void mcp__rc_wrote(redisAsyncContext *ac)
 static void on_counted(redisAsyncContext *ac, void *reply, void *priv)
 {
     mcp__cluster *c = priv;
-    if (reply == NULL)
+    const redisReply *r = reply;
+    if (reply == NULL) {
         mcp__rc_lost(c, ac);
-    else if (ac == c->cmd.ac && c->inflight > 0) {
+        return;
+    }
+    /* A nil is an append that found no stream to add to (XADD NOMKSTREAM: it was
+     * evicted, or deleted with its session by another node), an error a write Redis
+     * refused (out of memory, say): what this node remembers of its streams is then
+     * not to be trusted, and their next appends make them again, with their times to
+     * live (events.c). */
+    if (r->type == REDIS_REPLY_NIL || r->type == REDIS_REPLY_ERROR)
+        mcp__rc_registered_forget(c, NULL);
+    if (ac == c->cmd.ac && c->inflight > 0) {
         c->inflight--;
         check_drained(c);
     }
@@ -691,11 +701,16 @@ fail:
 static void flush_writes(redisAsyncContext *ac)
 {
     int done = 0;
-    if (ac == NULL || !(ac->c.flags & REDIS_CONNECTED))
+    if (ac == NULL || !(ac->c.flags & REDIS_CONNECTED) || ac->c.obuf == NULL)
         return;
-    for (int i = 0; i < 64 && !done; i++)
-        if (redisBufferWrite(&ac->c, &done) != REDIS_OK)
+    /* Until all is written, the socket takes nothing more (a write that made no progress:
+     * Redis is slow to read, and what is left goes when the socket is writable), or at
+     * most 64 writes. */
+    for (int i = 0; i < 64 && !done; i++) {
+        size_t before = sdslen(ac->c.obuf);
+        if (redisBufferWrite(&ac->c, &done) != REDIS_OK || (!done && sdslen(ac->c.obuf) == before))
             break;
+    }
 }
 
 void mcp__rc_flush(mcp__cluster *c)

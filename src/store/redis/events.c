@@ -313,7 +313,7 @@ static int rc_append(void *self, const char *session, uint64_t stream, uint64_t 
         make_id(id, seq, 0);
         rc = xadd(c, must_make(c, session, stream, c->kbuf.data), id, "d", data, len, final);
     }
-    if (rc == MCP_OK && len > 0)
+    if (rc == MCP_OK && (len > 0 || final))
         rc = publish(c);
     if (rc == MCP_OK)
         c->final_done = final;
@@ -502,6 +502,15 @@ static int entry_check(const redisReply *e, uint64_t *ms, uint64_t *sq)
     return parse_id(e->element[0]->str, e->element[0]->len, ms, sq);
 }
 
+/* Whether a checked entry <seq>-0 d <data> is its stream's last event (fields e 1 after). */
+static int carries_end(const redisReply *e)
+{
+    const redisReply *fields = e->element[1];
+    return fields->elements >= 4 && fields->element[0]->len == 1 &&
+           fields->element[0]->str[0] == 'd' && fields->element[2]->len == 1 &&
+           fields->element[2]->str[0] == 'e';
+}
+
 int mcp__rpager_walk(mcp__rpager *p, const redisReply *page, mcp__rentry_fn fn, void *ctx,
                      int *more)
 {
@@ -533,6 +542,13 @@ int mcp__rpager_walk(mcp__rpager *p, const redisReply *page, mcp__rentry_fn fn, 
             return MCP_ENOENT;
         i = 1;
         p->first = 0;
+        /* Resumed after the stream's last event, which carries the end: the end, as the
+         * end marker that would follow it. */
+        if (carries_end(page->element[0])) {
+            mcp__rentry end = {.seq = p->after, .end = 1};
+            if (fn(ctx, &end) != 0)
+                return MCP_OK; /* *more is 0 */
+        }
     }
     if (page->elements > 0) {
         const redisReply *last = page->element[page->elements - 1]->element[0];
@@ -556,9 +572,7 @@ int mcp__rpager_walk(mcp__rpager *p, const redisReply *page, mcp__rentry_fn fn, 
         if (sq == 0 && f == 'd') {
             ent.data = fields->element[1]->str;
             ent.len = fields->element[1]->len;
-            /* The stream's last event carries its end. */
-            ent.end = fields->elements >= 4 && fields->element[2]->len == 1 &&
-                      fields->element[2]->str[0] == 'e';
+            ent.end = carries_end(e); /* the stream's last event */
         } else if (sq == 1 && f == 'e') {
             ent.end = 1;
         } else if (sq == 2 && f == 'g') {
