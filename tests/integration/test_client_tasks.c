@@ -279,6 +279,23 @@ static int box_wait(async_box *b, long long deadline)
     return b->status;
 }
 
+/* Calls tool `name` with args (stolen) on c without waiting, its answer going to b (made
+ * ready here); on_task records the task's id. Returns the request's id. */
+static long long call_async(mcp_client *c, async_box *b, const char *name, json_t *args)
+{
+    memset(b, 0, sizeof *b);
+    pthread_mutex_init(&b->mu, NULL);
+    harness_cond_init_monotonic(&b->cv);
+    task_seen[0] = '\0';
+    mcp_call_opts opts = {.size = sizeof opts, .on_task = on_task};
+    long long id = -1;
+    assert_int_equal(mcp_client_request_async(
+                         c, "tools/call", json_pack("{s:s, s:o}", "name", name, "arguments", args),
+                         &opts, async_done, b, &id),
+                     MCP_OK);
+    return id;
+}
+
 /* mcp_client_cancel of a call that follows a task cancels the task (tasks/cancel): the
  * call ends MCP_ECANCELED and the server's task ends "cancelled", long before its 60 s. */
 static void test_cancel(void **state)
@@ -286,16 +303,8 @@ static void test_cancel(void **state)
     (void)state;
     start_server(NULL);
     mcp_client *c = client_to(server_url(), 1);
-    async_box b = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    harness_cond_init_monotonic(&b.cv);
-    task_seen[0] = '\0';
-    mcp_call_opts opts = {.size = sizeof opts, .on_task = on_task};
-    long long id = -1;
-    assert_int_equal(mcp_client_request_async(c, "tools/call",
-                                              json_pack("{s:s, s:{s:i}}", "name", "slow_compute",
-                                                        "arguments", "seconds", 60),
-                                              &opts, async_done, &b, &id),
-                     MCP_OK);
+    async_box b;
+    long long id = call_async(c, &b, "slow_compute", json_pack("{s:i}", "seconds", 60));
     long long deadline = harness_now_ms() + 10000;
     wait_task_seen(deadline);
     assert_int_equal(mcp_client_cancel(c, id, "no longer needed"), MCP_OK);
@@ -330,16 +339,8 @@ static void test_cancel_while_answering(void **state)
     harness_cond_init_monotonic(&held_cv);
     held_in = held_go = 0;
     mcp_client *c = client_with(server_url(), 1, holding);
-    async_box b = {.mu = PTHREAD_MUTEX_INITIALIZER};
-    harness_cond_init_monotonic(&b.cv);
-    task_seen[0] = '\0';
-    mcp_call_opts opts = {.size = sizeof opts, .on_task = on_task};
-    long long id = -1;
-    assert_int_equal(mcp_client_request_async(c, "tools/call",
-                                              json_pack("{s:s, s:{s:s}}", "name", "confirm_delete",
-                                                        "arguments", "filename", "kept.txt"),
-                                              &opts, async_done, &b, &id),
-                     MCP_OK);
+    async_box b;
+    long long id = call_async(c, &b, "confirm_delete", json_pack("{s:s}", "filename", "kept.txt"));
     long long deadline = harness_now_ms() + 10000;
     pthread_mutex_lock(&held_mu);
     while (!held_in)
