@@ -171,10 +171,11 @@ void mcp__cluster_node_address(mcp__cluster *c, uint32_t node, mcp__cluster_get_
  * its attach and detach are no-ops (the cluster's own do the work). */
 mcp_event_store *mcp__cluster_event_store(mcp__cluster *c);
 
-/* Describes a stream that may be followed (before its first event): the owner's
- * text about it (the ids of the requests it answers, say). Fire and forget. */
-int mcp__cluster_stream_open(mcp__cluster *c, const char *session, uint64_t stream,
-                             const char *text, size_t len);
+/* The next append to the cluster's event store is of a stream that may be followed,
+ * and text (borrowed until then) is the owner's text about it (the ids of the requests
+ * it answers, say): stored with the event, so that a follower finds it whichever event
+ * it resumes after. No command of its own. */
+void mcp__cluster_open_next(mcp__cluster *c, const char *text, size_t len);
 /* The owner could not store event seq of the stream (the server was out of reach):
  * a follow that would have emitted it ends with MCP_ENOENT instead of skipping it.
  * Written once the server is back, before any later event. */
@@ -196,12 +197,15 @@ void mcp__cluster_final_next(mcp__cluster *c);
 int mcp__cluster_final_taken(mcp__cluster *c);
 /* The stream has its last event (seq, the last appended): followers end. */
 int mcp__cluster_stream_end(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq);
-/* Drops what is stored of n streams of a session (their events and open texts), in
- * two commands: the session keeps too many. At most MCP__CLUSTER_DROP_MAX streams
- * (MCP_EINVAL past it). Fire and forget. */
-#define MCP__CLUSTER_DROP_MAX 64
-int mcp__cluster_streams_drop(mcp__cluster *c, const char *session, const uint64_t *streams,
-                              size_t n);
+/* Streams of a session whose ids agree from this bit up (in the transport's ids, one
+ * node's) share one Redis stream, their events in the order of their seqs: the seqs
+ * of those streams must grow together (the transport numbers a session's events on a
+ * node from one counter). */
+#define MCP__CLUSTER_GROUP_SHIFT 40
+/* Drops the events of the session stored with the stream's (its group's) whose seqs are
+ * below min_seq: the session keeps too many. One command, fire and forget. */
+int mcp__cluster_events_trim(mcp__cluster *c, const char *session, uint64_t stream,
+                             uint64_t min_seq);
 /* The event store's bounds, defaults applied (see mcp__cluster_opts). */
 void mcp__cluster_store_bounds(const mcp__cluster *c, size_t *max_events, size_t *max_event_bytes);
 /* SEP-1699 on a followed stream: the owner closed it at seq (an event it appended, a
@@ -221,8 +225,8 @@ int mcp__cluster_stream_pause(mcp__cluster *c, const char *session, uint64_t str
  *                or an event after it was lost (mcp__cluster_stream_gap);
  *   MCP_ECLOSED  the owner node is gone (no heartbeat: owner is the node number the
  *                caller read from the stream id); text is then the owner's
- *                mcp__cluster_stream_open text (NULL when none), so the caller can
- *                answer for it.
+ *                mcp__cluster_open_next text, from the event resumed after or a
+ *                later one (NULL when none), so the caller can answer for it.
  *   MCP_ECONNECT this node lost its connection to the shared server (or got an
  *                answer not to be trusted, or fell too far behind the live events):
  *                what the owner does is not known, and the stream itself goes on.

@@ -143,7 +143,7 @@ static void scenario(const char *url, long id, sc *s)
         goto out;
     mcp_event_store *sa = mcp__cluster_event_store(a), *sb = mcp__cluster_event_store(b);
     mcp__cluster_session_put(a, "s", "record", 6, 60000, 0, NULL, NULL);
-    mcp__cluster_stream_open(a, "s", 1, "open", 4);
+    mcp__cluster_open_next(a, "open", 4);
     for (uint64_t seq = 1; seq <= 5; seq++)
         mcp_event_store_append(sa, "s", 1, seq, seq == 3 ? "" : "data", seq == 3 ? 0 : 4);
     /* a's writes done before b reads (an answer to a comes after them). */

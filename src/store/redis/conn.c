@@ -184,7 +184,7 @@ static void drop_conns(mcp__cluster *c)
             redisAsyncFree(ac);
     }
     mcp__rc_follow_end_all(c, MCP_ECONNECT);
-    mcp__rc_registered_forget(c, NULL);
+    mcp__rc_events_reset(c);
 }
 
 /* A congestion is over (see mcp__cluster_congested). */
@@ -662,7 +662,8 @@ int mcp__cluster_attach(mcp__cluster *c, uv_loop_t *loop)
     c->chan_all = mcp__buf_steal(&b);
     c->tick = malloc(sizeof(*c->tick));
     c->retry = malloc(sizeof(*c->retry));
-    if (c->tick == NULL || c->retry == NULL)
+    c->check = malloc(sizeof(*c->check));
+    if (c->tick == NULL || c->retry == NULL || c->check == NULL)
         goto fail;
     c->node = node;
     c->loop = loop;
@@ -681,8 +682,10 @@ int mcp__cluster_attach(mcp__cluster *c, uv_loop_t *loop)
     }
     uv_timer_init(loop, c->tick);
     uv_timer_init(loop, c->retry);
+    uv_check_init(loop, c->check);
     c->tick->data = c;
     c->retry->data = c;
+    c->check->data = c;
     uv_timer_start(c->tick, on_tick, (uint64_t)c->heartbeat_ms, (uint64_t)c->heartbeat_ms);
     mcp__info("redis %s:%d: attached as node %u", c->url.host, c->url.port, (unsigned)node);
     return MCP_OK;
@@ -690,7 +693,9 @@ fail:
     mcp__buf_free(&b);
     free(c->tick);
     free(c->retry);
+    free(c->check);
     c->tick = c->retry = NULL;
+    c->check = NULL;
     return rc;
 }
 
@@ -722,14 +727,16 @@ void mcp__cluster_detach(mcp__cluster *c)
 {
     if (c == NULL || c->loop == NULL)
         return;
-    flush_writes(c->cmd.ac);
+    mcp__cluster_flush(c); /* what it holds too */
     c->state = MCP__RC_DETACHED;
     c->congested = 0;
     c->loop = NULL;
     c->hb_sent = c->sub_ping_sent = 0;
     mcp__uv_close_free((uv_handle_t *)c->tick, c->tick);
     mcp__uv_close_free((uv_handle_t *)c->retry, c->retry);
+    mcp__uv_close_free((uv_handle_t *)c->check, c->check);
     c->tick = c->retry = NULL;
+    c->check = NULL;
     drop_conns(c);
 }
 
@@ -739,7 +746,7 @@ void mcp__cluster_free(mcp__cluster *c)
         return;
     mcp__cluster_detach(c);
     mcp_event_store_free(c->store);
-    mcp__rc_registered_forget(c, NULL);
+    mcp__rc_events_reset(c);
     mcp__map_free(&c->registered);
     mcp__map_free(&c->chans);
     mcp__redis_url_free(&c->url);

@@ -1,41 +1,59 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The event store on Redis: one Redis stream per (session, stream), read back in
- * pages, with the memory store's semantics (store/memory.c): a replay emits the
- * events after after_seq in order, skips the empty ones (markers) while letting
- * them be resumed after, and answers MCP_ENOENT when after_seq is not an event the
- * stream holds, including after_seq 0 (no event has seq 0: Redis stream ids begin
- * above 0-0, and the transport's seqs begin at 1, so an append of seq 0 is
- * refused with MCP_EINVAL).
+ * The event store on Redis, with the memory store's semantics (store/memory.c): a
+ * replay emits the events of a stream after after_seq in order, skips the empty ones
+ * (markers) while letting them be resumed after, and answers MCP_ENOENT when after_seq
+ * is not an event the store holds for the stream, including after_seq 0 (the
+ * transport's seqs begin at 1: an append of seq 0 is refused with MCP_EINVAL).
  *
- * An append is two commands written together and not waited for:
+ * One Redis stream per session and node (P e:<session>:<group>, the group being the
+ * stream id's bits from MCP__CLUSTER_GROUP_SHIFT up: in the transport's ids, the node
+ * that writes it): the transport numbers a session's events on a node from one counter,
+ * so every event of every stream of the session on this node is one entry whose id is
+ * its seq, "<seq>-0", in append order, and a marker takes "<seq>-<n>" after the last
+ * (XADD "<seq>-*"). An entry's fields, each one letter:
  *
- *   XADD P e:<s>:<n> NOMKSTREAM MAXLEN ~ <max_events> <seq>-0 d <data>
- *   PUBLISH P e:<s>:<n> d<seq>:<data>
+ *   s <stream>   the stream it belongs to (every entry)
+ *   d <data>     an event (empty: a priming event, the place of a pause)
+ *   e 1          the stream's end: alone, or with its last event
+ *   g 1          the owner could not store event <seq> of the stream
+ *   p <seq>      the stream's empty event <seq> came just before this one (see below)
+ *   o <text>     the stream's open text (mcp__cluster_open_next), on each of its events:
+ *                a follower finds it whichever event it resumes after
  *
- * so it returns MCP_OK once queued; a seq not above the stream's last is refused
- * by Redis (the memory store says MCP_EINVAL at once), with the same result for a
- * replay: the event is not kept. MAXLEN ~ trims whole nodes of the stream (100
- * entries by default), so a stream keeps max_events events and at most a node's
- * worth more. An event larger than max_event_bytes is not kept but still published:
- * like the memory store's, it reaches whoever follows live and cannot be resumed.
- * An empty event (a priming event, the place of a pause) is stored, not published:
- * a follower has nothing to emit of it, and a pause is published on its own.
+ * Seqs must grow within a session (the memory store asks it only within a stream); a
+ * seq not above the stream's last is refused by Redis with the same result as a replay
+ * gives: the event is not kept.
  *
- * The first append of a stream on this node, and the first one each ttl after, makes
- * the stream (no NOMKSTREAM) and gives it twice the events' time to live (PEXPIRE
- * 2*ttl): every event then lives at least ttl after its append, with one PEXPIRE per
- * ttl rather than one per event. The others do not make the stream: one that another
- * node deleted with its session in the meantime stays deleted, never made again
- * without a time to live. The same appends add the stream's keys to its session's set
- * (P k:<s>) and give that set, and the open text's key, three times the events' time
- * to live: the set then outlives every stream it lists, so deleting the session finds
- * them all (mcp__cluster_stream_open did that for a stream it described, with the
- * open text's SET).
+ * An append is one XADD and, for an event with data, a PUBLISH of "d<seq>:<data>" on
+ * the stream's channel (P c:<session>:<stream>), written together and not waited for:
+ * it returns MCP_OK once queued. An event larger than max_event_bytes is not kept but
+ * still published: like the memory store's, it reaches whoever follows live and cannot
+ * be resumed. An empty event is not published (a follower has nothing to emit of it).
  *
- * The last event of a stream (mcp__cluster_final_next) is stored with the end, as one
- * entry <seq>-0 d <data> e 1, and published as "f<seq>:<data>": a stream that answers
- * one request costs its description, the priming event, and the answer with its end.
+ * While appends are deferred (mcp__cluster_defer_flush), an empty event is held until
+ * the next append of its session on this node, or the flush, whichever comes first: when
+ * that is an event of the same stream, one entry carries both (p <seq of the empty
+ * one>), and a replay after the empty one finds it there. A request answered in the
+ * loop turn that opened its stream then costs one XADD and one PUBLISH: its priming
+ * event, its answer, its open text and its end in one entry. Every client reads an
+ * event's id only after the flush, so what it resumes after is always stored.
+ *
+ * The last event of a stream (mcp__cluster_final_next) is stored with the end and
+ * published as "f<seq>:<data>".
+ *
+ * Bounds: MAXLEN ~ max_events on every XADD (the memory store's per session: the
+ * oldest events of the session go first, whatever their stream), and the transport
+ * trims by MINID (mcp__cluster_events_trim) past its byte bounds.
+ *
+ * Lifetimes: the first append of a session's stream on this node, and the first one
+ * each ttl after, makes the stream (no NOMKSTREAM) and gives it twice the events' time
+ * to live (PEXPIRE 2*ttl): every event then lives at least ttl after its append, with
+ * one PEXPIRE per ttl rather than one per event. It also adds the stream's key to its
+ * session's set (P k:<s>), which lives three times the events' time to live: the set
+ * outlives every stream it lists, so deleting the session finds them all. The other
+ * appends do not make the stream (NOMKSTREAM): one that another node deleted with its
+ * session in the meantime stays deleted, never made again without a time to live.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -53,11 +71,27 @@
 #define REGISTERED_MAX 4096
 /* A payload buffer grown past this is given back after the append. */
 #define PBUF_KEEP (64u << 10)
+/* Empty events held at once, at most: past it the oldest is written. */
+#define HELD_MAX 256
 
 typedef struct registered {
-    uint64_t at; /* when the stream's keys were last added to the set */
-    int made;    /* an append made the stream, with its time to live, since then */
+    uint64_t at; /* when the stream was last made, its key added to the set */
 } registered;
+
+/* A held event's open text (a copy of mcp__cluster_open_next's). */
+typedef struct opening {
+    size_t len;
+    char text[];
+} opening;
+
+/* An empty event held for the next append of its session (see the top). */
+typedef struct held {
+    struct held *next;
+    uint64_t stream, seq;
+    opening *open; /* its stream's open text, or NULL */
+    char *session;
+    char key[]; /* of its Redis stream */
+} held;
 
 /* ---- Numbers and ids ---- */
 
@@ -87,13 +121,20 @@ static int parse_id(const char *s, size_t n, uint64_t *ms, uint64_t *sq)
     return b == n - a - 1 ? 0 : -1;
 }
 
-/* "<seq>-<sub>" into out (48 bytes at least). */
-static void make_id(char *out, uint64_t seq, int sub)
+/* A whole decimal number in a reply string. */
+static int parse_whole(const redisReply *r, uint64_t *v)
 {
-    size_t n = mcp__u64_str(seq, out);
-    out[n++] = '-';
-    out[n++] = (char)('0' + sub);
-    out[n] = '\0';
+    return r->len > 0 && parse_u64(r->str, r->len, v) == r->len ? 0 : -1;
+}
+
+int mcp__rc_key_events(const mcp__cluster *c, mcp__buf *b, const char *session, uint64_t stream)
+{
+    return mcp__rc_key_stream(c, b, "e:", session, stream >> MCP__CLUSTER_GROUP_SHIFT);
+}
+
+int mcp__rc_key_chan(const mcp__cluster *c, mcp__buf *b, const char *session, uint64_t stream)
+{
+    return mcp__rc_key_stream(c, b, "c:", session, stream);
 }
 
 /* ---- Live messages ---- */
@@ -133,6 +174,9 @@ int mcp__rc_live_parse(const char *msg, size_t len, mcp__rentry *e)
 
 /* ---- The session's set of keys ---- */
 
+static void held_free(held *h);
+static void held_unlink(mcp__cluster *c, held *prev, held *h);
+
 /* Whether key is P e:<session>:<digits>, given "P e:<session>:" as prefix. */
 static int key_of(const char *key, const char *prefix, size_t prefix_len)
 {
@@ -163,67 +207,56 @@ void mcp__rc_registered_forget(mcp__cluster *c, const char *session)
         }
     }
     mcp__buf_free(&prefix);
+    /* The session is being deleted: what it holds is not written after the delete. */
+    for (held *prev = NULL, *h = c->held; session != NULL && h != NULL;) {
+        held *next = h->next;
+        if (strcmp(h->session, session) == 0) {
+            held_unlink(c, prev, h);
+            held_free(h);
+        } else {
+            prev = h;
+        }
+        h = next;
+    }
 }
 
-/* Adds the stream's keys to its session's set and gives the set and the open text's
- * key their time to live (see the top). */
-static int add_keys(mcp__cluster *c, const char *session, uint64_t stream, const char *skey,
-                    int open_text)
+/* Adds the stream's key to its session's set and gives the set its time to live. */
+static int add_key(mcp__cluster *c, const char *session, const char *skey)
 {
-    mcp__buf set = {0}, okey = {0};
+    mcp__buf set = {0};
     char px[24];
     mcp__u64_str(3 * (uint64_t)c->ttl_ms, px);
     int rc = mcp__rc_key(c, &set, "k:", session);
     if (rc == MCP_OK)
-        rc = mcp__rc_key_stream(c, &okey, "o:", session, stream);
-    if (rc == MCP_OK)
-        rc = mcp__rc_cmd(c, NULL, NULL, "SADD %s %s %s", set.data, skey, okey.data);
+        rc = mcp__rc_cmd(c, NULL, NULL, "SADD %s %s", set.data, skey);
     if (rc == MCP_OK)
         rc = mcp__rc_cmd(c, NULL, NULL, "PEXPIRE %s %s", set.data, px);
-    if (rc == MCP_OK && open_text)
-        rc = mcp__rc_cmd(c, NULL, NULL, "PEXPIRE %s %s", okey.data, px);
     mcp__buf_free(&set);
-    mcp__buf_free(&okey);
     return rc;
 }
 
-/* The stream's entry in c->registered, made when there is none (NULL when it cannot
- * be). */
-static registered *remember(mcp__cluster *c, const char *skey)
-{
-    registered *r = mcp__map_get(&c->registered, skey);
-    if (r != NULL)
-        return r;
-    if (c->registered.len >= REGISTERED_MAX)
-        mcp__rc_registered_forget(c, NULL);
-    r = calloc(1, sizeof(*r));
-    if (r != NULL && mcp__map_put(&c->registered, skey, r) != MCP_OK) {
-        free(r);
-        r = NULL;
-    }
-    return r;
-}
-
-/* What an append of the stream (whose events' key is skey) must do: 1 to make the
- * stream and give it its time to live, the first append on this node and the first
- * each ttl after (its keys then added to the set again); 0 when it is made and lives
- * long enough. 1 as well when it cannot be remembered. */
-static int must_make(mcp__cluster *c, const char *session, uint64_t stream, const char *skey)
+/* What an append to the Redis stream skey must do: 1 to make the stream and give it
+ * its time to live, the first append on this node and the first each ttl after (its key
+ * then added to the set again); 0 when it is made and lives long enough. 1 as well when
+ * it cannot be remembered. */
+static int must_make(mcp__cluster *c, const char *session, const char *skey)
 {
     uint64_t now = mcp__now_ms();
     registered *r = mcp__map_get(&c->registered, skey);
-    if (r != NULL && now - r->at < (uint64_t)c->ttl_ms) {
-        if (r->made)
-            return 0;
-        r->made = 1; /* described just before: its keys are in the set */
-        return 1;
-    }
-    r = remember(c, skey);
-    if (add_keys(c, session, stream, skey, 1) == MCP_OK) {
-        if (r != NULL) {
-            r->at = now;
-            r->made = 1;
+    if (r != NULL && now - r->at < (uint64_t)c->ttl_ms)
+        return 0;
+    if (r == NULL) {
+        if (c->registered.len >= REGISTERED_MAX)
+            mcp__rc_registered_forget(c, NULL);
+        r = calloc(1, sizeof(*r));
+        if (r != NULL && mcp__map_put(&c->registered, skey, r) != MCP_OK) {
+            free(r);
+            r = NULL;
         }
+    }
+    if (add_key(c, session, skey) == MCP_OK) {
+        if (r != NULL)
+            r->at = now;
     } else if (r != NULL) {
         /* Not sent: try again on the next append. */
         free(mcp__map_remove(&c->registered, skey));
@@ -231,51 +264,186 @@ static int must_make(mcp__cluster *c, const char *session, uint64_t stream, cons
     return 1;
 }
 
-/* A described stream's keys went to the set just now (mcp__cluster_stream_open): its
- * first append only makes it. */
-static void described(mcp__cluster *c, const char *skey)
-{
-    registered *r = remember(c, skey);
-    if (r != NULL) {
-        r->at = mcp__now_ms();
-        r->made = 0;
-    }
-}
-
 /* ---- Writing ---- */
 
-/* XADD of one entry (c->kbuf holds its key), with the end (final) when it is the
- * stream's last event; when make, one that makes the stream, and its time to live. */
-static int xadd(mcp__cluster *c, int make, const char *id, const char *field, const char *data,
-                size_t len, int final)
+/* One entry's fields, all but s. */
+typedef struct fields {
+    const char *data; /* NULL: none (a marker) */
+    size_t len;
+    char marker;      /* 'e' or 'g' for a marker entry, else 0 */
+    int final;        /* e 1 with the data */
+    uint64_t prev;    /* p: the empty event before it (0: none) */
+    const char *open; /* o */
+    size_t open_len;
+} fields;
+
+/* XADD of one entry of stream `stream` (key skey), made when it must be (see
+ * must_make): an event's id is "<seq>-0" (Redis refuses a seq not above the last), a
+ * marker's "<seq>-*" (the next after the last event's). */
+static int xadd(mcp__cluster *c, const char *session, const char *skey, uint64_t stream,
+                uint64_t seq, const fields *f)
 {
-    char maxlen[24], px[24];
+    char maxlen[24], id[32], sid[24], prev[24], px[24];
     mcp__u64_str(c->max_events, maxlen);
-    const char *argv[11];
-    size_t argvlen[11];
+    size_t idn = mcp__u64_str(seq, id);
+    memcpy(id + idn, f->data != NULL ? "-0" : "-*", 3);
+    mcp__u64_str(stream, sid);
+    int make = must_make(c, session, skey);
+    const char *argv[20];
+    size_t argvlen[20];
     int n = 0;
 #define ARG(s, l) (argv[n] = (s), argvlen[n] = (l), n++)
     ARG("XADD", 4);
-    ARG(c->kbuf.data, c->kbuf.len);
+    ARG(skey, strlen(skey));
     if (!make)
         ARG("NOMKSTREAM", 10);
     ARG("MAXLEN", 6);
     ARG("~", 1);
     ARG(maxlen, strlen(maxlen));
-    ARG(id, strlen(id));
-    ARG(field, strlen(field));
-    ARG(data, len);
-    if (final) {
-        ARG("e", 1);
+    ARG(id, idn + 2);
+    ARG("s", 1);
+    ARG(sid, strlen(sid));
+    if (f->prev != 0) {
+        mcp__u64_str(f->prev, prev);
+        ARG("p", 1);
+        ARG(prev, strlen(prev));
+    }
+    if (f->open != NULL) {
+        ARG("o", 1);
+        ARG(f->open, f->open_len);
+    }
+    if (f->data != NULL) {
+        ARG("d", 1);
+        ARG(f->data, f->len);
+    }
+    if (f->marker != 0 || f->final) {
+        ARG(f->marker == 'g' ? "g" : "e", 1);
         ARG("1", 1);
     }
 #undef ARG
     int rc = mcp__rc_cmd_argv(c, n, argv, argvlen);
     if (rc == MCP_OK && make) {
         mcp__u64_str(2 * (uint64_t)c->ttl_ms, px);
-        rc = mcp__rc_cmd(c, NULL, NULL, "PEXPIRE %s %s", c->kbuf.data, px);
+        rc = mcp__rc_cmd(c, NULL, NULL, "PEXPIRE %s %s", skey, px);
     }
     return rc;
+}
+
+static void held_free(held *h)
+{
+    free(h->open);
+    free(h->session);
+    free(h);
+}
+
+/* Takes h off the list of held events (prev: the one before it, or NULL). */
+static void held_unlink(mcp__cluster *c, held *prev, held *h)
+{
+    if (prev != NULL)
+        prev->next = h->next;
+    else
+        c->held = h->next;
+    c->nheld--;
+}
+
+/* Writes a held empty event as an entry of its own, and forgets it. */
+static int held_write(mcp__cluster *c, held *prev, held *h)
+{
+    held_unlink(c, prev, h);
+    fields f = {.data = ""};
+    if (h->open != NULL) {
+        f.open = h->open->text;
+        f.open_len = h->open->len;
+    }
+    int rc =
+        c->state == MCP__RC_UP ? xadd(c, h->session, h->key, h->stream, h->seq, &f) : MCP_ECLOSED;
+    if (rc != MCP_OK)
+        c->stats.dropped++;
+    held_free(h);
+    return rc;
+}
+
+/* The held event of Redis stream key, if any (and the one before it). */
+static held *held_find(mcp__cluster *c, const char *key, held **prev)
+{
+    *prev = NULL;
+    for (held *h = c->held; h != NULL; *prev = h, h = h->next)
+        if (strcmp(h->key, key) == 0)
+            return h;
+    return NULL;
+}
+
+/* Writes every held event, in the order held. */
+static void held_write_all(mcp__cluster *c)
+{
+    while (c->held != NULL)
+        held_write(c, NULL, c->held);
+}
+
+/* Writes the held event of Redis stream key, if any: something else goes there next. */
+static void held_write_key(mcp__cluster *c, const char *key)
+{
+    held *prev, *h = held_find(c, key, &prev);
+    if (h != NULL)
+        held_write(c, prev, h);
+}
+
+void mcp__rc_held_write(mcp__cluster *c, const char *key)
+{
+    held_write_key(c, key);
+}
+
+static void on_check(uv_check_t *h)
+{
+    mcp__cluster_flush(h->data);
+    uv_check_stop(h);
+}
+
+/* Holds an empty event of the stream (see the top), with a copy of its open text
+ * (NULL: none): MCP_OK, or MCP_ENOMEM (the caller then writes it). */
+static int hold(mcp__cluster *c, const char *session, const char *key, uint64_t stream,
+                uint64_t seq, const char *open, size_t open_len)
+{
+    if (c->nheld >= HELD_MAX)
+        held_write(c, NULL, c->held);
+    size_t klen = strlen(key);
+    held *h = calloc(1, sizeof(*h) + klen + 1);
+    if (h == NULL || (h->session = mcp__strdup(session)) == NULL) {
+        free(h);
+        return MCP_ENOMEM;
+    }
+    if (open != NULL) {
+        if ((h->open = malloc(sizeof(*h->open) + open_len)) == NULL) {
+            held_free(h);
+            return MCP_ENOMEM;
+        }
+        h->open->len = open_len;
+        memcpy(h->open->text, open, open_len);
+    }
+    memcpy(h->key, key, klen + 1);
+    h->stream = stream;
+    h->seq = seq;
+    held **tail = &c->held;
+    while (*tail != NULL)
+        tail = &(*tail)->next;
+    *tail = h;
+    c->nheld++;
+    /* Written at the latest when this loop turn's I/O is done. */
+    if (c->check != NULL)
+        uv_check_start(c->check, on_check);
+    return MCP_OK;
+}
+
+void mcp__rc_events_reset(mcp__cluster *c)
+{
+    while (c->held != NULL) {
+        held *h = c->held;
+        held_unlink(c, NULL, h);
+        c->stats.dropped++;
+        held_free(h);
+    }
+    c->open_next = NULL;
+    mcp__rc_registered_forget(c, NULL);
 }
 
 static int publish(mcp__cluster *c)
@@ -286,14 +454,26 @@ static int publish(mcp__cluster *c)
     return rc;
 }
 
+/* Written now unless the caller flushes before its clients' bytes go out
+ * (mcp__cluster_defer_flush): the event goes to its client right after this, and a
+ * client that resumes on another node at once must find it stored. */
+static void written(mcp__cluster *c)
+{
+    if (!c->flush_deferred)
+        mcp__rc_flush(c);
+}
+
 static int rc_append(void *self, const char *session, uint64_t stream, uint64_t seq,
                      const char *data, size_t len)
 {
     mcp__cluster *c = self;
-    /* Whether this is the stream's last event: asked for this append only. */
+    /* Whether this is the stream's last event, and its open text: for this append only. */
     int final = c->final_next && len <= c->max_event_bytes;
+    const char *open = c->open_next;
+    size_t open_len = c->open_next_len;
     c->final_next = 0;
     c->final_done = 0;
+    c->open_next = NULL;
     if (seq == 0)
         return MCP_EINVAL;
     if (c->state != MCP__RC_UP) {
@@ -303,61 +483,65 @@ static int rc_append(void *self, const char *session, uint64_t stream, uint64_t 
     if (data == NULL)
         data = "";
     /* The payload first: it is the allocation most likely to fail, and failing
-     * after the XADD would keep an event that followers never hear of. */
-    if (mcp__rc_key_stream(c, &c->kbuf, "e:", session, stream) != MCP_OK ||
-        live_build(&c->pbuf, final ? 'f' : 'd', seq, data, len) != MCP_OK)
+     * after the XADD would keep an event that followers never hear of. kbuf is the
+     * Redis stream's key until the XADD, then the channel's name. */
+    mcp__buf key = {0};
+    int rc = mcp__rc_key_events(c, &key, session, stream);
+    if (rc == MCP_OK)
+        rc = mcp__rc_key_chan(c, &c->kbuf, session, stream);
+    if (rc == MCP_OK)
+        rc = live_build(&c->pbuf, final ? 'f' : 'd', seq, data, len);
+    if (rc != MCP_OK) {
+        mcp__buf_free(&key);
         return MCP_ENOMEM;
-    int rc = MCP_OK;
-    if (len <= c->max_event_bytes) {
-        char id[48];
-        make_id(id, seq, 0);
-        rc = xadd(c, must_make(c, session, stream, c->kbuf.data), id, "d", data, len, final);
     }
+    if (len <= c->max_event_bytes) {
+        held *prev, *h = held_find(c, key.data, &prev);
+        fields f = {.data = data, .len = len, .final = final, .open = open, .open_len = open_len};
+        if (h != NULL && h->stream == stream && (len > 0 || final)) {
+            /* The empty event just before, of the same stream: one entry. */
+            held_unlink(c, prev, h);
+            f.prev = h->seq;
+        } else {
+            if (h != NULL)
+                held_write(c, prev, h);
+            h = NULL;
+        }
+        if (h == NULL && len == 0 && !final && c->flush_deferred &&
+            hold(c, session, key.data, stream, seq, open, open_len) == MCP_OK) {
+            mcp__buf_free(&key);
+            return MCP_OK; /* an empty event is not published */
+        }
+        rc = xadd(c, session, key.data, stream, seq, &f);
+        if (h != NULL)
+            held_free(h);
+    }
+    mcp__buf_free(&key);
     if (rc == MCP_OK && (len > 0 || final))
         rc = publish(c);
     if (rc == MCP_OK)
         c->final_done = final;
-    /* Written now, not at the loop's next turn: the event goes to its client right after
-     * this, and a client that resumes on another node at once must find it stored. A
-     * caller that flushes before its clients' bytes go out (mcp__cluster_defer_flush)
-     * has the turn's appends written in one go. */
-    if (rc == MCP_OK && !c->flush_deferred)
-        mcp__rc_flush(c);
+    if (rc == MCP_OK)
+        written(c);
     return rc;
 }
 
-int mcp__cluster_stream_open(mcp__cluster *c, const char *session, uint64_t stream,
-                             const char *text, size_t len)
+void mcp__cluster_open_next(mcp__cluster *c, const char *text, size_t len)
 {
-    if (c->state != MCP__RC_UP) {
-        c->stats.dropped++;
-        return MCP_ECLOSED;
-    }
-    mcp__buf okey = {0}, skey = {0};
-    char px[24];
-    mcp__u64_str(3 * (uint64_t)c->ttl_ms, px);
-    int rc = mcp__rc_key_stream(c, &okey, "o:", session, stream);
-    if (rc == MCP_OK)
-        rc = mcp__rc_key_stream(c, &skey, "e:", session, stream);
-    if (rc == MCP_OK)
-        rc = mcp__rc_cmd(c, NULL, NULL, "SET %s %b PX %s", okey.data, text != NULL ? text : "", len,
-                         px);
-    if (rc == MCP_OK)
-        rc = add_keys(c, session, stream, skey.data, 0);
-    if (rc == MCP_OK)
-        described(c, skey.data);
-    mcp__buf_free(&okey);
-    mcp__buf_free(&skey);
-    return rc;
+    c->open_next = text != NULL ? text : "";
+    c->open_next_len = text != NULL ? len : 0;
 }
 
 void mcp__cluster_defer_flush(mcp__cluster *c, int deferred)
 {
     c->flush_deferred = deferred;
+    if (!deferred)
+        mcp__cluster_flush(c);
 }
 
 void mcp__cluster_flush(mcp__cluster *c)
 {
+    held_write_all(c);
     mcp__rc_flush(c);
 }
 
@@ -373,49 +557,22 @@ int mcp__cluster_final_taken(mcp__cluster *c)
     return done;
 }
 
-int mcp__cluster_streams_drop(mcp__cluster *c, const char *session, const uint64_t *streams,
-                              size_t n)
+int mcp__cluster_events_trim(mcp__cluster *c, const char *session, uint64_t stream,
+                             uint64_t min_seq)
 {
     if (c->state != MCP__RC_UP) {
         c->stats.dropped++;
         return MCP_ECLOSED;
     }
-    if (n == 0)
-        return MCP_OK;
-    if (n > MCP__CLUSTER_DROP_MAX)
-        return MCP_EINVAL;
-    /* One UNLINK of every key, one SREM of them from the session's set. */
-    const char *argv[2 + 2 * MCP__CLUSTER_DROP_MAX];
-    size_t argvlen[2 + 2 * MCP__CLUSTER_DROP_MAX];
-    mcp__buf keys[2 * MCP__CLUSTER_DROP_MAX], set = {0};
-    memset(keys, 0, sizeof(keys));
-    int rc = mcp__rc_key(c, &set, "k:", session);
-    for (size_t i = 0; i < n && rc == MCP_OK; i++) {
-        rc = mcp__rc_key_stream(c, &keys[2 * i], "e:", session, streams[i]);
-        if (rc == MCP_OK)
-            rc = mcp__rc_key_stream(c, &keys[2 * i + 1], "o:", session, streams[i]);
-        if (rc == MCP_OK)
-            free(mcp__map_remove(&c->registered, keys[2 * i].data));
-    }
+    mcp__buf key = {0};
+    char minid[24];
+    mcp__u64_str(min_seq, minid);
+    int rc = mcp__rc_key_events(c, &key, session, stream);
     if (rc == MCP_OK) {
-        argv[0] = "SREM";
-        argvlen[0] = 4;
-        argv[1] = set.data;
-        argvlen[1] = set.len;
-        for (size_t i = 0; i < 2 * n; i++) {
-            argv[2 + i] = keys[i].data;
-            argvlen[2 + i] = keys[i].len;
-        }
-        rc = mcp__rc_cmd_argv(c, (int)(2 + 2 * n), argv, argvlen);
-        if (rc == MCP_OK) {
-            argv[1] = "UNLINK";
-            argvlen[1] = 6;
-            rc = mcp__rc_cmd_argv(c, (int)(1 + 2 * n), argv + 1, argvlen + 1);
-        }
+        held_write_key(c, key.data);
+        rc = mcp__rc_cmd(c, NULL, NULL, "XTRIM %s MINID %s", key.data, minid);
     }
-    for (size_t i = 0; i < 2 * n; i++)
-        mcp__buf_free(&keys[i]);
-    mcp__buf_free(&set);
+    mcp__buf_free(&key);
     return rc;
 }
 
@@ -425,33 +582,42 @@ void mcp__cluster_store_bounds(const mcp__cluster *c, size_t *max_events, size_t
     *max_event_bytes = c->max_event_bytes;
 }
 
-/* A marker entry <seq>-<sub> with field kind (no data), stored and published. */
-static int marker(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq, int sub,
-                  char kind)
+/* A marker entry of kind 'e' or 'g' at "<seq>-*", stored and published. */
+static int marker(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq, char kind)
 {
     if (c->state != MCP__RC_UP) {
         c->stats.dropped++;
         return MCP_ECLOSED;
     }
-    char id[48], field[2] = {kind, '\0'};
-    make_id(id, seq, sub);
-    if (mcp__rc_key_stream(c, &c->kbuf, "e:", session, stream) != MCP_OK ||
-        live_build(&c->pbuf, kind, seq, NULL, 0) != MCP_OK)
-        return MCP_ENOMEM;
-    int rc = xadd(c, must_make(c, session, stream, c->kbuf.data), id, field, "1", 1, 0);
+    mcp__buf key = {0};
+    int rc = mcp__rc_key_events(c, &key, session, stream);
+    if (rc == MCP_OK)
+        rc = mcp__rc_key_chan(c, &c->kbuf, session, stream);
+    if (rc == MCP_OK)
+        rc = live_build(&c->pbuf, kind, seq, NULL, 0);
+    if (rc == MCP_OK) {
+        held_write_key(c, key.data);
+        fields f = {.marker = kind};
+        rc = xadd(c, session, key.data, stream, seq, &f);
+    } else {
+        rc = MCP_ENOMEM;
+    }
+    mcp__buf_free(&key);
     if (rc == MCP_OK)
         rc = publish(c);
+    if (rc == MCP_OK)
+        written(c);
     return rc;
 }
 
 int mcp__cluster_stream_end(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq)
 {
-    return marker(c, session, stream, seq, 1, 'e');
+    return marker(c, session, stream, seq, 'e');
 }
 
 int mcp__cluster_stream_gap(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq)
 {
-    return marker(c, session, stream, seq, 2, 'g');
+    return marker(c, session, stream, seq, 'g');
 }
 
 int mcp__cluster_stream_pause(mcp__cluster *c, const char *session, uint64_t stream, uint64_t seq,
@@ -461,24 +627,32 @@ int mcp__cluster_stream_pause(mcp__cluster *c, const char *session, uint64_t str
         c->stats.dropped++;
         return MCP_ECLOSED;
     }
-    /* Live only: a follower that starts later replays past the marker and goes on. */
+    /* Live only: a follower that starts later replays past the marker and goes on. The
+     * empty event at seq is stored first: a follower's client resumes after it. */
     char retry[24];
     size_t n = mcp__u64_str(retry_ms > 0 ? (uint64_t)retry_ms : 0, retry);
-    if (mcp__rc_key_stream(c, &c->kbuf, "e:", session, stream) != MCP_OK ||
+    if (mcp__rc_key_events(c, &c->kbuf, session, stream) != MCP_OK)
+        return MCP_ENOMEM;
+    held_write_key(c, c->kbuf.data);
+    if (mcp__rc_key_chan(c, &c->kbuf, session, stream) != MCP_OK ||
         live_build(&c->pbuf, 'p', seq, retry, n) != MCP_OK)
         return MCP_ENOMEM;
-    return publish(c);
+    int rc = publish(c);
+    if (rc == MCP_OK)
+        written(c);
+    return rc;
 }
 
 /* ---- Reading in pages ---- */
 
-void mcp__rpager_init(mcp__rpager *p, uint64_t after)
+void mcp__rpager_init(mcp__rpager *p, uint64_t stream, uint64_t after)
 {
     memset(p, 0, sizeof(*p));
+    p->stream = stream;
     p->after = after;
-    p->first = 1;
     p->count = PAGE_FIRST;
-    make_id(p->cursor, after, 0);
+    size_t n = mcp__u64_str(after, p->cursor);
+    memcpy(p->cursor + n, "-0", 3);
 }
 
 int mcp__rpager_send(mcp__cluster *c, mcp__rpager *p, const char *key, redisCallbackFn *fn,
@@ -502,13 +676,50 @@ static int entry_check(const redisReply *e, uint64_t *ms, uint64_t *sq)
     return parse_id(e->element[0]->str, e->element[0]->len, ms, sq);
 }
 
-/* Whether a checked entry <seq>-0 d <data> is its stream's last event (fields e 1 after). */
-static int carries_end(const redisReply *e)
+/* A checked entry's fields (see the top); fields of other names are passed over (a later
+ * release may add some). -1 when it names no stream, or a number is not one. */
+typedef struct parsed {
+    uint64_t stream, prev;
+    const redisReply *data, *open;
+    int end, gap;
+} parsed;
+
+static int entry_fields(const redisReply *e, parsed *out)
 {
-    const redisReply *fields = e->element[1];
-    return fields->elements >= 4 && fields->element[0]->len == 1 &&
-           fields->element[0]->str[0] == 'd' && fields->element[2]->len == 1 &&
-           fields->element[2]->str[0] == 'e';
+    memset(out, 0, sizeof(*out));
+    int has_stream = 0;
+    const redisReply *fs = e->element[1];
+    for (size_t i = 0; i + 1 < fs->elements; i += 2) {
+        const redisReply *k = fs->element[i], *v = fs->element[i + 1];
+        if (k->len != 1)
+            continue;
+        switch (k->str[0]) {
+        case 's':
+            if (parse_whole(v, &out->stream) != 0)
+                return -1;
+            has_stream = 1;
+            break;
+        case 'p':
+            if (parse_whole(v, &out->prev) != 0)
+                return -1;
+            break;
+        case 'd':
+            out->data = v;
+            break;
+        case 'o':
+            out->open = v;
+            break;
+        case 'e':
+            out->end = 1;
+            break;
+        case 'g':
+            out->gap = 1;
+            break;
+        default:
+            break;
+        }
+    }
+    return has_stream ? 0 : -1;
 }
 
 int mcp__rpager_walk(mcp__rpager *p, const redisReply *page, mcp__rentry_fn fn, void *ctx,
@@ -531,25 +742,6 @@ int mcp__rpager_walk(mcp__rpager *p, const redisReply *page, mcp__rentry_fn fn, 
         for (size_t j = 0; j < e->element[1]->elements; j++)
             bytes += e->element[1]->element[j]->len;
     }
-    size_t i = 0;
-    if (p->first) {
-        /* The event resumed after must still be there: if it is gone, what
-         * followed it may be gone too (memory.c's rule). */
-        if (page->elements == 0)
-            return MCP_ENOENT;
-        entry_check(page->element[0], &ms, &sq);
-        if (ms != p->after || sq != 0)
-            return MCP_ENOENT;
-        i = 1;
-        p->first = 0;
-        /* Resumed after the stream's last event, which carries the end: the end, as the
-         * end marker that would follow it. */
-        if (carries_end(page->element[0])) {
-            mcp__rentry end = {.seq = p->after, .end = 1};
-            if (fn(ctx, &end) != 0)
-                return MCP_OK; /* *more is 0 */
-        }
-    }
     if (page->elements > 0) {
         const redisReply *last = page->element[page->elements - 1]->element[0];
         p->cursor[0] = '(';
@@ -560,32 +752,61 @@ int mcp__rpager_walk(mcp__rpager *p, const redisReply *page, mcp__rentry_fn fn, 
     size_t per_entry = page->elements > 0 ? bytes / page->elements + 1 : 1;
     p->count = PAGE_BYTES / per_entry;
     p->count = p->count < 1 ? 1 : p->count > PAGE_MAX ? PAGE_MAX : p->count;
-    for (; i < page->elements; i++) {
+    for (size_t i = 0; i < page->elements; i++) {
         const redisReply *e = page->element[i];
-        const redisReply *fields = e->element[1];
-        mcp__rentry ent = {0};
-        entry_check(e, &ent.seq, &sq);
-        /* Entries of another kind are passed over: a later release may add some. */
-        if (fields->elements < 2 || fields->element[0]->len != 1)
-            continue;
-        char f = fields->element[0]->str[0];
-        if (sq == 0 && f == 'd') {
-            ent.data = fields->element[1]->str;
-            ent.len = fields->element[1]->len;
-            ent.end = carries_end(e); /* the stream's last event */
-        } else if (sq == 1 && f == 'e') {
+        parsed f;
+        entry_check(e, &ms, &sq);
+        if (entry_fields(e, &f) != 0 || f.stream != p->stream)
+            continue; /* another stream's, or not one of ours */
+        mcp__rentry ent = {.seq = ms};
+        if (!p->found) {
+            /* The event resumed after must still be there: if it is gone, what followed
+             * it may be gone too (memory.c's rule). It is the first entry of the stream
+             * from after: its own, or the next one, which came with it. */
+            if (ms == p->after && sq == 0 && f.data != NULL) {
+                p->found = 1;
+                if (f.open != NULL) {
+                    ent.open = f.open->str;
+                    ent.open_len = f.open->len;
+                }
+                if (!f.end && ent.open == NULL)
+                    continue;
+                /* Resumed after the stream's last event, which carries the end: the end, as
+                 * the end marker that would follow it. Or only its open text. */
+                ent.end = f.end;
+                if (fn(ctx, &ent) != 0 || f.end) {
+                    *more = 0;
+                    return MCP_OK;
+                }
+                continue;
+            }
+            if (f.prev == 0 || f.prev != p->after || f.data == NULL) {
+                *more = 0;
+                return MCP_ENOENT;
+            }
+            p->found = 1;
+        }
+        if (f.data != NULL) {
+            ent.data = f.data->str;
+            ent.len = f.data->len;
+            ent.end = f.end; /* the stream's last event */
+            if (f.open != NULL) {
+                ent.open = f.open->str;
+                ent.open_len = f.open->len;
+            }
+        } else if (f.end) {
             ent.end = 1;
-        } else if (sq == 2 && f == 'g') {
+        } else if (f.gap) {
             ent.gap = 1;
         } else {
             continue;
         }
-        if (fn(ctx, &ent) != 0) {
-            *more = 0;
+        if (fn(ctx, &ent) != 0 || ent.end) {
+            *more = 0; /* nothing of the stream comes after its end */
             break;
         }
     }
-    return MCP_OK;
+    return !p->found && !*more ? MCP_ENOENT : MCP_OK;
 }
 
 /* ---- Replay ---- */
@@ -644,10 +865,11 @@ static int rc_replay(void *self, const char *session, uint64_t stream, uint64_t 
     if (c->state != MCP__RC_UP)
         return MCP_ECLOSED;
     mcp__buf key = {0};
-    if (mcp__rc_key_stream(c, &key, "e:", session, stream) != MCP_OK) {
+    if (mcp__rc_key_events(c, &key, session, stream) != MCP_OK) {
         mcp__buf_free(&key);
         return MCP_ENOMEM;
     }
+    held_write_key(c, key.data); /* read after what this node holds of it */
     replay *r = malloc(sizeof(*r) + key.len + 1);
     if (r == NULL) {
         mcp__buf_free(&key);
@@ -659,7 +881,7 @@ static int rc_replay(void *self, const char *session, uint64_t stream, uint64_t 
     r->arg = arg;
     memcpy(r->key, key.data, key.len + 1);
     mcp__buf_free(&key);
-    mcp__rpager_init(&r->pager, after_seq);
+    mcp__rpager_init(&r->pager, stream, after_seq);
     int rc = mcp__rpager_send(c, &r->pager, r->key, on_replay_page, r);
     if (rc != MCP_OK)
         free(r);

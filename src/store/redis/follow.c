@@ -4,16 +4,17 @@
  * live ones, none missed or doubled at the seam.
  *
  * The seam. A follower first SUBSCRIBEs the stream's channel, and only once the
- * server confirmed it asks for the stored events (XRANGE, in pages). An append is
- * XADD then PUBLISH on the owner's connection, so for every event either its
- * PUBLISH came after our SUBSCRIBE (we hear it live) or its XADD came before our
- * XRANGE (we read it): nothing falls between. Live messages that come during the
+ * server confirmed it asks for the stored events (XRANGE of its session's Redis stream,
+ * in pages, passing over the other streams' entries). An append is XADD then PUBLISH on
+ * the owner's connection, so for every event either its PUBLISH came after our
+ * SUBSCRIBE (we hear it live) or its XADD came before our XRANGE (we read it): nothing
+ * falls between. Live messages that come during the
  * replay are kept, in order, and emitted after it; every event is emitted only if
  * its seq is above the last one emitted, which removes what both paths gave.
  *
- * Ends: the end marker, stored (<seq>-1) or live ("e<seq>"), ends it with MCP_OK;
- * a first page that does not begin with after_seq with MCP_ENOENT, and so does a
- * lost event's marker (<seq>-2) past after_seq, or a stream gone by the last page; the owner's
+ * Ends: the end, stored or live ("e<seq>", or with the last event), ends it with
+ * MCP_OK; an after_seq the store does not hold with MCP_ENOENT, and so does a lost
+ * event's marker past after_seq, or a stream gone by the last page; the owner's
  * heartbeat gone (asked with the first page, then every heartbeat period) with
  * MCP_ECLOSED once the stored events are out; so does a lost connection, an
  * answer not to be trusted, or live messages past LIVE_MAX bytes waiting behind a
@@ -41,7 +42,7 @@
 enum { F_SUBSCRIBING, F_REPLAYING, F_LIVE, F_FINISHED };
 
 struct mcp__rchan {
-    char *name; /* the stream's key, which is also its channel */
+    char *name; /* the stream's channel */
     struct mcp__cluster_follow *head;
     size_t n;
     uint64_t subs_sent, subs_acked;
@@ -71,8 +72,8 @@ struct mcp__cluster_follow {
     mcp_event_fn emit;
     mcp__cluster_follow_done_fn done;
     void *arg;
-    char *okey;
-    char key[];
+    uint64_t stream;
+    char key[]; /* the Redis stream of its session that holds its events */
 };
 
 typedef struct mcp__cluster_follow follow;
@@ -83,7 +84,6 @@ static void unref(follow *f)
         return;
     mcp__buf_free(&f->live);
     free(f->open_text);
-    free(f->okey);
     free(f);
 }
 
@@ -192,10 +192,26 @@ static int started(follow *f)
     return f->state == F_REPLAYING;
 }
 
+/* Keeps the stream's open text (for an MCP_ECLOSED), found on its first event. Out of
+ * memory, the follower goes on: only its last words lack the text. */
+static void keep_open(follow *f, const char *text, size_t len)
+{
+    if (f->open_text != NULL)
+        return;
+    f->open_text = malloc(len + 1);
+    f->open_len = f->open_text != NULL ? len : 0;
+    if (f->open_text != NULL) {
+        memcpy(f->open_text, text, len);
+        f->open_text[len] = '\0';
+    }
+}
+
 /* Emits an event that is new to f, or ends f at the end marker. Nonzero once f is
  * finished (the caller's emit may have unfollowed it). */
 static int deliver(follow *f, const mcp__rentry *e)
 {
+    if (e->open != NULL)
+        keep_open(f, e->open, e->open_len);
     if (e->gap) {
         /* An event the owner could not store: the follow must not go on past it. */
         if (e->seq <= f->last)
@@ -304,7 +320,7 @@ static void on_page(redisAsyncContext *ac, void *reply, void *priv)
             ; /* ended by the walk */
         else if (rc != MCP_OK)
             finish(f, rc == MCP_ENOENT ? MCP_ENOENT : MCP_ECONNECT);
-        else if (started(f) && !more) {
+        else if (f->pager.found && started(f) && !more) {
             if (mcp__rc_cmd(f->c, on_kept, f, "EXISTS %s", f->key) == MCP_OK)
                 f->refs++;
             else
@@ -315,29 +331,6 @@ static void on_page(redisAsyncContext *ac, void *reply, void *priv)
             f->refs++;
         else
             finish(f, MCP_ECONNECT);
-    }
-    unref(f);
-}
-
-static void on_open_text(redisAsyncContext *ac, void *reply, void *priv)
-{
-    follow *f = priv;
-    redisReply *r = reply;
-    if (r == NULL) {
-        mcp__rc_lost(f->c, ac);
-    } else if (f->state != F_FINISHED) {
-        if (r->type == REDIS_REPLY_STRING) {
-            /* Out of memory, the follower goes on: only its last words lack the text. */
-            free(f->open_text);
-            f->open_text = malloc(r->len + 1);
-            f->open_len = f->open_text != NULL ? r->len : 0;
-            if (f->open_text != NULL) {
-                memcpy(f->open_text, r->str, r->len);
-                f->open_text[r->len] = '\0';
-            }
-        } else if (r->type != REDIS_REPLY_NIL) {
-            finish(f, MCP_ECONNECT);
-        }
     }
     unref(f);
 }
@@ -381,17 +374,12 @@ static int ask_owner(follow *f)
     return rc;
 }
 
-/* The subscription is confirmed: three commands written together, answered in
- * this order: the open text (for an MCP_ECLOSED), whether the owner lives, the
- * first page. */
+/* The subscription is confirmed: two commands written together, answered in this
+ * order: whether the owner lives, the first page. */
 static int start_replay(follow *f)
 {
     f->state = F_REPLAYING;
-    int rc = mcp__rc_cmd(f->c, on_open_text, f, "GET %s", f->okey);
-    if (rc == MCP_OK) {
-        f->refs++;
-        rc = ask_owner(f);
-    }
+    int rc = ask_owner(f);
     if (rc == MCP_OK) {
         rc = mcp__rpager_send(f->c, &f->pager, f->key, on_page, f);
         if (rc == MCP_OK)
@@ -489,17 +477,18 @@ mcp__cluster_follow *mcp__cluster_follow_start(mcp__cluster *c, const char *sess
 {
     if (c->state != MCP__RC_UP)
         return NULL;
-    mcp__buf key = {0}, okey = {0};
+    mcp__buf key = {0}, chan = {0};
     follow *f = NULL;
     mcp__rchan *ch = NULL;
-    if (mcp__rc_key_stream(c, &key, "e:", session, stream) != MCP_OK ||
-        mcp__rc_key_stream(c, &okey, "o:", session, stream) != MCP_OK)
+    if (mcp__rc_key_events(c, &key, session, stream) != MCP_OK ||
+        mcp__rc_key_chan(c, &chan, session, stream) != MCP_OK)
         goto fail;
+    mcp__rc_held_write(c, key.data); /* a stream of this node's: read after what it holds */
     f = calloc(1, sizeof(*f) + key.len + 1);
     if (f == NULL)
         goto fail;
     memcpy(f->key, key.data, key.len + 1);
-    f->okey = mcp__buf_steal(&okey);
+    f->stream = stream;
     f->c = c;
     f->state = F_SUBSCRIBING;
     f->refs = 1;
@@ -508,14 +497,14 @@ mcp__cluster_follow *mcp__cluster_follow_start(mcp__cluster *c, const char *sess
     f->emit = emit;
     f->done = done;
     f->arg = arg;
-    mcp__rpager_init(&f->pager, after_seq);
+    mcp__rpager_init(&f->pager, stream, after_seq);
 
-    ch = mcp__map_get(&c->chans, f->key);
+    ch = mcp__map_get(&c->chans, chan.data);
     if (ch == NULL) {
         ch = calloc(1, sizeof(*ch));
         if (ch == NULL)
             goto fail;
-        ch->name = mcp__strdup(f->key);
+        ch->name = mcp__buf_steal(&chan);
         if (ch->name == NULL || mcp__map_put(&c->chans, ch->name, ch) != MCP_OK) {
             free(ch->name);
             free(ch);
@@ -538,6 +527,7 @@ mcp__cluster_follow *mcp__cluster_follow_start(mcp__cluster *c, const char *sess
     MCP__LIST_PUSH(c->follows, f);
     f->need_ack = ch->subs_sent;
     mcp__buf_free(&key);
+    mcp__buf_free(&chan);
     if (ch->subs_acked >= f->need_ack && start_replay(f) != MCP_OK) {
         /* Nothing was promised yet: undone without done, as by unfollow (what was
          * queued holds the memory until answered). */
@@ -546,11 +536,8 @@ mcp__cluster_follow *mcp__cluster_follow_start(mcp__cluster *c, const char *sess
     }
     return f;
 fail:
-    if (f != NULL) {
-        free(f->okey);
-        free(f);
-    }
+    free(f);
     mcp__buf_free(&key);
-    mcp__buf_free(&okey);
+    mcp__buf_free(&chan);
     return NULL;
 }

@@ -21,15 +21,13 @@
  *                           its record expires (wall-clock ms): their bound
  *   P x:<session>           the mark of an ended session, as long as its record
  *                           would have lived: the record cannot be written again
- *   P k:<session>           the set of the session's event and open keys, so that
- *                           deleting the session finds them without a SCAN
- *   P e:<session>:<stream>  the stream's events (a Redis stream: event seq is entry
- *                           <seq>-0 with field d, the end after seq is <seq>-1 with
- *                           field e, an event lost at seq is <seq>-2 with field g); also the name
- * of the channel its appends and its end are published on (channels are not keys) P
- * o:<session>:<stream>  the stream's open text (a key of its own: MAXLEN trimming drops a stream's
- * oldest entries, and the open text must outlive them) P n:<node>              the bus channel of
- * one node P all                   the bus channel of every node
+ *   P k:<session>           the set of the session's event keys, so that deleting
+ *                           the session finds them without a SCAN
+ *   P e:<session>:<group>   the events of the session's streams written by one node
+ *                           (a Redis stream: see events.c)
+ *   P c:<session>:<stream>  the channel a stream's events and end are published on
+ *   P n:<node>              the bus channel of one node
+ *   P all                   the bus channel of every node
  *
  * Two connections: one for commands, one in pub/sub mode (a subscribed Redis
  * connection takes no other command). The cluster is up when both are; losing
@@ -86,6 +84,7 @@ struct mcp__cluster {
     uint64_t up_since;         /* loop time the connections were last made ready */
     uint64_t connecting_since; /* loop time the last attempt to make them began */
     uv_timer_t *retry;         /* the next connection attempt */
+    uv_check_t *check;         /* writes held events at the end of a loop turn (events.c) */
     int state;
     int backoff_ms;
     uint32_t node;
@@ -105,6 +104,11 @@ struct mcp__cluster {
 
     /* Streams whose keys were added to their session's set lately (events.c). */
     mcp__map registered;
+    /* Empty events held for the next append of their session, oldest first (events.c). */
+    struct held *held;
+    size_t nheld;
+    const char *open_next; /* mcp__cluster_open_next: the next append's open text */
+    size_t open_next_len;
     /* Scratch for the hot path (append): a key and a payload. Only held while a
      * command is built, never across a callback into the caller. */
     mcp__buf kbuf, pbuf;
@@ -192,13 +196,22 @@ int mcp__rc_delete_session(mcp__cluster *c, const char *session, int ended_ms);
 /* ---- events.c ---- */
 
 mcp_event_store *mcp__rc_store_new(mcp__cluster *c);
-/* Forgets what was registered: of one session, or (session NULL) of all. */
+/* Forgets what was registered: of one session (and the events it holds: the session
+ * is being deleted), or (session NULL) of all. */
 void mcp__rc_registered_forget(mcp__cluster *c, const char *session);
+/* Forgets everything the store keeps between appends (the connection went, or the
+ * cluster is freed): held events are dropped, and counted so. */
+void mcp__rc_events_reset(mcp__cluster *c);
+/* A stream's events key, P e:<session>:<group>, and its channel, P c:<session>:<stream>,
+ * into b (reset first). MCP_OK or MCP_ENOMEM. */
+int mcp__rc_key_events(const mcp__cluster *c, mcp__buf *b, const char *session, uint64_t stream);
+int mcp__rc_key_chan(const mcp__cluster *c, mcp__buf *b, const char *session, uint64_t stream);
 
 /* A stream read in pages, for replay and for follow. */
 typedef struct mcp__rpager {
-    uint64_t after;  /* the first page must begin with this event */
-    int first;       /* the next page is the first */
+    uint64_t stream; /* whose entries are visited (the others are passed over) */
+    uint64_t after;  /* the stream's first entry from here must be this event */
+    int found;       /* it was */
     size_t count;    /* COUNT of the next page */
     char cursor[48]; /* where the next page starts: "<after>-0", then "(<last id>" */
 } mcp__rpager;
@@ -210,20 +223,27 @@ typedef struct mcp__rentry {
     int gap;   /* the owner could not store event seq (mcp__cluster_stream_gap) */
     const char *data;
     size_t len;
+    const char *open; /* the stream's open text, when the entry carries it (else NULL) */
+    size_t open_len;
 } mcp__rentry;
 
 /* Visits an entry; nonzero stops the walk. */
 typedef int (*mcp__rentry_fn)(void *ctx, const mcp__rentry *e);
 
-void mcp__rpager_init(mcp__rpager *p, uint64_t after);
+void mcp__rpager_init(mcp__rpager *p, uint64_t stream, uint64_t after);
 /* Asks for the next page of key. MCP_OK, MCP_ECLOSED or MCP_ENOMEM (fn not called). */
 int mcp__rpager_send(mcp__cluster *c, mcp__rpager *p, const char *key, redisCallbackFn *fn,
                      void *priv);
-/* Checks a page and then visits its entries after `after`, in order. MCP_OK (with
- * *more: another page may follow), MCP_ENOENT (the first page does not begin with
- * the event after), MCP_EPROTO (not a page of ours: nothing visited). */
+/* Checks a page and then visits the stream's entries after `after`, in order (the
+ * entry resumed after too when it carries the open text or the end: seq `after`, no
+ * data), up to its end. MCP_OK (with *more: another page may follow), MCP_ENOENT (the
+ * stream's first entry from `after` is not that event or the one that came with it, or
+ * there is none), MCP_EPROTO (not a page of ours: nothing visited). */
 int mcp__rpager_walk(mcp__rpager *p, const redisReply *page, mcp__rentry_fn fn, void *ctx,
                      int *more);
+
+/* Writes the event held for Redis stream key (events.c), if any: it is read next. */
+void mcp__rc_held_write(mcp__cluster *c, const char *key);
 
 /* Live messages on a stream's channel: "d<seq>:<data>" for an event, "f<seq>:<data>"
  * for the last one with the end, "e<seq>" for the end alone. Parsed into e; -1 when it

@@ -51,6 +51,7 @@
 typedef struct hkept {
     struct hkept *next;
     uint64_t stream;
+    uint64_t first_seq; /* of its first event */
     size_t events;
     uint64_t bytes;
 } hkept;
@@ -66,6 +67,10 @@ static int kept_elsewhere(const hsess *hs)
 #define MAX_LOOKUPS 1024
 /* Bytes of messages one session may hold while its record is written. */
 #define MAX_HELD_BYTES (8u << 20)
+
+/* The cluster's store keeps a session's events per node: the group of its streams is
+ * their node. */
+_Static_assert(MCP__CLUSTER_GROUP_SHIFT == MCP__NODE_SHIFT, "a stream's group is its node");
 
 uint32_t mcp__stream_node(uint64_t stream)
 {
@@ -532,6 +537,8 @@ static void release_held(hsess *hs)
 
 void mcp__shttp_cluster_session_free(hsess *hs)
 {
+    if (hs->next_seq > hs->t->sh->seq_floor)
+        hs->t->sh->seq_floor = hs->next_seq;
     while (hs->sh->kept != NULL) {
         hkept *k = hs->sh->kept;
         hs->sh->kept = k->next;
@@ -622,6 +629,8 @@ static hsess *restore(shttp *t, const char *id, const char *text, size_t len)
         goto out;
     }
     hs = mcp__hsess_restore(t, id, tag);
+    if (hs != NULL)
+        hs->next_seq = t->sh->seq_floor; /* above what this node stored of it before */
     if (hs != NULL && record_apply(hs, rec) != MCP_OK) {
         mcp__warn("session %s: its shared record cannot be read", id);
         hs->sh->local_close = 1;
@@ -1192,14 +1201,12 @@ static void on_up(void *user, int up)
 
 void mcp__shttp_cluster_stream_describe(hstream *st)
 {
-    hsess *hs = st->hs;
     st->sh->described = 1;
     if (st->kind != HS_POST_SSE && st->kind != HS_POST_JSON)
         return; /* a standalone stream answers no request */
+    /* Stored with each of its events (h_storing). Out of memory: "[]", as for none. */
     char *text = st->sh->request_ids != NULL ? json_dumps(st->sh->request_ids, JSON_COMPACT) : NULL;
-    mcp__cluster_stream_open(hs->t->sh->cluster, hs->id, st->id, text ? text : "[]",
-                             text ? strlen(text) : 2);
-    free(text);
+    st->sh->open_text = text != NULL ? text : mcp__strdup("[]");
 }
 
 void mcp__shttp_cluster_stream_pause(hstream *st, int retry_ms)
@@ -1213,12 +1220,13 @@ void mcp__shttp_cluster_stream_pause(hstream *st, int retry_ms)
 }
 
 /*
- * A session's bound in the shared store, as the memory store's per session: each
- * stream is bounded there (MAXLEN, TTL), and a session may make many. The finished
- * streams this node wrote are remembered, oldest first; past max_events events or
- * max_event_bytes bytes in all, or MAX_KEPT of them, the oldest go, down to three
- * quarters of each bound. (Per node: a session whose requests land on n nodes keeps
- * up to n times that.)
+ * A session's bound in the shared store, as the memory store's per session: the
+ * events of a session's streams on this node are one Redis stream there, bounded in
+ * events (MAXLEN) and in time (TTL). In bytes too: the finished streams this node wrote
+ * are remembered, oldest first; past max_events events or max_event_bytes bytes in all,
+ * or MAX_KEPT of them, the oldest go, down to three quarters of each bound, with every
+ * event of the session stored before the oldest stream that stays (one XTRIM MINID).
+ * (Per node: a session whose requests land on n nodes keeps up to n times that.)
  */
 #define MAX_KEPT 128
 
@@ -1235,13 +1243,12 @@ static void kept_trim(hsess *hs)
     mcp__cluster_store_bounds(t->sh->cluster, &max_events, &max_bytes);
     if (!kept_over(hs, MAX_KEPT, max_events, max_bytes))
         return;
-    /* Past a bound, down to three quarters of each, the oldest first, in one go (two
-     * commands), rather than one stream per request. */
-    uint64_t drop[MCP__CLUSTER_DROP_MAX];
+    /* Past a bound, down to three quarters of each, the oldest first, in one go (one
+     * command), rather than one stream per request. */
     size_t n = 0;
     /* The newest stays, however large: the memory store too keeps the last events of
      * a session, and its client may not have read them yet. */
-    while (hs->sh->kept != NULL && hs->sh->kept->next != NULL && n < MCP__CLUSTER_DROP_MAX &&
+    while (hs->sh->kept != NULL && hs->sh->kept->next != NULL &&
            kept_over(hs, MAX_KEPT * 3 / 4, max_events * 3 / 4, (uint64_t)max_bytes * 3 / 4)) {
         hkept *k = hs->sh->kept;
         hs->sh->kept = k->next;
@@ -1250,10 +1257,12 @@ static void kept_trim(hsess *hs)
         hs->sh->kept_n--;
         hs->sh->kept_events -= k->events;
         hs->sh->kept_bytes -= k->bytes;
-        drop[n++] = k->stream;
+        n++;
         free(k);
     }
-    mcp__cluster_streams_drop(t->sh->cluster, hs->id, drop, n);
+    if (n > 0)
+        mcp__cluster_events_trim(t->sh->cluster, hs->id, hs->sh->kept->stream,
+                                 hs->sh->kept->first_seq);
 }
 
 void mcp__shttp_cluster_stream_end(hstream *st)
@@ -1268,6 +1277,7 @@ void mcp__shttp_cluster_stream_end(hstream *st)
         return; /* not counted: the stream's own bounds still hold */
     k->next = NULL;
     k->stream = st->id;
+    k->first_seq = st->sh->first_seq;
     k->events = st->sh->kept_events;
     k->bytes = st->sh->kept_bytes;
     if (hs->sh->kept_tail == NULL)
@@ -1726,8 +1736,13 @@ static void h_post_stream(hstream *st, const json_t *v)
 
 static void h_storing(hstream *st)
 {
+    if (st->sh->first_seq == 0)
+        st->sh->first_seq = st->hs->next_seq; /* the seq of the event stored now */
     if (!st->sh->described)
         mcp__shttp_cluster_stream_describe(st);
+    if (st->sh->open_text != NULL)
+        mcp__cluster_open_next(st->hs->t->sh->cluster, st->sh->open_text,
+                               strlen(st->sh->open_text));
     /* A stream's last event (its answer) is stored with the end, in one entry. */
     if (st->last_event && st->sh->described)
         mcp__cluster_final_next(st->hs->t->sh->cluster);
@@ -1770,6 +1785,7 @@ static void h_stream_free(hstream *st)
         mcp__cluster_unfollow(st->sh->follow);
     json_decref(st->sh->request_ids);
     json_decref(st->sh->answered);
+    free(st->sh->open_text);
     free(st->sh);
     st->sh = NULL;
 }

@@ -28,6 +28,9 @@ struct shttp_share {
     mcp__cluster *cluster;
     uint32_t node;           /* this node's number, in the high bits of its stream ids */
     uint64_t stream_counter; /* stream ids of this node, unique across its sessions */
+    /* The highest seq a session forgotten here had numbered: a session found again later
+     * numbers its events from there, above every event this node stored of it. */
+    uint64_t seq_floor;
     int cluster_attached;
     int lookups;              /* requests waiting for a session's record */
     struct hdelete *deletes;  /* DELETEs waiting for the other nodes to have heard */
@@ -69,7 +72,8 @@ struct hsess_share {
 /* A stream's share (st->sh). */
 struct hstream_share {
     json_t *request_ids;         /* a POST stream's request ids, for its followers */
-    int described;               /* its description went to the shared store */
+    char *open_text;             /* and as text, stored with each of its events */
+    int described;               /* it was described (open_text made) */
     mcp__cluster_follow *follow; /* HS_REMOTE: the follow under way */
     /* HS_REMOTE: the last event written to the client, and what went since the owner
      * was last told the client had everything (confirmations). */
@@ -80,7 +84,8 @@ struct hstream_share {
     /* What the shared store holds of it (see stream_end). */
     size_t kept_events;
     uint64_t kept_bytes;
-    int end_stored; /* its last event was stored with the end (no end marker then) */
+    uint64_t first_seq; /* of its first event stored (0: none yet) */
+    int end_stored;     /* its last event was stored with the end (no end marker then) */
 };
 
 /* ---- cluster/relay.c: requests of sessions held by another node ---- */
