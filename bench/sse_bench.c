@@ -11,19 +11,24 @@
  *       and the call's own result found. Prints
  *       BENCH count=C runs=R median_ms=M notes_per_s=N
  *
- *   sse_bench resume URL COUNT RUNS PID [STATS_URL]
+ *   sse_bench resume URL COUNT RUNS PID [STATS_URL|-] [TOOL]
  *       one tools/call notify {count: COUNT} read in full (its events stored), then RUNS
  *       times a GET with Last-Event-ID = that stream's first (priming) event id, timed
  *       from the first byte of the request to the last byte of the replay (every
  *       notification, then the result; a stream that stays open after it is not waited
  *       for). PID is the server's, for its RSS before and after the events were stored
  *       (with STATS_URL, a peer's GET STATS_URL?gc collects its garbage before each
- *       reading). Prints
+ *       reading; "-": none). TOOL is notify (the default) or poll_notify, mcp-everything's
+ *       tool that sends the same notifications/message up to 100,000 in one call (its
+ *       notify stops at 10,000), called with {count: COUNT, delay_ms: 0, close_after: 0}.
+ *       Prints
  *       BENCH count=C runs=R store_ms=S replay_median_ms=M replay_min_ms=m
  *             rss_delta=D bytes_per_event=B
  *
  * Every answer is checked (status 200, all COUNT notifications, the result); anything
- * else exits 1 with a message. Every read has a deadline (60 s). Plain HTTP/1.1 over
+ * else exits 1 with a message (for a stream that ran out of time, how many notifications
+ * it had carried). Every read has a deadline: 60 s, or SSE_BENCH_DEADLINE_MS from the
+ * environment. Plain HTTP/1.1 over
  * IPv4 (what bench/run starts), a connection per request, bodies chunked or with a
  * Content-Length.
  */
@@ -42,11 +47,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEADLINE_MS 60000
+#define DEADLINE_MS 60000 /* SSE_BENCH_DEADLINE_MS overrides it */
 #define PROTO "2025-11-25"
 
 static struct sockaddr_in server;
 static char host[64], path[256], session[128];
+static const char *notify_tool = "notify"; /* resume's TOOL */
+static long deadline_ms = DEADLINE_MS;
 static const char *req_path; /* of the next request: path, or the stats URL's */
 
 static uint64_t now_us(void)
@@ -98,8 +105,13 @@ static size_t fill(resp *r)
     }
     for (;;) {
         uint64_t now = now_us() / 1000;
-        if (now >= r->deadline)
-            fail("%s: no answer within the deadline", path);
+        if (now >= r->deadline) {
+            fprintf(stderr,
+                    "sse_bench: %s: no answer within the deadline (%ld ms): status %d, %ld "
+                    "notifications, result %d so far\n",
+                    path, deadline_ms, r->status, r->notes, r->result);
+            exit(1);
+        }
         struct pollfd p = {.fd = r->fd, .events = POLLIN};
         int n = poll(&p, 1, (int)(r->deadline - now));
         if (n < 0 && errno == EINTR)
@@ -289,7 +301,7 @@ static void exchange(resp *r, const char *body, const char *last_id, long want_i
     r->want_id = want_id;
     r->want_notes = want_notes;
     r->fd = open_conn();
-    r->deadline = now_us() / 1000 + DEADLINE_MS;
+    r->deadline = now_us() / 1000 + (uint64_t)deadline_ms;
     char req[4096];
     int n;
     char sid[200] = "";
@@ -335,14 +347,16 @@ static void new_session(void)
     free(r);
 }
 
-/* tools/call notify {count}; the answer checked. Returns its time in microseconds. */
+/* tools/call notify {count} (or poll_notify, see resume's TOOL); the answer checked.
+ * Returns its time in microseconds. */
 static uint64_t notify_once(resp *r, long id, long count)
 {
     char body[512];
+    int poll_tool = strcmp(notify_tool, "poll_notify") == 0;
     snprintf(body, sizeof body,
              "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":"
-             "{\"name\":\"notify\",\"arguments\":{\"count\":%ld}}}",
-             id, count);
+             "{\"name\":\"%s\",\"arguments\":{\"count\":%ld%s}}}",
+             id, notify_tool, count, poll_tool ? ",\"delay_ms\":0,\"close_after\":0" : "");
     uint64_t t0 = now_us();
     exchange(r, body, NULL, id, count);
     uint64_t t = now_us() - t0;
@@ -409,8 +423,17 @@ int main(int argc, char **argv)
     if (argc < 5 || (strcmp(argv[1], "notify") != 0 && strcmp(argv[1], "resume") != 0) ||
         (strcmp(argv[1], "resume") == 0 && argc < 6)) {
         fprintf(stderr, "usage: sse_bench notify URL COUNT RUNS\n"
-                        "       sse_bench resume URL COUNT RUNS PID [STATS_URL]\n");
+                        "       sse_bench resume URL COUNT RUNS PID [STATS_URL|-] "
+                        "[notify|poll_notify]\n");
         return 2;
+    }
+    const char *dl = getenv("SSE_BENCH_DEADLINE_MS");
+    if (dl != NULL && (deadline_ms = atol(dl)) <= 0)
+        fail("SSE_BENCH_DEADLINE_MS must be a number of milliseconds above 0, not '%s'", dl);
+    if (strcmp(argv[1], "resume") == 0 && argc > 7) {
+        if (strcmp(argv[7], "notify") != 0 && strcmp(argv[7], "poll_notify") != 0)
+            fail("resume: TOOL is notify or poll_notify, not '%s'", argv[7]);
+        notify_tool = argv[7];
     }
     parse_url(argv[2]);
     long count = atol(argv[3]), runs = atol(argv[4]);
@@ -435,7 +458,7 @@ int main(int argc, char **argv)
         long pid = atol(argv[5]);
         /* The stats URL's path and query: same host and port as URL. */
         char stats[300] = "";
-        if (argc > 6) {
+        if (argc > 6 && strcmp(argv[6], "-") != 0) {
             const char *p = strchr(argv[6] + (strncmp(argv[6], "http://", 7) == 0 ? 7 : 0), '/');
             snprintf(stats, sizeof stats, "%s?gc", p != NULL ? p : "/");
         }
