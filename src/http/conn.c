@@ -621,6 +621,12 @@ static int conn_caught_up(mcp__http_conn *c)
     return now - c->window_since >= WINDOW_STABLE_MS;
 }
 
+void mcp__http_req_set_probe(mcp__http_req *req, const char *bytes, size_t len)
+{
+    req->probe = bytes;
+    req->probe_len = len;
+}
+
 int mcp__http_req_caught_up(mcp__http_req *req)
 {
     return req->conn != NULL && conn_caught_up(req->conn);
@@ -660,13 +666,21 @@ void mcp__http_conn_wrote(mcp__http_conn *c)
     mcp__http_req *req = c->req;
     if (req != NULL && req->on_drain != NULL && queued <= req->drain_below) {
         if (req->drain_below == 0 && !conn_caught_up(c)) {
-            c->ack_poll_ms = c->ack_poll_ms == 0     ? 5
-                             : c->ack_poll_ms >= 500 ? 1000
+            /* All acknowledged, the window not seen open again: the probe brings the
+             * client's word on it (once a wait; it comes back here when written). */
+            if (req->probe != NULL && !c->probed && queued == 0 && mcp__http_conn_unsent(c) == 0 &&
+                conn_unacked(c) == 0) {
+                c->probed = 1;
+                mcp__http_stream_write(req, req->probe, req->probe_len);
+            }
+            c->ack_poll_ms = c->ack_poll_ms == 0     ? 1
+                             : c->ack_poll_ms >= 512 ? 1000
                                                      : c->ack_poll_ms * 2;
             mcp__http_conn_timer_set(c, c->ack_poll_ms);
             return;
         }
         c->ack_poll_ms = 0;
+        c->probed = 0;
         mcp__http_close_fn cb = req->on_drain;
         req->on_drain = NULL;
         cb(req->on_drain_arg, req);

@@ -339,12 +339,21 @@ uint64_t mcp__http_req_acked(const mcp__http_req *req);
  * Asks for cb(arg, req) to run once, from the loop, when req's connection has no
  * more than `below` bytes left unsent (see mcp__http_stream_queued()); it runs at
  * the next loop turn if that is already so. `below` 0 asks for more: that the
- * client has caught up (mcp__http_req_caught_up), which is polled, from every 5 ms
- * up to every second. One-shot: a later call replaces it,
+ * client has caught up (mcp__http_req_caught_up), which is polled, from every 1 ms
+ * up to every second (with a probe, see mcp__http_req_set_probe). One-shot: a later
+ * call replaces it,
  * cb NULL removes it. It does not run once the connection is gone (on_close runs
  * instead). cb may call any function here, finishing req included.
  */
 void mcp__http_req_on_drain(mcp__http_req *req, size_t below, mcp__http_close_fn cb, void *arg);
+/*
+ * A streaming response's probe: bytes its client ignores (an SSE comment), written
+ * once while a `below` 0 drain waits with everything acknowledged but the client's
+ * receive window not seen open again. A receiver tells of a window it opened only when
+ * it grew much: the probe's acknowledgement tells it, in a poll or two rather than the
+ * half second of mcp__http_req_caught_up. bytes are borrowed for req's life (a literal).
+ */
+void mcp__http_req_set_probe(mcp__http_req *req, const char *bytes, size_t len);
 
 /*
  * Caps the kernel's send buffer of req's connection at about `bytes` (SO_SNDBUF,

@@ -116,6 +116,7 @@ struct mcp__http_conn {
     size_t cur_name;                 /* offset in req->hdrs of the header being parsed */
     int in_value;                    /* that header's value has begun */
     unsigned ack_poll_ms;            /* see mcp__http_req_on_drain(): the next poll's delay */
+    unsigned probed : 1;             /* this drain's probe went (mcp__http_req_set_probe) */
     struct mcp__http_source *source; /* the peer's address and its count, or NULL */
     uint64_t to_kernel;              /* bytes the socket has taken so far */
     size_t backlog;                  /* its queued writes' bytes (with their bookkeeping) */
@@ -158,6 +159,8 @@ struct mcp__http_req {
     void *on_close_arg;
     mcp__http_close_fn on_drain; /* see mcp__http_req_on_drain() */
     void *on_drain_arg;
+    const char *probe; /* see mcp__http_req_set_probe() */
+    size_t probe_len;
     size_t drain_below;
     void *tag; /* see mcp__http_req_set_tag() */
     void (*tag_drop)(void *tag);

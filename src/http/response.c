@@ -451,8 +451,16 @@ int mcp__http_stream_write(mcp__http_req *req, const void *data, size_t len)
         uv_buf_t b = uv_buf_init((char *)data, (unsigned)len);
         return mcp__http_conn_write(req->conn, &b, 1);
     }
+    /* The chunk's size in hex, then CRLF (not snprintf: this runs for every event). */
     char size[24];
-    int n = snprintf(size, sizeof size, "%zx\r\n", len);
+    int n = 0;
+    for (int shift = 60; shift >= 0; shift -= 4) {
+        unsigned d = (unsigned)(len >> shift) & 0xfu;
+        if (d != 0 || n > 0 || shift == 0)
+            size[n++] = "0123456789abcdef"[d];
+    }
+    size[n++] = '\r';
+    size[n++] = '\n';
     uv_buf_t bufs[3] = {uv_buf_init(size, (unsigned)n), uv_buf_init((char *)data, (unsigned)len),
                         uv_buf_init((char *)"\r\n", 2)};
     return mcp__http_conn_write(req->conn, bufs, 3);

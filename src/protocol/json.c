@@ -930,6 +930,11 @@ static int write_value(mcp__buf *b, const json_t *v, int depth, int sorted)
     return MCP_EINVAL;
 }
 
+int mcp__json_write_str(mcp__buf *b, const char *s, size_t n)
+{
+    return write_string(b, s, n);
+}
+
 int mcp__json_write(mcp__buf *b, const json_t *v)
 {
     if (v == NULL)

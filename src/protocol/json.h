@@ -42,6 +42,9 @@ json_t *mcp__json_parse(const char *text, size_t len, unsigned flags, json_error
  * JSON_PARSER_MAX_DEPTH (which a cycle is). On error b may hold part of the text.
  */
 int mcp__json_write(mcp__buf *b, const json_t *v);
+/* Appends the n bytes at s as a JSON string (quoted, escaped as mcp__json_write
+ * escapes). MCP_OK, MCP_ENOMEM, or MCP_EINVAL when they are not UTF-8. */
+int mcp__json_write_str(mcp__buf *b, const char *s, size_t n);
 /* The same with every object's members in key order: json_dumps(JSON_COMPACT |
  * JSON_SORT_KEYS | JSON_ENCODE_ANY)'s text, byte for byte. */
 int mcp__json_write_sorted(mcp__buf *b, const json_t *v);

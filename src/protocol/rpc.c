@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,6 +166,24 @@ void mcp__rpc_thread_cleanup(void)
         pthread_setspecific(scratch_key, NULL);
         scratch_free(sc);
     }
+}
+
+mcp__buf *mcp__rpc_scratch_take(void)
+{
+    scratch_t *sc = scratch_get();
+    if (sc == NULL || sc->busy)
+        return NULL;
+    sc->busy = 1;
+    mcp__buf_reset(&sc->buf);
+    return &sc->buf;
+}
+
+void mcp__rpc_scratch_give(mcp__buf *b)
+{
+    scratch_t *sc = (scratch_t *)(void *)((char *)b - offsetof(scratch_t, buf));
+    sc->busy = 0;
+    if (b->cap > (64u << 10))
+        mcp__buf_free(b); /* do not keep a huge message's memory */
 }
 
 /* Serialises msg (stolen) and hands it to the transport. One pass into a buffer the
@@ -459,6 +478,13 @@ int mcp__rpc_notify(mcp__rpc *rpc, const char *method, json_t *params, uint64_t 
     if (params != NULL)
         json_object_set_new(msg, "params", params);
     return send_msg(rpc, msg, stream, 0);
+}
+
+int mcp__rpc_notify_text(mcp__rpc *rpc, const char *text, size_t len, uint64_t stream)
+{
+    if (rpc->closed)
+        return MCP_ECLOSED;
+    return rpc->cbs.send(rpc->user, stream, NULL, text, len, 0);
 }
 
 static void handle_response(mcp__rpc *rpc, json_t *msg)

@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "util/util.h"
+
 #include <mcp/common.h>
 
 #include "protocol/meta.h"
@@ -51,8 +53,9 @@ typedef struct mcp__inreq {
 typedef struct mcp__rpc_cbs {
     /* Sends one serialised message (compact JSON, no newline). msg is the value
      * that text serialises (borrowed; NULL for the engine's out-of-memory error
-     * answer). text NULL with MCP__SEND_RESPONSE: a request of `stream` ended
-     * without an answer (it was cancelled), so nothing is to be written. */
+     * answer, and for a notification sent as text, mcp__rpc_notify_text). text NULL with
+     * MCP__SEND_RESPONSE: a request of `stream` ended without an answer (it was cancelled), so
+     * nothing is to be written. */
     int (*send)(void *user, uint64_t stream, const json_t *msg, const char *text, size_t len,
                 unsigned flags);
     /* A valid request. The owner answers it with mcp__rpc_respond*, now or later. */
@@ -132,6 +135,9 @@ void mcp__rpc_fail_all(mcp__rpc *rpc, int status, const mcp_rpc_error *err);
 int mcp__rpc_cancel(mcp__rpc *rpc, json_int_t id, const char *reason);
 /* Sends a notification; params stolen (may be NULL). */
 int mcp__rpc_notify(mcp__rpc *rpc, const char *method, json_t *params, uint64_t stream);
+/* The same, the notification already written (a whole JSON-RPC notification, len bytes
+ * at text): sent as it is. */
+int mcp__rpc_notify_text(mcp__rpc *rpc, const char *text, size_t len, uint64_t stream);
 
 /* Answers req with result (stolen) or an error, and frees req. A cancelled
  * request's answer is dropped, as the spec asks. */
@@ -140,6 +146,11 @@ int mcp__rpc_respond_error(mcp__inreq *req, int code, const char *message, json_
 
 /* Frees this thread's serialisation buffer: loops call it when they end. */
 void mcp__rpc_thread_cleanup(void);
+/* The calling thread's serialisation buffer, emptied, for a message written outside an
+ * engine (a handler's notification); NULL when it cannot be had (in use, or out of
+ * memory): the caller then uses one of its own. Given back with mcp__rpc_scratch_give. */
+mcp__buf *mcp__rpc_scratch_take(void);
+void mcp__rpc_scratch_give(mcp__buf *b);
 
 /* Number of incoming requests not yet answered. */
 size_t mcp__rpc_inflight(const mcp__rpc *rpc);

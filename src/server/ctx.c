@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "protocol/json.h"
 #include "protocol/meta.h"
 #include "server/server_int.h"
 
@@ -388,6 +389,10 @@ typedef struct ctx_op {
     int all;
     char *method;
     json_t *params;
+    /* A notification written by the handler's thread (then method and params are
+     * NULL): the loop only sends it. In the same allocation as the op. */
+    size_t text_len;
+    char text[];
 } ctx_op;
 
 static void op_free(ctx_op *op)
@@ -424,6 +429,15 @@ static void request_reply(void *arg, int status, const json_t *result, const mcp
     wake(ctx, status, result, err);
 }
 
+/*
+ * How many of a handler's messages may wait for the loop at once. With the
+ * pause on a congested stream, this is what keeps a handler that outruns its
+ * client from growing memory: it waits here instead (backpressure). A handler that
+ * waits for room is woken once half of them went, not after each: one wake-up per
+ * MAX_QUEUED_OPS / 2 messages rather than one per message.
+ */
+#define MAX_QUEUED_OPS 256
+
 /* Loop thread: a message of the handler's went out (or was dropped); the handler
  * may post the next one, unless its stream says it cannot take more for now. */
 static void op_sent(mcp_ctx *ctx, int live)
@@ -431,11 +445,18 @@ static void op_sent(mcp_ctx *ctx, int live)
     mcp__session *s = ctx->sess;
     int congested = live && s->io != NULL && s->io->congested != NULL &&
                     s->io->congested(s->io_user, ctx->stream);
-    uv_mutex_lock(&ctx->lock);
-    ctx->queued_ops--;
+    /* No lock unless the handler waits: these are atomic, and the handler sets
+     * room_waiting before it reads them (see op_wait_room). */
+    int left = atomic_fetch_sub(&ctx->queued_ops, 1) - 1;
     ctx->paused = congested; /* the latest word on the stream */
-    uv_cond_broadcast(&ctx->cond);
-    uv_mutex_unlock(&ctx->lock);
+    if (ctx->room_waiting && !congested && left <= MAX_QUEUED_OPS / 2) {
+        uv_mutex_lock(&ctx->lock);
+        if (ctx->room_waiting) {
+            ctx->room_waiting = 0; /* one wake-up per wait */
+            uv_cond_broadcast(&ctx->cond);
+        }
+        uv_mutex_unlock(&ctx->lock);
+    }
 }
 
 /* Loop thread. */
@@ -448,12 +469,12 @@ static void op_run(ctx_op *op)
     case OP_LOG:
         /* A legacy session's level may change while the request runs (logging/setLevel). */
         if (live && op->level >= (ctx->modern ? ctx->level : (int)s->level))
-            mcp__rpc_notify(s->rpc, op->method, json_incref(op->params), ctx->stream);
+            mcp__rpc_notify_text(s->rpc, op->text, op->text_len, ctx->stream);
         op_sent(ctx, live);
         break;
     case OP_NOTIFY:
         if (live)
-            mcp__rpc_notify(s->rpc, op->method, json_incref(op->params), ctx->stream);
+            mcp__rpc_notify_text(s->rpc, op->text, op->text_len, ctx->stream);
         op_sent(ctx, live);
         break;
     case OP_CLOSE_STREAM:
@@ -501,21 +522,26 @@ static void op_mail(mcp__mail *m)
     op_run((ctx_op *)m);
 }
 
-/*
- * How many of a handler's messages may wait for the loop at once. With the
- * pause on a congested stream, this is what keeps a handler that outruns its
- * client from growing memory: it waits here instead (backpressure).
- */
-#define MAX_QUEUED_OPS 256
-
 /* Worker thread: waits until the handler may post another message, or it is
- * cancelled (then MCP_ECANCELED: the message would be dropped anyway). */
+ * cancelled (then MCP_ECANCELED: the message would be dropped anyway). The handler's
+ * thread is the only one that adds to queued_ops: with room, no lock at all. */
 static int op_wait_room(mcp_ctx *ctx)
 {
+    if (!ctx->paused && ctx->queued_ops < MAX_QUEUED_OPS && !atomic_load(&ctx->cancelled)) {
+        ctx->queued_ops++;
+        return MCP_OK;
+    }
     int rc = MCP_OK;
     uv_mutex_lock(&ctx->lock);
-    while ((ctx->paused || ctx->queued_ops >= MAX_QUEUED_OPS) && !atomic_load(&ctx->cancelled))
+    /* room_waiting is set before paused and queued_ops are read again: op_sent, which
+     * changes them before it reads room_waiting, then either sees it or is seen. */
+    while ((ctx->paused || ctx->queued_ops >= MAX_QUEUED_OPS) && !atomic_load(&ctx->cancelled)) {
+        ctx->room_waiting = 1;
+        if (!ctx->paused && ctx->queued_ops < MAX_QUEUED_OPS)
+            break;
         uv_cond_wait(&ctx->cond, &ctx->lock);
+    }
+    ctx->room_waiting = 0;
     if (atomic_load(&ctx->cancelled))
         rc = MCP_ECANCELED;
     else
@@ -559,8 +585,57 @@ static int op_submit(ctx_op *op)
     return rc;
 }
 
+#define APPEND_LIT(b, lit) mcp__buf_append((b), (lit), sizeof(lit) - 1)
+
+/* Posts the notification `method` whose params the caller wrote into b (reset, then
+ * given to write), as text: the loop only sends it. Takes nothing; MCP_OK or why not. */
+static int note_submit(mcp_ctx *ctx, enum op_kind kind, int level, const char *method,
+                       int (*write)(mcp__buf *b, const void *arg), const void *arg)
+{
+    /* Written in the thread's serialisation buffer, then copied once into the op. */
+    mcp__buf local = {0}, *b = mcp__rpc_scratch_take();
+    if (b == NULL)
+        b = &local;
+    int rc = APPEND_LIT(b, "{\"jsonrpc\":\"2.0\",\"method\":");
+    if (rc == MCP_OK)
+        rc = mcp__json_write_str(b, method, strlen(method));
+    if (rc == MCP_OK)
+        rc = APPEND_LIT(b, ",\"params\":");
+    if (rc == MCP_OK)
+        rc = write(b, arg);
+    if (rc == MCP_OK)
+        rc = mcp__buf_append(b, "}", 1);
+    ctx_op *op = rc == MCP_OK ? malloc(sizeof(*op) + b->len + 1) : NULL;
+    if (op != NULL) {
+        memset(op, 0, sizeof(*op));
+        op->ctx = ctx;
+        op->kind = kind;
+        op->level = level;
+        op->text_len = b->len;
+        memcpy(op->text, b->data, b->len);
+        op->text[b->len] = '\0';
+    } else if (rc == MCP_OK) {
+        rc = MCP_ENOMEM;
+    }
+    if (b != &local)
+        mcp__rpc_scratch_give(b);
+    mcp__buf_free(&local);
+    return op != NULL ? op_submit(op) : rc;
+}
+
+static int write_value(mcp__buf *b, const void *arg)
+{
+    return mcp__json_write(b, arg);
+}
+
 static int op_new(mcp_ctx *ctx, enum op_kind kind, const char *method, json_t *params)
 {
+    if (kind == OP_NOTIFY) {
+        int rc =
+            params != NULL ? note_submit(ctx, kind, 0, method, write_value, params) : MCP_ENOMEM;
+        json_decref(params);
+        return rc;
+    }
     ctx_op *op = calloc(1, sizeof(*op));
     if (op == NULL || params == NULL || (op->method = mcp__strdup(method)) == NULL) {
         json_decref(params);
@@ -598,6 +673,33 @@ int mcp_ctx_progress(mcp_ctx *ctx, double progress, double total, const char *me
     return op_new(ctx, OP_NOTIFY, "notifications/progress", params);
 }
 
+typedef struct log_params {
+    const char *level;
+    const json_t *data;
+    const char *logger;
+} log_params;
+
+/* {"level": ..., "data": ...[, "logger": ...]}: the order json_pack gave them. */
+static int write_log(mcp__buf *b, const void *arg)
+{
+    const log_params *p = arg;
+    int rc = APPEND_LIT(b, "{\"level\":");
+    if (rc == MCP_OK)
+        rc = mcp__json_write_str(b, p->level, strlen(p->level));
+    if (rc == MCP_OK)
+        rc = APPEND_LIT(b, ",\"data\":");
+    if (rc == MCP_OK)
+        rc = mcp__json_write(b, p->data);
+    if (rc == MCP_OK && p->logger != NULL) {
+        rc = APPEND_LIT(b, ",\"logger\":");
+        if (rc == MCP_OK)
+            rc = mcp__json_write_str(b, p->logger, strlen(p->logger));
+    }
+    if (rc == MCP_OK)
+        rc = mcp__buf_append(b, "}", 1);
+    return rc;
+}
+
 int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger, json_t *data)
 {
     const char *name = mcp_log_level_name(level);
@@ -609,25 +711,10 @@ int mcp_ctx_log(mcp_ctx *ctx, mcp_log_level level, const char *logger, json_t *d
         json_decref(data);
         return MCP_OK; /* the logging capability is off */
     }
-    json_t *params = json_pack("{s:s, s:o}", "level", name, "data", data ? data : json_null());
-    if (params != NULL && logger != NULL)
-        json_object_set_new(params, "logger", json_string(logger));
-    ctx_op *op = calloc(1, sizeof(*op));
-    if (op == NULL || params == NULL) {
-        json_decref(params);
-        free(op);
-        return MCP_ENOMEM;
-    }
-    op->ctx = ctx;
-    op->kind = OP_LOG;
-    op->level = (int)level;
-    op->params = params;
-    op->method = mcp__strdup("notifications/message");
-    if (op->method == NULL) {
-        op_free(op);
-        return MCP_ENOMEM;
-    }
-    return op_submit(op);
+    log_params p = {.level = name, .data = data != NULL ? data : json_null(), .logger = logger};
+    int rc = note_submit(ctx, OP_LOG, (int)level, "notifications/message", write_log, &p);
+    json_decref(data);
+    return rc;
 }
 
 int mcp_ctx_logf(mcp_ctx *ctx, mcp_log_level level, const char *fmt, ...)

@@ -295,11 +295,12 @@ struct mcp_ctx {
     mcp_rpc_error wait_err;
     int out_pending; /* loop thread: a request to the client is outstanding */
     json_int_t out_id;
-    /* Backpressure (under lock): messages posted to the loop and not yet sent, and
-     * whether the request's stream is congested; the handler waits while either
-     * is too much (see op_submit). */
-    int queued_ops;
-    int paused;
+    /* Backpressure: messages posted to the loop and not yet sent (the handler's thread
+     * alone adds, the loop takes away), and whether the request's stream is congested;
+     * the handler waits under lock while either is too much (see op_wait_room). */
+    atomic_int queued_ops;
+    atomic_int paused;
+    atomic_int room_waiting; /* the handler waits for room, woken by op_sent */
 
     /* Multi Round-Trip Requests (mrtr.c), on the handler's thread while it runs. */
     int round;         /* 1, or the round the requestState says */

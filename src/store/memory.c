@@ -55,6 +55,7 @@ typedef struct msess {
     int replaying;          /* a replay walks its blocks: nothing of it is evicted */
     mslot *slots;
     size_t nslots;
+    size_t last_slot; /* the slot slot_of found last (checked before the map) */
     mcp__map streams; /* "<id>" -> slot index + 1 */
 } msess;
 
@@ -127,7 +128,7 @@ static void read_event(const mblock *b, size_t off, uint64_t prev_seq, mev *e)
 static void slot_free(msess *ss, size_t i)
 {
     char key[24];
-    snprintf(key, sizeof(key), "%llu", (unsigned long long)ss->slots[i].id);
+    mcp__u64_str(ss->slots[i].id, key);
     mcp__map_remove(&ss->streams, key);
     ss->slots[i].count = 0;
 }
@@ -169,9 +170,8 @@ static uint64_t head_born(const msess *ss)
     return e.born_ms;
 }
 
-static void expire(mstore *m, msess *ss)
+static void expire(mstore *m, msess *ss, uint64_t now)
 {
-    uint64_t now = mcp__now_ms();
     while (ss->first != NULL && !ss->replaying &&
            (ss->nevents > m->o.max_events || ss->nbytes > m->o.max_bytes ||
             now - head_born(ss) > (uint64_t)m->o.ttl_ms))
@@ -208,9 +208,15 @@ static void sess_free(msess *ss)
 /* The slot of stream `id` (made when new), or -1 out of memory. */
 static long slot_of(msess *ss, uint64_t id, int make)
 {
+    /* Most appends are to the stream of the one before. */
+    if (ss->last_slot < ss->nslots && ss->slots[ss->last_slot].id == id &&
+        ss->slots[ss->last_slot].count > 0)
+        return (long)ss->last_slot;
     char key[24];
-    snprintf(key, sizeof(key), "%llu", (unsigned long long)id);
+    mcp__u64_str(id, key);
     uintptr_t v = (uintptr_t)mcp__map_get(&ss->streams, key);
+    if (v != 0)
+        ss->last_slot = v - 1;
     if (v != 0 || !make)
         return (long)v - 1;
     size_t i = 0;
@@ -228,6 +234,7 @@ static long slot_of(msess *ss, uint64_t id, int make)
     if (mcp__map_put(&ss->streams, key, (void *)(uintptr_t)(i + 1)) != MCP_OK)
         return -1;
     ss->slots[i] = (mslot){.id = id, .last_seq = 0, .count = 0};
+    ss->last_slot = i;
     return (long)i;
 }
 
@@ -299,7 +306,7 @@ static int m_append(void *self, const char *session, uint64_t stream, uint64_t s
     ss->nevents++;
     ss->nbytes += len;
     m->total += len;
-    expire(m, ss);
+    expire(m, ss, now);
     enforce_total(m, ss);
     return MCP_OK;
 }
@@ -311,7 +318,7 @@ static int m_replay(void *self, const char *session, uint64_t stream, uint64_t a
     msess *ss = mcp__map_get(&m->sessions, session);
     long slot = -1;
     if (ss != NULL) {
-        expire(m, ss);
+        expire(m, ss, mcp__now_ms());
         slot = slot_of(ss, stream, 0);
     }
     if (slot < 0 || after_seq > ss->slots[slot].last_seq) {
@@ -346,7 +353,7 @@ static int m_replay(void *self, const char *session, uint64_t stream, uint64_t a
         }
     }
     ss->replaying = 0;
-    expire(m, ss);
+    expire(m, ss, mcp__now_ms());
     enforce_total(m, ss);
     done(arg, found ? MCP_OK : MCP_ENOENT);
     return MCP_OK;
@@ -370,7 +377,7 @@ static void m_expire(void *self)
     void *v;
     while (mcp__map_next(&m->sessions, &pos, &key, &v)) {
         msess *ss = v;
-        expire(m, ss);
+        expire(m, ss, mcp__now_ms());
         if (ss->first == NULL) {
             mcp__map_remove(&m->sessions, key);
             sess_free(ss);

@@ -87,6 +87,9 @@ static int begin(hstream *st)
     n = mcp__shttp_cors(hs->t, st->req, hdrs, n);
     hdrs[n] = NULL;
     st->begun = 1;
+    /* An SSE comment line: what waits for this client's acknowledgement (backpressure)
+     * may ask for its receive window with it. */
+    mcp__http_req_set_probe(st->req, ":\n", 2);
     return mcp__http_stream_begin(st->req, 200, hdrs);
 }
 
@@ -97,7 +100,8 @@ int mcp__hstream_write(hstream *st, const char *data, size_t len)
     int rc = begin(st);
     if (rc == MCP_OK)
         rc = mcp__http_stream_write(st->req, data, len);
-    st->last_write_ms = mcp__now_ms();
+    /* The loop's time (CLOCK_MONOTONIC too, read once a turn): this runs for every event. */
+    st->last_write_ms = uv_now(st->hs->t->loop);
     size_t queued = rc == MCP_OK ? mcp__http_stream_queued(st->req) : 0;
     /* A resume may replay more than the limit at once: that backlog is allowed
      * until the socket has drained it below the limit (checked from the next loop

@@ -35,32 +35,32 @@ static mcp__mail *pop(mcp__mailbox *mb)
     return m;
 }
 
+/* Runs the mails of the batch, in order, until it is empty or the mailbox closes (a
+ * mail may close it: mcp__mailbox_close then runs the rest). */
+static void run_batch(mcp__mailbox *mb)
+{
+    while (mb->batch != NULL && !mb->closing) {
+        mcp__mail *m = mb->batch;
+        mb->batch = m->next;
+        m->next = NULL;
+        m->fn(m); /* m belongs to fn from here on and may be freed already */
+    }
+}
+
 static void on_async(uv_async_t *h)
 {
     mcp__mailbox *mb = from_async(h);
-
     /*
-     * Run every mail queued when we woke, but not mails posted while we run: a busy
-     * poster must not keep the loop from its I/O. Mails are taken one at a time rather
-     * than as one detached list so that a mail which calls mcp__mailbox_close() sees
-     * (and runs, in order) everything behind it.
+     * Runs every mail queued when we woke, but not mails posted while we run: a busy
+     * poster must not keep the loop from its I/O. They are taken off the queue in one
+     * go (one lock, however many), and kept in mb->batch while they run, so that a mail
+     * which calls mcp__mailbox_close() has close run, in order, everything behind it.
      */
     uv_mutex_lock(&mb->lock);
-    mcp__mail *last = mb->tail;
+    mb->batch = mb->head;
+    mb->head = mb->tail = NULL;
     uv_mutex_unlock(&mb->lock);
-    if (!last)
-        return;
-    for (;;) {
-        if (mb->closing)
-            return; /* mcp__mailbox_close ran the rest */
-        mcp__mail *m = pop(mb);
-        if (!m)
-            return;
-        int was_last = (m == last);
-        m->fn(m); /* m belongs to fn from here on and may be freed already */
-        if (was_last)
-            return;
-    }
+    run_batch(mb);
 }
 
 int mcp__mailbox_init(mcp__mailbox *mb, uv_loop_t *loop)
@@ -68,6 +68,7 @@ int mcp__mailbox_init(mcp__mailbox *mb, uv_loop_t *loop)
     /* async.data is left alone: the owner may have set it already. */
     mb->head = NULL;
     mb->tail = NULL;
+    mb->batch = NULL;
     mb->closing = 0;
     mb->close_cb = NULL;
     if (uv_mutex_init(&mb->lock) != 0)
@@ -87,14 +88,18 @@ int mcp__mailbox_post(mcp__mailbox *mb, mcp__mail *m)
         uv_mutex_unlock(&mb->lock);
         return MCP_ECLOSED;
     }
+    int was_empty = mb->head == NULL;
     if (mb->tail)
         mb->tail->next = m;
     else
         mb->head = m;
     mb->tail = m;
-    /* Sent under the lock: once close has set `closing` (under the same lock) no poster
-     * can still be inside uv_async_send, so the handle is safe to close and free. */
-    uv_async_send(&mb->async);
+    /* Only the post that finds the queue empty wakes the loop: the others come before
+     * the loop takes the queue, which that wake-up makes it do. Sent under the lock:
+     * once close has set `closing` (under the same lock) no poster can still be inside
+     * uv_async_send, so the handle is safe to close and free. */
+    if (was_empty)
+        uv_async_send(&mb->async);
     uv_mutex_unlock(&mb->lock);
     return MCP_OK;
 }
@@ -119,6 +124,13 @@ void mcp__mailbox_close(mcp__mailbox *mb, void (*close_cb)(mcp__mailbox *mb))
     mb->closing = 1;
     uv_mutex_unlock(&mb->lock);
 
+    /* What a running batch had left first (it stops: closing is set), then the queue. */
+    while (mb->batch != NULL) {
+        mcp__mail *m = mb->batch;
+        mb->batch = m->next;
+        m->next = NULL;
+        m->fn(m);
+    }
     mcp__mail *m;
     while ((m = pop(mb)) != NULL)
         m->fn(m);

@@ -218,6 +218,7 @@ typedef struct mcp__mailbox {
     uv_async_t async; /* async.data is free for the owner's use */
     uv_mutex_t lock;
     mcp__mail *head, *tail;
+    mcp__mail *batch; /* loop thread: taken off the queue, not yet run */
     int closing;
     void (*close_cb)(struct mcp__mailbox *mb);
 } mcp__mailbox;
