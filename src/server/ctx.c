@@ -438,16 +438,16 @@ static void request_reply(void *arg, int status, const json_t *result, const mcp
  */
 #define MAX_QUEUED_OPS 256
 
-/* Loop thread: a message of the handler's went out (or was dropped); the handler
- * may post the next one, unless its stream says it cannot take more for now. */
-static void op_sent(mcp_ctx *ctx, int live)
+/* Loop thread: n messages of the handler's went out (or were dropped); the handler
+ * may post the next ones, unless its stream says it cannot take more for now. */
+static void ops_sent(mcp_ctx *ctx, int live, int n)
 {
     mcp__session *s = ctx->sess;
     int congested = live && s->io != NULL && s->io->congested != NULL &&
                     s->io->congested(s->io_user, ctx->stream);
     /* No lock unless the handler waits: these are atomic, and the handler sets
      * room_waiting before it reads them (see op_wait_room). */
-    int left = atomic_fetch_sub(&ctx->queued_ops, 1) - 1;
+    int left = atomic_fetch_sub(&ctx->queued_ops, n) - n;
     ctx->paused = congested; /* the latest word on the stream */
     if (ctx->room_waiting && !congested && left <= MAX_QUEUED_OPS / 2) {
         uv_mutex_lock(&ctx->lock);
@@ -457,6 +457,11 @@ static void op_sent(mcp_ctx *ctx, int live)
         }
         uv_mutex_unlock(&ctx->lock);
     }
+}
+
+static void op_sent(mcp_ctx *ctx, int live)
+{
+    ops_sent(ctx, live, 1);
 }
 
 /* Loop thread. */
@@ -571,6 +576,11 @@ static int op_submit(ctx_op *op)
             op_free(op);
             return rc;
         }
+    } else {
+        /* Posted after the notifications before it: later ones go in a batch after it. */
+        uv_mutex_lock(&ctx->lock);
+        ctx->note_batch = NULL;
+        uv_mutex_unlock(&ctx->lock);
     }
     op->mail.fn = op_mail;
     int rc = mcp__mailbox_post(&ctx->rt->mb, &op->mail);
@@ -587,12 +597,97 @@ static int op_submit(ctx_op *op)
 
 #define APPEND_LIT(b, lit) mcp__buf_append((b), (lit), sizeof(lit) - 1)
 
-/* Posts the notification `method` whose params the caller wrote into b (reset, then
- * given to write), as text: the loop only sends it. Takes nothing; MCP_OK or why not. */
+/*
+ * A handler's notifications, posted to the loop in batches: each is written on the
+ * handler's thread (note_submit) and appended to the batch the loop has not taken
+ * yet, so that the loop gets many in one mail, one allocation and one free, rather
+ * than one of each per notification (a free of another thread's memory contends for
+ * its arena's lock). A batch keeps its place among the handler's other messages: it is
+ * posted when made, and an other message posted closes it (op_submit).
+ */
+typedef struct note_batch {
+    mcp__mail mail;
+    mcp_ctx *ctx;
+    int n;         /* notifications in recs */
+    mcp__buf recs; /* each: note_rec, then its text */
+} note_batch;
+
+typedef struct note_rec {
+    int kind, level;
+    size_t len;
+} note_rec;
+
+/* Loop thread: sends a batch's notifications, in order. */
+static void batch_mail(mcp__mail *m)
+{
+    note_batch *nb = (note_batch *)(void *)m;
+    mcp_ctx *ctx = nb->ctx;
+    mcp__session *s = ctx->sess;
+    uv_mutex_lock(&ctx->lock);
+    if (ctx->note_batch == nb)
+        ctx->note_batch = NULL; /* taken: what comes next goes in another */
+    uv_mutex_unlock(&ctx->lock);
+    int live = 0;
+    for (size_t off = 0; off < nb->recs.len;) {
+        note_rec r;
+        memcpy(&r, nb->recs.data + off, sizeof(r));
+        const char *text = nb->recs.data + off + sizeof(r);
+        off += sizeof(r) + r.len;
+        live = !s->closed && ctx->req != NULL && !atomic_load(&ctx->cancelled);
+        /* A legacy session's level may change while the request runs (logging/setLevel). */
+        if (live && (r.kind == OP_NOTIFY || r.level >= (ctx->modern ? ctx->level : (int)s->level)))
+            mcp__rpc_notify_text(s->rpc, text, r.len, ctx->stream);
+    }
+    ops_sent(ctx, live, nb->n);
+    mcp__buf_free(&nb->recs);
+    free(nb);
+}
+
+/* Handler's thread: adds the notification text (len bytes) to the open batch, or to a
+ * new one posted now. Counted in queued_ops by the caller. */
+static int batch_add(mcp_ctx *ctx, enum op_kind kind, int level, const char *text, size_t len)
+{
+    note_rec r = {.kind = (int)kind, .level = level, .len = len};
+    uv_mutex_lock(&ctx->lock);
+    note_batch *nb = ctx->note_batch;
+    int made = nb == NULL;
+    if (made && (nb = calloc(1, sizeof(*nb))) != NULL) {
+        nb->mail.fn = batch_mail;
+        nb->ctx = ctx;
+        ctx->note_batch = nb;
+    }
+    int rc = nb == NULL ? MCP_ENOMEM : mcp__buf_reserve(&nb->recs, sizeof(r) + len);
+    if (rc == MCP_OK) {
+        mcp__buf_append(&nb->recs, &r, sizeof(r));
+        mcp__buf_append(&nb->recs, text, len);
+        nb->n++;
+    } else if (made && nb != NULL) {
+        ctx->note_batch = NULL;
+        free(nb);
+        nb = NULL;
+    }
+    uv_mutex_unlock(&ctx->lock);
+    if (rc != MCP_OK || !made)
+        return rc;
+    rc = mcp__mailbox_post(&ctx->rt->mb, &nb->mail);
+    if (rc != MCP_OK) {
+        /* Nothing else went into it: only this thread adds, and it is here. */
+        uv_mutex_lock(&ctx->lock);
+        if (ctx->note_batch == nb)
+            ctx->note_batch = NULL;
+        uv_mutex_unlock(&ctx->lock);
+        mcp__buf_free(&nb->recs);
+        free(nb);
+    }
+    return rc;
+}
+
+/* Sends the notification `method` whose params write(b, arg) writes, as text written
+ * here: the loop only sends it. MCP_OK or why not. */
 static int note_submit(mcp_ctx *ctx, enum op_kind kind, int level, const char *method,
                        int (*write)(mcp__buf *b, const void *arg), const void *arg)
 {
-    /* Written in the thread's serialisation buffer, then copied once into the op. */
+    /* Written in the thread's serialisation buffer, then copied once. */
     mcp__buf local = {0}, *b = mcp__rpc_scratch_take();
     if (b == NULL)
         b = &local;
@@ -605,22 +700,30 @@ static int note_submit(mcp_ctx *ctx, enum op_kind kind, int level, const char *m
         rc = write(b, arg);
     if (rc == MCP_OK)
         rc = mcp__buf_append(b, "}", 1);
-    ctx_op *op = rc == MCP_OK ? malloc(sizeof(*op) + b->len + 1) : NULL;
-    if (op != NULL) {
-        memset(op, 0, sizeof(*op));
-        op->ctx = ctx;
-        op->kind = kind;
-        op->level = level;
-        op->text_len = b->len;
-        memcpy(op->text, b->data, b->len);
-        op->text[b->len] = '\0';
+    if (rc == MCP_OK && !ctx->on_loop && !mcp__srt_on_loop(ctx->rt)) {
+        rc = op_wait_room(ctx);
+        if (rc == MCP_OK && (rc = batch_add(ctx, kind, level, b->data, b->len)) != MCP_OK)
+            ctx->queued_ops--;
     } else if (rc == MCP_OK) {
-        rc = MCP_ENOMEM;
+        /* On the loop: sent now, as an op. */
+        ctx_op *op = malloc(sizeof(*op) + b->len + 1);
+        if (op != NULL) {
+            memset(op, 0, sizeof(*op));
+            op->ctx = ctx;
+            op->kind = kind;
+            op->level = level;
+            op->text_len = b->len;
+            memcpy(op->text, b->data, b->len);
+            op->text[b->len] = '\0';
+            rc = op_submit(op);
+        } else {
+            rc = MCP_ENOMEM;
+        }
     }
     if (b != &local)
         mcp__rpc_scratch_give(b);
     mcp__buf_free(&local);
-    return op != NULL ? op_submit(op) : rc;
+    return rc;
 }
 
 static int write_value(mcp__buf *b, const void *arg)

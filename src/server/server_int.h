@@ -318,6 +318,9 @@ struct mcp_ctx {
     char *task_run;
 
     mcp__mail done_mail;
+    /* Under lock: the batch of notifications the handler's thread adds to, posted to the
+     * loop and not yet taken by it (ctx.c, note_batch); NULL when none. */
+    struct note_batch *note_batch;
     struct mcp_ctx *prev, *next;
 };
 
