@@ -42,6 +42,7 @@ typedef struct mslot {
     uint64_t id;
     uint64_t last_seq; /* seqs only grow within a stream */
     size_t count;      /* its events still stored; 0: the slot is free */
+    size_t free_next;  /* free: the next free slot's index + 1 (0: none) */
 } mslot;
 
 typedef struct mstore mstore;
@@ -55,6 +56,8 @@ typedef struct msess {
     int replaying;          /* a replay walks its blocks: nothing of it is evicted */
     mslot *slots;
     size_t nslots;
+    size_t top;       /* slots from here on were never used */
+    size_t free_head; /* the first free slot below top, index + 1 (0: none) */
     size_t last_slot; /* the slot slot_of found last (checked before the map) */
     mcp__map streams; /* "<id>" -> slot index + 1 */
 } msess;
@@ -131,6 +134,8 @@ static void slot_free(msess *ss, size_t i)
     mcp__u64_str(ss->slots[i].id, key);
     mcp__map_remove(&ss->streams, key);
     ss->slots[i].count = 0;
+    ss->slots[i].free_next = ss->free_head;
+    ss->free_head = i + 1;
 }
 
 /* Drops the session's oldest event. */
@@ -219,10 +224,8 @@ static long slot_of(msess *ss, uint64_t id, int make)
         ss->last_slot = v - 1;
     if (v != 0 || !make)
         return (long)v - 1;
-    size_t i = 0;
-    while (i < ss->nslots && ss->slots[i].count > 0)
-        i++;
-    if (i == ss->nslots) {
+    /* A free slot (the last freed first), else one never used: no search. */
+    if (ss->free_head == 0 && ss->top == ss->nslots) {
         size_t n = ss->nslots ? ss->nslots * 2 : 4;
         mslot *s = realloc(ss->slots, n * sizeof(*s));
         if (s == NULL)
@@ -231,8 +234,13 @@ static long slot_of(msess *ss, uint64_t id, int make)
         ss->slots = s;
         ss->nslots = n;
     }
+    size_t i = ss->free_head != 0 ? ss->free_head - 1 : ss->top;
     if (mcp__map_put(&ss->streams, key, (void *)(uintptr_t)(i + 1)) != MCP_OK)
         return -1;
+    if (ss->free_head != 0)
+        ss->free_head = ss->slots[i].free_next;
+    else
+        ss->top++;
     ss->slots[i] = (mslot){.id = id, .last_seq = 0, .count = 0};
     ss->last_slot = i;
     return (long)i;
