@@ -693,6 +693,11 @@ void mcp__http_req_on_drain(mcp__http_req *req, size_t below, mcp__http_close_fn
     req->on_drain_arg = arg;
     req->drain_below = below;
     mcp__http_conn *c = req->conn;
+    if (c != NULL) {
+        /* A new wait (or none): its polls start again, and it may probe. */
+        c->ack_poll_ms = 0;
+        c->probed = 0;
+    }
     if (cb != NULL && c != NULL && !c->closing && c->phase == PHASE_BUSY &&
         uv_stream_get_write_queue_size((const uv_stream_t *)&c->tcp) <= below)
         mcp__http_conn_timer_set(c, 0);

@@ -794,9 +794,15 @@ static int write_log(mcp__buf *b, const void *arg)
     if (rc == MCP_OK)
         rc = mcp__json_write(b, p->data);
     if (rc == MCP_OK && p->logger != NULL) {
+        /* A logger name that is not UTF-8 is left out, as jansson left it out. */
+        size_t at = b->len;
         rc = APPEND_LIT(b, ",\"logger\":");
         if (rc == MCP_OK)
             rc = mcp__json_write_str(b, p->logger, strlen(p->logger));
+        if (rc == MCP_EINVAL) {
+            b->len = at;
+            rc = MCP_OK;
+        }
     }
     if (rc == MCP_OK)
         rc = mcp__buf_append(b, "}", 1);

@@ -202,6 +202,9 @@ int mcp__cluster_stream_end(mcp__cluster *c, const char *session, uint64_t strea
  * of those streams must grow together (the transport numbers a session's events on a
  * node from one counter). */
 #define MCP__CLUSTER_GROUP_SHIFT 40
+/* The session ended elsewhere (on another node, which deleted its keys): what this
+ * node holds of it to write is dropped, not written after the delete. */
+void mcp__cluster_session_gone(mcp__cluster *c, const char *session);
 /* Drops the events of the session stored with the stream's (its group's) whose seqs are
  * below min_seq: the session keeps too many. One command, fire and forget. */
 int mcp__cluster_events_trim(mcp__cluster *c, const char *session, uint64_t stream,

@@ -195,6 +195,8 @@ static int emit(hsess *hs, uint64_t id, hstream *st, const char *text, size_t le
             mcp__hsess_note_gap(hs, id, seq);
         } else if (st != NULL && t->share != NULL) {
             t->share->stored(st, len);
+        } else if (t->share != NULL) {
+            t->share->stored_detached(hs, seq);
         }
         mcp__event_id(hs, id, seq, eid);
         eid_p = eid;

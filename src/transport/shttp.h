@@ -128,6 +128,9 @@ typedef struct mcp__shttp_share_ops {
     /* An event is about to be stored for st; then it was (len bytes). */
     void (*storing)(hstream *st);
     void (*stored)(hstream *st, size_t len);
+    /* An event of a stream with no hstream here (the standalone stream's while no GET is
+     * open) was stored at seq. */
+    void (*stored_detached)(hsess *hs, uint64_t seq);
     /* SEP-1699 on st, whose client may be away from this node. */
     void (*pause)(hstream *st, int retry_ms);
     /* st sent its last event. */

@@ -576,6 +576,11 @@ int mcp__cluster_events_trim(mcp__cluster *c, const char *session, uint64_t stre
     return rc;
 }
 
+void mcp__cluster_session_gone(mcp__cluster *c, const char *session)
+{
+    mcp__rc_registered_forget(c, session);
+}
+
 void mcp__cluster_store_bounds(const mcp__cluster *c, size_t *max_events, size_t *max_event_bytes)
 {
     *max_events = c->max_events;
@@ -650,17 +655,24 @@ void mcp__rpager_init(mcp__rpager *p, uint64_t stream, uint64_t after)
     memset(p, 0, sizeof(*p));
     p->stream = stream;
     p->after = after;
+    p->read_ms = after;
     p->count = PAGE_FIRST;
     size_t n = mcp__u64_str(after, p->cursor);
     memcpy(p->cursor + n, "-0", 3);
 }
+
+/* A page and, read at the same moment, the stream's oldest entry: an entry trimmed away
+ * after the last page and before this one is then seen to be missing, not passed over
+ * (trimming takes a stream's oldest entries, so the oldest left tells what went). */
+static const char page_lua[] = "return {redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1), "
+                               "redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2])}";
 
 int mcp__rpager_send(mcp__cluster *c, mcp__rpager *p, const char *key, redisCallbackFn *fn,
                      void *priv)
 {
     char count[24];
     mcp__u64_str(p->count, count);
-    return mcp__rc_cmd(c, fn, priv, "XRANGE %s %s + COUNT %s", key, p->cursor, count);
+    return mcp__rc_cmd(c, fn, priv, "EVAL %s 1 %s %s %s", page_lua, key, p->cursor, count);
 }
 
 /* One entry of a page: [id, [field, value, ...]], every part a string. */
@@ -673,6 +685,10 @@ static int entry_check(const redisReply *e, uint64_t *ms, uint64_t *sq)
     for (size_t i = 0; i < e->element[1]->elements; i++)
         if (e->element[1]->element[i]->type != REDIS_REPLY_STRING)
             return -1;
+    /* Two numbers of 20 digits at most: an id longer than that is not Redis's (and the
+     * pager's cursor holds 41 bytes of one). */
+    if (e->element[0]->len > 41)
+        return -1;
     return parse_id(e->element[0]->str, e->element[0]->len, ms, sq);
 }
 
@@ -722,28 +738,45 @@ static int entry_fields(const redisReply *e, parsed *out)
     return has_stream ? 0 : -1;
 }
 
-int mcp__rpager_walk(mcp__rpager *p, const redisReply *page, mcp__rentry_fn fn, void *ctx,
+int mcp__rpager_walk(mcp__rpager *p, const redisReply *reply, mcp__rentry_fn fn, void *ctx,
                      int *more)
 {
     *more = 0;
-    if (page->type != REDIS_REPLY_ARRAY)
+    if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 2 ||
+        reply->element[0]->type != REDIS_REPLY_ARRAY || reply->element[0]->elements > 1 ||
+        reply->element[1]->type != REDIS_REPLY_ARRAY)
         return MCP_EPROTO;
+    const redisReply *oldest = reply->element[0], *page = reply->element[1];
+    uint64_t ms, sq;
+    if (oldest->elements == 1 && entry_check(oldest->element[0], &ms, &sq) != 0)
+        return MCP_EPROTO;
+    /* After the first page: if the oldest entry left is past the last one read, what came
+     * after that may have been trimmed away before this page was read. */
+    if (p->paged &&
+        (oldest->elements == 0 || ms > p->read_ms || (ms == p->read_ms && sq > p->read_sq)))
+        return MCP_ENOENT;
     /* The whole page is checked before anything of it is emitted: a reply that is
      * not what XRANGE gives is not trusted in part. */
-    uint64_t prev_ms = 0, prev_sq = 0, ms, sq;
+    /* Ids grow along the page, from where the last page ended (the first page: from
+     * "<after>-0"), or a hostile server could have a replay go round forever. */
+    uint64_t prev_ms = p->read_ms, prev_sq = p->read_sq;
     size_t bytes = 0;
     for (size_t i = 0; i < page->elements; i++) {
         const redisReply *e = page->element[i];
-        if (entry_check(e, &ms, &sq) != 0 ||
-            (i > 0 && (ms < prev_ms || (ms == prev_ms && sq <= prev_sq))))
+        int from_start = i == 0 && !p->paged; /* may be "<after>-0" itself */
+        if (entry_check(e, &ms, &sq) != 0 || ms < prev_ms ||
+            (ms == prev_ms && (from_start ? sq < prev_sq : sq <= prev_sq)))
             return MCP_EPROTO;
         prev_ms = ms;
         prev_sq = sq;
         for (size_t j = 0; j < e->element[1]->elements; j++)
             bytes += e->element[1]->element[j]->len;
     }
+    p->paged = 1;
     if (page->elements > 0) {
         const redisReply *last = page->element[page->elements - 1]->element[0];
+        p->read_ms = prev_ms;
+        p->read_sq = prev_sq;
         p->cursor[0] = '(';
         memcpy(p->cursor + 1, last->str, last->len); /* at most 41 bytes: checked by parse_id */
         p->cursor[1 + last->len] = '\0';

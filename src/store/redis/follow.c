@@ -14,7 +14,7 @@
  *
  * Ends: the end, stored or live ("e<seq>", or with the last event), ends it with
  * MCP_OK; an after_seq the store does not hold with MCP_ENOENT, and so does a lost
- * event's marker past after_seq, or a stream gone by the last page; the owner's
+ * event's marker past after_seq, or entries trimmed away between pages; the owner's
  * heartbeat gone (asked with the first page, then every heartbeat period) with
  * MCP_ECLOSED once the stored events are out; so does a lost connection, an
  * answer not to be trusted, or live messages past LIVE_MAX bytes waiting behind a
@@ -288,26 +288,6 @@ static int page_entry(void *ctx, const mcp__rentry *e)
     return deliver(ctx, e);
 }
 
-/* The last page was read: the stream must still be there. A stream dropped while it
- * was read (its session kept too many, or it expired) gives empty pages, which must
- * not be taken for its end. */
-static void on_kept(redisAsyncContext *ac, void *reply, void *priv)
-{
-    follow *f = priv;
-    redisReply *r = reply;
-    if (r == NULL) {
-        mcp__rc_lost(f->c, ac);
-    } else if (f->state == F_REPLAYING) {
-        if (r->type != REDIS_REPLY_INTEGER)
-            finish(f, MCP_ECONNECT);
-        else if (r->integer != 1)
-            finish(f, MCP_ENOENT);
-        else
-            replay_done(f);
-    }
-    unref(f);
-}
-
 static void on_page(redisAsyncContext *ac, void *reply, void *priv)
 {
     follow *f = priv;
@@ -320,12 +300,9 @@ static void on_page(redisAsyncContext *ac, void *reply, void *priv)
             ; /* ended by the walk */
         else if (rc != MCP_OK)
             finish(f, rc == MCP_ENOENT ? MCP_ENOENT : MCP_ECONNECT);
-        else if (f->pager.found && started(f) && !more) {
-            if (mcp__rc_cmd(f->c, on_kept, f, "EXISTS %s", f->key) == MCP_OK)
-                f->refs++;
-            else
-                finish(f, MCP_ECONNECT);
-        } else if (f->state != F_REPLAYING)
+        else if (f->pager.found && started(f) && !more)
+            replay_done(f);
+        else if (f->state != F_REPLAYING)
             ; /* ended by its caller, told it started */
         else if (mcp__rpager_send(f->c, &f->pager, f->key, on_page, f) == MCP_OK)
             f->refs++;

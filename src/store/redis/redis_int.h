@@ -209,11 +209,14 @@ int mcp__rc_key_chan(const mcp__cluster *c, mcp__buf *b, const char *session, ui
 
 /* A stream read in pages, for replay and for follow. */
 typedef struct mcp__rpager {
-    uint64_t stream; /* whose entries are visited (the others are passed over) */
-    uint64_t after;  /* the stream's first entry from here must be this event */
-    int found;       /* it was */
-    size_t count;    /* COUNT of the next page */
-    char cursor[48]; /* where the next page starts: "<after>-0", then "(<last id>" */
+    uint64_t stream;           /* whose entries are visited (the others are passed over) */
+    uint64_t after;            /* the stream's first entry from here must be this event */
+    int found;                 /* it was */
+    int paged;                 /* a page was read */
+    int ended;                 /* the stream's end was visited */
+    uint64_t read_ms, read_sq; /* the id of the last entry read ("<after>-0" at first) */
+    size_t count;              /* COUNT of the next page */
+    char cursor[48];           /* where the next page starts: "<after>-0", then "(<last id>" */
 } mcp__rpager;
 
 typedef struct mcp__rentry {
@@ -234,11 +237,12 @@ void mcp__rpager_init(mcp__rpager *p, uint64_t stream, uint64_t after);
 /* Asks for the next page of key. MCP_OK, MCP_ECLOSED or MCP_ENOMEM (fn not called). */
 int mcp__rpager_send(mcp__cluster *c, mcp__rpager *p, const char *key, redisCallbackFn *fn,
                      void *priv);
-/* Checks a page and then visits the stream's entries after `after`, in order (the
- * entry resumed after too when it carries the open text or the end: seq `after`, no
- * data), up to its end. MCP_OK (with *more: another page may follow), MCP_ENOENT (the
- * stream's first entry from `after` is not that event or the one that came with it, or
- * there is none), MCP_EPROTO (not a page of ours: nothing visited). */
+/* Checks a page (the reply to mcp__rpager_send) and then visits the stream's entries
+ * after `after`, in order (the entry resumed after too when it carries the open text or
+ * the end: seq `after`, no data), up to its end. MCP_OK (with *more: another page may
+ * follow), MCP_ENOENT (the stream's first entry from `after` is not that event or the
+ * one that came with it, or there is none; or entries after the last page were trimmed
+ * away before this one was read), MCP_EPROTO (not a page of ours: nothing visited). */
 int mcp__rpager_walk(mcp__rpager *p, const redisReply *page, mcp__rentry_fn fn, void *ctx,
                      int *more);
 

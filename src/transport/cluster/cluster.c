@@ -152,6 +152,7 @@ static void ended_elsewhere(hsess *hs)
 {
     if (hs->closing)
         return;
+    mcp__cluster_session_gone(hs->t->sh->cluster, hs->id);
     hs->sh->local_close = 1;
     mcp__hsess_close(hs);
 }
@@ -1096,6 +1097,7 @@ static void on_message(void *user, const mcp__cluster_msg *m)
         /* Ended on another node, which deleted what the cluster had of it, and waits to
          * hear that this node took it in. */
         mcp__shttp_cluster_unpin(t, m->session);
+        mcp__cluster_session_gone(t->sh->cluster, m->session);
         if (hs != NULL && !hs->closing && hs->sh->shared) {
             hs->sh->local_close = 1;
             mcp__hsess_close(hs);
@@ -1223,10 +1225,12 @@ void mcp__shttp_cluster_stream_pause(hstream *st, int retry_ms)
  * A session's bound in the shared store, as the memory store's per session: the
  * events of a session's streams on this node are one Redis stream there, bounded in
  * events (MAXLEN) and in time (TTL). In bytes too: the finished streams this node wrote
- * are remembered, oldest first; past max_events events or max_event_bytes bytes in all,
- * or MAX_KEPT of them, the oldest go, down to three quarters of each bound, with every
- * event of the session stored before the oldest stream that stays (one XTRIM MINID).
- * (Per node: a session whose requests land on n nodes keeps up to n times that.)
+ * are remembered, in the order they ended; past max_events events or max_event_bytes
+ * bytes in all, or MAX_KEPT of them, the first go, down to three quarters of each
+ * bound: every event of the session below the first event of each stream that stays
+ * (the kept ones, those still open here, and the first stored with no stream here) is
+ * trimmed away, in one XTRIM MINID. (Per node: a session whose requests land on n nodes
+ * keeps up to n times that.)
  */
 #define MAX_KEPT 128
 
@@ -1260,9 +1264,19 @@ static void kept_trim(hsess *hs)
         n++;
         free(k);
     }
-    if (n > 0)
-        mcp__cluster_events_trim(t->sh->cluster, hs->id, hs->sh->kept->stream,
-                                 hs->sh->kept->first_seq);
+    if (n == 0)
+        return;
+    uint64_t min = hs->sh->detached_first;
+    for (const hkept *k = hs->sh->kept; k != NULL; k = k->next)
+        if (min == 0 || k->first_seq < min)
+            min = k->first_seq;
+    for (const hstream *p = hs->streams; p != NULL; p = p->next)
+        if (p->sh != NULL && p->sh->first_seq != 0 && p->sh->first_seq < min)
+            min = p->sh->first_seq;
+    if (min > hs->sh->trimmed_to) {
+        hs->sh->trimmed_to = min;
+        mcp__cluster_events_trim(t->sh->cluster, hs->id, hs->sh->kept->stream, min);
+    }
 }
 
 void mcp__shttp_cluster_stream_end(hstream *st)
@@ -1748,6 +1762,12 @@ static void h_storing(hstream *st)
         mcp__cluster_final_next(st->hs->t->sh->cluster);
 }
 
+static void h_stored_detached(hsess *hs, uint64_t seq)
+{
+    if (hs->sh->detached_first == 0)
+        hs->sh->detached_first = seq;
+}
+
 /* What the cluster's store passes over is not counted as kept. */
 static void h_stored(hstream *st, size_t len)
 {
@@ -1865,6 +1885,7 @@ static const mcp__shttp_share_ops share_ops = {
     .stored = h_stored,
     .pause = h_pause,
     .stream_end = h_stream_end,
+    .stored_detached = h_stored_detached,
     .release = h_release,
     .stream_free = h_stream_free,
     .keepalive = h_keepalive,

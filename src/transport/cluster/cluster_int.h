@@ -62,6 +62,8 @@ struct hsess_share {
     struct hkept *kept, **kept_tail;
     size_t kept_n, kept_events;
     uint64_t kept_bytes;
+    uint64_t detached_first;  /* the first event stored of a stream with no hstream here */
+    uint64_t trimmed_to;      /* the session's events below this seq were trimmed away */
     hheld *held, **held_tail; /* messages waiting for them */
     uint64_t touched_ms;      /* when its record's time to live was last extended */
     uint32_t standalone_node; /* where its standalone stream is (0: here, or none) */
