@@ -378,21 +378,17 @@ int mcp_ctx_set_error_data(mcp_ctx *ctx, int code, json_t *data, const char *fmt
 
 /* ---- Operations posted to the loop ---- */
 
+/* OP_NOTIFY and OP_LOG name notifications in batches (note_batch), the others ops. */
 enum op_kind { OP_NOTIFY, OP_LOG, OP_REQUEST, OP_CLOSE_STREAM, OP_CLOSE_STANDALONE, OP_START_TASK };
 
 typedef struct ctx_op {
     mcp__mail mail;
     mcp_ctx *ctx;
     enum op_kind kind;
-    int level;
     int timeout_ms;
     int all;
     char *method;
     json_t *params;
-    /* A notification written by the handler's thread (then method and params are
-     * NULL): the loop only sends it. In the same allocation as the op. */
-    size_t text_len;
-    char text[];
 } ctx_op;
 
 static void op_free(ctx_op *op)
@@ -459,11 +455,6 @@ static void ops_sent(mcp_ctx *ctx, int live, int n)
     }
 }
 
-static void op_sent(mcp_ctx *ctx, int live)
-{
-    ops_sent(ctx, live, 1);
-}
-
 /* Loop thread. */
 static void op_run(ctx_op *op)
 {
@@ -471,17 +462,9 @@ static void op_run(ctx_op *op)
     mcp__session *s = ctx->sess;
     int live = !s->closed && ctx->req != NULL && !atomic_load(&ctx->cancelled);
     switch (op->kind) {
-    case OP_LOG:
-        /* A legacy session's level may change while the request runs (logging/setLevel). */
-        if (live && op->level >= (ctx->modern ? ctx->level : (int)s->level))
-            mcp__rpc_notify_text(s->rpc, op->text, op->text_len, ctx->stream);
-        op_sent(ctx, live);
-        break;
     case OP_NOTIFY:
-        if (live)
-            mcp__rpc_notify_text(s->rpc, op->text, op->text_len, ctx->stream);
-        op_sent(ctx, live);
-        break;
+    case OP_LOG:
+        break; /* notifications go in batches (note_batch) */
     case OP_CLOSE_STREAM:
     case OP_CLOSE_STANDALONE: {
         int rc = MCP_ENOTSUP;
@@ -538,7 +521,7 @@ static int op_wait_room(mcp_ctx *ctx)
     }
     int rc = MCP_OK;
     uv_mutex_lock(&ctx->lock);
-    /* room_waiting is set before paused and queued_ops are read again: op_sent, which
+    /* room_waiting is set before paused and queued_ops are read again: ops_sent, which
      * changes them before it reads room_waiting, then either sees it or is seen. */
     while ((ctx->paused || ctx->queued_ops >= MAX_QUEUED_OPS) && !atomic_load(&ctx->cancelled)) {
         ctx->room_waiting = 1;
@@ -559,39 +542,19 @@ static int op_wait_room(mcp_ctx *ctx)
 static int op_submit(ctx_op *op)
 {
     mcp_ctx *ctx = op->ctx;
-    int counted = op->kind == OP_NOTIFY || op->kind == OP_LOG;
     if (ctx->on_loop || mcp__srt_on_loop(ctx->rt)) {
         /* A handler on the loop cannot wait for the loop: it is trusted to be short. */
-        if (counted) {
-            uv_mutex_lock(&ctx->lock);
-            ctx->queued_ops++;
-            uv_mutex_unlock(&ctx->lock);
-        }
         op_run(op);
         return MCP_OK;
     }
-    if (counted) {
-        int rc = op_wait_room(ctx);
-        if (rc != MCP_OK) {
-            op_free(op);
-            return rc;
-        }
-    } else {
-        /* Posted after the notifications before it: later ones go in a batch after it. */
-        uv_mutex_lock(&ctx->lock);
-        ctx->note_batch = NULL;
-        uv_mutex_unlock(&ctx->lock);
-    }
+    /* Posted after the notifications before it: later ones go in a batch after it. */
+    uv_mutex_lock(&ctx->lock);
+    ctx->note_batch = NULL;
+    uv_mutex_unlock(&ctx->lock);
     op->mail.fn = op_mail;
     int rc = mcp__mailbox_post(&ctx->rt->mb, &op->mail);
-    if (rc != MCP_OK) {
-        if (counted) {
-            uv_mutex_lock(&ctx->lock);
-            ctx->queued_ops--;
-            uv_mutex_unlock(&ctx->lock);
-        }
+    if (rc != MCP_OK)
         op_free(op);
-    }
     return rc;
 }
 
@@ -617,12 +580,23 @@ typedef struct note_rec {
     size_t len;
 } note_rec;
 
+/* Loop thread: sends one of the handler's notifications (len bytes of text), unless
+ * its request is over or, for a log message, below the level. Whether it was live. */
+static int note_send(mcp_ctx *ctx, const note_rec *r, const char *text)
+{
+    mcp__session *s = ctx->sess;
+    int live = !s->closed && ctx->req != NULL && !atomic_load(&ctx->cancelled);
+    /* A legacy session's level may change while the request runs (logging/setLevel). */
+    if (live && (r->kind == OP_NOTIFY || r->level >= (ctx->modern ? ctx->level : (int)s->level)))
+        mcp__rpc_notify_text(s->rpc, text, r->len, ctx->stream);
+    return live;
+}
+
 /* Loop thread: sends a batch's notifications, in order. */
 static void batch_mail(mcp__mail *m)
 {
     note_batch *nb = (note_batch *)(void *)m;
     mcp_ctx *ctx = nb->ctx;
-    mcp__session *s = ctx->sess;
     uv_mutex_lock(&ctx->lock);
     if (ctx->note_batch == nb)
         ctx->note_batch = NULL; /* taken: what comes next goes in another */
@@ -631,12 +605,8 @@ static void batch_mail(mcp__mail *m)
     for (size_t off = 0; off < nb->recs.len;) {
         note_rec r;
         memcpy(&r, nb->recs.data + off, sizeof(r));
-        const char *text = nb->recs.data + off + sizeof(r);
+        live = note_send(ctx, &r, nb->recs.data + off + sizeof(r));
         off += sizeof(r) + r.len;
-        live = !s->closed && ctx->req != NULL && !atomic_load(&ctx->cancelled);
-        /* A legacy session's level may change while the request runs (logging/setLevel). */
-        if (live && (r.kind == OP_NOTIFY || r.level >= (ctx->modern ? ctx->level : (int)s->level)))
-            mcp__rpc_notify_text(s->rpc, text, r.len, ctx->stream);
     }
     ops_sent(ctx, live, nb->n);
     mcp__buf_free(&nb->recs);
@@ -705,20 +675,10 @@ static int note_submit(mcp_ctx *ctx, enum op_kind kind, int level, const char *m
         if (rc == MCP_OK && (rc = batch_add(ctx, kind, level, b->data, b->len)) != MCP_OK)
             ctx->queued_ops--;
     } else if (rc == MCP_OK) {
-        /* On the loop: sent now, as an op. */
-        ctx_op *op = malloc(sizeof(*op) + b->len + 1);
-        if (op != NULL) {
-            memset(op, 0, sizeof(*op));
-            op->ctx = ctx;
-            op->kind = kind;
-            op->level = level;
-            op->text_len = b->len;
-            memcpy(op->text, b->data, b->len);
-            op->text[b->len] = '\0';
-            rc = op_submit(op);
-        } else {
-            rc = MCP_ENOMEM;
-        }
+        /* A handler on the loop: sent now (it cannot wait for the loop). */
+        note_rec r = {.kind = (int)kind, .level = level, .len = b->len};
+        ctx->queued_ops++;
+        ops_sent(ctx, note_send(ctx, &r, b->data), 1);
     }
     if (b != &local)
         mcp__rpc_scratch_give(b);
@@ -731,24 +691,13 @@ static int write_value(mcp__buf *b, const void *arg)
     return mcp__json_write(b, arg);
 }
 
-static int op_new(mcp_ctx *ctx, enum op_kind kind, const char *method, json_t *params)
+/* Sends the notification `method` with params (taken). */
+static int notify_json(mcp_ctx *ctx, const char *method, json_t *params)
 {
-    if (kind == OP_NOTIFY) {
-        int rc =
-            params != NULL ? note_submit(ctx, kind, 0, method, write_value, params) : MCP_ENOMEM;
-        json_decref(params);
-        return rc;
-    }
-    ctx_op *op = calloc(1, sizeof(*op));
-    if (op == NULL || params == NULL || (op->method = mcp__strdup(method)) == NULL) {
-        json_decref(params);
-        free(op);
-        return MCP_ENOMEM;
-    }
-    op->ctx = ctx;
-    op->kind = kind;
-    op->params = params;
-    return op_submit(op);
+    int rc =
+        params != NULL ? note_submit(ctx, OP_NOTIFY, 0, method, write_value, params) : MCP_ENOMEM;
+    json_decref(params);
+    return rc;
 }
 
 /* Whole numbers go out as JSON integers ("50", not "50.0"), as other SDKs send them. */
@@ -773,7 +722,7 @@ int mcp_ctx_progress(mcp_ctx *ctx, double progress, double total, const char *me
         json_object_set_new(params, "total", number(total));
     if (params != NULL && message != NULL)
         json_object_set_new(params, "message", json_string(message));
-    return op_new(ctx, OP_NOTIFY, "notifications/progress", params);
+    return notify_json(ctx, "notifications/progress", params);
 }
 
 typedef struct log_params {
@@ -848,7 +797,7 @@ int mcp_ctx_notify(mcp_ctx *ctx, const char *method, json_t *params)
         json_decref(params);
         return MCP_EINVAL;
     }
-    return op_new(ctx, OP_NOTIFY, method, params ? params : json_object());
+    return notify_json(ctx, method, params ? params : json_object());
 }
 
 /*
