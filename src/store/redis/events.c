@@ -32,7 +32,8 @@
  * be resumed. An empty event is not published (a follower has nothing to emit of it).
  *
  * While appends are deferred (mcp__cluster_defer_flush), an empty event is held until
- * the next append of its session on this node, or the flush, whichever comes first: when
+ * the next append of its session on this node, the flush, or the end of the loop turn (a
+ * uv_check), whichever comes first: when
  * that is an event of the same stream, one entry carries both (p <seq of the empty
  * one>), and a replay after the empty one finds it there. A request answered in the
  * loop turn that opened its stream then costs one XADD and one PUBLISH: its priming
@@ -45,6 +46,11 @@
  * Bounds: MAXLEN ~ max_events on every XADD (the memory store's per session: the
  * oldest events of the session go first, whatever their stream), and the transport
  * trims by MINID (mcp__cluster_events_trim) past its byte bounds.
+ *
+ * Reading: a replay or a follow reads pages of the session's Redis stream from the event
+ * resumed after, passing over other streams' entries, each page with the stream's oldest
+ * entry in one script (page_lua): trimming takes the oldest entries, so an oldest entry
+ * past the last one read says that what followed it went before it was read.
  *
  * Lifetimes: the first append of a session's stream on this node, and the first one
  * each ttl after, makes the stream (no NOMKSTREAM) and gives it twice the events' time
@@ -163,6 +169,8 @@ int mcp__rc_live_parse(const char *msg, size_t len, mcp__rentry *e)
     e->gap = msg[0] == 'g';
     e->data = NULL;
     e->len = 0;
+    e->open = NULL; /* live messages carry no open text */
+    e->open_len = 0;
     if (msg[0] == 'e' || e->gap)
         return 1 + n == len ? 0 : -1;
     if (1 + n == len || msg[1 + n] != ':')

@@ -414,7 +414,7 @@ static void on_live(follow *f, void *ctx)
 void mcp__rc_follow_message(mcp__cluster *c, const char *chan, const char *data, size_t len)
 {
     mcp__rchan *ch = mcp__map_get(&c->chans, chan);
-    mcp__rentry e;
+    mcp__rentry e = {0};
     if (ch == NULL || mcp__rc_live_parse(data, len, &e) != 0)
         return; /* a channel left, or not a message of ours */
     each_follower(c, ch, on_live, &e);
