@@ -175,14 +175,27 @@ foreach(_pair IN ITEMS "docs_readme_example:echo_server" "docs_readme_protected_
     endif()
 endforeach()
 
-# examples/embed.c runs as a test: a host loop with its own timer serves HTTP
-# and, on the same loop, its HTTP client calls a tool of that server; it exits
-# 0 only when the answer came and uv_loop_close returned 0.
-if(TARGET examples_embed)
-    add_test(NAME example_embed COMMAND $<TARGET_FILE:examples_embed>)
-    set_tests_properties(example_embed PROPERTIES TIMEOUT 60 LABELS docs
-        PASS_REGULAR_EXPRESSION "the server answered: the host's timer ticked [0-9]+ times.*uv_loop_close: 0")
-endif()
+# Every example runs as a test, in both builds: tests/examples/NAME.sh runs examples/NAME.c
+# (built as examples_NAME) as its header comment says and checks what it does; the test
+# tree_examples fails when an example has no such script.
+file(GLOB _example_srcs CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/examples/*.c")
+foreach(_src IN LISTS _example_srcs)
+    get_filename_component(_name "${_src}" NAME_WE)
+    if(EXISTS "${PROJECT_SOURCE_DIR}/tests/examples/${_name}.sh")
+        add_test(NAME example_${_name}
+            COMMAND bash "${PROJECT_SOURCE_DIR}/tests/examples/${_name}.sh" "${MCP_BIN_DIR}")
+        set_tests_properties(example_${_name} PROPERTIES TIMEOUT ${MCP_TEST_TIMEOUT_INTEGRATION}
+            LABELS "docs;examples")
+        # Those with an authorization server need the interop tests' npm packages.
+        file(READ "${PROJECT_SOURCE_DIR}/tests/examples/${_name}.sh" _script)
+        if(_script MATCHES "authserver\\.mjs" AND TEST interop_node_modules)
+            set_tests_properties(example_${_name} PROPERTIES FIXTURES_REQUIRED mcp_interop_deps)
+        endif()
+    endif()
+endforeach()
+add_test(NAME tree_examples
+    COMMAND bash "${PROJECT_SOURCE_DIR}/tests/examples/tree.sh" "${PROJECT_SOURCE_DIR}")
+set_tests_properties(tree_examples PROPERTIES TIMEOUT 30 LABELS tree)
 
 # ---- The tree ------------------------------------------------------------
 
@@ -201,6 +214,19 @@ add_test(NAME tree_layers_catch
     COMMAND bash "${PROJECT_SOURCE_DIR}/tests/tree/layers_catch.sh" "${PROJECT_SOURCE_DIR}")
 set_tests_properties(tree_layers tree_layers_catch PROPERTIES TIMEOUT 60 LABELS tree)
 
+# ---- The ABI -------------------------------------------------------------
+
+# libmcp.so.0 exports exactly the headers' MCP_EXTERN functions, at the version node of
+# abi/libmcp.map, and abidiff finds nothing in it incompatible with the ABI recorded in
+# abi/libmcp.abi (scripts/abi check); and that check refuses a recorded ABI with a function
+# more, or with a parameter of another type (scripts/abi catch). Not in the sanitizer
+# build, whose instrumented library is not the one released.
+if(NOT MCP_SANITIZE)
+    add_test(NAME abi_check COMMAND bash "${PROJECT_SOURCE_DIR}/scripts/abi" check $<TARGET_FILE:mcp_shared>)
+    add_test(NAME abi_check_catch COMMAND bash "${PROJECT_SOURCE_DIR}/scripts/abi" catch)
+    set_tests_properties(abi_check abi_check_catch PROPERTIES TIMEOUT 120 LABELS tree)
+endif()
+
 # ---- Installing ----------------------------------------------------------
 
 # cmake --install into a temporary prefix, then the README's example built
@@ -212,4 +238,13 @@ if(NOT MCP_SANITIZE AND EXISTS "${PROJECT_SOURCE_DIR}/examples/echo_server.c")
         COMMAND bash "${PROJECT_SOURCE_DIR}/tests/install/run.sh" "${PROJECT_BINARY_DIR}"
                 "${PROJECT_SOURCE_DIR}")
     set_tests_properties(install_package PROPERTIES TIMEOUT 300 LABELS install)
+endif()
+
+# The Debian packages: dpkg-buildpackage -us -uc -b of a copy of the tree, lintian with no
+# error or warning, apt able to install them, and the examples built and run against them
+# unpacked (tests/install/debian.sh). It builds the library again, in Release: minutes.
+if(NOT MCP_SANITIZE AND EXISTS "${PROJECT_SOURCE_DIR}/debian/control")
+    add_test(NAME package_debian
+        COMMAND bash "${PROJECT_SOURCE_DIR}/tests/install/debian.sh" "${PROJECT_SOURCE_DIR}")
+    set_tests_properties(package_debian PROPERTIES TIMEOUT 1200 LABELS install)
 endif()

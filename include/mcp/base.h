@@ -24,9 +24,9 @@ extern "C" {
 #endif
 
 #define MCP_VERSION_MAJOR 0
-#define MCP_VERSION_MINOR 1
+#define MCP_VERSION_MINOR 2
 #define MCP_VERSION_PATCH 0
-#define MCP_VERSION_STRING "0.1.0"
+#define MCP_VERSION_STRING "0.2.0"
 
 /*
  * Library error codes. Every function that can fail returns one of these

@@ -153,7 +153,7 @@ MCP_EXTERN char *mcp_uri_template_expand(const char *tpl, const json_t *vars);
 /*
  * The optional members of an Implementation (serverInfo, clientInfo) besides its
  * name and version: mcp_server_set_implementation, mcp_client_set_implementation.
- * size as in the option structs (0: this release's layout). Strings are copied.
+ * size as in the option structs (0: the layout of libmcp 0.2). Strings are copied.
  */
 typedef struct mcp_implementation {
     size_t size;

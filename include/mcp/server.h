@@ -118,7 +118,8 @@ typedef void (*mcp_server_notification_fn)(mcp_server *srv, const char *session_
  * only ever appended, so designated initialisers stay valid.
  *
  * Each definition begins with size: sizeof the struct as the program was
- * compiled (e.g. .size = sizeof(mcp_tool_def)), or 0 for this release's layout.
+ * compiled (e.g. .size = sizeof(mcp_tool_def)), or 0 for the layout of libmcp
+ * 0.2, which is what 0 stands for in every later release too.
  * Fields appended in later releases then read as absent for a program built
  * against an older header; a size shorter than the size field is MCP_EINVAL.
  * In mcp_resource_def it is called struct_size, since size there is the
@@ -1108,7 +1109,7 @@ typedef struct mcp_http_route {
 typedef struct mcp_http_opts {
     /* The caller's sizeof(mcp_http_opts), so the struct can grow: fields added
      * later read as zero for a program built before them. 0 stands for the layout
-     * of libmcp 0.1 (this one). */
+     * of libmcp 0.2 (this one), in later releases too. */
     size_t size;
     const char *listen;   /* "HOST:PORT" (IPv6 in brackets); default 127.0.0.1:8080;
                              port 0 picks a free port (see on_listen) */

@@ -106,8 +106,9 @@ MCP_EXTERN void mcp_event_store_free(mcp_event_store *store);
  * 10,000 events, 16 MiB, 5 minutes, 256 MiB in all.
  *
  * size is sizeof(mcp_memory_store_opts) as the program was compiled, or 0 for
- * this release's layout; options appended in later releases then read as zero
- * (their default) for a program built against an older header.
+ * the layout of libmcp 0.2 (in later releases too); options appended in later
+ * releases then read as zero (their default) for a program built against an
+ * older header.
  */
 typedef struct mcp_memory_store_opts {
     size_t size;

@@ -2,9 +2,12 @@
 /*
  * Option structs and operation tables that grow: each public one begins with
  * `size_t size`, which the caller sets to sizeof the struct it was compiled
- * with (0 stands for the layout of libmcp 0.1). The library reads only that
- * many bytes and zeroes the rest, so fields appended in later releases read
- * as "absent" for programs built against an older header.
+ * with; 0 stands for a fixed layout, given by the caller as v1_size: the one
+ * of the release that made the struct (libmcp 0.1 for some, 0.2 for most,
+ * whose calls pass sizeof: a release that appends to such a struct must pass
+ * its 0.2 size there instead, DEVELOPERS.md, "The ABI"). The library reads
+ * only that many bytes and zeroes the rest, so fields appended in later
+ * releases read as "absent" for programs built against an older header.
  */
 #include <string.h>
 

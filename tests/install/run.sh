@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the build into a temporary prefix (cmake --install --prefix) and
-# builds the README's example (examples/echo_server.c) and the embedding
+# builds the README's example (examples/echo_server.c), the client example
+# (examples/client.c) and the embedding
 # example (examples/embed.c) against that install four ways: pkg-config
 # shared, pkg-config --static, and find_package(libmcp) with libmcp::mcp and
 # with libmcp::mcp_static. Each echo server is then run as an MCP server over
@@ -8,11 +9,20 @@
 # with an HTTP endpoint and a client of the installed mcp-everything --stdio,
 # and must get its answer and close its loop.
 #
-# Usage: run.sh BUILD_DIR SOURCE_DIR. Exit status 0 only if all of it worked.
+# Usage: run.sh BUILD_DIR SOURCE_DIR, or run.sh --prefix PREFIX SOURCE_DIR to test what is
+# installed there already (tests/install/debian.sh: the Debian packages unpacked, PREFIX
+# their usr/). Exit status 0 only if all of it worked.
 set -u
 
-build=$(cd "${1:?build directory}" && pwd) || exit 1
-src=$(cd "${2:?source directory}" && pwd) || exit 1
+installed=
+if [ "${1:-}" = --prefix ]; then
+    installed=$(cd "${2:?prefix}" && pwd) || exit 1
+    shift 2
+    src=$(cd "${1:?source directory}" && pwd) || exit 1
+else
+    build=$(cd "${1:?build directory}" && pwd) || exit 1
+    src=$(cd "${2:?source directory}" && pwd) || exit 1
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcp-install.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
@@ -22,9 +32,13 @@ fail() {
 }
 step() { echo "install: $*"; }
 
-prefix=$tmp/prefix
-cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
-    { cat "$tmp/install.log" >&2; fail "cmake --install --prefix $prefix"; }
+if [ -n "$installed" ]; then
+    prefix=$installed
+else
+    prefix=$tmp/prefix
+    cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
+        { cat "$tmp/install.log" >&2; fail "cmake --install --prefix $prefix"; }
+fi
 pc=$(find "$prefix" -name libmcp.pc -print -quit)
 [ -n "$pc" ] || fail "no libmcp.pc under $prefix"
 libdir=$(dirname "$(dirname "$pc")")
@@ -38,8 +52,14 @@ case "$cflags" in
 esac
 [ -f "$prefix/include/mcp/mcp.h" ] || fail "$prefix/include/mcp/mcp.h was not installed"
 
-# The licence: its text installed with the docs, its SPDX identifier in libmcp.pc.
-find "$prefix" -path '*/doc/*' -name LICENSE | grep -q . || fail "LICENSE was not installed"
+# The licence: its text installed with the docs (a package's: in its copyright file), its
+# SPDX identifier in libmcp.pc.
+if [ -n "$installed" ]; then
+    grep -q "Permission is hereby granted" "$prefix/share/doc/libmcp-dev/copyright" ||
+        fail "the licence is not in $prefix/share/doc/libmcp-dev/copyright"
+else
+    find "$prefix" -path '*/doc/*' -name LICENSE | grep -q . || fail "LICENSE was not installed"
+fi
 license=$(pkg-config --variable=license libmcp)
 [ "$license" = MIT ] || fail "pkg-config --variable=license libmcp gives '$license', not MIT"
 
@@ -68,8 +88,20 @@ run_embed() {
     esac
 }
 
+# The client example against the installed mcp-everything, over stdio.
+run_client() {
+    local bin=$1 what=$2 out
+    out=$(LD_LIBRARY_PATH=$libdir timeout 30 "$bin" -- "$prefix/bin/mcp-everything" --stdio 2>"$tmp/client.err") ||
+        { cat "$tmp/client.err" >&2; fail "$what: client exited with an error; it wrote: $out"; }
+    case "$out" in
+    *"tool: echo"*"echo: hello from examples_client"*"closed"*) step "$what: client ran" ;;
+    *) cat "$tmp/client.err" >&2; fail "$what: client did not list, call and close; it wrote: $out" ;;
+    esac
+}
+
 example=$src/examples/echo_server.c
 embed=$src/examples/embed.c
+client=$src/examples/client.c
 cc=${CC:-cc}
 [ -x "$prefix/bin/mcp-everything" ] || fail "mcp-everything was not installed"
 
@@ -83,6 +115,10 @@ run_server "$tmp/echo_shared" "pkg-config, shared"
 "$cc" -o "$tmp/embed_shared" "$embed" $(pkg-config --cflags --libs libmcp libuv) ||
     fail "building embed.c against pkg-config's shared libmcp"
 run_embed "$tmp/embed_shared" "pkg-config, shared"
+# shellcheck disable=SC2046
+"$cc" -o "$tmp/client_shared" "$client" $(pkg-config --cflags --libs libmcp) ||
+    fail "building client.c against pkg-config's shared libmcp"
+run_client "$tmp/client_shared" "pkg-config, shared"
 
 step "pkg-config --static"
 static_libs=$(pkg-config --static --libs libmcp) || fail "pkg-config --static --libs libmcp"
@@ -120,6 +156,8 @@ add_executable(echo_server "$example")
 target_link_libraries(echo_server PRIVATE libmcp::$target)
 add_executable(embed "$embed")
 target_link_libraries(embed PRIVATE libmcp::$target PkgConfig::UV)
+add_executable(client "$client")
+target_link_libraries(client PRIVATE libmcp::$target)
 EOF
     cmake -S "$proj" -B "$proj/build" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/cmake.log" 2>&1 ||
         { cat "$tmp/cmake.log" >&2; fail "find_package(libmcp) from $prefix"; }
@@ -127,6 +165,7 @@ EOF
         { cat "$tmp/cmake-build.log" >&2; fail "building with libmcp::$target"; }
     run_server "$proj/build/echo_server" "find_package, libmcp::$target"
     run_embed "$proj/build/embed" "find_package, libmcp::$target"
+    run_client "$proj/build/client" "find_package, libmcp::$target"
 done
 
-step "all four builds answered, and embed ran four times"
+step "all four builds answered, embed ran four times, and the client three"

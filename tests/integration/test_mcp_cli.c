@@ -34,6 +34,8 @@
 
 #include <cmocka.h>
 
+#include <mcp/base.h>
+
 #include "cli_run.h"
 #include "harness.h"
 #include "http_client.h"
@@ -345,7 +347,8 @@ static void test_info_shows_what_the_server_said_of_itself(void **state)
         const char *info[] = {"--protocol", protocols[i], mcp_url, "info", NULL};
         cr_run_mcp(&r, info);
         cr_expect_status(&r, 0);
-        cr_expect_contains("stdout", r.out, "mcp-everything 0.1.0 (MCP Everything Server)\n");
+        cr_expect_contains("stdout", r.out,
+                           "mcp-everything " MCP_VERSION_STRING " (MCP Everything Server)\n");
         char line[64];
         snprintf(line, sizeof line, "protocol: %s\n", protocols[i]);
         cr_expect_contains("stdout", r.out, line);
