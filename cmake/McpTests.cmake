@@ -193,6 +193,12 @@ foreach(_src IN LISTS _example_srcs)
         endif()
     endif()
 endforeach()
+# GET /metrics of mcp-everything and mcp-gateway, read by a strict parser of the
+# Prometheus text format (tests/metrics/prometheus.sh), in both builds.
+add_test(NAME metrics_prometheus
+    COMMAND bash "${PROJECT_SOURCE_DIR}/tests/metrics/prometheus.sh" "${MCP_BIN_DIR}")
+set_tests_properties(metrics_prometheus PROPERTIES TIMEOUT ${MCP_TEST_TIMEOUT_INTEGRATION}
+    LABELS integration)
 add_test(NAME tree_examples
     COMMAND bash "${PROJECT_SOURCE_DIR}/tests/examples/tree.sh" "${PROJECT_SOURCE_DIR}")
 set_tests_properties(tree_examples PROPERTIES TIMEOUT 30 LABELS tree)

@@ -1317,6 +1317,29 @@ typedef struct mcp_http_stats {
 MCP_EXTERN int mcp_http_endpoint_stats_get(const mcp_http_endpoint *ep, mcp_http_stats *stats);
 
 /*
+ * The endpoint's counters (those of mcp_http_stats) and the process's own (CPU seconds,
+ * resident memory, open and allowed file descriptors, named as Prometheus's client
+ * libraries name them) in the Prometheus text format, version 0.0.4, appended to buf
+ * (size bytes) at *len, then NUL-terminated; *len becomes the new length. Loop thread.
+ * MCP_OK; MCP_EINVAL for a NULL argument; MCP_ELIMIT when it does not fit (4 KiB is
+ * enough; buf and *len are left as they were, but for the NUL at buf[*len]); what
+ * mcp_http_endpoint_stats_get() returns when it fails.
+ */
+MCP_EXTERN int mcp_http_endpoint_metrics(const mcp_http_endpoint *ep, char *buf, size_t size,
+                                         size_t *len);
+/*
+ * A route (mcp_http_route_fn) that answers with mcp_http_endpoint_metrics() of the
+ * endpoint that took the request: 200, Content-Type text/plain; version=0.0.4, and
+ * Cache-Control no-store; 500 when the figures cannot be had. user is not used. Register
+ * it as {.method = "GET", .path = "/metrics", .fn = mcp_http_metrics_route} in
+ * mcp_http_opts.routes or with mcp_http_endpoint_route(). As on every route, Host and
+ * Origin are checked but no bearer token is asked for (mcp_http_opts.auth guards the
+ * MCP endpoints): bind the endpoint to an address that only those who may read the
+ * figures can reach, or serve them on an endpoint of their own.
+ */
+MCP_EXTERN void mcp_http_metrics_route(mcp_http_exchange *x, void *user);
+
+/*
  * What a route's request holds. x, and the strings these return (owned by the
  * exchange), are valid only during the route's callback, on the loop thread.
  * The method ("GET", ...) and the path as sent (not percent-decoded).

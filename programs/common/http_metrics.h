@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * GET /metrics for the programs: an HTTP endpoint's counters (mcp_http_stats) in
- * the Prometheus text format (version 0.0.4), which mcp-gateway adds its own to.
+ * GET /metrics for the programs: the library's (mcp_http_endpoint_metrics,
+ * mcp_http_metrics_route), which mcp-gateway adds its own to, in the same format.
  */
 #ifndef MCP_PROGRAMS_HTTP_METRICS_H
 #define MCP_PROGRAMS_HTTP_METRICS_H
@@ -25,10 +25,8 @@ typedef struct http_metric_row {
 /* Appends count metrics of rows, as http_metric each. */
 void http_metrics_table(char *buf, size_t size, size_t *n, const http_metric_row *rows,
                         size_t count);
-/* Appends ep's own counters (streams, messages, authorization outcomes, TLS
- * handshakes). MCP_OK, or what mcp_http_endpoint_stats_get says. */
+/* Appends ep's own counters and the process's (mcp_http_endpoint_metrics); MCP_OK, or
+ * what that says. The programs' other metrics go before them. */
 int http_metrics_endpoint(mcp_http_endpoint *ep, char *buf, size_t size, size_t *n);
-/* A route (mcp_http_route_fn): GET /metrics with the endpoint's counters. */
-void http_metrics_route(mcp_http_exchange *x, void *user);
 
 #endif

@@ -8,7 +8,6 @@
  */
 #include "everything.h"
 #include "http_flags.h"
-#include "http_metrics.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -329,7 +328,7 @@ int main(int argc, char **argv)
             opt.flags.http.on_listen = on_listen;
             static const mcp_http_route routes[] = {
                 {.method = "GET", .path = "/healthz", .fn = http_flags_healthz},
-                {.method = "GET", .path = "/metrics", .fn = http_metrics_route},
+                {.method = "GET", .path = "/metrics", .fn = mcp_http_metrics_route},
                 {.path = NULL}};
             opt.flags.http.routes = routes;
             rc = mcp_serve_http(srv, &opt.flags.http);
