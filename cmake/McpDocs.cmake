@@ -38,3 +38,19 @@ if(MCP_BUILD_TESTS)
     add_test(NAME docs_man COMMAND bash "${PROJECT_SOURCE_DIR}/tests/man/check.sh" "${PROJECT_BINARY_DIR}")
     set_tests_properties(docs_man PROPERTIES TIMEOUT 60 LABELS docs)
 endif()
+
+# The reference: HTML from the headers' comments (scripts/reference, Doxygen), built by the
+# target `reference` into build/reference; the test docs_reference builds it into the test's
+# own folder and fails on any Doxygen warning or an exported function on no page, and
+# docs_api (tests/doc/check.py) on an exported function whose comment is missing or does
+# not say how it fails.
+add_custom_target(reference
+    COMMAND bash "${PROJECT_SOURCE_DIR}/scripts/reference" "${PROJECT_BINARY_DIR}/reference"
+    COMMENT "the reference, in ${PROJECT_BINARY_DIR}/reference/html"
+    VERBATIM)
+if(MCP_BUILD_TESTS)
+    add_test(NAME docs_reference
+        COMMAND bash "${PROJECT_SOURCE_DIR}/scripts/reference" "${PROJECT_BINARY_DIR}/Testing/reference")
+    add_test(NAME docs_api COMMAND python3 "${PROJECT_SOURCE_DIR}/tests/doc/check.py" "${PROJECT_SOURCE_DIR}")
+    set_tests_properties(docs_reference docs_api PROPERTIES TIMEOUT 120 LABELS docs)
+endif()

@@ -67,7 +67,8 @@ MCP_EXTERN const char *const *mcp_principal_scopes(const mcp_principal *p);
 MCP_EXTERN int mcp_principal_has_scope(const mcp_principal *p, const char *scope);
 /* "exp" in seconds since the epoch; 0 when the token has none. */
 MCP_EXTERN int64_t mcp_principal_expires(const mcp_principal *p);
-/* Every claim, as the verifier gave them. Borrowed from p (do not modify). */
+/* Every claim, as the verifier gave them (a JSON object), or NULL for a NULL p. Borrowed
+ * from p (do not modify). */
 MCP_EXTERN const json_t *mcp_principal_claims(const mcp_principal *p);
 
 /* ---- Verifiers ---- */

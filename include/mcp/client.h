@@ -309,7 +309,9 @@ MCP_EXTERN int mcp_client_on_sampling(mcp_client *c, mcp_client_request_fn fn, v
  * The same for elicitation/create and the elicitation capability (form mode).
  * When the handler's result has "action":"accept", properties of the requested
  * schema that its "content" left out are filled in from the schema's defaults
- * ("content" is added when missing) before the answer is sent.
+ * ("content" is added when missing) before the answer is sent. MCP_OK; MCP_EINVAL
+ * for a NULL c; MCP_ESTATE once connected (a connect under way is not refused, as
+ * above).
  */
 MCP_EXTERN int mcp_client_on_elicitation(mcp_client *c, mcp_client_request_fn fn, void *user);
 /*
@@ -398,7 +400,10 @@ MCP_EXTERN int mcp_client_on_request(mcp_client *c, const char *method, mcp_clie
  */
 MCP_EXTERN int mcp_client_set_extension(mcp_client *c, const char *id, const json_t *settings);
 MCP_EXTERN int mcp_client_remove_extension(mcp_client *c, const char *id);
-/* The same for "experimental": any name of 1 to 255 bytes; settings NULL removes it. */
+/* The same for "experimental": any name of 1 to 255 bytes; settings NULL removes it.
+ * MCP_OK, also when the name to remove was not set; MCP_EINVAL for a NULL c or name, a
+ * name of another length or not valid UTF-8, or settings that are not an object;
+ * MCP_ENOMEM. */
 MCP_EXTERN int mcp_client_set_experimental(mcp_client *c, const char *name, const json_t *settings);
 
 /*
@@ -554,7 +559,9 @@ typedef struct mcp_http_client_opts {
 MCP_EXTERN int mcp_client_connect_http(mcp_client *c, const char *url,
                                        const mcp_http_client_opts *opts, int timeout_ms);
 /* The same without waiting, as mcp_client_connect_stdio_async is to
- * mcp_client_connect_stdio. */
+ * mcp_client_connect_stdio, with the same returns (cb gets the connect's outcome,
+ * MCP_ECONNECT and MCP_EHTTP among them); MCP_EINVAL also, cb never running, for a NULL
+ * url, one that is not http(s)://, or options mcp_client_connect_http() refuses. */
 MCP_EXTERN int mcp_client_connect_http_async(mcp_client *c, const char *url,
                                              const mcp_http_client_opts *opts, int timeout_ms,
                                              mcp_connect_fn cb, void *user);
@@ -856,13 +863,20 @@ MCP_EXTERN int mcp_client_subscribe(mcp_client *c, const char *uri, mcp_rpc_erro
 MCP_EXTERN int mcp_client_unsubscribe(mcp_client *c, const char *uri, mcp_rpc_error *err);
 MCP_EXTERN int mcp_client_list_prompts(mcp_client *c, const char *cursor, json_t **result,
                                        mcp_rpc_error *err);
-/* args: an object of strings (stolen, may be NULL: no "arguments" sent). */
+/* args: an object of strings (stolen, may be NULL: no "arguments" sent). MCP_EINVAL
+ * also when name is NULL, or when the params cannot be built: a name that is not valid
+ * UTF-8, or no memory. */
 MCP_EXTERN int mcp_client_get_prompt(mcp_client *c, const char *name, json_t *args, json_t **result,
                                      mcp_rpc_error *err);
 /* ref: {"type":"ref/prompt","name":..} or {"type":"ref/resource","uri":..} (stolen);
- * arg_name and arg_value: the argument being completed. */
+ * arg_name and arg_value: the argument being completed. MCP_EINVAL also when ref,
+ * arg_name or arg_value is NULL, or the params cannot be built (a string that is not
+ * valid UTF-8, or no memory). */
 MCP_EXTERN int mcp_client_complete(mcp_client *c, json_t *ref, const char *arg_name,
                                    const char *arg_value, json_t **result, mcp_rpc_error *err);
+/* logging/setLevel. In revision 2026-07-28 nothing is sent (see mcp_client_set_protocol()):
+ * MCP_OK, or MCP_ENOMEM when the level cannot be kept, *err zeroed either way. MCP_EINVAL
+ * for an unknown level, *err untouched. */
 MCP_EXTERN int mcp_client_set_logging_level(mcp_client *c, mcp_log_level level, mcp_rpc_error *err);
 /*
  * Follows nextCursor through every page of a list method ("tools/list",

@@ -254,13 +254,15 @@ MCP_EXTERN int mcp_server_set_title(mcp_server *srv, const char *title);
  * MCP_EINVAL for an invalid member (the old serverInfo stays), MCP_ENOMEM. */
 MCP_EXTERN int mcp_server_set_implementation(mcp_server *srv, const mcp_implementation *impl);
 MCP_EXTERN int mcp_server_set_instructions(mcp_server *srv, const char *instructions);
-/* Items per page of every list method: 1..10000, default 100. */
+/* Items per page of every list method: 1..10000, default 100. MCP_OK; MCP_EINVAL for a
+ * NULL srv or a size outside 1..10000. */
 MCP_EXTERN int mcp_server_set_page_size(mcp_server *srv, int page_size);
 /* Worker threads of the handler pool: 1..256, default 8. The pool is made when the
  * first handler that is not inline runs; from then on this returns MCP_EINVAL. */
 MCP_EXTERN int mcp_server_set_workers(mcp_server *srv, int workers);
 /* Largest message accepted from a client, in bytes: 1024 or more, default 4 MiB.
- * An endpoint takes it as its line or body limit when it is made. */
+ * An endpoint takes it as its line or body limit when it is made. MCP_OK; MCP_EINVAL
+ * for a NULL srv or fewer than 1024 bytes. */
 MCP_EXTERN int mcp_server_set_max_message_size(mcp_server *srv, size_t bytes);
 
 /*
@@ -338,8 +340,7 @@ MCP_EXTERN int mcp_server_set_state_key(mcp_server *srv, const unsigned char *ke
  * max_bytes 256 MiB. A principal's count includes its finished tasks until they expire: a
  * bound on what it holds, not on what runs.
  * Calling it offers the extension in server/discover (so does adding a tool with an
- * MCP_TOOL_TASK_* flag, with the defaults); call it before srv is served. MCP_OK;
- * MCP_EINVAL for a NULL srv, a bad size or negative values; MCP_ENOMEM.
+ * MCP_TOOL_TASK_* flag, with the defaults); call it before srv is served.
  */
 typedef struct mcp_tasks_opts {
     size_t size;
@@ -353,12 +354,17 @@ typedef struct mcp_tasks_opts {
      * task. Redis's own memory bounds a shared store. */
     size_t max_bytes;
 } mcp_tasks_opts;
+/* Sets the tasks' options (opts NULL: the defaults) and offers the extension (see above).
+ * MCP_OK; MCP_EINVAL for a NULL srv, an opts->size smaller than the size field, or a
+ * negative ttl_ms or poll_interval_ms; MCP_ENOMEM when the extension cannot be declared.
+ */
 MCP_EXTERN int mcp_server_set_tasks(mcp_server *srv, const mcp_tasks_opts *opts);
 /*
  * The completion handler (fn NULL removes it). A session that initializes while
  * it is set is offered the "completions" capability; without one,
  * completion/complete is answered -32601. user is kept as given and must stay
  * valid until srv is freed or the handler replaced, and its calls have returned.
+ * MCP_OK; MCP_EINVAL for a NULL srv.
  */
 MCP_EXTERN int mcp_server_set_completion(mcp_server *srv, mcp_complete_fn fn, void *user);
 /*
@@ -367,7 +373,8 @@ MCP_EXTERN int mcp_server_set_completion(mcp_server *srv, mcp_complete_fn fn, vo
  * notifications/cancelled, those sent before initialize included. It runs on
  * the loop thread of the session's endpoint and must not block; session_id is
  * NULL for stdio and stateless HTTP, and params (NULL when absent) is borrowed
- * for the call. user is kept as for mcp_server_set_completion().
+ * for the call. user is kept as for mcp_server_set_completion(). MCP_OK; MCP_EINVAL for
+ * a NULL srv.
  */
 MCP_EXTERN int mcp_server_on_notification(mcp_server *srv, mcp_server_notification_fn fn,
                                           void *user);
@@ -422,7 +429,9 @@ MCP_EXTERN int mcp_server_set_caps(mcp_server *srv, const mcp_server_caps *caps)
 MCP_EXTERN int mcp_server_set_extension(mcp_server *srv, const char *id, const json_t *settings);
 MCP_EXTERN int mcp_server_remove_extension(mcp_server *srv, const char *id);
 /* The same for "experimental" (non-standard capabilities): any name of 1 to 255
- * bytes; settings NULL removes it. */
+ * bytes; settings NULL removes it. MCP_OK, also when the name to remove was not set;
+ * MCP_EINVAL for a NULL srv or name, a name of another length or not valid UTF-8, or
+ * settings that are not an object; MCP_ENOMEM. */
 MCP_EXTERN int mcp_server_set_experimental(mcp_server *srv, const char *name,
                                            const json_t *settings);
 
@@ -574,7 +583,10 @@ MCP_EXTERN int mcp_server_remove_method(mcp_server *srv, const char *method);
  */
 MCP_EXTERN int mcp_server_add_tool_def(mcp_server *srv, const mcp_tool_def *def);
 /* mcp_server_add_tool_def() with only a name, a description, an input schema (JSON
- * text or NULL), fn and user: the handler runs on a worker. */
+ * text or NULL), fn and user: the handler runs on a worker. MCP_OK; MCP_EINVAL for a
+ * NULL srv, name or fn, or an input schema that does not parse to an object or that the
+ * schema check refuses; MCP_EEXIST when the name is registered already; MCP_ENOMEM, also
+ * for a name that is not valid UTF-8. */
 MCP_EXTERN int mcp_server_add_tool(mcp_server *srv, const char *name, const char *description,
                                    const char *input_schema, mcp_tool_fn fn, void *user);
 /* Removes the tool called name. MCP_OK; MCP_EINVAL for a NULL srv or name; MCP_ENOENT
@@ -616,22 +628,10 @@ MCP_EXTERN int mcp_server_add_resource_template(mcp_server *srv,
 MCP_EXTERN int mcp_server_remove_resource_template(mcp_server *srv, const char *uri_template);
 /*
  * MCP Apps (SEP-1865, the extension "io.modelcontextprotocol/ui"): a tool whose result a
- * host shows in an HTML view of the server's. mcp_server_add_app registers the view as a
- * resource (uri "ui://...", MIME type MCP_APPS_MIME_TYPE, html its document, served as
- * text), with _meta.ui on its listing and on the read's contents (ui: JSON object text,
- * e.g. {"csp":{"connectDomains":["https://api.example.com"]},"prefersBorder":true}; NULL:
- * none), and declares the extension. mcp_server_add_app_tool adds a tool (def as for
- * mcp_server_add_tool) linked to the view at resource_uri: its _meta (def->meta merged)
- * gets ui.resourceUri, ui.visibility when visibility is not 0 (MCP_APP_VISIBLE_MODEL:
- * the model may call it; MCP_APP_VISIBLE_APP: the view may; 0: both, left out), and
- * the older flat "ui/resourceUri" that some hosts still read. The tool's result should
- * still say in its content what the view shows, for hosts without apps.
- * mcp_ctx_client_supports_apps: 1 when the request's client declared the extension with
- * MCP_APPS_MIME_TYPE among its "mimeTypes", else 0.
- * MCP_OK; MCP_EINVAL for a NULL srv or def, a uri that is not ui://, a missing name or
- * html, html that is not UTF-8, ui or def->meta that is not a JSON object (or whose "ui"
- * is not one), unknown visibility bits; the errors of mcp_server_add_resource() and
- * mcp_server_add_tool() (MCP_EEXIST).
+ * host shows in an HTML view of the server's. The view is a resource (mcp_server_add_app),
+ * the tool names it in its _meta (mcp_server_add_app_tool), and a handler can ask whether
+ * its client shows views (mcp_ctx_client_supports_apps). The tool's result should still
+ * say in its content what the view shows, for hosts without apps.
  */
 #define MCP_APPS_EXTENSION "io.modelcontextprotocol/ui"
 #define MCP_APPS_MIME_TYPE "text/html;profile=mcp-app"
@@ -649,9 +649,41 @@ typedef struct mcp_app_def {
     const char *icons; /* as in mcp_resource_def */
 } mcp_app_def;
 
+/*
+ * Registers an app's view as a fixed resource: def->uri, MIME type MCP_APPS_MIME_TYPE,
+ * def->html its document, read as text (on the loop thread), with _meta.ui on its listing
+ * and on the read's contents (def->ui, e.g.
+ * {"csp":{"connectDomains":["https://api.example.com"]},"prefersBorder":true}); then
+ * declares the extension with settings {}, replacing any the program set. def is copied;
+ * any thread, as the registry. mcp_server_remove_resource() takes the view out. MCP_OK;
+ * MCP_EINVAL for a NULL srv or def, a size smaller than the size field, a uri that does not
+ * begin with "ui://" or is only that, a missing name or html, html that is not valid UTF-8,
+ * or a ui that is not a JSON object (duplicate keys included); MCP_ENOMEM, also for a uri
+ * that is not valid UTF-8; the errors of mcp_server_add_resource() (MCP_EEXIST when the uri
+ * is registered already; MCP_EINVAL for a name that is not valid UTF-8 or bad icons). When
+ * declaring the extension fails (MCP_ENOMEM), the view stays registered.
+ */
 MCP_EXTERN int mcp_server_add_app(mcp_server *srv, const mcp_app_def *def);
+/*
+ * Adds a tool as mcp_server_add_tool_def() does (def copied; any thread), linked to the
+ * view at resource_uri ("ui://...", copied; not checked to be registered): its _meta,
+ * def->meta merged in, gets ui.resourceUri, ui.visibility when visibility is not 0
+ * (MCP_APP_VISIBLE_MODEL: the model may call it; MCP_APP_VISIBLE_APP: the view may; 0:
+ * left as def->meta has it, and absent means both), and the older flat "ui/resourceUri"
+ * (MCP_APPS_RESOURCE_URI_KEY) that some hosts still read. It does not declare the
+ * extension: mcp_server_add_app() does. MCP_OK; MCP_EINVAL for a NULL srv or def, a size
+ * smaller than the size field, a resource_uri that does not begin with "ui://", unknown
+ * visibility bits, or a def->meta that is not a JSON object (duplicate keys included) or
+ * whose "ui" is not one; MCP_ENOMEM; the errors of mcp_server_add_tool_def() (MCP_EEXIST
+ * when the name is registered already).
+ */
 MCP_EXTERN int mcp_server_add_app_tool(mcp_server *srv, const mcp_tool_def *def,
                                        const char *resource_uri, unsigned visibility);
+/*
+ * 1 when the request's client declared the extension with MCP_APPS_MIME_TYPE among its
+ * "mimeTypes" (at initialize, or in revision 2026-07-28 for this request), else 0: the
+ * client shows no view. Handler's thread, as the other mcp_ctx accessors.
+ */
 MCP_EXTERN int mcp_ctx_client_supports_apps(const mcp_ctx *ctx);
 
 /*
@@ -749,9 +781,10 @@ MCP_EXTERN const json_t *mcp_ctx_request_id(const mcp_ctx *ctx);
 MCP_EXTERN const char *mcp_ctx_method(const mcp_ctx *ctx);
 MCP_EXTERN const json_t *mcp_ctx_params(const mcp_ctx *ctx);
 MCP_EXTERN const json_t *mcp_ctx_meta(const mcp_ctx *ctx);
-/* The session's negotiated protocol version (a static string), the client's
- * capabilities and its clientInfo ({} when the client sent none, as on
- * stateless HTTP for a request that came without initialize). */
+/* The request's protocol version (a static string: the one its session negotiated, or
+ * 2026-07-28), the client's capabilities and its clientInfo (in revision 2026-07-28, those
+ * of the request's _meta; {} when the client sent none, as on stateless HTTP for a
+ * request that came without initialize). Never NULL. */
 MCP_EXTERN const char *mcp_ctx_protocol_version(const mcp_ctx *ctx);
 MCP_EXTERN const json_t *mcp_ctx_client_capabilities(const mcp_ctx *ctx);
 MCP_EXTERN const json_t *mcp_ctx_client_info(const mcp_ctx *ctx);
@@ -762,7 +795,7 @@ MCP_EXTERN const char *mcp_ctx_session_id(const mcp_ctx *ctx);
  * <mcp/auth.h>), or NULL when the endpoint has no authorization (stdio, or HTTP
  * without mcp_http_opts.auth). Borrowed for the handler's call. */
 MCP_EXTERN const mcp_principal *mcp_ctx_principal(const mcp_ctx *ctx);
-/* The server whose handler this is. */
+/* The server whose handler this is; never NULL. */
 MCP_EXTERN mcp_server *mcp_ctx_server(const mcp_ctx *ctx);
 
 /*
@@ -799,7 +832,9 @@ MCP_EXTERN int mcp_ctx_set_error(mcp_ctx *ctx, int code, const char *fmt, ...) M
 /*
  * The same with the error's "data" member: data (stolen; NULL: none), any JSON value,
  * sent as given (URLElicitationRequiredError -32042 carries {"elicitations": [...]},
- * say). A later mcp_ctx_set_error() drops it. On an error data is released.
+ * say). A later mcp_ctx_set_error() drops it. Returns as mcp_ctx_set_error(): MCP_OK,
+ * MCP_ENOMEM, or MCP_EINVAL when fmt cannot be formatted; on an error data is released
+ * and the error set before stays.
  */
 MCP_EXTERN int mcp_ctx_set_error_data(mcp_ctx *ctx, int code, json_t *data, const char *fmt, ...)
     MCP_PRINTF(4, 5);
@@ -943,7 +978,9 @@ MCP_EXTERN int mcp_ctx_ask(mcp_ctx *ctx, const char *key, const char *method, js
 MCP_EXTERN int mcp_ctx_round(const mcp_ctx *ctx);
 MCP_EXTERN const json_t *mcp_ctx_round_state(const mcp_ctx *ctx);
 /* Keeps state (stolen; NULL drops it) for the next round: it travels sealed in the
- * requestState, so keep it small (the whole requestState is at most 64 KiB). */
+ * requestState, so keep it small (the whole requestState is at most 64 KiB). Never
+ * fails: MCP_OK. A state too large to seal fails the request with -32603 when the round
+ * ends. */
 MCP_EXTERN int mcp_ctx_keep_state(mcp_ctx *ctx, json_t *state);
 /*
  * MCP_OK when the client declared `capability` (e.g. "sampling") for this request.
@@ -1248,11 +1285,11 @@ MCP_EXTERN int mcp_http_endpoint_reload_tls(mcp_http_endpoint *ep);
 /* The endpoint's URL, "http://HOST:PORT/PATH" ("https://" with TLS; IPv6 in brackets), owned by ep
  * and valid until it is freed; NULL for a NULL ep. Loop thread. */
 MCP_EXTERN const char *mcp_http_endpoint_url(const mcp_http_endpoint *ep);
-/* The port it listens on (useful with port 0); 0 for a NULL ep, and once its HTTP
+/* The port it listens on (useful with port 0); 0 when ep is NULL, and once its HTTP
  * server has stopped (late in a stop, and after done). Loop thread. */
 MCP_EXTERN int mcp_http_endpoint_port(const mcp_http_endpoint *ep);
-/* True once a stop began, and after it ended (a health check can answer 503 then);
- * false for a NULL ep. Loop thread. */
+/* 1 once a stop began, and after it ended (a health check can answer 503 then); 0 when
+ * none began or ep is NULL. Loop thread. */
 MCP_EXTERN int mcp_http_endpoint_stopping(const mcp_http_endpoint *ep);
 /*
  * Adds an extra route (see mcp_http_route), at any time; routes still answer
@@ -1322,8 +1359,10 @@ MCP_EXTERN int mcp_http_endpoint_stats_get(const mcp_http_endpoint *ep, mcp_http
  * libraries name them) in the Prometheus text format, version 0.0.4, appended to buf
  * (size bytes) at *len, then NUL-terminated; *len becomes the new length. Loop thread.
  * MCP_OK; MCP_EINVAL for a NULL argument; MCP_ELIMIT when it does not fit (4 KiB is
- * enough; buf and *len are left as they were, but for the NUL at buf[*len]); what
- * mcp_http_endpoint_stats_get() returns when it fails.
+ * enough; *len is then left as it was, buf up to it too and NUL-terminated there, what
+ * follows it undefined); what mcp_http_endpoint_stats_get() returns when it fails. It reads
+ * /proc/self/fd, a directory entry per open file: a scrape of a process with tens of
+ * thousands of connections costs that many entries, on the loop thread.
  */
 MCP_EXTERN int mcp_http_endpoint_metrics(const mcp_http_endpoint *ep, char *buf, size_t size,
                                          size_t *len);
@@ -1342,7 +1381,8 @@ MCP_EXTERN void mcp_http_metrics_route(mcp_http_exchange *x, void *user);
 /*
  * What a route's request holds. x, and the strings these return (owned by the
  * exchange), are valid only during the route's callback, on the loop thread.
- * The method ("GET", ...) and the path as sent (not percent-decoded).
+ * The method ("GET", ...) and the path as sent (not percent-decoded; of an
+ * absolute-form target, its path); never NULL.
  */
 MCP_EXTERN const char *mcp_http_exchange_method(const mcp_http_exchange *x);
 MCP_EXTERN const char *mcp_http_exchange_path(const mcp_http_exchange *x);
@@ -1354,7 +1394,7 @@ MCP_EXTERN const char *mcp_http_exchange_header(const mcp_http_exchange *x, cons
 /* The body, decoded from chunked transfer coding if it was sent so (NUL-terminated,
  * "" when none); len may be NULL. */
 MCP_EXTERN const char *mcp_http_exchange_body(const mcp_http_exchange *x, size_t *len);
-/* The endpoint whose listener took the request. */
+/* The endpoint whose listener took the request; never NULL. */
 MCP_EXTERN mcp_http_endpoint *mcp_http_exchange_endpoint(const mcp_http_exchange *x);
 /*
  * Answers the request, once, during the route's callback: status 200..599,
