@@ -58,10 +58,14 @@ static json_t *to_fahrenheit(mcp_ctx *ctx, const json_t *args, void *user)
     snprintf(text, sizeof(text), "%g \u00b0C is %g \u00b0F", c, f);
     json_t *result = mcp_text_result(text);
     json_t *numbers = json_pack("{s:f, s:f}", "celsius", c, "fahrenheit", f);
-    if (result == NULL || numbers == NULL ||
-        json_object_set_new(result, "structuredContent", numbers) != 0) {
+    if (result == NULL || numbers == NULL) {
         json_decref(result);
+        json_decref(numbers);
         return NULL; /* answered -32603 */
+    }
+    if (json_object_set_new(result, "structuredContent", numbers) != 0) { /* takes numbers */
+        json_decref(result);
+        return NULL;
     }
     return result;
 }

@@ -85,6 +85,34 @@ MCP_EXTERN const char *mcp_log_level_name(mcp_log_level level);
  * returns the level, or MCP_EINVAL for NULL or any other text. */
 MCP_EXTERN int mcp_log_level_parse(const char *name);
 
+/*
+ * How lines on stderr are written: the library's own warnings and errors, and the lines
+ * a program writes with mcp_log_write(). One line each, in one write(2), so lines of
+ * several threads never interleave; logfmt and JSON lines are valid UTF-8 (a byte that
+ * does not begin valid UTF-8 becomes U+FFFD) and carry the time, in UTC to the millisecond.
+ */
+typedef enum mcp_log_format {
+    MCP_LOG_FORMAT_TEXT = 0,   /* "libmcp: warning: message" (the default) */
+    MCP_LOG_FORMAT_LOGFMT = 1, /* ts=2026-12-08T10:00:00.000Z level=warning source=libmcp msg=... */
+    MCP_LOG_FORMAT_JSON = 2    /* {"ts":"...","level":"warning","source":"libmcp","msg":"..."} */
+} mcp_log_format;
+
+/* Sets the format of every line from now on, for the whole process; any thread. MCP_OK, or
+ * MCP_EINVAL for a value that is not an mcp_log_format. */
+MCP_EXTERN int mcp_log_set_format(mcp_log_format format);
+/* "text", "logfmt" or "json" (compared exactly) as an mcp_log_format; MCP_EINVAL for NULL
+ * or any other text. */
+MCP_EXTERN int mcp_log_format_parse(const char *name);
+/*
+ * Writes one line of the program's on stderr, in the format set: its time and level (not
+ * in text, which has only "source: msg fields"), then source and msg when not NULL, then
+ * the pairs of fields, logfmt text (key=value key2="a value", or NULL): logfmt keeps
+ * them as pairs, JSON makes each a member whose value is a string. Any thread. MCP_OK, or
+ * MCP_EINVAL for a level out of range (nothing is written then).
+ */
+MCP_EXTERN int mcp_log_write(mcp_log_level level, const char *source, const char *msg,
+                             const char *fields);
+
 /* ---- Content and result builders ----
  *
  * Each returns a new reference the caller owns (typically returned from a
@@ -97,24 +125,28 @@ MCP_EXTERN int mcp_log_level_parse(const char *name);
  * else is checked (a role, a MIME type, base64 data are taken as given).
  */
 
-/* {"type":"text","text":text} */
+/* {"type":"text","text":text}; NULL when text is NULL or memory runs out. */
 MCP_EXTERN json_t *mcp_text_content(const char *text);
-/* {"type":"image","data":base64,"mimeType":mime}; both required. */
+/* {"type":"image","data":base64,"mimeType":mime}; both required: NULL when either is NULL
+ * or not valid UTF-8, or memory runs out. */
 MCP_EXTERN json_t *mcp_image_content(const char *base64, const char *mime);
-/* {"type":"audio","data":base64,"mimeType":mime}; both required. */
+/* {"type":"audio","data":base64,"mimeType":mime}; both required, NULL as for
+ * mcp_image_content(). */
 MCP_EXTERN json_t *mcp_audio_content(const char *base64, const char *mime);
 /* {"type":"resource","resource":{"uri":uri,"mimeType"?:mime,"text":text}}; mime may be
  * NULL (left out). */
 MCP_EXTERN json_t *mcp_embedded_text_content(const char *uri, const char *mime, const char *text);
 
-/* A CallToolResult {"content":[{"type":"text","text":text}]}. */
+/* A CallToolResult {"content":[{"type":"text","text":text}]}; NULL when text is NULL or
+ * memory runs out. */
 MCP_EXTERN json_t *mcp_text_result(const char *text);
-/* A CallToolResult {"content":content}, content (an array, not checked) stolen. */
+/* A CallToolResult {"content":content}, content (an array, not checked) stolen; NULL
+ * when content is NULL or memory runs out. */
 MCP_EXTERN json_t *mcp_content_result(json_t *content);
 /*
  * A CallToolResult with structuredContent (stolen; meant to be an object, not
  * checked) and, for older clients, the same value serialised as a text content
- * block.
+ * block. NULL when structured is NULL or memory runs out.
  */
 MCP_EXTERN json_t *mcp_structured_result(json_t *structured);
 /* A CallToolResult with "isError":true and one text block formatted from fmt (printf
@@ -128,7 +160,8 @@ MCP_EXTERN json_t *mcp_resource_text(const char *uri, const char *mime, const ch
 MCP_EXTERN json_t *mcp_resource_blob(const char *uri, const char *mime, const void *data,
                                      size_t len);
 
-/* {"role":role,"content":content} (content stolen), for prompts and sampling. */
+/* {"role":role,"content":content} (content stolen), for prompts and sampling; NULL when
+ * either is NULL, role is not valid UTF-8, or memory runs out. */
 MCP_EXTERN json_t *mcp_message(const char *role, json_t *content);
 /* GetPromptResult {"description"?, "messages": messages (stolen)}; description may be
  * NULL (left out). */

@@ -8,6 +8,7 @@
  * come (ui/notifications/tool-input, ui/notifications/tool-result).
  */
 #include "everything.h"
+#include "log_flag.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -110,6 +111,6 @@ int everything_add_app(mcp_server *srv)
         rc = mcp_server_add_app_tool(srv, &tool, SUM_VIEW_URI,
                                      MCP_APP_VISIBLE_MODEL | MCP_APP_VISIBLE_APP);
     if (rc != MCP_OK)
-        fprintf(stderr, "%s: cannot add the app: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
+        prog_log(MCP_LOG_ERROR, EVERYTHING_NAME, "cannot add the app: %s", mcp_strerror(rc));
     return rc;
 }

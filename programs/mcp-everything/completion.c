@@ -7,6 +7,7 @@
  * clients and our own tests have something real to complete.
  */
 #include "everything.h"
+#include "log_flag.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -60,7 +61,7 @@ int everything_set_completion(mcp_server *srv)
 {
     int rc = mcp_server_set_completion(srv, complete, NULL);
     if (rc != MCP_OK)
-        fprintf(stderr, "%s: cannot set the completion handler: %s\n", EVERYTHING_NAME,
-                mcp_strerror(rc));
+        prog_log(MCP_LOG_ERROR, EVERYTHING_NAME, "cannot set the completion handler: %s",
+                 mcp_strerror(rc));
     return rc;
 }

@@ -8,6 +8,7 @@
  */
 #include "everything.h"
 #include "http_flags.h"
+#include "log_flag.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -77,7 +78,7 @@ static void print_help(FILE *out)
             "      --max-tasks N     unexpired tasks one principal may hold, 1 to 1000000\n"
             "                        (default 1000; all clients are one on a server\n"
             "                        without authorization); above 10000 it is the\n"
-            "                        bound of all tasks too\n"
+            "                        bound of all tasks too\n" LOG_FORMAT_HELP "\n"
             "  -h, --help            print this help and exit\n"
             "      --version         print the version and exit\n"
             "\n"
@@ -134,9 +135,10 @@ static int parse_args(int argc, char **argv, struct options *opt)
         OPT_STATE_KEY,
         OPT_SKILLS,
         OPT_TASK_TTL,
-        OPT_MAX_TASKS
+        OPT_MAX_TASKS,
+        OPT_LOG_FORMAT
     };
-    struct option longopts[12 + HTTP_FLAGS_COUNT] = {
+    struct option longopts[13 + HTTP_FLAGS_COUNT] = {
         {"stdio", no_argument, NULL, OPT_STDIO},
         {"http", required_argument, NULL, OPT_HTTP},
         {"page-size", required_argument, NULL, OPT_PAGE_SIZE},
@@ -148,9 +150,10 @@ static int parse_args(int argc, char **argv, struct options *opt)
         {"skills", required_argument, NULL, OPT_SKILLS},
         {"task-ttl", required_argument, NULL, OPT_TASK_TTL},
         {"max-tasks", required_argument, NULL, OPT_MAX_TASKS},
+        {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
     };
-    http_flags_add(longopts + 11);
-    longopts[11 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
+    http_flags_add(longopts + 12);
+    longopts[12 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
 
     *opt = (struct options){.transport = TRANSPORT_HTTP, .listen = DEFAULT_LISTEN};
     int c, li = -1;
@@ -212,6 +215,10 @@ static int parse_args(int argc, char **argv, struct options *opt)
         case OPT_SKILLS:
             opt->skills = optarg;
             break;
+        case OPT_LOG_FORMAT:
+            if (log_format_flag(EVERYTHING_NAME, optarg) != 0)
+                return EXIT_USAGE;
+            break;
         case OPT_TASK_TTL:
             if (http_flags_parse_int(optarg, 1000, 86400000, &opt->task_ttl_ms) != 0) {
                 usage_error("--task-ttl needs milliseconds from 1000 to 86400000, not '%s'",
@@ -251,7 +258,7 @@ static int parse_args(int argc, char **argv, struct options *opt)
 static void on_listen(const char *url, void *user)
 {
     (void)user;
-    fprintf(stderr, "%s: listening on %s\n", EVERYTHING_NAME, url);
+    prog_log(MCP_LOG_NOTICE, EVERYTHING_NAME, "listening on %s", url);
     fflush(stderr);
 }
 
@@ -263,8 +270,8 @@ static int set_state_key(mcp_server *srv, const char *path)
              mcp_server_set_state_key(srv, key, sizeof(key), 0) == MCP_OK;
     memset(key, 0, sizeof(key));
     if (!ok) {
-        fprintf(stderr, "%s: --state-key-file: '%s' must hold 32 bytes or 64 hex digits\n",
-                EVERYTHING_NAME, path);
+        prog_log(MCP_LOG_ERROR, EVERYTHING_NAME,
+                 "--state-key-file: '%s' must hold 32 bytes or 64 hex digits", path);
         return -1;
     }
     return 0;
@@ -275,22 +282,22 @@ static int apply_settings(mcp_server *srv, const struct options *opt)
 {
     int rc;
     if (opt->page_size > 0 && (rc = mcp_server_set_page_size(srv, opt->page_size)) != MCP_OK) {
-        fprintf(stderr, "%s: --page-size: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
+        prog_log(MCP_LOG_ERROR, EVERYTHING_NAME, "--page-size: %s", mcp_strerror(rc));
         return EXIT_USAGE;
     }
     if (opt->workers > 0 && (rc = mcp_server_set_workers(srv, opt->workers)) != MCP_OK) {
-        fprintf(stderr, "%s: --workers: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
+        prog_log(MCP_LOG_ERROR, EVERYTHING_NAME, "--workers: %s", mcp_strerror(rc));
         return EXIT_USAGE;
     }
     if (opt->state_key_file != NULL && set_state_key(srv, opt->state_key_file) != 0)
         return EXIT_USAGE;
     size_t nskills = 0;
     if (opt->skills != NULL && (rc = mcp_server_add_skills(srv, opt->skills, &nskills)) != MCP_OK) {
-        fprintf(stderr, "%s: --skills %s: %s\n", EVERYTHING_NAME, opt->skills, mcp_strerror(rc));
+        prog_log(MCP_LOG_ERROR, EVERYTHING_NAME, "--skills %s: %s", opt->skills, mcp_strerror(rc));
         return EXIT_USAGE;
     }
     if (opt->skills != NULL && nskills == 0)
-        fprintf(stderr, "%s: --skills %s: no skill found\n", EVERYTHING_NAME, opt->skills);
+        prog_log(MCP_LOG_ERROR, EVERYTHING_NAME, "--skills %s: no skill found", opt->skills);
     if (opt->task_ttl_ms > 0 || opt->max_tasks > 0) {
         /* A bound per principal above the default for all raises that one too. */
         mcp_tasks_opts t = {.size = sizeof t,
@@ -298,12 +305,13 @@ static int apply_settings(mcp_server *srv, const struct options *opt)
                             .max_per_owner = (size_t)opt->max_tasks,
                             .max_total = opt->max_tasks > 10000 ? (size_t)opt->max_tasks : 0};
         if ((rc = mcp_server_set_tasks(srv, &t)) != MCP_OK) {
-            fprintf(stderr, "%s: --task-ttl, --max-tasks: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
+            prog_log(MCP_LOG_ERROR, EVERYTHING_NAME, "--task-ttl, --max-tasks: %s",
+                     mcp_strerror(rc));
             return EXIT_USAGE;
         }
     }
     if (opt->eras != 0 && (rc = mcp_server_set_eras(srv, opt->eras)) != MCP_OK) {
-        fprintf(stderr, "%s: --protocol: %s\n", EVERYTHING_NAME, mcp_strerror(rc));
+        prog_log(MCP_LOG_ERROR, EVERYTHING_NAME, "--protocol: %s", mcp_strerror(rc));
         return EXIT_USAGE;
     }
     return 0;
@@ -336,8 +344,8 @@ int main(int argc, char **argv)
             rc = mcp_serve_stdio(srv);
         }
         if (rc != MCP_OK) {
-            fprintf(stderr, "%s: serving %s failed: %s\n", EVERYTHING_NAME,
-                    opt.transport == TRANSPORT_HTTP ? "HTTP" : "stdio", mcp_strerror(rc));
+            prog_log(MCP_LOG_ERROR, EVERYTHING_NAME, "serving %s failed: %s",
+                     opt.transport == TRANSPORT_HTTP ? "HTTP" : "stdio", mcp_strerror(rc));
             status = EXIT_FAILURE;
         }
     }

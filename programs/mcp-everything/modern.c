@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "everything.h"
+#include "log_flag.h"
 
 #define NO_ARGS "{\"type\":\"object\",\"properties\":{}}"
 
@@ -336,7 +337,7 @@ int everything_add_modern_prompts(mcp_server *srv)
     };
     int rc = mcp_server_add_prompt(srv, &def);
     if (rc != MCP_OK)
-        fprintf(stderr, "%s: cannot register the prompt %s: %s\n", EVERYTHING_NAME, def.name,
-                mcp_strerror(rc));
+        prog_log(MCP_LOG_ERROR, EVERYTHING_NAME, "cannot register the prompt %s: %s", def.name,
+                 mcp_strerror(rc));
     return rc;
 }

@@ -3,6 +3,7 @@
  * mcp-everything: the prompts (reference/conformance.md section 5.4).
  */
 #include "everything.h"
+#include "log_flag.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,8 +136,8 @@ int everything_add_prompts(mcp_server *srv)
     for (size_t i = 0; i < sizeof prompts / sizeof prompts[0]; i++) {
         int rc = mcp_server_add_prompt(srv, &prompts[i]);
         if (rc != MCP_OK) {
-            fprintf(stderr, "%s: cannot register the prompt %s: %s\n", EVERYTHING_NAME,
-                    prompts[i].name, mcp_strerror(rc));
+            prog_log(MCP_LOG_ERROR, EVERYTHING_NAME, "cannot register the prompt %s: %s",
+                     prompts[i].name, mcp_strerror(rc));
             return rc;
         }
     }

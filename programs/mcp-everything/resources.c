@@ -7,6 +7,7 @@
  * library; the trigger_resource_update tool sends the updates.
  */
 #include "everything.h"
+#include "log_flag.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,16 +99,16 @@ int everything_add_resources(mcp_server *srv)
     for (size_t i = 0; i < sizeof resources / sizeof resources[0]; i++) {
         int rc = mcp_server_add_resource(srv, &resources[i]);
         if (rc != MCP_OK) {
-            fprintf(stderr, "%s: cannot register the resource %s: %s\n", EVERYTHING_NAME,
-                    resources[i].uri, mcp_strerror(rc));
+            prog_log(MCP_LOG_ERROR, EVERYTHING_NAME, "cannot register the resource %s: %s",
+                     resources[i].uri, mcp_strerror(rc));
             return rc;
         }
     }
     for (size_t i = 0; i < sizeof templates / sizeof templates[0]; i++) {
         int rc = mcp_server_add_resource_template(srv, &templates[i]);
         if (rc != MCP_OK) {
-            fprintf(stderr, "%s: cannot register the resource template %s: %s\n", EVERYTHING_NAME,
-                    templates[i].uri_template, mcp_strerror(rc));
+            prog_log(MCP_LOG_ERROR, EVERYTHING_NAME, "cannot register the resource template %s: %s",
+                     templates[i].uri_template, mcp_strerror(rc));
             return rc;
         }
     }

@@ -3,6 +3,7 @@
  * mcp-everything: building the server from its parts.
  */
 #include "everything.h"
+#include "log_flag.h"
 
 #include <stdio.h>
 
@@ -18,7 +19,7 @@ mcp_server *everything_server_new(void)
 {
     mcp_server *srv = mcp_server_new(EVERYTHING_NAME, MCP_VERSION_STRING);
     if (!srv) {
-        fprintf(stderr, "%s: %s\n", EVERYTHING_NAME, mcp_strerror(MCP_ENOMEM));
+        prog_log(MCP_LOG_ERROR, EVERYTHING_NAME, "%s", mcp_strerror(MCP_ENOMEM));
         return NULL;
     }
 
@@ -28,8 +29,8 @@ mcp_server *everything_server_new(void)
             srv, "A test server that offers every MCP feature: call its tools, read its "
                  "resources and templates, get its prompts, and ask it for completions.");
     if (rc != MCP_OK) {
-        fprintf(stderr, "%s: cannot set the server's title or instructions: %s\n", EVERYTHING_NAME,
-                mcp_strerror(rc));
+        prog_log(MCP_LOG_ERROR, EVERYTHING_NAME,
+                 "cannot set the server's title or instructions: %s", mcp_strerror(rc));
         goto fail;
     }
 

@@ -11,6 +11,7 @@
  * stops at once; whatever it returns then is dropped by the library.
  */
 #include "everything.h"
+#include "log_flag.h"
 
 #include <limits.h>
 #include <math.h>
@@ -855,8 +856,8 @@ int everything_register_tools(mcp_server *srv, const mcp_tool_def *defs, size_t 
     for (size_t i = 0; i < n; i++) {
         int rc = mcp_server_add_tool_def(srv, &defs[i]);
         if (rc != MCP_OK) {
-            fprintf(stderr, "%s: cannot register the tool %s: %s\n", EVERYTHING_NAME, defs[i].name,
-                    mcp_strerror(rc));
+            prog_log(MCP_LOG_ERROR, EVERYTHING_NAME, "cannot register the tool %s: %s",
+                     defs[i].name, mcp_strerror(rc));
             return rc;
         }
     }

@@ -22,6 +22,7 @@
 
 #include "header_flag.h"
 #include "http_flags.h"
+#include "log_flag.h"
 #include "program.h"
 
 #define DEFAULT_DRAIN_MS 10000
@@ -86,7 +87,8 @@ void connect_help(FILE *out)
             "                        server sends; past it the gateway ends with status 1\n"
             "                        (default 67108864, at least twice --max-message)\n"
             "      --drain-ms N      on SIGTERM or SIGINT, requests in flight may finish for\n"
-            "                        N ms (default 10000); a second signal stops at once\n"
+            "                        N ms (default 10000); a second signal stops at "
+            "once\n" GATEWAY_LOG_FORMAT_HELP
             "      --log-level LEVEL  debug, info (the default: a line per request), notice,\n"
             "                        warning, error, critical, alert or emergency\n"
             "\n"
@@ -118,7 +120,8 @@ static int parse_args(int argc, char **argv, struct copts *o)
         OPT_MAX_QUEUED,
         OPT_DRAIN,
         OPT_LOG_LEVEL,
-        OPT_VERSION
+        OPT_VERSION,
+        OPT_LOG_FORMAT
     };
     static const struct option longopts[] = {
         {"connect", required_argument, NULL, OPT_CONNECT},
@@ -136,6 +139,7 @@ static int parse_args(int argc, char **argv, struct copts *o)
         {"max-queued", required_argument, NULL, OPT_MAX_QUEUED},
         {"drain-ms", required_argument, NULL, OPT_DRAIN},
         {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
         {NULL, 0, NULL, 0},
@@ -220,6 +224,10 @@ static int parse_args(int argc, char **argv, struct copts *o)
             break;
         case OPT_LOG_LEVEL:
             if (parse_log_level_flag(optarg, &o->gw.log_level) != 0)
+                return EXIT_USAGE;
+            break;
+        case OPT_LOG_FORMAT:
+            if (parse_log_format_flag(optarg) != 0)
                 return EXIT_USAGE;
             break;
         case 'h':
@@ -315,14 +323,14 @@ int connect_main(int argc, char **argv)
         uv_signal_start(&r.sigterm, on_signal, SIGTERM);
         uv_signal_start(&r.sigint, on_signal, SIGINT);
     } else {
-        fprintf(stderr, "%s: cannot serve %s on stdio: %s\n", NAME, o.gw.url, mcp_strerror(rc));
+        prog_log(MCP_LOG_ERROR, NAME, "cannot serve %s on stdio: %s", o.gw.url, mcp_strerror(rc));
         r.status = rc;
     }
     uv_run(&r.loop, UV_RUN_DEFAULT);
     mcp_gateway_stdio_free(r.g);
     uv_run(&r.loop, UV_RUN_DEFAULT);
     if (uv_loop_close(&r.loop) != 0)
-        fprintf(stderr, "%s: handles were left on the loop\n", NAME);
+        prog_log(MCP_LOG_ERROR, NAME, "handles were left on the loop");
     mcp_oauth_free(o.http.oauth);
     mcp_token_store_free(store);
     free(o.headers);

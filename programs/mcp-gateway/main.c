@@ -17,6 +17,7 @@
 
 #include "connect.h"
 #include "http_flags.h"
+#include "log_flag.h"
 #include "http_metrics.h"
 #include "program.h"
 
@@ -80,7 +81,8 @@ static void print_help(FILE *out)
             "      --state-key-file FILE  the key that seals 2026-07-28 requestState: 32\n"
             "                        bytes, or 64 hex digits; nodes sharing --redis share\n"
             "                        it, so that a retry reaches the node whose server\n"
-            "                        process waits for it (default: one drawn at start)\n"
+            "                        process waits for it (default: one drawn at "
+            "start)\n" GATEWAY_LOG_FORMAT_HELP
             "      --log-level LEVEL  debug, info (the default: a line per session, server\n"
             "                        process and request), notice, warning, error, critical,\n"
             "                        alert or emergency\n"
@@ -121,9 +123,10 @@ static int parse_args(int argc, char **argv, struct options *opt)
         OPT_MAX_MESSAGE,
         OPT_LOG_LEVEL,
         OPT_VERSION,
-        OPT_STATE_KEY
+        OPT_STATE_KEY,
+        OPT_LOG_FORMAT
     };
-    struct option longopts[14 + HTTP_FLAGS_COUNT] = {
+    struct option longopts[15 + HTTP_FLAGS_COUNT] = {
         {"http", required_argument, NULL, OPT_HTTP},
         {"shared-child", no_argument, NULL, OPT_SHARED},
         {"max-children", required_argument, NULL, OPT_MAX_CHILDREN},
@@ -137,9 +140,10 @@ static int parse_args(int argc, char **argv, struct options *opt)
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, OPT_VERSION},
         {"state-key-file", required_argument, NULL, OPT_STATE_KEY},
+        {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
     };
-    http_flags_add(longopts + 13);
-    longopts[13 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
+    http_flags_add(longopts + 14);
+    longopts[14 + HTTP_FLAGS_COUNT] = (struct option){NULL, 0, NULL, 0};
 
     memset(opt, 0, sizeof(*opt));
     opt->listen = DEFAULT_LISTEN;
@@ -198,6 +202,10 @@ static int parse_args(int argc, char **argv, struct options *opt)
             break;
         case OPT_LOG_LEVEL:
             if (parse_log_level_flag(optarg, &opt->gw.log_level) != 0)
+                return EXIT_USAGE;
+            break;
+        case OPT_LOG_FORMAT:
+            if (parse_log_format_flag(optarg) != 0)
                 return EXIT_USAGE;
             break;
         case OPT_STATE_KEY:
@@ -323,7 +331,7 @@ static void on_signal(uv_signal_t *h, int signum)
 static void on_listen(const char *url, void *user)
 {
     (void)user;
-    fprintf(stderr, "%s: listening on %s\n", NAME, url);
+    prog_log(MCP_LOG_NOTICE, NAME, "listening on %s", url);
     fflush(stderr);
 }
 
@@ -337,10 +345,9 @@ int main(int argc, char **argv)
         return status < 0 ? EXIT_SUCCESS : status;
     http_flags_raise_fd_limit();
     if (opt.flags.http.redis_url != NULL && opt.gw.state_key == NULL)
-        fprintf(stderr,
-                "%s: --redis without --state-key-file: a 2026-07-28 retry that reaches another "
-                "node than the one its server process waits on is refused there\n",
-                NAME);
+        prog_log(MCP_LOG_WARNING, NAME,
+                 "--redis without --state-key-file: a 2026-07-28 retry that reaches another "
+                 "node than the one its server process waits on is refused there");
     opt.gw.log = log_line;
     opt.flags.http.listen = opt.listen;
     opt.flags.http.on_listen = on_listen;
@@ -366,7 +373,7 @@ int main(int argc, char **argv)
         mcp_http_endpoint_route(r.ep, "GET", "/healthz", http_flags_healthz, NULL);
         mcp_http_endpoint_route(r.ep, "GET", "/metrics", metrics, NULL);
     } else {
-        fprintf(stderr, "%s: serving HTTP failed: %s\n", NAME, mcp_strerror(rc));
+        prog_log(MCP_LOG_ERROR, NAME, "serving HTTP failed: %s", mcp_strerror(rc));
         status = EXIT_FAILURE;
         on_done(&r, rc);
     }
@@ -374,6 +381,6 @@ int main(int argc, char **argv)
     mcp_http_endpoint_free(r.ep);
     uv_run(&r.loop, UV_RUN_DEFAULT);
     if (uv_loop_close(&r.loop) != 0)
-        fprintf(stderr, "%s: handles were left on the loop\n", NAME);
+        prog_log(MCP_LOG_ERROR, NAME, "handles were left on the loop");
     return status;
 }

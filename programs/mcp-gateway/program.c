@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "http_flags.h"
+#include "log_flag.h"
 #include "program.h"
 
 void usage_error(const char *fmt, ...)
@@ -20,9 +21,24 @@ void usage_error(const char *fmt, ...)
     fprintf(stderr, "\nTry '%s --help' for more information.\n", NAME);
 }
 
+int log_format_given;
+
+int parse_log_format_flag(const char *arg)
+{
+    if (log_format_flag(NAME, arg) != 0)
+        return -1;
+    log_format_given = 1;
+    return 0;
+}
+
 void log_line(void *user, mcp_log_level level, const char *line)
 {
     (void)user;
+    if (log_format_given) {
+        mcp_log_write(level, NULL, NULL, line);
+        return;
+    }
+    /* Without --log-format: logfmt, as the gateway always wrote its lines. */
     struct timeval tv;
     gettimeofday(&tv, NULL);
     struct tm tm;

@@ -114,6 +114,9 @@ void cli_print_completion(FILE *f, const json_t *result);
  * before connecting.
  */
 void cli_status_init(bool quiet);
+/* --log-format logfmt or json: the server's log messages go out as log lines of that
+ * format (source=server, logger=...) instead of "[level] text". */
+void cli_status_structured(bool on);
 /* mcp_progress_fn: draws the progress bar (terminal) or prints one line. */
 void cli_status_progress(double progress, double total, const char *message, void *user);
 /* mcp_client_notification_fn: prints notifications/message as "[level] data". */

@@ -146,6 +146,10 @@ static void usage(FILE *f)
           "  --log-level LEVEL   ask the server to log at LEVEL after connecting\n"
           "                      (debug, info, notice, warning, error, critical,\n"
           "                      alert, emergency)\n"
+          "  --log-format FORMAT text (the default), logfmt or json: the server's log\n"
+          "                      messages and the library's warnings on stderr, one a\n"
+          "                      line (logfmt and json with ts, level, source, msg,\n"
+          "                      and the server's logger)\n"
           "  --protocol P        the protocol revisions to speak: auto (the default:\n"
           "                      revision 2026-07-28 when the server answers\n"
           "                      server/discover as a modern server, else initialize\n"
@@ -471,6 +475,12 @@ static int parse_args(cli *o, int argc, char **argv)
                                    "older protocol version)",
                                    val);
             o->server.protocol = val;
+        } else if ((val = option_value(argc, argv, &i, "--log-format", &missing)) != NULL) {
+            int f = mcp_log_format_parse(val);
+            if (f < 0)
+                return usage_error("--log-format needs text, logfmt or json, not '%s'", val);
+            mcp_log_set_format((mcp_log_format)f);
+            cli_status_structured(f != MCP_LOG_FORMAT_TEXT);
         } else if ((val = option_value(argc, argv, &i, "--log-level", &missing)) != NULL) {
             o->log_level = mcp_log_level_parse(val);
             if (o->log_level < 0)

@@ -26,6 +26,13 @@ static bool status_tty;
 static bool bar_shown;
 static char bar_line[1024]; /* the bar as last drawn, to redraw it under a log line */
 
+static bool status_structured;
+
+void cli_status_structured(bool on)
+{
+    status_structured = on;
+}
+
 void cli_status_init(bool quiet)
 {
     status_quiet = quiet;
@@ -145,7 +152,24 @@ void cli_status_notification(mcp_client *c, const char *method, const json_t *pa
     pthread_mutex_lock(&status_lock);
     bool redraw = bar_shown;
     clear_bar_locked();
-    if (status_tty) {
+    if (status_structured) {
+        /* The logger as one logfmt pair, quoted as mcp_log_write reads it. */
+        const char *logger = json_string_value(json_object_get(params, "logger"));
+        char fields[512] = "";
+        if (logger != NULL) {
+            size_t n = (size_t)snprintf(fields, sizeof fields, "logger=\"");
+            for (const char *p = logger; *p != '\0' && n + 3 < sizeof fields; p++) {
+                if (*p == '"' || *p == '\\')
+                    fields[n++] = '\\';
+                fields[n++] = *p;
+            }
+            fields[n++] = '"';
+            fields[n] = '\0';
+        }
+        int lv = level != NULL ? mcp_log_level_parse(level) : MCP_LOG_INFO;
+        mcp_log_write(lv >= 0 ? (mcp_log_level)lv : MCP_LOG_INFO, "server", text,
+                      logger != NULL ? fields : NULL);
+    } else if (status_tty) {
         char safe[4096];
         copy_printable(safe, sizeof safe, text, true);
         char safe_level[32];

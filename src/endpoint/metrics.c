@@ -62,7 +62,7 @@ static void process_metrics(metrics_out *o)
                "User and system CPU time spent, in seconds.");
         put(o, "process_cpu_seconds_total %.6f\n", cpu);
     }
-    FILE *f = fopen("/proc/self/statm", "r");
+    FILE *f = fopen("/proc/self/statm", "re");
     if (f != NULL) {
         unsigned long pages_total, pages_resident;
         long page = sysconf(_SC_PAGESIZE);
@@ -128,7 +128,7 @@ int mcp_http_endpoint_metrics(const mcp_http_endpoint *ep, char *buf, size_t siz
            "TLS handshakes closed to make way for newer ones.", hs.tls_handshakes_dropped);
     process_metrics(&o);
     if (o.full) {
-        buf[*len] = '\0';
+        buf[*len] = '\0'; /* what was there before stays a string */
         return MCP_ELIMIT;
     }
     *len = o.n;

@@ -395,3 +395,33 @@ char *mcp_base64_encode(const void *data, size_t len)
 {
     return mcp__base64_encode(data, len);
 }
+
+int mcp_log_set_format(mcp_log_format format)
+{
+    if (format != MCP_LOG_FORMAT_TEXT && format != MCP_LOG_FORMAT_LOGFMT &&
+        format != MCP_LOG_FORMAT_JSON)
+        return MCP_EINVAL;
+    mcp__log_set_format((int)format);
+    return MCP_OK;
+}
+
+int mcp_log_format_parse(const char *name)
+{
+    static const char *const names[] = {"text", "logfmt", "json"};
+    for (int i = 0; name != NULL && i < 3; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
+    return MCP_EINVAL;
+}
+
+int mcp_log_write(mcp_log_level level, const char *source, const char *msg, const char *fields)
+{
+    const char *name = mcp_log_level_name(level);
+    if (name == NULL)
+        return MCP_EINVAL;
+    /* Text keeps a program's lines as they were before there were formats: no level. */
+    if (mcp__log_get_format() == (int)MCP_LOG_FORMAT_TEXT)
+        name = NULL;
+    mcp__log_emit(name, source, msg, msg != NULL ? strlen(msg) : 0, fields);
+    return MCP_OK;
+}

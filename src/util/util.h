@@ -168,6 +168,13 @@ uint64_t mcp__wall_ms(void);
 /* Level: 0 error, 1 warning, 2 info, 3 debug. The threshold comes from the environment
  * variable MCP_DEBUG (unset: warnings and errors; "1": everything). Thread-safe. */
 void mcp__log(int level, const char *fmt, ...) MCP_PRINTF(2, 3);
+/* One line on stderr in the format set (0 text, 1 logfmt, 2 JSON; mcp_log_set_format):
+ * the time (not in text), level and source when not NULL, msg (msg_len bytes) when not
+ * NULL, then the pairs of fields (logfmt text, or NULL). In one write; errno kept. */
+void mcp__log_emit(const char *level, const char *source, const char *msg, size_t msg_len,
+                   const char *fields);
+void mcp__log_set_format(int format);
+int mcp__log_get_format(void);
 #define mcp__error(...) mcp__log(0, __VA_ARGS__)
 #define mcp__warn(...) mcp__log(1, __VA_ARGS__)
 #define mcp__info(...) mcp__log(2, __VA_ARGS__)

@@ -9,7 +9,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/mcp-example.XXXXXX") || exit 1
 STARTED=()
 cleanup() {
     local p
-    for p in "${STARTED[@]}"; do kill "$p" 2>/dev/null; done
+    # The test is over: what it left running is killed outright, so the waits are short.
+    for p in "${STARTED[@]}"; do kill -KILL "$p" 2>/dev/null; done
     for p in "${STARTED[@]}"; do wait "$p" 2>/dev/null; done
     rm -rf "$TMP"
 }
@@ -51,7 +52,7 @@ start() {
         [ "$left" -gt 0 ] || die "$name did not say it was listening within 30 s"
         IFS= read -r -t "$left" line <&"$fd" || die "$name ended or stalled before listening"
         printf '%s\n' "$line" >>"$TMP/$name.err"
-        [[ $line =~ listening\ on\ (https?://[^ ]+) ]] && URL=${BASH_REMATCH[1]}
+        [[ $line =~ listening\ on\ (https?://[^\ \"]+) ]] && URL=${BASH_REMATCH[1]}
     done
     cat <&"$fd" >>"$TMP/$name.err" &
     STARTED+=("$!")
@@ -60,20 +61,15 @@ start() {
 
 # stop NAME PID: SIGTERM to a program `start` started; it must exit with status 0 within
 # 20 s (a sanitizer's report makes the status non-zero), or it is killed and the test fails.
+# tail --pid awaits the exit (bash reaps its children as they end) with the deadline.
 stop() {
-    local status watchdog
+    local status
     kill -TERM "$2" || die "$1 was gone before SIGTERM"
-    (
-        trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
-        sleep 20 &
-        sleeper=$!
-        wait "$sleeper"
+    if ! timeout 20 tail --pid="$2" -s 0.1 -f /dev/null; then
         kill -KILL "$2" 2>/dev/null
-    ) &
-    watchdog=$!
+        die "$1 did not exit within 20 s of SIGTERM"
+    fi
     wait "$2"
     status=$?
-    kill "$watchdog" 2>/dev/null
-    wait "$watchdog" 2>/dev/null
-    [ "$status" -eq 0 ] || die "after SIGTERM $1 exited with status $status (137: killed at the deadline)"
+    [ "$status" -eq 0 ] || die "after SIGTERM $1 exited with status $status"
 }

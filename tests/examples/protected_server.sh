@@ -24,12 +24,6 @@ mapfile -t RESOURCES < <(sed -n 's/^resource //p' "$TMP/auth.out")
 [ "${#RESOURCES[@]}" -eq 3 ] || die "the authorization server did not name its 3 resources: $(cat "$TMP/auth.out")"
 RESOURCE=${RESOURCES[0]} OTHER=${RESOURCES[2]}
 hostport() { local u=${1#*://}; echo "${u%%/*}"; }
-# stop NAME PID: SIGTERM, then the server must end within 30 s with status 0 (no leak).
-stop() {
-    kill -TERM "$2"
-    timeout 30 tail --pid="$2" -f /dev/null || die "$1 did not stop within 30 s of SIGTERM"
-    wait "$2" || die "$1 ended with status $? after SIGTERM"
-}
 
 start server "$BIN/examples_protected_server" --issuer "$ISSUER" --resource "$RESOURCE" \
     --listen "$(hostport "$RESOURCE")"

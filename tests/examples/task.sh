@@ -52,8 +52,8 @@ expect "the cancelled call" "$(cat "$TMP/long.err")" "the task was cancelled"
 out=$(timeout 60 "$BIN/mcp" "$URL" tasks get "$id" 2>&1) || die "mcp tasks get failed: $out"
 expect "tasks get" "$out" "task $id: cancelled"
 
-kill -TERM "$PID"
-wait "$PID" || die "examples_task --serve did not stop cleanly on SIGTERM"
+stop "examples_task --serve" "$PID"
+timeout 20 tail --pid="$server_err" -s 0.1 -f /dev/null || die "its stderr did not end"
 wait "$server_err" # its stderr, to the end
 expect "the server's stderr" "$(cat "$TMP/task.err")" "slow_sum: task $id cancelled at step "
 say "a cancelled task stopped at a step, and the server stopped on SIGTERM"

@@ -111,6 +111,7 @@ rss=$(value process_resident_memory_bytes "$TMP/after.prom")
 grep -q '^process_cpu_seconds_total [0-9]' "$TMP/after.prom" || die "no process_cpu_seconds_total"
 grep -q '^mcp_http_auth_requests_total{outcome="passed"} ' "$TMP/after.prom" || die "no authorization outcomes"
 say "mcp-everything: messages sent $sent0 -> $sent1 over three calls, resident memory $rss bytes"
+stop "mcp-everything" "$PID"
 
 start gateway "$BIN/mcp-gateway" --http 127.0.0.1:0 -- "$BIN/mcp-everything" --stdio
 timeout 60 "$BIN/mcp" "$URL" tools call echo text=through >/dev/null 2>>"$TMP/mcp.err" || die "mcp through the gateway failed"
@@ -119,4 +120,5 @@ say "mcp-gateway: $out"
 req=$(value mcp_gateway_requests_total "$TMP/gateway.prom")
 [ -n "$req" ] && [ "$req" -ge 1 ] || die "mcp_gateway_requests_total is '$req' after a call"
 grep -q '^mcp_http_streams_total ' "$TMP/gateway.prom" || die "the gateway's /metrics lacks the endpoint's families"
+stop "mcp-gateway" "$PID"
 say "mcp-gateway: $req requests counted, the endpoint's and the process's families after its own"

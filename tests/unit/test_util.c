@@ -387,6 +387,78 @@ static void test_log_writes_lines_longer_than_its_stack_buffer_whole(void **stat
     assert_int_equal(out[n - 2], 'm');
 }
 
+/* A message with what a line must escape: quotes, a backslash, a newline, a control byte,
+ * a byte that begins no UTF-8, and UTF-8 that must go through as it is. */
+static const char hostile_msg[] = "say \"hi\"\\ now\nnext\x01 \xff caf\xc3\xa9";
+
+static void log_json(void)
+{
+    mcp__log_set_format(2);
+    errno = 77;
+    mcp__log_emit("warning", "libmcp", hostile_msg, sizeof hostile_msg - 1,
+                  "event=x q=\"a \\\"b\\\"\" empty= bare");
+    assert_int_equal(errno, 77);
+    mcp__log_set_format(0);
+}
+
+static void log_logfmt(void)
+{
+    mcp__log_set_format(1);
+    mcp__log_emit("error", "libmcp", hostile_msg, sizeof hostile_msg - 1, "event=x q=\"a b\"");
+    mcp__log_emit(NULL, NULL, "plain", 5, NULL);
+    mcp__log_set_format(0);
+}
+
+/* The time is the only part that changes: 2026-12-08T01:02:03.456Z. */
+static void assert_time_at(const char *p)
+{
+    assert_int_equal(strlen(p) >= 24, 1);
+    for (int i = 0; i < 24; i++) {
+        if (i == 4 || i == 7)
+            assert_int_equal(p[i], '-');
+        else if (i == 10)
+            assert_int_equal(p[i], 'T');
+        else if (i == 13 || i == 16)
+            assert_int_equal(p[i], ':');
+        else if (i == 19)
+            assert_int_equal(p[i], '.');
+        else if (i == 23)
+            assert_int_equal(p[i], 'Z');
+        else
+            assert_true(p[i] >= '0' && p[i] <= '9');
+    }
+}
+
+static void test_log_json_lines_escape_everything_and_stay_utf8(void **state)
+{
+    (void)state;
+    char *out = capture_stderr(log_json);
+    assert_memory_equal(out, "{\"ts\":\"", 7);
+    assert_time_at(out + 7);
+    assert_string_equal(
+        out + 7 + 24, "\",\"level\":\"warning\",\"source\":\"libmcp\",\"msg\":\"say \\\"hi\\\"\\\\ "
+                      "now\\nnext\\u0001 \xef\xbf\xbd caf\xc3\xa9\",\"event\":\"x\",\"q\":\"a "
+                      "\\\"b\\\"\",\"empty\":\"\",\"bare\":\"\"}\n");
+}
+
+static void test_log_logfmt_lines_quote_what_is_not_bare(void **state)
+{
+    (void)state;
+    char *out = capture_stderr(log_logfmt);
+    char *second = strchr(out, '\n');
+    assert_non_null(second);
+    *second++ = '\0';
+    assert_memory_equal(out, "ts=", 3);
+    assert_time_at(out + 3);
+    assert_string_equal(out + 3 + 24,
+                        " level=error source=libmcp msg=\"say \\\"hi\\\"\\\\ now\\nnext\\x01 "
+                        "\xef\xbf\xbd caf\xc3\xa9\" event=x q=\"a b\"");
+    /* No level, source or fields: the time and the message alone. */
+    assert_memory_equal(second, "ts=", 3);
+    assert_time_at(second + 3);
+    assert_string_equal(second + 3 + 24, " msg=plain\n");
+}
+
 /* ---- Worker pool ---- */
 
 typedef struct counter {
@@ -978,6 +1050,8 @@ int main(void)
         cmocka_unit_test(test_base64url_decode_accepts_one_spelling_only),
         cmocka_unit_test(test_log_writes_prefixed_lines_to_stderr_and_keeps_errno),
         cmocka_unit_test(test_log_writes_lines_longer_than_its_stack_buffer_whole),
+        cmocka_unit_test(test_log_json_lines_escape_everything_and_stay_utf8),
+        cmocka_unit_test(test_log_logfmt_lines_quote_what_is_not_bare),
         cmocka_unit_test(test_pool_runs_1000_jobs_on_4_threads_and_free_drains),
         cmocka_unit_test(test_pool_uses_all_threads_at_once),
         cmocka_unit_test(test_pool_rejects_bad_thread_counts),
