@@ -23,8 +23,3 @@ void http_metrics_table(char *buf, size_t size, size_t *n, const http_metric_row
     for (size_t i = 0; i < count; i++)
         http_metric(buf, size, n, rows[i].name, rows[i].type, rows[i].help, rows[i].value);
 }
-
-int http_metrics_endpoint(mcp_http_endpoint *ep, char *buf, size_t size, size_t *n)
-{
-    return mcp_http_endpoint_metrics(ep, buf, size, n);
-}

@@ -25,8 +25,5 @@ typedef struct http_metric_row {
 /* Appends count metrics of rows, as http_metric each. */
 void http_metrics_table(char *buf, size_t size, size_t *n, const http_metric_row *rows,
                         size_t count);
-/* Appends ep's own counters and the process's (mcp_http_endpoint_metrics); MCP_OK, or
- * what that says. The programs' other metrics go before them. */
-int http_metrics_endpoint(mcp_http_endpoint *ep, char *buf, size_t size, size_t *n);
 
 #endif

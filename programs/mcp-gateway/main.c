@@ -284,7 +284,7 @@ static void metrics(mcp_http_exchange *x, void *user)
                          mcp_gateway_method_name(i), outcomes[o], st.by_method[i][o]);
             n += w > 0 ? (size_t)w : 0;
         }
-    if (http_metrics_endpoint(mcp_http_exchange_endpoint(x), buf, sizeof(buf), &n) != MCP_OK) {
+    if (mcp_http_endpoint_metrics(mcp_http_exchange_endpoint(x), buf, sizeof(buf), &n) != MCP_OK) {
         mcp_http_exchange_respond(x, 500, hdrs, "no statistics\n", 14);
         return;
     }

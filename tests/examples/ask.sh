@@ -13,7 +13,5 @@ expect "legacy era" "$out" \
 expect "elicitation handler" "$out" 'the server asks "What is your name?"'
 expect "sampling handler" "$out" 'the model is asked "Greet Ada in one short sentence."'
 expect "loop" "$out" "uv_loop_close: 0"
-out=$(timeout 60 "$BIN/examples_ask" extra 2>&1)
-[ $? -eq 2 ] || die "an argument: examples_ask should exit 2, it said: $out"
-expect "usage" "$out" "Usage: examples_ask"
+refuses_arguments ask
 say "ask: the handler's questions were answered in both eras, and the loop closed empty"

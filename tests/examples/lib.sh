@@ -73,3 +73,12 @@ stop() {
     status=$?
     [ "$status" -eq 0 ] || die "after SIGTERM $1 exited with status $status"
 }
+
+# refuses_arguments NAME: examples_NAME given an argument it takes none of exits 2 with
+# its usage line.
+refuses_arguments() {
+    local out
+    out=$(timeout 60 "$BIN/examples_$1" extra 2>&1)
+    [ $? -eq 2 ] || die "an argument: examples_$1 should exit 2, it said: $out"
+    expect "usage" "$out" "Usage: examples_$1"
+}

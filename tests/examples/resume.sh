@@ -17,7 +17,5 @@ expect "result" "$out" "result: all six steps done"
 [[ $out =~ the\ endpoint\ took\ [1-9][0-9]*\ resume ]] || die "the endpoint took no resume: $out"
 expect "summary" "$out" "notifications: 6 of 6, in order, none twice; resumed "
 expect "loop" "$out" "uv_loop_close: 0"
-out=$(timeout 60 "$BIN/examples_resume" extra 2>&1)
-[ $? -eq 2 ] || die "an argument: examples_resume should exit 2, it said: $out"
-expect "usage" "$out" "Usage: examples_resume"
+refuses_arguments resume
 say "resume: six notifications and the result came through a resumed stream, once each"
